@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// No package dependencies: these machines cannot fetch them. C libraries come from Debian through
+// systemLibrary targets; every one of them is imported with `internal import` so C never leaks upward.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Roost",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "roost", targets: ["roost"]),
+        .executable(name: "roost-bench", targets: ["roost-bench"]),
+        .library(name: "RoostXMPP", targets: ["RoostXMPP"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CGLib", pkgConfig: "glib-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        .systemLibrary(name: "CNotify", pkgConfig: "glib-2.0", providers: [.apt(["libnotify-dev"])]),
+        .systemLibrary(name: "CResolv"),
+
+        .target(name: "RoostXMPP", dependencies: ["COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
+        .target(name: "RoostArchive", dependencies: ["CSQLite", "RoostXMPP"], swiftSettings: strict),
+        .target(name: "RoostNotify", dependencies: ["CNotify", "CGLib", "CCurl", "RoostArchive"], swiftSettings: strict),
+        .target(name: "RoostAgent", dependencies: ["RoostXMPP", "RoostArchive", "RoostNotify", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
+        .executableTarget(name: "roost", dependencies: ["RoostAgent", "RoostArchive", "RoostXMPP"], swiftSettings: strict),
+        .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostAgent"], swiftSettings: strict),
+
+        .testTarget(name: "RoostXMPPTests", dependencies: ["RoostXMPP", "COpenSSL"], swiftSettings: strict),
+        .testTarget(name: "RoostArchiveTests", dependencies: ["RoostArchive"], swiftSettings: strict),
+        .testTarget(name: "RoostAgentTests", dependencies: ["RoostAgent", "RoostXMPP", "RoostArchive"], swiftSettings: strict),
+        .testTarget(name: "RoostCLITests", dependencies: ["RoostArchive"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

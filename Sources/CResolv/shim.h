@@ -1,0 +1,5 @@
+#pragma once
+#include <sys/types.h>
+#include <netinet/in.h>
+#include <arpa/nameser.h>
+#include <resolv.h>

@@ -25,7 +25,7 @@ let package = Package(
         .systemLibrary(name: "CResolv"),
 
         .target(name: "RoostXMPP", dependencies: ["COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
-        .target(name: "RoostArchive", dependencies: ["CSQLite", "RoostXMPP"], swiftSettings: strict),
+        .target(name: "RoostArchive", dependencies: ["CSQLite"], swiftSettings: strict),
         .target(name: "RoostNotify", dependencies: ["CNotify", "CGLib", "CCurl", "RoostArchive"], swiftSettings: strict),
         .target(name: "RoostAgent", dependencies: ["RoostXMPP", "RoostArchive", "RoostNotify", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
         .executableTarget(name: "roost", dependencies: ["RoostAgent", "RoostArchive", "RoostXMPP"], swiftSettings: strict),

@@ -1,0 +1,53 @@
+/// Everything the engine needs to log one account in.
+public struct ClientConfiguration: Sendable {
+    public var jid: JID
+    public var password: String
+    /// Explicit server address; nil means DNS SRV, then the domain itself.
+    public var host: String?
+    public var port: UInt16?
+    public var tlsMode: TLSMode
+    public var caFile: String?
+    /// SHA-256 of the server's certificate, hex; when set it replaces CA trust (and a mismatch always fails).
+    public var pinnedSHA256: String?
+    public var resource: String
+    /// Default -1 so Roost never receives messages meant for the user's real clients (RFC 6121 §8.5.2).
+    public var priority: Int
+    public var connectTimeout: Duration
+    public var requestTimeout: Duration
+    /// A dead TCP connection is detected within this interval.
+    public var keepaliveInterval: Duration
+    public var maxStanzaBytes: Int
+    public var streamManagement: Bool
+    /// Extra disco#info features the layers above implement (they are advertised with entity caps).
+    public var features: [String]
+    public var clientName: String
+    public var clientVersion: String
+    /// Whether connect() sends initial presence (the agent does; one-shot CLI logins may not want to be seen).
+    public var sendsInitialPresence: Bool
+
+    public init(jid: JID, password: String, host: String? = nil, port: UInt16? = nil, tlsMode: TLSMode = .starttls,
+                caFile: String? = nil, pinnedSHA256: String? = nil, resource: String = "roost", priority: Int = -1,
+                connectTimeout: Duration = .seconds(15), requestTimeout: Duration = .seconds(30),
+                keepaliveInterval: Duration = .seconds(60), maxStanzaBytes: Int = 1 << 20, streamManagement: Bool = true,
+                features: [String] = [], clientName: String = "Roost", clientVersion: String = "0.1",
+                sendsInitialPresence: Bool = true) {
+        self.jid = jid.bare
+        self.password = password
+        self.host = host
+        self.port = port
+        self.tlsMode = tlsMode
+        self.caFile = caFile
+        self.pinnedSHA256 = pinnedSHA256
+        self.resource = resource
+        self.priority = priority
+        self.connectTimeout = connectTimeout
+        self.requestTimeout = requestTimeout
+        self.keepaliveInterval = keepaliveInterval
+        self.maxStanzaBytes = maxStanzaBytes
+        self.streamManagement = streamManagement
+        self.features = features
+        self.clientName = clientName
+        self.clientVersion = clientVersion
+        self.sendsInitialPresence = sendsInitialPresence
+    }
+}

@@ -1,0 +1,47 @@
+/// What the engine reports to the layer above, in stream order.
+public enum ClientEvent: Sendable {
+    /// An inbound stanza. The layer above must call `acknowledge(through: sequence)` once it has handled
+    /// (committed) it: only then does the stream-management count include it.
+    case stanza(InboundStanza)
+    /// Stream management is on; persist this so a restarted process can resume.
+    case resumptionState(StreamResumptionState)
+    /// The connection ended; nil when the layer above asked for it.
+    case disconnected(ClientError?)
+}
+
+public struct InboundStanza: Sendable {
+    public let element: Element
+    public let sequence: UInt64
+
+    public var kind: Kind {
+        switch element.name {
+        case "message": .message(Message(element))
+        case "presence": .presence(Presence(element))
+        case "iq": .iq(IQ(element))
+        default: .other
+        }
+    }
+
+    public enum Kind: Sendable {
+        case message(Message)
+        case presence(Presence)
+        case iq(IQ)
+        case other
+    }
+}
+
+/// What a successful `connect()` established.
+public struct SessionInfo: Sendable {
+    public let boundJID: JID
+    public let mechanism: String
+    public let streamManagement: Bool
+    /// True when a previous session was resumed (no roster/presence re-sync needed, nothing was lost).
+    public let resumed: Bool
+    public let tlsPeerFingerprint: String?
+}
+
+public enum ClientLogLevel: Int, Sendable, Comparable {
+    case error, warning, info, debug
+
+    public static func < (lhs: ClientLogLevel, rhs: ClientLogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+}

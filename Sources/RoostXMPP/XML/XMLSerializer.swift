@@ -1,7 +1,12 @@
 /// Writes elements as XML text with correct escaping.
 ///
 /// The `xmlns` declaration is written only where an element's namespace differs from its parent's,
-/// so stanzas inside a `jabber:client` stream go out without a redundant declaration.
+/// so stanzas inside a `jabber:client` stream go out without a redundant declaration. An element whose
+/// namespace is nil is written without a declaration and so inherits its parent's on the wire, which
+/// is what `Element("body", text: …)` inside a message means.
+///
+/// Characters that XML 1.0 cannot carry at all (most C0 controls, U+FFFE, U+FFFF) are written as
+/// U+FFFD: one stray control character from a user must not make the server close the stream.
 public enum XMLSerializer {
     public static func serialize(_ element: Element, parentNamespace: String? = nil) -> String {
         var out = ""
@@ -31,7 +36,7 @@ public enum XMLSerializer {
         out += ">"
         for child in element.children {
             switch child {
-            case .element(let e): write(e, parentNamespace: element.namespace, into: &out)
+            case .element(let e): write(e, parentNamespace: element.namespace ?? parentNamespace, into: &out)
             case .text(let t): out += escapeText(t)
             }
         }
@@ -41,8 +46,7 @@ public enum XMLSerializer {
     }
 
     public static func escapeText(_ s: String) -> String {
-        guard s.utf8.contains(where: { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") || $0 == 0x0D })
-        else { return s }
+        guard s.utf8.contains(where: needsTextEscape) else { return s }
         var out = ""
         out.reserveCapacity(s.utf8.count + 16)
         for scalar in s.unicodeScalars {
@@ -51,7 +55,7 @@ public enum XMLSerializer {
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "\r": out += "&#13;"
-            default: out.unicodeScalars.append(scalar)
+            default: out.unicodeScalars.append(isXMLCharacter(scalar) ? scalar : replacement)
             }
         }
         return out
@@ -70,10 +74,31 @@ public enum XMLSerializer {
             case "\n": out += "&#10;"
             case "\r": out += "&#13;"
             case "\t": out += "&#9;"
-            default: out.unicodeScalars.append(scalar)
+            default: out.unicodeScalars.append(isXMLCharacter(scalar) ? scalar : replacement)
             }
         }
         return out
+    }
+
+    private static let replacement: Unicode.Scalar = "\u{FFFD}"
+
+    /// Bytes after which text cannot be copied verbatim: markup characters, CR (a parser would turn
+    /// it into LF), other C0 controls, and 0xEF, the lead byte of U+FFFE and U+FFFF.
+    private static func needsTextEscape(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "&"), UInt8(ascii: "<"), UInt8(ascii: ">"), 0xEF: true
+        case 0x09, 0x0A: false
+        default: byte < 0x20
+        }
+    }
+
+    /// The XML 1.0 `Char` production; Swift strings cannot hold surrogates, so only these remain.
+    private static func isXMLCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09, 0x0A, 0x0D: true
+        case 0x00..<0x20, 0xFFFE, 0xFFFF: false
+        default: true
+        }
     }
 }
 

@@ -14,7 +14,7 @@ public enum EntityCapabilities {
     }
 
     public static func hash(for info: DiscoInfo) -> String {
-        Data(HashAlgorithm.sha1.digest(Array(verificationString(for: info).utf8))).base64EncodedString()
+        Data((try? HashAlgorithm.sha1.digest(Array(verificationString(for: info).utf8))) ?? []).base64EncodedString()
     }
 
     public static func element(for info: DiscoInfo, node: String) -> Element {

@@ -1,0 +1,194 @@
+import Foundation
+import Testing
+@testable import RoostXMPP
+
+/// A channel that plays back the server's side from a script and records what the client sent.
+private final class ScriptedChannel: StreamChannel {
+    var script: [XMLStreamParser.Event]
+    var sent: [String] = []
+    var isTLSActive = false
+    var isTLS13 = false
+    var restarts = 0
+
+    init(_ script: [XMLStreamParser.Event]) { self.script = script }
+
+    func send(_ text: String) throws(ClientError) { sent.append(text) }
+    func nextEvent(timeout: Duration) throws(ClientError) -> XMLStreamParser.Event {
+        guard !script.isEmpty else { throw .timeout("scripted data") }
+        return script.removeFirst()
+    }
+    func startTLS() throws(ClientError) { isTLSActive = true; restarts += 1 }
+    func restartStream() { restarts += 1 }
+    func channelBindings() -> [ChannelBinding] { [] }
+}
+
+private func xml(_ s: String) -> Element {
+    let parser = XMLStreamParser()
+    let events = try! parser.feed(Array("<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' version='1.0'>\(s)".utf8))
+    for case .stanza(let e) in events { return e }
+    fatalError("no stanza in \(s)")
+}
+
+private let header = XMLStreamParser.Event.streamStart(Element("stream", namespace: Namespace.stream, attributes: [("version", "1.0"), ("id", "s1")]))
+private let tlsFeatures = XMLStreamParser.Event.stanza(xml("<stream:features><starttls xmlns='urn:ietf:params:xml:ns:xmpp-tls'><required/></starttls></stream:features>"))
+private let proceed = XMLStreamParser.Event.stanza(xml("<proceed xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>"))
+private let plainFeatures = XMLStreamParser.Event.stanza(xml("<stream:features><mechanisms xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><mechanism>PLAIN</mechanism></mechanisms></stream:features>"))
+private let success = XMLStreamParser.Event.stanza(xml("<success xmlns='urn:ietf:params:xml:ns:xmpp-sasl'/>"))
+private let boundFeatures = XMLStreamParser.Event.stanza(xml("<stream:features><bind xmlns='urn:ietf:params:xml:ns:xmpp-bind'/><sm xmlns='urn:xmpp:sm:3'/></stream:features>"))
+
+private func negotiator(resumption: StreamResumptionState? = nil) -> StreamNegotiator {
+    StreamNegotiator(jid: try! JID("alice@example.org"), password: "secret", resource: "roost", purpose: .login,
+                     streamManagement: true, resumption: resumption, stepTimeout: .seconds(1))
+}
+
+/// The bind IQ carries a random id; answer it by reading the id the client actually sent.
+private final class BindingChannel: StreamChannel {
+    let inner: ScriptedChannel
+    var bindAnswers: [(String) -> Element]
+    init(_ inner: ScriptedChannel, bindAnswers: [(String) -> Element]) {
+        self.inner = inner
+        self.bindAnswers = bindAnswers
+    }
+    var isTLSActive: Bool { inner.isTLSActive }
+    var isTLS13: Bool { false }
+    func send(_ text: String) throws(ClientError) {
+        try inner.send(text)
+        if text.contains("urn:ietf:params:xml:ns:xmpp-bind"), !bindAnswers.isEmpty,
+           let range = text.range(of: "id=\""), let end = text[range.upperBound...].firstIndex(of: "\"") {
+            let id = String(text[range.upperBound..<end])
+            inner.script.insert(.stanza(bindAnswers.removeFirst()(id)), at: 0)
+        }
+    }
+    func nextEvent(timeout: Duration) throws(ClientError) -> XMLStreamParser.Event { try inner.nextEvent(timeout: timeout) }
+    func startTLS() throws(ClientError) { try inner.startTLS() }
+    func restartStream() { inner.restartStream() }
+    func channelBindings() -> [ChannelBinding] { [] }
+}
+
+@Suite("Stream negotiation, scripted")
+struct NegotiatorScriptedTests {
+    @Test func fullLoginWithStartTLSPlainBindAndSM() throws {
+        let script = ScriptedChannel([header, tlsFeatures, proceed, header, plainFeatures, success, header, boundFeatures,
+                                      .stanza(xml("<enabled xmlns='urn:xmpp:sm:3' id='sm1' resume='true' max='300'/>"))])
+        let channel = BindingChannel(script, bindAnswers: [{ id in
+            xml("<iq type='result' id='\(id)'><bind xmlns='urn:ietf:params:xml:ns:xmpp-bind'><jid>alice@example.org/roost</jid></bind></iq>")
+        }])
+        let result = try negotiator().run(on: channel)
+        #expect(result.boundJID.description == "alice@example.org/roost")
+        #expect(result.mechanism == "PLAIN")
+        #expect(result.streamManagement == .enabled(id: "sm1", resumable: true, location: nil, maxSeconds: 300))
+        #expect(script.sent[0].contains("to='example.org'"))
+        #expect(!script.sent[0].contains("from="), "the JID must not be sent before TLS")
+        #expect(script.sent[1].contains("starttls"))
+        #expect(script.sent[2].contains("from='alice@example.org'"))
+        #expect(script.sent[3].contains("mechanism=\"PLAIN\""))
+        #expect(script.sent.contains { $0.contains("<enable xmlns=\"urn:xmpp:sm:3\" resume=\"true\"/>") })
+    }
+
+    @Test func serverWithoutStartTLSIsRefusedBeforeCredentials() {
+        let script = ScriptedChannel([header, plainFeatures])
+        #expect(throws: ClientError.self) { try negotiator().run(on: script) }
+        #expect(!script.sent.contains { $0.contains("auth") })
+        do { _ = try negotiator().run(on: ScriptedChannel([header, plainFeatures])) } catch {
+            guard case .tlsNotOffered = error else { Issue.record("wrong error \(error)"); return }
+        }
+    }
+
+    @Test func saslFailureIsAuthenticationFailure() {
+        let failure = XMLStreamParser.Event.stanza(xml("<failure xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><not-authorized/><text>bad</text></failure>"))
+        let script = ScriptedChannel([header, tlsFeatures, proceed, header, plainFeatures, failure])
+        do {
+            _ = try negotiator().run(on: script)
+            Issue.record("expected failure")
+        } catch {
+            guard case .authenticationFailed(let condition, let text) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(condition == "not-authorized")
+            #expect(text == "bad")
+            #expect(error.isAuthenticationFailure)
+            #expect(!error.description.contains("secret"))
+        }
+    }
+
+    @Test func seeOtherHostStreamError() {
+        let redirect = XMLStreamParser.Event.stanza(xml("<stream:error><see-other-host xmlns='urn:ietf:params:xml:ns:xmpp-streams'>other.example:5222</see-other-host></stream:error>"))
+        do {
+            _ = try negotiator().run(on: ScriptedChannel([header, redirect]))
+            Issue.record("expected failure")
+        } catch {
+            guard case .seeOtherHost(let host) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(host == "other.example:5222")
+        }
+    }
+
+    @Test func bindConflictPicksAnotherResource() throws {
+        let script = ScriptedChannel([header, tlsFeatures, proceed, header, plainFeatures, success, header,
+                                      .stanza(xml("<stream:features><bind xmlns='urn:ietf:params:xml:ns:xmpp-bind'/></stream:features>"))])
+        let channel = BindingChannel(script, bindAnswers: [
+            { id in xml("<iq type='error' id='\(id)'><error type='modify'><conflict xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></iq>") },
+            { id in xml("<iq type='result' id='\(id)'><bind xmlns='urn:ietf:params:xml:ns:xmpp-bind'><jid>alice@example.org/roost.x</jid></bind></iq>") },
+        ])
+        let result = try negotiator().run(on: channel)
+        #expect(result.boundJID.resource == "roost.x")
+        #expect(result.streamManagement == .unavailable)
+    }
+
+    @Test func resumeFailureFallsBackToBind() throws {
+        let script = ScriptedChannel([header, tlsFeatures, proceed, header, plainFeatures, success, header, boundFeatures,
+                                      .stanza(xml("<failed xmlns='urn:xmpp:sm:3'><item-not-found xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></failed>")),
+                                      .stanza(xml("<enabled xmlns='urn:xmpp:sm:3' id='sm2' resume='true'/>"))])
+        let channel = BindingChannel(script, bindAnswers: [{ id in
+            xml("<iq type='result' id='\(id)'><bind xmlns='urn:ietf:params:xml:ns:xmpp-bind'><jid>alice@example.org/roost</jid></bind></iq>")
+        }])
+        let result = try negotiator(resumption: StreamResumptionState(id: "old", inboundHandled: 7)).run(on: channel)
+        #expect(script.sent.contains { $0.contains("previd=\"old\"") && $0.contains("h=\"7\"") })
+        #expect(result.streamManagement == .enabled(id: "sm2", resumable: true, location: nil, maxSeconds: nil))
+    }
+
+    @Test func resumeSuccessSkipsBind() throws {
+        let script = ScriptedChannel([header, tlsFeatures, proceed, header, plainFeatures, success, header, boundFeatures,
+                                      .stanza(xml("<resumed xmlns='urn:xmpp:sm:3' previd='old' h='3'/>"))])
+        let result = try negotiator(resumption: StreamResumptionState(id: "old", inboundHandled: 7)).run(on: script)
+        #expect(result.streamManagement == .resumed(id: "old", serverHandled: 3))
+        #expect(!script.sent.contains { $0.contains("xmpp-bind") })
+    }
+}
+
+@Suite("Stream management counters")
+struct StreamManagementCounterTests {
+    @Test func handledWatermarkIsContiguous() {
+        var c = HandledCounter()
+        let s1 = c.nextSequence(), s2 = c.nextSequence(), s3 = c.nextSequence()
+        c.markHandled(s2)
+        #expect(c.h == 0)
+        c.markHandled(s1)
+        #expect(c.h == 2)
+        c.markHandled(through: s3)
+        #expect(c.h == 3)
+    }
+
+    @Test func handledWrapsAt32Bits() {
+        var c = HandledCounter(base: UInt32.max)
+        c.markHandled(through: c.nextSequence())
+        #expect(c.h == 0)
+    }
+
+    @Test func ackAboveSentIsRejected() throws {
+        var q = OutboundQueue()
+        q.append(Element("message"))
+        q.append(Element("message"))
+        try q.acknowledge(1)
+        #expect(q.unacked.count == 1)
+        #expect(throws: OutboundQueue.AckError.self) { try q.acknowledge(5) }
+    }
+
+    @Test func iqAnswerMustComeFromTheRequestTarget() throws {
+        let account = try JID("alice@example.org")
+        let bob = try JID("bob@example.org")
+        #expect(XMPPClient.answer(from: nil, fromAttribute: nil, matches: nil, account: account))
+        #expect(XMPPClient.answer(from: account, fromAttribute: "alice@example.org", matches: nil, account: account))
+        #expect(!XMPPClient.answer(from: bob, fromAttribute: "bob@example.org", matches: nil, account: account))
+        #expect(XMPPClient.answer(from: bob, fromAttribute: "bob@example.org", matches: bob, account: account))
+        #expect(!XMPPClient.answer(from: account, fromAttribute: "alice@example.org", matches: bob, account: account))
+        #expect(!XMPPClient.answer(from: nil, fromAttribute: nil, matches: bob, account: account))
+    }
+}

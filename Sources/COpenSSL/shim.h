@@ -10,3 +10,29 @@
 #include <openssl/pem.h>
 #include <openssl/bio.h>
 #include <openssl/sha.h>
+
+// Many OpenSSL "functions" are macros over SSL_ctrl / BIO_ctrl, which Swift cannot import;
+// these wrappers give them real, typed function signatures.
+
+static inline int roost_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_min_proto_version(ctx, version);
+}
+static inline long roost_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_mode(ctx, mode); }
+static inline int roost_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+static inline long roost_BIO_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
+static inline int roost_sk_GENERAL_NAME_num(const GENERAL_NAMES *names) { return sk_GENERAL_NAME_num(names); }
+static inline GENERAL_NAME *roost_sk_GENERAL_NAME_value(const GENERAL_NAMES *names, int index) {
+    return sk_GENERAL_NAME_value(names, index);
+}
+// EVP_EC_gen is a macro over the variadic EVP_PKEY_Q_keygen; used by tests to mint throwaway certificates.
+static inline EVP_PKEY *roost_EVP_EC_gen(const char *curve) { return EVP_EC_gen(curve); }
+// XN_FLAG_RFC2253 is a compound macro that Swift does not import.
+static inline int roost_X509_NAME_print_rfc2253(BIO *bio, const X509_NAME *name) {
+    return X509_NAME_print_ex(bio, name, 0, XN_FLAG_RFC2253);
+}
+// Used by tests to force a TLS 1.2 server.
+static inline int roost_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_max_proto_version(ctx, version);
+}

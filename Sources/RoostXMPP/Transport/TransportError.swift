@@ -1,0 +1,28 @@
+/// Why a TCP connection could not be made or used.
+public enum TransportError: Error, CustomStringConvertible, Equatable {
+    /// The host name could not be turned into addresses.
+    case resolutionFailed(host: String, reason: String)
+    /// Every address of the host refused or failed the connection; `reason` is the last failure.
+    case connectFailed(host: String, port: UInt16, reason: String)
+    /// No address of the host answered within the connect timeout.
+    case connectTimedOut(host: String, port: UInt16)
+    /// The socket was closed locally (by `close()`), so no more I/O is possible.
+    case closed
+    /// A read or write failed on an established connection (reset by peer, broken pipe, …).
+    case ioError(String)
+
+    public var description: String {
+        switch self {
+        case let .resolutionFailed(host, reason):
+            return "cannot resolve \(host): \(reason); check the host name and that DNS works on this machine"
+        case let .connectFailed(host, port, reason):
+            return "cannot connect to \(host) port \(port): \(reason); check that the server runs and the port is right"
+        case let .connectTimedOut(host, port):
+            return "connecting to \(host) port \(port) timed out; the server or a firewall does not answer"
+        case .closed:
+            return "the connection was closed"
+        case let .ioError(reason):
+            return "connection failed: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,125 @@
+internal import COpenSSL
+import Foundation
+import RoostXMPP
+import Testing
+
+@Suite("TLS engine: successful sessions")
+struct TLSEngineTests {
+    let authority = TLSTestCertificate.authority()
+
+    func trustedServer(digest: String = "SHA256", maxVersion: Int32? = nil) -> TLSTestServer {
+        let leaf = TLSTestCertificate.server(commonName: "localhost", subjectAltName: "DNS:localhost,DNS:example.test",
+                                             issuer: authority, digest: digest)
+        return TLSTestServer(certificate: leaf, maxVersion: maxVersion)
+    }
+
+    func client(alpn: [String] = []) throws -> TLSEngine {
+        let caFile = try authority.writePEM()
+        defer { try? FileManager.default.removeItem(atPath: caFile) }
+        return try TLSEngine(configuration: TLSConfiguration(serverName: "example.test", caFile: caFile, alpn: alpn))
+    }
+
+    @Test func tls13HandshakeAndDataBothWays() throws {
+        let server = trustedServer()
+        let engine = try client()
+        #expect(try engine.doHandshake() == .incomplete)
+        try TLSTestPump.handshake(engine, server)
+
+        #expect(try engine.doHandshake() == .complete)
+        #expect(engine.negotiatedProtocol == "TLSv1.3")
+        #expect(engine.isTLS13)
+        #expect(try TLSTestPump.clientToServer("<stream:stream>", engine, server) == "<stream:stream>")
+        #expect(try TLSTestPump.serverToClient("<features/>", engine, server) == "<features/>")
+        let large = String(repeating: "x", count: 100_000)
+        #expect(try TLSTestPump.serverToClient(large, engine, server) == large)
+        #expect(try TLSTestPump.clientToServer(large, engine, server) == large)
+    }
+
+    @Test func exporterChannelBindingMatchesServer() throws {
+        let server = trustedServer()
+        let engine = try client()
+        #expect(engine.exporterChannelBinding() == nil)
+        try TLSTestPump.handshake(engine, server)
+
+        let binding = try #require(engine.exporterChannelBinding())
+        #expect(binding.count == 32)
+        #expect(binding == server.exporterChannelBinding())
+    }
+
+    @Test func serverEndPointIsSHA256OfLeafForSHA256Signature() throws {
+        let server = trustedServer()
+        let engine = try client()
+        try TLSTestPump.handshake(engine, server)
+
+        let expected = TLSTestPump.digest(server.certificate.der, "SHA256")
+        #expect(engine.serverEndPointChannelBinding() == expected)
+        #expect(engine.peerCertificateSHA256 == TLSTestPump.colonHex(expected))
+    }
+
+    @Test func serverEndPointFollowsSignatureHash() throws {
+        let server = trustedServer(digest: "SHA384")
+        let engine = try client()
+        try TLSTestPump.handshake(engine, server)
+
+        let binding = try #require(engine.serverEndPointChannelBinding())
+        #expect(binding.count == 48)
+        #expect(binding == TLSTestPump.digest(server.certificate.der, "SHA384"))
+    }
+
+    @Test func tls12HasNoExporterBindingButHasServerEndPoint() throws {
+        let server = trustedServer(maxVersion: TLS1_2_VERSION)
+        let engine = try client()
+        try TLSTestPump.handshake(engine, server)
+
+        #expect(engine.negotiatedProtocol == "TLSv1.2")
+        #expect(!engine.isTLS13)
+        #expect(engine.exporterChannelBinding() == nil)
+        #expect(engine.serverEndPointChannelBinding() == TLSTestPump.digest(server.certificate.der, "SHA256"))
+        #expect(try TLSTestPump.clientToServer("ping", engine, server) == "ping")
+    }
+
+    @Test func alpnSelectsXMPPClient() throws {
+        let server = trustedServer()
+        let engine = try client(alpn: ["xmpp-client"])
+        try TLSTestPump.handshake(engine, server)
+        #expect(engine.alpnProtocol == "xmpp-client")
+    }
+
+    @Test func closeNotifyFromServerEndsReading() throws {
+        let server = trustedServer()
+        let engine = try client()
+        try TLSTestPump.handshake(engine, server)
+
+        server.write("bye")
+        server.sendCloseNotify()
+        engine.consumeDataFromNetwork(server.drain())
+        #expect(try engine.readApplicationData() == Array("bye".utf8))
+        #expect(throws: TLSError.closed) { try engine.readApplicationData() }
+    }
+
+    @Test func shutdownQueuesCloseNotify() throws {
+        let server = trustedServer()
+        let engine = try client()
+        try TLSTestPump.handshake(engine, server)
+        _ = engine.getDataForNetwork()
+
+        engine.shutdown()
+        #expect(!engine.getDataForNetwork().isEmpty)
+        #expect(throws: TLSError.closed) { try engine.writeApplicationData([1]) }
+    }
+
+    @Test func dataBeforeHandshakeIsRefused() throws {
+        let engine = try client()
+        #expect(throws: TLSError.self) { try engine.writeApplicationData(Array("hello".utf8)) }
+        #expect(throws: TLSError.self) { try engine.readApplicationData() }
+    }
+
+    @Test func systemTrustStoreAloneWorksWithPin() throws {
+        // The system store is loaded (and does not trust the test CA); the pin still admits the server.
+        let server = trustedServer()
+        let pin = TLSTestPump.colonHex(TLSTestPump.digest(server.certificate.der, "SHA256")).lowercased()
+        let engine = try TLSEngine(configuration: TLSConfiguration(serverName: "example.test", pinnedSHA256: pin))
+        try TLSTestPump.handshake(engine, server)
+        #expect(engine.isTLS13)
+    }
+}

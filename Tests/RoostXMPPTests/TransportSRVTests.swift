@@ -19,9 +19,7 @@ struct TransportSRVTests {
         SRVRecord(priority: priority, weight: weight, port: 5222, target: target)
     }
 
-    @Test func lookupOfANonexistentNameIsEmpty() {
-        #expect(SRVResolver.lookup("_xmpp-client._tcp.nonexistent.invalid") == [])
-    }
+    // No live lookup here: tests send nothing beyond loopback, and the resolver is not on loopback.
 
     @Test func lowerPriorityAlwaysComesFirst() {
         var generator = TransportSeededGenerator(state: 1)

@@ -79,7 +79,7 @@ public final class XMPPClient: Sendable {
     private func runConnection(purpose: StreamNegotiator.Purpose, done: CheckedContinuation<Result<SessionInfo, ClientError>, Never>) {
         let connection: StreamConnection
         let negotiated: NegotiationResult
-        do {
+        do throws(ClientError) {
             connection = try openConnection()
             let resumption = state.withLock { s -> StreamResumptionState? in
                 guard var r = s.resumption else { return nil }
@@ -424,6 +424,8 @@ public final class XMPPClient: Sendable {
         iq.id = id
         let expectedFrom = iq.to
         let limit = timeout ?? configuration.requestTimeout
+        let what = "an answer to \(iq.payload?.name ?? "iq") from \(expectedFrom?.description ?? "the server")"
+        let outgoing = iq
         let answer: IQ
         do {
             answer = try await withCheckedThrowingContinuation { (c: CheckedContinuation<IQ, any Error>) in
@@ -436,14 +438,14 @@ public final class XMPPClient: Sendable {
                     c.resume(throwing: ClientError.notConnected)
                     return
                 }
-                do { try send(iq) } catch {
+                do { try send(outgoing) } catch {
                     if let p = state.withLock({ $0.pending.removeValue(forKey: id) }) { p.continuation.resume(throwing: error) }
                     return
                 }
                 Task { [weak self] in
                     try? await Task.sleep(for: limit)
                     if let p = self?.state.withLock({ $0.pending.removeValue(forKey: id) }) {
-                        p.continuation.resume(throwing: ClientError.timeout("an answer to \(iq.payload?.name ?? "iq") from \(expectedFrom?.description ?? "the server")"))
+                        p.continuation.resume(throwing: ClientError.timeout(what))
                     }
                 }
             }

@@ -34,7 +34,7 @@ let package = Package(
         .testTarget(name: "RoostXMPPTests", dependencies: ["RoostXMPP", "COpenSSL"], swiftSettings: strict),
         .testTarget(name: "RoostArchiveTests", dependencies: ["RoostArchive"], swiftSettings: strict),
         .testTarget(name: "RoostAgentTests", dependencies: ["RoostAgent", "RoostXMPP", "RoostArchive"], swiftSettings: strict),
-        .testTarget(name: "RoostCLITests", dependencies: ["RoostArchive"], swiftSettings: strict),
+        .testTarget(name: "RoostCLITests", dependencies: ["RoostArchive", "roost", "RoostAgent"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,1 +1,6 @@
-print("roost")
+import Foundation
+
+// Registered subcommands; the command implementations live in Commands/, one file each.
+let cli = RoostCLI(commands: [ConfigCommand.self])
+let status = await cli.run(arguments: CommandLine.arguments, output: .process, environment: ProcessInfo.processInfo.environment)
+exit(status.rawValue)

@@ -1,0 +1,49 @@
+/// One `[account JID]` group, validated and with defaults applied.
+public struct AccountConfig: Sendable, Hashable {
+    /// The bare JID (`localpart@domain`), lowercased.
+    public var jid: String
+    public var password: PasswordSource
+    /// Server host to connect to instead of resolving SRV records of the JID's domain.
+    public var host: String?
+    public var port: UInt16?
+    public var tls: TLSModeSetting
+    /// A PEM file of CA certificates to trust instead of the system store.
+    public var caFile: String?
+    /// The server certificate's SHA-256 fingerprint: 64 lowercase hex digits, no separators.
+    public var fingerprint: String?
+    public var resource: String
+    public var priority: Int
+    public var enabled: Bool
+
+    public static let defaultResource = "roost"
+    public static let defaultPriority = -1
+
+    public init(
+        jid: String,
+        password: PasswordSource,
+        host: String? = nil,
+        port: UInt16? = nil,
+        tls: TLSModeSetting = .starttls,
+        caFile: String? = nil,
+        fingerprint: String? = nil,
+        resource: String = AccountConfig.defaultResource,
+        priority: Int = AccountConfig.defaultPriority,
+        enabled: Bool = true
+    ) {
+        self.jid = jid
+        self.password = password
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.caFile = caFile
+        self.fingerprint = fingerprint
+        self.resource = resource
+        self.priority = priority
+        self.enabled = enabled
+    }
+
+    /// Runs `password_command` if that is where the password comes from.
+    public func resolvePassword() throws(ConfigError) -> String {
+        try password.resolve(account: jid)
+    }
+}

@@ -1,0 +1,39 @@
+/// The kinds of `[group]` a config file may contain.
+enum ConfigGroup: Equatable {
+    case general
+    case archive
+    case notify
+    /// `[account alice@example.org]`, with the JID as written.
+    case account(String)
+    /// `[sink NAME]`.
+    case sink(String)
+
+    static let summary = "[general], [archive], [notify], [account JID] or [sink NAME]"
+
+    init(header name: String) throws(ConfigValueError) {
+        let parts = name.split(separator: " ", maxSplits: 1)
+        let kind = parts.first.map(String.init) ?? ""
+        let argument = parts.count > 1 ? parts[1].trimmingSpaces : ""
+        switch (kind, argument.isEmpty) {
+        case ("general", true): self = .general
+        case ("archive", true): self = .archive
+        case ("notify", true): self = .notify
+        case ("account", false): self = .account(argument)
+        case ("sink", false): self = .sink(argument)
+        case ("account", true):
+            throw ConfigValueError("an account group names its JID: [account alice@example.org]")
+        case ("sink", true):
+            throw ConfigValueError("a sink group names the sink: [sink NAME]")
+        case ("general", false), ("archive", false), ("notify", false):
+            throw ConfigValueError("[\(kind)] takes no name; write it as [\(kind)]")
+        default:
+            throw ConfigValueError("unknown group [\(name)]; expected \(Self.summary)")
+        }
+    }
+}
+
+extension Substring {
+    var trimmingSpaces: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}

@@ -1,0 +1,32 @@
+/// Stores one parsed value into a draft.
+typealias ConfigKeySetter<Draft> = @Sendable (inout Draft, String, ConfigPaths) throws(ConfigValueError) -> Void
+
+/// Every key Roost understands, by group kind. Adding a key is one line here plus its field in the draft.
+/// `[notify]` and `[sink NAME]` are absent on purpose: the notification layer validates those.
+enum ConfigKeys {
+    typealias Parse = ConfigValueParser
+
+    static let general: [String: ConfigKeySetter<SettingsDraft>] = [
+        "log_level": { draft, value, _ throws(ConfigValueError) in draft.logLevel = try Parse.choice(value, of: LogLevelSetting.self) },
+        "max_stanza_bytes": { draft, value, _ throws(ConfigValueError) in
+            draft.maxStanzaBytes = try Parse.integer(value, in: 16_384...134_217_728, what: "a size in bytes")
+        },
+    ]
+
+    static let archive: [String: ConfigKeySetter<SettingsDraft>] = [
+        "path": { draft, value, paths throws(ConfigValueError) in draft.archivePath = try Parse.path(value, paths: paths) },
+    ]
+
+    static let account: [String: ConfigKeySetter<AccountDraft>] = [
+        "password": { draft, value, _ throws(ConfigValueError) in draft.password = try Parse.nonEmpty(value) },
+        "password_command": { draft, value, _ throws(ConfigValueError) in draft.passwordCommand = try Parse.nonEmpty(value) },
+        "host": { draft, value, _ throws(ConfigValueError) in draft.host = try Parse.hostname(value) },
+        "port": { draft, value, _ throws(ConfigValueError) in draft.port = try Parse.port(value) },
+        "tls": { draft, value, _ throws(ConfigValueError) in draft.tls = try Parse.choice(value, of: TLSModeSetting.self) },
+        "ca_file": { draft, value, paths throws(ConfigValueError) in draft.caFile = try Parse.path(value, paths: paths) },
+        "fingerprint": { draft, value, _ throws(ConfigValueError) in draft.fingerprint = try Parse.fingerprint(value) },
+        "resource": { draft, value, _ throws(ConfigValueError) in draft.resource = try Parse.nonEmpty(value) },
+        "priority": { draft, value, _ throws(ConfigValueError) in draft.priority = try Parse.integer(value, in: -128...127, what: "a priority") },
+        "enabled": { draft, value, _ throws(ConfigValueError) in draft.enabled = try Parse.boolean(value) },
+    ]
+}

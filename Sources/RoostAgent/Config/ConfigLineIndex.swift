@@ -1,0 +1,78 @@
+/// Finds the line of every group header and key, because GKeyFile reports neither.
+///
+/// It follows GKeyFile's line rules (leading whitespace ignored; `#` comments; `[group]`; `key = value`)
+/// and also reports what GKeyFile would accept silently but is almost surely a mistake: a group or key
+/// written twice. Problems never quote a line, since the line might hold a password.
+struct ConfigLineIndex {
+    private(set) var groupLines: [String: Int] = [:]
+    private(set) var keyLines: [String: [String: Int]] = [:]
+    private(set) var problems: [ConfigProblem] = []
+    /// Some group sets `password`; the file must then be private.
+    private(set) var containsPassword = false
+
+    init(text: String, path: String) {
+        var currentGroup: String?
+        // Keys under a broken header were already reported with the header.
+        var inBrokenGroup = false
+        var lineNumber = 0
+        // "\r\n" is a single Character in Swift, so both line ends must be named.
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+            lineNumber += 1
+            var line = rawLine.drop { $0 == " " || $0 == "\t" }
+            if line.last == "\r" { line = line.dropLast() }
+            if line.isEmpty || line.first == "#" { continue }
+
+            func problem(_ message: String, key: String? = nil) {
+                problems.append(ConfigProblem(path: path, line: lineNumber, key: key, message: message))
+            }
+
+            if line.first == "[" {
+                let trimmed = line.reversed().drop { $0 == " " || $0 == "\t" }
+                guard trimmed.first == "]", line.count >= 2 else {
+                    problem("a group header must look like [name]")
+                    inBrokenGroup = true
+                    continue
+                }
+                let name = String(line.dropFirst().prefix(trimmed.count - 2))
+                guard !name.isEmpty, !name.contains(where: { $0 == "[" || $0 == "]" || $0.isASCII && $0.asciiValue! < 0x20 }) else {
+                    problem("a group header must look like [name]")
+                    inBrokenGroup = true
+                    continue
+                }
+                if let earlier = groupLines[name] {
+                    problem("group [\(name)] already started at line \(earlier); merge the two")
+                } else {
+                    groupLines[name] = lineNumber
+                }
+                currentGroup = name
+                inBrokenGroup = false
+                continue
+            }
+
+            guard let equals = line.firstIndex(of: "=") else {
+                problem("expected `key = value`, a [group] header or a # comment")
+                continue
+            }
+            let key = String(line[..<equals].reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+            guard !key.isEmpty else {
+                problem("a line starts with `=`; the key is missing")
+                continue
+            }
+            if key == "password" { containsPassword = true }
+            if inBrokenGroup { continue }
+            guard let group = currentGroup else {
+                problem("key before the first [group] header", key: key)
+                continue
+            }
+            if let earlier = keyLines[group]?[key] {
+                problem("set twice in [\(group)] (first at line \(earlier)); keep one", key: key)
+            } else {
+                keyLines[group, default: [:]][key] = lineNumber
+            }
+        }
+    }
+
+    func locations(path: String) -> ConfigLocations {
+        ConfigLocations(path: path, groupLines: groupLines, keyLines: keyLines)
+    }
+}

@@ -1,0 +1,169 @@
+/// Reads, checks and assembles a `RoostConfig`, collecting every problem instead of stopping at the first.
+struct ConfigLoader {
+    let paths: ConfigPaths
+
+    init(environment: [String: String]) {
+        paths = ConfigPaths(environment: environment)
+    }
+
+    func load(explicitPath: String?) throws(ConfigError) -> RoostConfig {
+        let file = paths.configFile(explicitPath: explicitPath)
+        let contents: ConfigFileContents
+        do {
+            contents = try ConfigFileContents.read(path: file.path)
+        } catch {
+            switch error {
+            case .missing:
+                if let origin = file.explicitOrigin {
+                    throw .fileNotFound(path: file.path, origin: origin)
+                }
+                return RoostConfig(archivePath: paths.defaultArchivePath)
+            case let .failed(failure):
+                throw failure
+            }
+        }
+        return try parse(contents)
+    }
+
+    func parse(_ contents: ConfigFileContents) throws(ConfigError) -> RoostConfig {
+        let path = contents.path
+        let index = ConfigLineIndex(text: contents.text, path: path)
+        if index.containsPassword && contents.isSharedWithOthers {
+            throw .insecurePermissions(path: path, mode: contents.mode)
+        }
+
+        let keyFile: KeyFile
+        do {
+            keyFile = try KeyFile(text: contents.text)
+        } catch {
+            // The line index explains syntax errors better, with line numbers; GLib's text is the fallback.
+            let problems = index.problems.isEmpty
+                ? [ConfigProblem(path: path, line: nil, message: error.message)]
+                : index.problems
+            throw .invalid(path: path, problems: problems)
+        }
+
+        var assembly = Assembly(path: path, index: index, paths: paths)
+        assembly.problems = index.problems
+        for group in keyFile.groups {
+            assembly.read(group: group, from: keyFile)
+        }
+        if !assembly.problems.isEmpty {
+            throw .invalid(path: path, problems: assembly.problems.sorted { ($0.line ?? 0) < ($1.line ?? 0) })
+        }
+        return RoostConfig(
+            archivePath: assembly.settings.archivePath ?? paths.defaultArchivePath,
+            logLevel: assembly.settings.logLevel,
+            maxStanzaBytes: assembly.settings.maxStanzaBytes ?? RoostConfig.defaultMaxStanzaBytes,
+            accounts: assembly.accounts,
+            notify: assembly.notify,
+            sinks: assembly.sinks,
+            sourcePath: path,
+            locations: index.locations(path: path)
+        )
+    }
+}
+
+extension ConfigLoader {
+    /// The config under construction plus the problems found so far.
+    private struct Assembly {
+        let path: String
+        let index: ConfigLineIndex
+        let paths: ConfigPaths
+        var problems: [ConfigProblem] = []
+        var settings = SettingsDraft()
+        var accounts: [AccountConfig] = []
+        var notify: [String: String] = [:]
+        var sinks: [String: [String: String]] = [:]
+
+        init(path: String, index: ConfigLineIndex, paths: ConfigPaths) {
+            self.path = path
+            self.index = index
+            self.paths = paths
+        }
+
+        mutating func read(group: String, from keyFile: KeyFile) {
+            let headerLine = index.groupLines[group]
+            let kind: ConfigGroup
+            do {
+                kind = try ConfigGroup(header: group)
+            } catch {
+                problems.append(ConfigProblem(path: path, line: headerLine, message: error.message))
+                return
+            }
+            let values = rawValues(of: group, from: keyFile)
+            switch kind {
+            case .general:
+                problems += apply(values, group: group, table: ConfigKeys.general, to: &settings)
+            case .archive:
+                problems += apply(values, group: group, table: ConfigKeys.archive, to: &settings)
+            case .notify:
+                notify = values
+            case let .sink(name):
+                sinks[name] = values
+            case let .account(written):
+                readAccount(written: written, group: group, values: values, headerLine: headerLine)
+            }
+        }
+
+        private mutating func readAccount(written: String, group: String, values: [String: String], headerLine: Int?) {
+            let jid: String
+            do {
+                jid = try ConfigValueParser.bareJID(written)
+            } catch {
+                problems.append(ConfigProblem(path: path, line: headerLine, message: error.message))
+                return
+            }
+            var draft = AccountDraft()
+            problems += apply(values, group: group, table: ConfigKeys.account, to: &draft)
+            if accounts.contains(where: { $0.jid == jid }) {
+                problems.append(ConfigProblem(path: path, line: headerLine, message: "account \(jid) is configured twice"))
+                return
+            }
+            do {
+                accounts.append(try draft.build(jid: jid))
+            } catch {
+                problems.append(ConfigProblem(path: path, line: headerLine, message: "account \(jid) \(error.message)"))
+            }
+        }
+
+        /// Every key's unescaped value; keys GLib cannot decode are reported and left out.
+        private mutating func rawValues(of group: String, from keyFile: KeyFile) -> [String: String] {
+            var values: [String: String] = [:]
+            for key in keyFile.keys(in: group) {
+                do {
+                    values[key] = try keyFile.string(group: group, key: key)
+                } catch {
+                    problems.append(problem(group: group, key: key,
+                                            message: "invalid escape sequence; write a backslash as \\\\"))
+                }
+            }
+            return values
+        }
+
+        /// Returns the problems instead of appending them: `draft` may be a property of `self`.
+        private func apply<Draft>(
+            _ values: [String: String], group: String, table: [String: ConfigKeySetter<Draft>], to draft: inout Draft
+        ) -> [ConfigProblem] {
+            var problems: [ConfigProblem] = []
+            for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+                guard let setter = table[key] else {
+                    let known = table.keys.sorted().joined(separator: ", ")
+                    problems.append(problem(group: group, key: key, message: "unknown key in [\(group)]; known keys: \(known)"))
+                    continue
+                }
+                do {
+                    try setter(&draft, value, paths)
+                } catch {
+                    problems.append(problem(group: group, key: key, message: error.message))
+                }
+            }
+            return problems
+        }
+
+        private func problem(group: String, key: String, message: String) -> ConfigProblem {
+            let line = index.keyLines[group]?[key] ?? index.groupLines[group]
+            return ConfigProblem(path: path, line: line, key: key, message: message)
+        }
+    }
+}

@@ -1,0 +1,27 @@
+/// One thing wrong in a config file, located as precisely as the file allows.
+///
+/// Messages never contain the value of `password` or `password_command`.
+public struct ConfigProblem: Sendable, Hashable, CustomStringConvertible {
+    public let path: String
+    /// 1-based line number; nil when the problem concerns the whole file.
+    public let line: Int?
+    /// The key concerned, when there is one.
+    public let key: String?
+    public let message: String
+
+    public init(path: String, line: Int?, key: String? = nil, message: String) {
+        self.path = path
+        self.line = line
+        self.key = key
+        self.message = message
+    }
+
+    /// `file:line: key: message`, the shape compilers use so editors can jump to it.
+    public var description: String {
+        var text = path
+        if let line { text += ":\(line)" }
+        text += ": "
+        if let key { text += "\(key): " }
+        return text + message
+    }
+}

@@ -1,0 +1,84 @@
+/// Turns the text of one value into its typed form, or says what is expected.
+/// Messages quote the offending value, so they are never used for `password` or `password_command`.
+enum ConfigValueParser {
+    static func integer(_ text: String, in range: ClosedRange<Int>, what: String) throws(ConfigValueError) -> Int {
+        guard let value = Int(text), range.contains(value) else {
+            throw ConfigValueError("expected \(what) from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
+        }
+        return value
+    }
+
+    static func port(_ text: String) throws(ConfigValueError) -> UInt16 {
+        UInt16(try integer(text, in: 1...65535, what: "a port number"))
+    }
+
+    static func boolean(_ text: String) throws(ConfigValueError) -> Bool {
+        switch text.lowercased() {
+        case "true", "yes", "on", "1": return true
+        case "false", "no", "off", "0": return false
+        default: throw ConfigValueError("expected true or false, got '\(text)'")
+        }
+    }
+
+    static func choice<Choice: RawRepresentable & CaseIterable>(_ text: String, of _: Choice.Type) throws(ConfigValueError) -> Choice
+    where Choice.RawValue == String {
+        if let value = Choice(rawValue: text.lowercased()) { return value }
+        let names = Choice.allCases.map(\.rawValue).joined(separator: ", ")
+        throw ConfigValueError("expected one of \(names), got '\(text)'")
+    }
+
+    static func nonEmpty(_ text: String) throws(ConfigValueError) -> String {
+        guard !text.isEmpty else { throw ConfigValueError("must not be empty") }
+        return text
+    }
+
+    static func hostname(_ text: String) throws(ConfigValueError) -> String {
+        guard !text.isEmpty, !text.contains(where: { $0.isWhitespace || $0 == "/" || $0 == "@" }) else {
+            throw ConfigValueError("expected a host name or IP address, got '\(text)'")
+        }
+        return text
+    }
+
+    /// Absolute after expanding `~/`; relative paths would depend on the directory Roost was started from.
+    static func path(_ text: String, paths: ConfigPaths) throws(ConfigValueError) -> String {
+        let expanded = paths.expandingTilde(text)
+        guard expanded.hasPrefix("/") else {
+            throw ConfigValueError("expected an absolute path or one starting with ~/, got '\(text)'")
+        }
+        return expanded
+    }
+
+    /// A SHA-256 fingerprint as 64 lowercase hex digits; colons between bytes are allowed in the input.
+    static func fingerprint(_ text: String) throws(ConfigValueError) -> String {
+        let digits = text.filter { $0 != ":" }.lowercased()
+        guard digits.allSatisfy(\.isHexDigit), digits.allSatisfy(\.isASCII) else {
+            throw ConfigValueError("expected hex digits (colons allowed), got '\(text)'")
+        }
+        guard digits.count == 64 else {
+            throw ConfigValueError("a SHA-256 fingerprint has 32 bytes (64 hex digits), this one has \(digits.count) digits")
+        }
+        return digits
+    }
+
+    /// A bare JID `localpart@domain` (RFC 7622), lowercased; a resource is configured separately.
+    static func bareJID(_ text: String) throws(ConfigValueError) -> String {
+        let forbiddenInLocalpart: Set<Character> = ["\"", "&", "'", "/", ":", "<", ">", "@"]
+        guard !text.contains("/") else {
+            throw ConfigValueError("'\(text)' has a resource; use the bare JID and set `resource` instead")
+        }
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+            throw ConfigValueError("'\(text)' is not a JID of the form localpart@domain")
+        }
+        let localpart = parts[0]
+        let domain = parts[1]
+        guard !localpart.contains(where: { forbiddenInLocalpart.contains($0) || $0.isWhitespace }),
+              !domain.contains(where: { $0.isWhitespace }),
+              !domain.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty),
+              localpart.utf8.count <= 1023, domain.utf8.count <= 1023
+        else {
+            throw ConfigValueError("'\(text)' is not a valid JID of the form localpart@domain")
+        }
+        return text.lowercased()
+    }
+}

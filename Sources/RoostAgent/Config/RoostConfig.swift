@@ -1,0 +1,64 @@
+/// Everything Roost reads from its INI file (see `config/roost.example.ini`), validated, with defaults applied.
+public struct RoostConfig: Sendable, Hashable {
+    /// Absolute path of the SQLite archive, `~` already expanded.
+    public var archivePath: String
+    /// `[general] log_level`; nil when the file does not set it, so each command can pick its own default.
+    public var logLevel: LogLevelSetting?
+    /// `[general] max_stanza_bytes`: larger stanzas end the stream instead of exhausting memory.
+    public var maxStanzaBytes: Int
+    /// In file order.
+    public var accounts: [AccountConfig]
+    /// `[notify]` exactly as written; the notification layer validates it.
+    public var notify: [String: String]
+    /// `[sink NAME]` groups by NAME, exactly as written.
+    public var sinks: [String: [String: String]]
+    /// The file read; nil when no file exists at the default location.
+    public var sourcePath: String?
+    /// Where each group header and key was found, so later validation can report `file:line`.
+    public var locations: ConfigLocations
+
+    public static let defaultMaxStanzaBytes = 1_048_576
+
+    public init(
+        archivePath: String,
+        logLevel: LogLevelSetting? = nil,
+        maxStanzaBytes: Int = RoostConfig.defaultMaxStanzaBytes,
+        accounts: [AccountConfig] = [],
+        notify: [String: String] = [:],
+        sinks: [String: [String: String]] = [:],
+        sourcePath: String? = nil,
+        locations: ConfigLocations = ConfigLocations()
+    ) {
+        self.archivePath = archivePath
+        self.logLevel = logLevel
+        self.maxStanzaBytes = maxStanzaBytes
+        self.accounts = accounts
+        self.notify = notify
+        self.sinks = sinks
+        self.sourcePath = sourcePath
+        self.locations = locations
+    }
+
+    /// Finds and reads the config file: `explicitPath` (from `--config`), else `$ROOST_CONFIG`,
+    /// else `$XDG_CONFIG_HOME/roost/config.ini`. A missing file at the default location yields
+    /// a config without accounts; a missing file named explicitly is an error.
+    public static func load(explicitPath: String?, environment: [String: String]) throws(ConfigError) -> RoostConfig {
+        try ConfigLoader(environment: environment).load(explicitPath: explicitPath)
+    }
+
+    /// The file `load` would read, for messages such as "create ... to add an account".
+    public static func searchedPath(explicitPath: String?, environment: [String: String]) -> String {
+        ConfigPaths(environment: environment).configFile(explicitPath: explicitPath).path
+    }
+
+    /// The accounts with `enabled = true`.
+    public var enabledAccounts: [AccountConfig] {
+        accounts.filter(\.enabled)
+    }
+
+    /// The account with this bare JID (case-insensitive).
+    public func account(_ jid: String) -> AccountConfig? {
+        let wanted = jid.lowercased()
+        return accounts.first { $0.jid == wanted }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+@testable import RoostAgent
+
+@Suite("Config loading")
+struct ConfigLoadingTests {
+    @Test func missingDefaultFileMeansNoAccountsAndDefaults() throws {
+        let sandbox = try ConfigSandbox()
+        let config = try RoostConfig.load(explicitPath: nil, environment: sandbox.environment)
+        #expect(config.accounts.isEmpty)
+        #expect(config.sourcePath == nil)
+        #expect(config.archivePath == sandbox.home + "/.local/share/roost/archive.sqlite")
+        #expect(config.maxStanzaBytes == 1_048_576)
+        #expect(config.logLevel == nil)
+    }
+
+    @Test func archiveDefaultFollowsXDGDataHomeAndIgnoresRelativeValues() throws {
+        let sandbox = try ConfigSandbox()
+        var environment = sandbox.environment
+        environment["XDG_DATA_HOME"] = "/srv/data"
+        #expect(try RoostConfig.load(explicitPath: nil, environment: environment).archivePath == "/srv/data/roost/archive.sqlite")
+        environment["XDG_DATA_HOME"] = "relative/data"
+        #expect(try RoostConfig.load(explicitPath: nil, environment: environment).archivePath
+            == sandbox.home + "/.local/share/roost/archive.sqlite")
+    }
+
+    @Test func resolutionOrderIsFlagThenEnvironmentThenXDGThenHome() throws {
+        let sandbox = try ConfigSandbox()
+        let account = "[account a@example.org]\npassword_command = true\n"
+        let fromHome = try sandbox.write(account, to: ".config/roost/config.ini")
+        let fromXDG = try sandbox.write(account, to: "xdg/roost/config.ini")
+        let fromVariable = try sandbox.write(account, to: "variable.ini")
+        let fromFlag = try sandbox.write(account, to: "flag.ini")
+
+        var environment = sandbox.environment
+        #expect(try RoostConfig.load(explicitPath: nil, environment: environment).sourcePath == fromHome)
+        environment["XDG_CONFIG_HOME"] = sandbox.home + "/xdg"
+        #expect(try RoostConfig.load(explicitPath: nil, environment: environment).sourcePath == fromXDG)
+        environment["ROOST_CONFIG"] = fromVariable
+        #expect(try RoostConfig.load(explicitPath: nil, environment: environment).sourcePath == fromVariable)
+        #expect(try RoostConfig.load(explicitPath: fromFlag, environment: environment).sourcePath == fromFlag)
+        #expect(RoostConfig.searchedPath(explicitPath: fromFlag, environment: environment) == fromFlag)
+    }
+
+    @Test func explicitlyNamedMissingFileIsAnError() throws {
+        let sandbox = try ConfigSandbox()
+        let missing = sandbox.home + "/nope.ini"
+        #expect(throws: ConfigError.fileNotFound(path: missing, origin: "--config")) {
+            try RoostConfig.load(explicitPath: missing, environment: sandbox.environment)
+        }
+        var environment = sandbox.environment
+        environment["ROOST_CONFIG"] = missing
+        #expect(throws: ConfigError.fileNotFound(path: missing, origin: "$ROOST_CONFIG")) {
+            try RoostConfig.load(explicitPath: nil, environment: environment)
+        }
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let sandbox = try ConfigSandbox()
+        let config = try sandbox.load("""
+            # a comment
+            [general]
+            log_level = debug
+            max_stanza_bytes = 65536
+
+            [archive]
+            path = ~/chats/archive.sqlite
+
+            [account Alice@Example.org]
+            password = s3cret \\\\ with backslash
+            host = xmpp.example.org
+            port = 5223
+            tls = direct
+            ca_file = /etc/ssl/private-ca.pem
+            fingerprint = AB:cd:01:23:45:67:89:ab:cd:ef:01:23:45:67:89:ab:cd:ef:01:23:45:67:89:ab:cd:ef:01:23:45:67:89:ab
+            resource = laptop
+            priority = 10
+            enabled = false
+            """)
+        #expect(config.logLevel == .debug)
+        #expect(config.maxStanzaBytes == 65536)
+        #expect(config.archivePath == sandbox.home + "/chats/archive.sqlite")
+        let account = try #require(config.accounts.first)
+        #expect(account.jid == "alice@example.org")
+        #expect(account.password == .literal("s3cret \\ with backslash"))
+        #expect(account.host == "xmpp.example.org")
+        #expect(account.port == 5223)
+        #expect(account.tls == .direct)
+        #expect(account.caFile == "/etc/ssl/private-ca.pem")
+        #expect(account.fingerprint == "abcd0123456789abcdef0123456789abcdef0123456789abcdef0123456789ab")
+        #expect(account.resource == "laptop")
+        #expect(account.priority == 10)
+        #expect(account.enabled == false)
+        #expect(config.enabledAccounts.isEmpty)
+        #expect(config.account("ALICE@example.org") != nil)
+        #expect(config.locations.line(group: "account Alice@Example.org", key: "port") == 12)
+    }
+
+    @Test func accountDefaults() throws {
+        let sandbox = try ConfigSandbox()
+        let config = try sandbox.load("[account bob@example.net]\npassword_command = echo pw\n")
+        let account = try #require(config.accounts.first)
+        #expect(account.password == .command("echo pw"))
+        #expect(account.host == nil)
+        #expect(account.port == nil)
+        #expect(account.tls == .starttls)
+        #expect(account.resource == "roost")
+        #expect(account.priority == -1)
+        #expect(account.enabled)
+    }
+
+    @Test func notifyAndSinkGroupsAreKeptRaw() throws {
+        let sandbox = try ConfigSandbox()
+        let config = try sandbox.load("""
+            [notify]
+            quiet_hours = 22:00-07:00
+            anything = goes here
+
+            [sink desktop]
+            type = desktop
+
+            [sink hook]
+            url = https://example.org/hook
+            """)
+        #expect(config.notify == ["quiet_hours": "22:00-07:00", "anything": "goes here"])
+        #expect(config.sinks == ["desktop": ["type": "desktop"], "hook": ["url": "https://example.org/hook"]])
+        let problem = config.locations.problem(group: "sink hook", key: "url", message: "bad URL")
+        #expect(problem.description.hasSuffix("config.ini:9: url: bad URL"))
+    }
+
+    @Test func exampleConfigLoadsAndDocumentsEveryKey() throws {
+        let example = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("config/roost.example.ini").path
+        let text = try String(contentsOfFile: example, encoding: .utf8)
+        let sandbox = try ConfigSandbox()
+        let config = try sandbox.load(text)
+        #expect(config.accounts.map(\.jid) == ["alice@example.org"])
+        let keys = Array(ConfigKeys.general.keys) + Array(ConfigKeys.archive.keys) + Array(ConfigKeys.account.keys)
+        for key in keys {
+            #expect(text.contains("\n\(key) =") || text.contains("\n#\(key) ="), "example does not document \(key)")
+        }
+        for group in ["[general]", "[archive]", "[account ", "[notify]", "[sink "] {
+            #expect(text.contains(group))
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+@testable import RoostAgent
+
+@Suite("Config validation")
+struct ConfigValidationTests {
+    @Test func unknownKeyIsReportedWithFileAndLine() throws {
+        let sandbox = try ConfigSandbox()
+        let problems = sandbox.problems("""
+            [general]
+            log_level = info
+
+            [account a@example.org]
+            password_command = true
+            colour = blue
+            """)
+        #expect(problems.count == 1)
+        let description = try #require(problems.first).description
+        #expect(description.hasPrefix(sandbox.home + "/config.ini:6: colour: unknown key in [account a@example.org]"))
+        #expect(description.contains("known keys:"))
+    }
+
+    @Test func unknownGroupIsReportedWithLine() throws {
+        let sandbox = try ConfigSandbox()
+        let problems = sandbox.problems("[general]\n\n[acount a@example.org]\npassword = x\n")
+        #expect(problems.map(\.line) == [3])
+        #expect(problems.first?.message.contains("unknown group [acount a@example.org]") == true)
+    }
+
+    @Test func invalidValuesAreAllReportedInLineOrder() throws {
+        let sandbox = try ConfigSandbox()
+        let problems = sandbox.problems("""
+            [account a@example.org]
+            password_command = true
+            tls = ssl
+            port = 70000
+            priority = 200
+            enabled = perhaps
+            fingerprint = 12:34
+            [general]
+            log_level = loud
+            max_stanza_bytes = -1
+            """)
+        #expect(problems.map(\.line) == [3, 4, 5, 6, 7, 9, 10])
+        #expect(problems.map(\.key) == ["tls", "port", "priority", "enabled", "fingerprint", "log_level", "max_stanza_bytes"])
+        #expect(problems[0].message == "expected one of starttls, direct, got 'ssl'")
+        #expect(problems[1].message == "expected a port number from 1 to 65535, got '70000'")
+        #expect(problems[2].message == "expected a priority from -128 to 127, got '200'")
+        #expect(problems[4].message.contains("32 bytes"))
+        #expect(problems[1].description == sandbox.home + "/config.ini:4: port: expected a port number from 1 to 65535, got '70000'")
+    }
+
+    @Test func errorDescriptionListsEveryProblem() throws {
+        let sandbox = try ConfigSandbox()
+        do {
+            _ = try sandbox.load("[general]\nlog_level = x\nbogus = 1\n")
+            Issue.record("expected an error")
+        } catch {
+            let text = error.description
+            #expect(text.contains("(2 problems)"))
+            #expect(text.contains("config.ini:2: log_level:"))
+            #expect(text.contains("config.ini:3: bogus: unknown key"))
+        }
+    }
+
+    @Test func syntaxErrorsNeverQuoteTheLine() throws {
+        let sandbox = try ConfigSandbox()
+        let problems = sandbox.problems("password = early\n[account a@example.org]\npassword hunter2\n[broken\n")
+        #expect(problems.map(\.line) == [1, 3, 4])
+        for problem in problems {
+            #expect(!problem.description.contains("hunter2"))
+            #expect(!problem.description.contains("early"))
+        }
+    }
+
+    @Test func windowsLineEndsKeepLineNumbersAndValuesClean() throws {
+        let sandbox = try ConfigSandbox()
+        #expect(sandbox.problems("[general]\r\n\r\nlog_level = loud\r\n").map(\.line) == [3])
+        #expect(try sandbox.load("[general]\r\nlog_level = debug\r\n").logLevel == .debug)
+    }
+
+    @Test func duplicateKeysAndGroupsAreErrors() throws {
+        let sandbox = try ConfigSandbox()
+        let problems = sandbox.problems("""
+            [account a@example.org]
+            password_command = true
+            port = 5222
+            port = 5223
+            [account a@example.org]
+            """)
+        #expect(problems.map(\.line) == [4, 5])
+        #expect(problems[0].message.contains("first at line 3"))
+        #expect(problems[1].message.contains("already started at line 1"))
+    }
+
+    @Test func accountNeedsExactlyOnePasswordSource() throws {
+        let sandbox = try ConfigSandbox()
+        let neither = sandbox.problems("[account a@example.org]\nhost = h\n")
+        #expect(neither.first?.message == "account a@example.org needs `password` or `password_command`")
+        let both = sandbox.problems("[account a@example.org]\npassword = p\npassword_command = c\n")
+        #expect(both.first?.message.contains("not both") == true)
+        #expect(both.first?.line == 1)
+    }
+
+    @Test(arguments: ["a@example.org/phone", "example.org", "@example.org", "a@", "a b@example.org", "a@example..org"])
+    func invalidAccountJIDs(jid: String) throws {
+        let sandbox = try ConfigSandbox()
+        let problems = sandbox.problems("[account \(jid)]\npassword_command = true\n")
+        #expect(problems.count == 1)
+        #expect(problems.first?.line == 1)
+    }
+
+    @Test func sameAccountTwiceAfterNormalisationIsAnError() throws {
+        let sandbox = try ConfigSandbox()
+        let problems = sandbox.problems("[account a@example.org]\npassword_command = true\n[account A@EXAMPLE.ORG]\npassword_command = true\n")
+        #expect(problems.map(\.line) == [3])
+    }
+
+    @Test func pathsMustBeAbsoluteOrStartWithTilde() throws {
+        let sandbox = try ConfigSandbox()
+        #expect(sandbox.problems("[archive]\npath = data/archive.sqlite\n").map(\.key) == ["path"])
+        #expect(try sandbox.load("[archive]\npath = ~\n").archivePath == sandbox.home)
+    }
+
+    @Test func groupsThatTakeNoNameRejectOne() throws {
+        let sandbox = try ConfigSandbox()
+        #expect(sandbox.problems("[general extra]\n").first?.message == "[general] takes no name; write it as [general]")
+        #expect(sandbox.problems("[account]\n").first?.line == 1)
+        #expect(sandbox.problems("[sink]\n").first?.line == 1)
+    }
+}

@@ -31,10 +31,13 @@ let package = Package(
         .executableTarget(name: "roost", dependencies: ["RoostAgent", "RoostArchive", "RoostXMPP"], swiftSettings: strict),
         .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostAgent"], swiftSettings: strict),
 
-        .testTarget(name: "RoostXMPPTests", dependencies: ["RoostXMPP", "COpenSSL"], swiftSettings: strict),
+        // Shared by the test targets only: finds the Prosody started by contrib/scripts/prosody-test-server.
+        .target(name: "RoostTestSupport", dependencies: ["RoostXMPP"], swiftSettings: strict),
+
+        .testTarget(name: "RoostXMPPTests", dependencies: ["RoostXMPP", "COpenSSL", "RoostTestSupport"], swiftSettings: strict),
         .testTarget(name: "RoostArchiveTests", dependencies: ["RoostArchive"], swiftSettings: strict),
-        .testTarget(name: "RoostAgentTests", dependencies: ["RoostAgent", "RoostXMPP", "RoostArchive"], swiftSettings: strict),
-        .testTarget(name: "RoostCLITests", dependencies: ["RoostArchive", "roost", "RoostAgent"], swiftSettings: strict),
+        .testTarget(name: "RoostAgentTests", dependencies: ["RoostAgent", "RoostXMPP", "RoostArchive", "RoostTestSupport"], swiftSettings: strict),
+        .testTarget(name: "RoostCLITests", dependencies: ["RoostArchive", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

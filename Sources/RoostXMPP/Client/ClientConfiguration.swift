@@ -22,6 +22,8 @@ public struct ClientConfiguration: Sendable {
     public var features: [String]
     public var clientName: String
     public var clientVersion: String
+    /// Restricts SASL to these mechanisms (upper case); nil lets Roost pick the strongest the server offers.
+    public var saslMechanisms: [String]?
     /// Whether connect() sends initial presence (the agent does; one-shot CLI logins may not want to be seen).
     public var sendsInitialPresence: Bool
 

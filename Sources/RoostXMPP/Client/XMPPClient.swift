@@ -88,7 +88,8 @@ public final class XMPPClient: Sendable {
             }
             let negotiator = StreamNegotiator(jid: configuration.jid, password: configuration.password, resource: configuration.resource,
                                               purpose: purpose, streamManagement: configuration.streamManagement,
-                                              resumption: resumption, stepTimeout: configuration.requestTimeout)
+                                              resumption: resumption, stepTimeout: configuration.requestTimeout,
+                                              allowedMechanisms: configuration.saslMechanisms?.map { $0.uppercased() })
             do {
                 negotiated = try negotiator.run(on: connection)
             } catch {

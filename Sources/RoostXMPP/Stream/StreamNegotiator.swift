@@ -38,6 +38,7 @@ struct StreamNegotiator {
     let streamManagement: Bool
     let resumption: StreamResumptionState?
     let stepTimeout: Duration
+    var allowedMechanisms: [String]? = nil
 
     func run(on channel: StreamChannel) throws(ClientError) -> NegotiationResult {
         var features = try openStream(on: channel)
@@ -124,8 +125,9 @@ struct StreamNegotiator {
     // MARK: - SASL (RFC 6120 §6)
 
     private func authenticate(on channel: StreamChannel, features: Element) throws(ClientError) -> String {
-        let offered = features.child("mechanisms", namespace: Namespace.sasl)?
-            .children("mechanism", namespace: Namespace.sasl).map(\.text) ?? []
+        let offered = (features.child("mechanisms", namespace: Namespace.sasl)?
+            .children("mechanism", namespace: Namespace.sasl).map(\.text) ?? [])
+            .filter { allowedMechanisms?.contains($0.uppercased()) ?? true }
         let bindingTypes = features.child("sasl-channel-binding", namespace: Namespace.saslChannelBinding)?
             .children("channel-binding", namespace: Namespace.saslChannelBinding).compactMap { $0[attribute: "type"] }
         let mechanism: any SASLMechanism

@@ -1,0 +1,67 @@
+import Foundation
+public import RoostArchive
+import RoostXMPP
+
+/// `roost run`: every enabled account connected concurrently, everything archived, until told to stop.
+public final class Agent: Sendable {
+    public let config: RoostConfig
+    public let settings: AgentSettings
+    private let log: Logger
+    private let writer: ArchiveWriter
+    public let pipeline: IngestPipeline
+    private let sessions: [AccountSession]
+
+    /// Opens the archive (creating it 0600 in a 0700 folder) and prepares one session per enabled account.
+    /// Passwords are resolved here, once; a failing `password_command` fails that account only.
+    public init(config: RoostConfig, settings: AgentSettings, log: Logger) throws {
+        self.config = config
+        self.settings = settings
+        self.log = log
+        writer = try ArchiveWriter(path: config.archivePath, durability: .full)
+        pipeline = IngestPipeline(writer: writer, log: log)
+        var sessions: [AccountSession] = []
+        for account in config.enabledAccounts {
+            do {
+                let password = try account.resolvePassword()
+                let sync = try? writer.syncState(account: account.jid)
+                let resumption = sync.flatMap { s -> StreamResumptionState? in
+                    guard let id = s.streamManagementId else { return nil }
+                    return StreamResumptionState(id: id, inboundHandled: s.streamManagementH ?? 0)
+                }
+                sessions.append(try AccountSession(account: account, password: password, settings: settings, pipeline: pipeline,
+                                                   log: log, resumption: resumption))
+            } catch {
+                log.error("\(account.jid): \(error) — this account is skipped")
+            }
+        }
+        self.sessions = sessions
+    }
+
+    public var accountCount: Int { sessions.count }
+
+    /// Runs until `shutdown` yields, then stops cleanly: commit, unavailable presence, close stream and archive.
+    public func run<S: AsyncSequence & Sendable>(until shutdown: S) async where S.Element == Int32 {
+        log.info("archive: \(config.archivePath)")
+        for session in sessions { await session.start() }
+        var iterator = shutdown.makeAsyncIterator()
+        if let signal = try? await iterator.next() {
+            log.info("received signal \(signal); shutting down")
+        }
+        await stop()
+    }
+
+    public func stop() async {
+        await withTaskGroup(of: Void.self) { group in
+            for session in sessions { group.addTask { await session.stop() } }
+        }
+        await pipeline.drainAndStop()
+        do { try writer.close() } catch { log.error("closing the archive: \(error)") }
+        log.info("stopped")
+    }
+
+    public func states() async -> [(String, AccountState)] {
+        var out: [(String, AccountState)] = []
+        for session in sessions { out.append((session.jid.description, await session.currentState())) }
+        return out
+    }
+}

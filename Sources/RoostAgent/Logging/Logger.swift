@@ -1,0 +1,70 @@
+import Foundation
+import Synchronization
+
+/// Leveled logging to stderr, one line per record, safe from any thread.
+///
+/// Lines look like `2026-11-30T06:00:00.123Z INFO  alice@example.org: connected`; systemd's journal keeps
+/// its own timestamps, but a foreground run is read by people, who want them.
+public final class Logger: Sendable {
+    public let level: LogLevelSetting
+    private let sink: @Sendable (String) -> Void
+    private let onceKeys = Mutex<Set<String>>([])
+
+    public init(level: LogLevelSetting, sink: @escaping @Sendable (String) -> Void = Logger.standardError) {
+        self.level = level
+        self.sink = sink
+    }
+
+    public static let standardError: @Sendable (String) -> Void = { line in
+        var bytes = Array(line.utf8)
+        bytes.append(0x0A)
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                if n <= 0 { if errno == EINTR { continue } else { return } }
+                offset += n
+            }
+        }
+    }
+
+    public func enabled(_ level: LogLevelSetting) -> Bool { level <= self.level }
+
+    public func log(_ level: LogLevelSetting, _ message: @autoclosure () -> String) {
+        guard enabled(level) else { return }
+        let tag: String
+        switch level {
+        case .error: tag = "ERROR"
+        case .warning: tag = "WARN "
+        case .info: tag = "INFO "
+        case .debug: tag = "DEBUG"
+        }
+        sink("\(Self.timestamp()) \(tag) \(message())")
+    }
+
+    public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+    public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
+    public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+    public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+
+    /// Logs a message only the first time `key` is seen (e.g. "no notification server"), to avoid floods.
+    public func once(_ key: String, _ level: LogLevelSetting, _ message: @autoclosure () -> String) {
+        let first = onceKeys.withLock { $0.insert(key).inserted }
+        if first { log(level, message()) }
+    }
+
+    public func resetOnce(_ key: String) {
+        _ = onceKeys.withLock { $0.remove(key) }
+    }
+
+    static func timestamp() -> String {
+        var tv = timeval()
+        gettimeofday(&tv, nil)
+        var t = tv.tv_sec
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+                      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(tv.tv_usec / 1000))
+    }
+
+}

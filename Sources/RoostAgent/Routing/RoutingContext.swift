@@ -1,0 +1,11 @@
+import RoostXMPP
+
+/// What the router needs to know about the account to classify a stanza.
+struct RoutingContext: Sendable {
+    var account: JID
+    /// Whether `<stanza-id by=account>` can be believed: the server archives (MAM) or advertises `urn:xmpp:sid:0`.
+    var trustsOwnStanzaIDs: Bool
+    /// Roster names, for the sender's display name in the archive and its full-text index.
+    var displayNames: [JID: String]
+    var ownNickname: String?
+}

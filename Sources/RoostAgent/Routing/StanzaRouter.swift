@@ -1,0 +1,156 @@
+import Foundation
+import RoostArchive
+import RoostXMPP
+
+/// Turns one inbound stanza into what the archive stores and what must be answered.
+///
+/// Pure: no I/O, so every rule (carbon validation, spoofed roster pushes, corrections, chat states)
+/// is tested with scripted stanzas in memory.
+enum StanzaRouter {
+    struct Outcome: Sendable {
+        var events: [ArchiveEvent] = []
+        /// Stanzas to send back (roster push results, error replies).
+        var replies: [Element] = []
+        /// Roster changes to apply to the in-memory name map.
+        var rosterChanges: [RosterItem] = []
+        /// Something dropped on purpose, with why (logged at debug, counted in tests).
+        var rejected: String?
+    }
+
+    static func route(_ element: Element, context: RoutingContext, now: Int64) -> Outcome {
+        switch element.name {
+        case "message": return route(message: Message(element), context: context, now: now)
+        case "presence": return route(presence: Presence(element), context: context, now: now)
+        case "iq": return route(iq: IQ(element), context: context, now: now)
+        default: return Outcome()
+        }
+    }
+
+    // MARK: - Messages
+
+    static func route(message: Message, context: RoutingContext, now: Int64) -> Outcome {
+        var outcome = Outcome()
+        if message.type == .error { return outcome }
+        if MAM.isResult(message) {
+            // MAM results are only read by the catch-up, for its own query id; anything else here is unsolicited.
+            outcome.rejected = "unsolicited MAM result from \(message.fromAttribute ?? "the server")"
+            return outcome
+        }
+        if Carbons.claimsToBeCarbon(message) {
+            guard let carbon = Carbons.unwrap(message, account: context.account) else {
+                outcome.rejected = "forged carbon from \(message.fromAttribute ?? "?")"
+                return outcome
+            }
+            let direction: MessageDirection = carbon.direction == .sent ? .outgoing : .incoming
+            outcome.events = records(for: carbon.inner, direction: direction, source: .carbon, context: context, now: now,
+                                     stanzaIDSource: message)
+            return outcome
+        }
+        outcome.events = records(for: message, direction: .incoming, source: .live, context: context, now: now, stanzaIDSource: message)
+        return outcome
+    }
+
+    /// The archive events for one chat message (body and/or chat state), seen from the account.
+    ///
+    /// `stanzaIDSource` is the stanza carrying the server-assigned stanza-id: for a carbon, the wrapper
+    /// (XEP-0280 says the server adds it there), for a live message itself.
+    static func records(for message: Message, direction: MessageDirection, source: MessageSource, context: RoutingContext,
+                        now: Int64, stanzaIDSource: Message, archiveID: String? = nil) -> [ArchiveEvent] {
+        let account = context.account
+        let from = message.from ?? (direction == .outgoing ? account : nil)
+        let to = message.to ?? (direction == .incoming ? account : nil)
+        let peer = direction == .incoming ? from : to
+        guard let peer else { return [] }
+        let conversation = peer.bare
+        let kind = MessageKind(rawValue: message.type.rawValue) ?? .normal
+        let timestamp = Delay.stamp(of: message.element).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) } ?? now
+        var events: [ArchiveEvent] = []
+
+        if let state = message.chatState, let archiveState = RoostArchive.ChatState(rawValue: state.rawValue), source != .mam {
+            events.append(.chatState(ChatStateRecord(account: account.description, conversation: conversation.description,
+                                                      from: (from ?? peer).description, state: archiveState, timestamp: timestamp)))
+        }
+        let body = message.body
+        let subject = message.subject
+        guard body != nil || (subject != nil && kind == .groupchat) else { return events }
+
+        var stanzaID: String?
+        var stanzaIDBy: String?
+        var trusted = false
+        if let archiveID {
+            stanzaID = archiveID
+            stanzaIDBy = account.description
+            trusted = true
+        } else if let id = stanzaIDSource.stanzaIDs.id(by: account) {
+            stanzaID = id
+            stanzaIDBy = account.description
+            trusted = context.trustsOwnStanzaIDs
+        }
+        let senderJID = (from ?? peer).bare
+        let senderName = direction == .outgoing ? (context.ownNickname ?? account.description)
+            : (context.displayNames[senderJID] ?? senderJID.description)
+        let record = MessageRecord(
+            account: account.description, conversation: conversation.description, direction: direction, kind: kind,
+            from: (from ?? peer).description, to: (to ?? account).description, senderName: senderName,
+            body: body, subject: subject, thread: message.thread, timestamp: timestamp, receivedAt: now,
+            stanzaId: stanzaID, stanzaIdBy: stanzaIDBy, stanzaIdTrusted: trusted, originId: message.stanzaIDs.originID,
+            messageId: message.id, replaces: message.replacesID, isCarbon: source == .carbon, source: source,
+            rawStanza: XMLSerializer.serialize(message.element),
+            attachments: OutOfBandData.urls(in: message).map { AttachmentRecord(url: $0) })
+        events.append(.message(record))
+        return events
+    }
+
+    // MARK: - Presence
+
+    static func route(presence: Presence, context: RoutingContext, now: Int64) -> Outcome {
+        var outcome = Outcome()
+        guard let from = presence.from else { return outcome }
+        let account = context.account.description
+        switch presence.type {
+        case .available, .unavailable:
+            if presence.element.child("x", namespace: Namespace.mucUser) != nil { return outcome }
+            let availability: PresenceRecord.Availability = presence.type == .available ? .available : .unavailable
+            outcome.events.append(.presence(PresenceRecord(account: account, contact: from.bare.description, resource: from.resource,
+                                                           availability: availability, show: presence.show?.rawValue,
+                                                           status: presence.status,
+                                                           priority: presence.type == .available ? presence.priority : nil,
+                                                           timestamp: now)))
+        case .subscribe, .subscribed, .unsubscribe, .unsubscribed:
+            guard from.bare != context.account.bare, let kind = SubscriptionRecord.Kind(rawValue: presence.type.rawValue) else { return outcome }
+            outcome.events.append(.subscription(SubscriptionRecord(account: account, jid: from.bare.description, direction: .incoming,
+                                                                   kind: kind, message: presence.status, timestamp: now)))
+        case .probe, .error:
+            break
+        }
+        return outcome
+    }
+
+    // MARK: - IQ (roster pushes; the engine answers everything else)
+
+    static func route(iq: IQ, context: RoutingContext, now: Int64) -> Outcome {
+        var outcome = Outcome()
+        guard iq.isRequest, iq.payload?.namespace == Namespace.roster else { return outcome }
+        guard Roster.isLegitimatePush(iq, account: context.account) else {
+            // RFC 6121 §2.1.6: ignore it and tell the sender nothing useful.
+            outcome.replies.append(iq.errorReply(StanzaError(type: "cancel", condition: "service-unavailable")).element)
+            outcome.rejected = "roster push from \(iq.fromAttribute ?? "?") refused"
+            return outcome
+        }
+        outcome.replies.append(iq.result().element)
+        for item in Roster.items(in: iq) {
+            outcome.rosterChanges.append(item)
+            outcome.events.append(rosterEvent(item, account: context.account, now: now))
+        }
+        return outcome
+    }
+
+    static func rosterEvent(_ item: RosterItem, account: JID, now: Int64) -> ArchiveEvent {
+        if item.subscription == .remove {
+            return .rosterRemoval(account: account.description, jid: item.jid.description, timestamp: now)
+        }
+        return .rosterItem(RosterItemRecord(account: account.description, jid: item.jid.description, name: item.name, groups: item.groups,
+                                            subscription: item.subscription.rawValue, ask: item.askPending ? "subscribe" : nil,
+                                            timestamp: now))
+    }
+}

@@ -1,0 +1,53 @@
+public import RoostXMPP
+import Synchronization
+
+/// Collects a client's events in the background so tests can wait for a particular one.
+public final class EventCollector: Sendable {
+    private final class Store: Sendable {
+        let items = Mutex<[ClientEvent]>([])
+    }
+    private let store = Store()
+    private let task: Task<Void, Never>
+
+    public init(_ client: XMPPClient, autoAcknowledge: Bool = true) {
+        let store = self.store
+        task = Task {
+            for await event in client.events {
+                if autoAcknowledge, case .stanza(let s) = event { client.acknowledge(through: s.sequence) }
+                store.items.withLock { $0.append(event) }
+            }
+        }
+    }
+
+    deinit { task.cancel() }
+
+    public var events: [ClientEvent] { store.items.withLock { $0 } }
+
+    public var stanzas: [Element] {
+        events.compactMap { if case .stanza(let s) = $0 { s.element } else { nil } }
+    }
+
+    /// Waits until `predicate` holds for some stanza seen so far, up to `timeout`.
+    public func waitForStanza(timeout: Duration = .seconds(10), _ predicate: (Element) -> Bool) async throws -> Element {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let match = stanzas.first(where: predicate) { return match }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw WaitTimedOut(what: "a matching stanza")
+    }
+
+    public func waitForEvent(timeout: Duration = .seconds(10), _ predicate: (ClientEvent) -> Bool) async throws -> ClientEvent {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let match = events.first(where: predicate) { return match }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw WaitTimedOut(what: "a matching event")
+    }
+}
+
+public struct WaitTimedOut: Error, CustomStringConvertible {
+    public let what: String
+    public var description: String { "timed out waiting for \(what)" }
+}

@@ -54,4 +54,22 @@ import Testing
         let same = try writer.commit([.message(Fixture.message("typo!", at: 2, conversation: room, from: room + "/alice", kind: .groupchat, messageId: "g3", replaces: "g1"))])
         if case .corrected = same[0] {} else { Issue.record("\(same)") }
     }
+
+    @Test func correctionInSameBatchKeepsIndexConsistent() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        let outcomes = try writer.commit([
+            .message(Fixture.message("first draft 草稿", messageId: "d1")),
+            .message(Fixture.message("unrelated", at: 1, messageId: "d2")),
+            .message(Fixture.message("final version 定稿", at: 2, messageId: "d3", replaces: "d1")),
+        ])
+        guard case .inserted(let id) = outcomes[0] else { Issue.record("\(outcomes)"); return }
+        #expect(outcomes[2] == .corrected(id: id, revision: 1))
+        let reader = try archive.reader()
+        #expect(try reader.search(query: "定稿").map(\.id) == [id])
+        #expect(try reader.search(query: "草稿").isEmpty)
+        #expect(try reader.search(query: "draft").isEmpty)
+        let database = try Database(path: archive.path, mode: .readWrite)
+        try database.execute("INSERT INTO message_fts(message_fts, rank) VALUES('integrity-check', 1)")
+    }
 }

@@ -51,6 +51,7 @@ public final class ArchiveWriter: Sendable {
                     for event in batch {
                         outcomes.append(try ingestor.apply(event))
                     }
+                    try ingestor.flushIndex()
                     return outcomes
                 }
             } catch {

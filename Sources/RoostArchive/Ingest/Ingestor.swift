@@ -5,6 +5,19 @@ final class Ingestor {
     let database: Database
     private var accountIDs: [String: Int64] = [:]
 
+    private struct PendingIndexEntry {
+        let id: Int64
+        let body: String?
+        let subject: String?
+        let sender: String?
+    }
+
+    /// New messages not yet in the full-text index. Indexing waits until the end of the batch (or until a
+    /// correction needs the index current): any statement that opens a savepoint (a messages INSERT with its
+    /// unique indexes does) makes FTS5 flush its pending terms into a new segment, so interleaving would
+    /// write one tiny segment per message. See "Full text" in `SchemaV1`.
+    private var pendingIndex: [PendingIndexEntry] = []
+
     init(database: Database) {
         self.database = database
     }
@@ -12,6 +25,20 @@ final class Ingestor {
     /// Forget cached account ids (after a rollback they may name rows that no longer exist).
     func discardCaches() {
         accountIDs.removeAll()
+        pendingIndex.removeAll()
+    }
+
+    /// Indexes the batch's new messages; must run before COMMIT.
+    func flushIndex() throws(SQLiteError) {
+        guard !pendingIndex.isEmpty else { return }
+        let statement = try database.cached("""
+            INSERT INTO message_fts (rowid, body, subject, sender, cjk)
+            VALUES (?1, roost_fts_text(?2), roost_fts_text(?3), roost_fts_text(?4), roost_fts_cjk(?2, ?3, ?4))
+            """)
+        for entry in pendingIndex {
+            try statement.run([.integer(entry.id), SQLValue(entry.body), SQLValue(entry.subject), SQLValue(entry.sender)])
+        }
+        pendingIndex.removeAll(keepingCapacity: true)
     }
 
     func apply(_ event: ArchiveEvent) throws(SQLiteError) -> InsertOutcome {
@@ -64,6 +91,7 @@ final class Ingestor {
                 SQLValue(record.messageId), SQLValue(record.replaces), SQLValue(record.isCarbon), .text(record.source.rawValue),
                 .text(key), SQLValue(record.rawStanza),
             ])
+        pendingIndex.append(PendingIndexEntry(id: id, body: record.body, subject: record.subject, sender: record.senderName))
         for attachment in record.attachments {
             try database.run("INSERT INTO attachments (message_row, url, local_path, mime, size) VALUES (?, ?, ?, ?, ?)",
                              [.integer(id), .text(attachment.url), SQLValue(attachment.localPath), SQLValue(attachment.mime),
@@ -118,6 +146,8 @@ final class Ingestor {
     }
 
     private func applyCorrection(_ record: MessageRecord, to target: CorrectionTarget, key: String) throws(SQLiteError) -> InsertOutcome {
+        // The update trigger removes the old text from the index, so the index must hold it first.
+        try flushIndex()
         let seen = try database.cached("""
             SELECT 1 FROM message_revisions
             WHERE message_row = ?1 AND (dedup_key = ?2 OR (?3 IS NOT NULL AND stanza_id = ?3 AND stanza_id_trusted = 1))

@@ -37,6 +37,8 @@ final class Database {
         if mode == .readWrite {
             try execute("PRAGMA journal_mode = WAL")
             try execute("PRAGMA synchronous = \(synchronous.rawValue)")
+            // 16 MiB page cache (an upper bound, not an allocation): keeps index pages of large archives hot.
+            try execute("PRAGMA cache_size = -16384")
         }
         try execute("PRAGMA foreign_keys = ON")
     }

@@ -1,0 +1,12 @@
+/// One thing to archive; a batch of them is committed in one transaction by `ArchiveWriter.commit`.
+public enum ArchiveEvent: Sendable, Equatable {
+    case message(MessageRecord)
+    case chatState(ChatStateRecord)
+    case presence(PresenceRecord)
+    case subscription(SubscriptionRecord)
+    case rosterItem(RosterItemRecord)
+    /// The contact left the roster (`subscription='remove'`); its row and vCard stay, marked not in roster.
+    case rosterRemoval(account: String, jid: String, timestamp: Int64)
+    case vCard(VCardRecord)
+    case syncState(SyncStateRecord)
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Synchronization
+
+/// Owns the archive's single writer connection (WAL, `synchronous=FULL` by default so that a committed batch
+/// is on disk before the caller acknowledges its stanzas). Calls are serialised by a lock; `commit` is
+/// synchronous and blocks for the fsync, so call it from a dedicated thread or executor, not the
+/// cooperative pool's hot path.
+public final class ArchiveWriter: Sendable {
+    /// How hard a commit waits for the disk.
+    public enum Durability: Sendable {
+        /// `synchronous=FULL`: a returned commit survives power loss. For the live agent.
+        case full
+        /// `synchronous=NORMAL`: survives a crash of roost, not of the machine.
+        case normal
+        /// `synchronous=OFF`: bulk imports and benchmarks only.
+        case off
+    }
+
+    private let ingestor: Mutex<Ingestor>
+    public let path: String
+
+    /// Opens (creating with mode 0600, folders 0700) and migrates the archive at `path`.
+    public init(path: String, durability: Durability = .full) throws(ArchiveError) {
+        let synchronous: Database.Synchronous = switch durability {
+        case .full: .full
+        case .normal: .normal
+        case .off: .off
+        }
+        let database: Database
+        do throws(SQLiteError) {
+            database = try Database(path: path, mode: .readWrite, synchronous: synchronous)
+        } catch {
+            throw .sqlite(error)
+        }
+        try Migrator.migrate(database, now: Int64(Date().timeIntervalSince1970 * 1000))
+        self.path = path
+        self.ingestor = Mutex(Ingestor(database: database))
+    }
+
+    /// Stores a batch in ONE transaction and returns one outcome per event, in order. Duplicates are reported
+    /// as `.duplicate`, never as errors. On error nothing of the batch is stored (the caller must not ack).
+    public func commit(_ batch: [ArchiveEvent]) throws(ArchiveError) -> [InsertOutcome] {
+        if let problem = batch.lazy.compactMap(Self.problem(with:)).first {
+            throw .invalidRecord(problem)
+        }
+        return try ingestor.withLock { ingestor throws(ArchiveError) -> [InsertOutcome] in
+            do throws(SQLiteError) {
+                return try ingestor.database.write { () throws(SQLiteError) -> [InsertOutcome] in
+                    var outcomes: [InsertOutcome] = []
+                    outcomes.reserveCapacity(batch.count)
+                    for event in batch {
+                        outcomes.append(try ingestor.apply(event))
+                    }
+                    try ingestor.flushIndex()
+                    return outcomes
+                }
+            } catch {
+                ingestor.discardCaches()
+                throw .sqlite(error)
+            }
+        }
+    }
+
+    /// The stored resume state of an account, or nil if none was saved yet.
+    public func syncState(account: String) throws(ArchiveError) -> SyncState? {
+        try ingestor.withLock { ingestor throws(ArchiveError) -> SyncState? in
+            do throws(SQLiteError) { return try ingestor.syncState(account: account) } catch { throw .sqlite(error) }
+        }
+    }
+
+    /// Merges the write-ahead log into the database file (e.g. at clean shutdown).
+    public func checkpoint() throws(ArchiveError) {
+        try ingestor.withLock { ingestor throws(ArchiveError) in
+            do throws(SQLiteError) { try ingestor.database.execute("PRAGMA wal_checkpoint(TRUNCATE)") } catch { throw .sqlite(error) }
+        }
+    }
+
+    /// Merges the full-text index segments; worth running after a bulk import.
+    public func optimizeSearchIndex() throws(ArchiveError) {
+        try ingestor.withLock { ingestor throws(ArchiveError) in
+            do throws(SQLiteError) { try ingestor.database.execute("INSERT INTO message_fts(message_fts) VALUES('optimize')") } catch { throw .sqlite(error) }
+        }
+    }
+
+    private static func problem(with event: ArchiveEvent) -> String? {
+        let account: String
+        switch event {
+        case .message(let record):
+            if record.conversation.isEmpty { return "message without a conversation JID" }
+            account = record.account
+        case .chatState(let record): account = record.account
+        case .presence(let record): account = record.account
+        case .subscription(let record): account = record.account
+        case .rosterItem(let record): account = record.account
+        case .rosterRemoval(let jid, _, _): account = jid
+        case .vCard(let record): account = record.account
+        case .syncState(let record): account = record.account
+        }
+        return account.isEmpty ? "event without an account JID" : nil
+    }
+}

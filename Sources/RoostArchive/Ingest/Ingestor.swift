@@ -1,0 +1,304 @@
+import Foundation
+
+/// Applies archive events to the writer connection. Every method runs inside the caller's transaction.
+final class Ingestor {
+    let database: Database
+    private var accountIDs: [String: Int64] = [:]
+
+    private struct PendingIndexEntry {
+        let id: Int64
+        let body: String?
+        let subject: String?
+        let sender: String?
+    }
+
+    /// New messages not yet in the full-text index. Indexing waits until the end of the batch (or until a
+    /// correction needs the index current): any statement that opens a savepoint (a messages INSERT with its
+    /// unique indexes does) makes FTS5 flush its pending terms into a new segment, so interleaving would
+    /// write one tiny segment per message. See "Full text" in `SchemaV1`.
+    private var pendingIndex: [PendingIndexEntry] = []
+
+    init(database: Database) {
+        self.database = database
+    }
+
+    /// Forget cached account ids (after a rollback they may name rows that no longer exist).
+    func discardCaches() {
+        accountIDs.removeAll()
+        pendingIndex.removeAll()
+    }
+
+    /// Indexes the batch's new messages; must run before COMMIT.
+    func flushIndex() throws(SQLiteError) {
+        guard !pendingIndex.isEmpty else { return }
+        let statement = try database.cached("""
+            INSERT INTO message_fts (rowid, body, subject, sender, cjk)
+            VALUES (?1, roost_fts_text(?2), roost_fts_text(?3), roost_fts_text(?4), roost_fts_cjk(?2, ?3, ?4))
+            """)
+        for entry in pendingIndex {
+            try statement.run([.integer(entry.id), SQLValue(entry.body), SQLValue(entry.subject), SQLValue(entry.sender)])
+        }
+        pendingIndex.removeAll(keepingCapacity: true)
+    }
+
+    func apply(_ event: ArchiveEvent) throws(SQLiteError) -> InsertOutcome {
+        switch event {
+        case .message(let record): return try insert(record)
+        case .chatState(let record): return try insert(record)
+        case .presence(let record): return try insert(record)
+        case .subscription(let record): return try insert(record)
+        case .rosterItem(let record): return try upsert(record)
+        case .rosterRemoval(let account, let jid, let timestamp): return try removeFromRoster(account: account, jid: jid, timestamp: timestamp)
+        case .vCard(let record): return try upsert(record)
+        case .syncState(let record): return try update(record)
+        }
+    }
+
+    func accountID(_ jid: String, now: Int64) throws(SQLiteError) -> Int64 {
+        let key = jid.lowercased()
+        if let id = accountIDs[key] { return id }
+        try database.run("INSERT INTO accounts (jid, created_at) VALUES (?, ?) ON CONFLICT (jid) DO NOTHING", [.text(jid), .integer(now)])
+        guard let id = try database.cached("SELECT id FROM accounts WHERE jid = ?").scalarInt([.text(jid)]) else {
+            throw SQLiteError(code: 1, message: "account row for \(jid) vanished")
+        }
+        accountIDs[key] = id
+        return id
+    }
+
+    // MARK: Messages
+
+    private func insert(_ record: MessageRecord) throws(SQLiteError) -> InsertOutcome {
+        let account = try accountID(record.account, now: record.receivedAt)
+        let key = DedupKey.make(for: record)
+        if let duplicate = try existingCopy(of: record, account: account, key: key) {
+            return .duplicate(existingId: duplicate)
+        }
+        if let replaces = record.replaces, let target = try correctionTarget(of: record, replaces: replaces, account: account) {
+            return try applyCorrection(record, to: target, key: key)
+        }
+        let id = try allocateID(timestamp: record.timestamp)
+        try database.run("""
+            INSERT INTO messages (id, account_id, conversation, direction, type, from_jid, from_bare, to_jid, to_bare,
+                sender_name, body, subject, thread, timestamp, received_at, stanza_id, stanza_id_by, stanza_id_trusted,
+                origin_id, message_id, replaces, is_carbon, source, dedup_key, raw)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [
+                .integer(id), .integer(account), .text(record.conversation), .text(record.direction.rawValue),
+                .text(record.kind.rawValue), .text(record.from), .text(JIDText.bare(record.from)), .text(record.to),
+                .text(JIDText.bare(record.to)), SQLValue(record.senderName), SQLValue(record.body), SQLValue(record.subject),
+                SQLValue(record.thread), .integer(record.timestamp), .integer(record.receivedAt), SQLValue(record.stanzaId),
+                SQLValue(record.stanzaIdBy), SQLValue(record.stanzaIdTrusted && record.stanzaId != nil), SQLValue(record.originId),
+                SQLValue(record.messageId), SQLValue(record.replaces), SQLValue(record.isCarbon), .text(record.source.rawValue),
+                .text(key), SQLValue(record.rawStanza),
+            ])
+        pendingIndex.append(PendingIndexEntry(id: id, body: record.body, subject: record.subject, sender: record.senderName))
+        for attachment in record.attachments {
+            try database.run("INSERT INTO attachments (message_row, url, local_path, mime, size) VALUES (?, ?, ?, ?, ?)",
+                             [.integer(id), .text(attachment.url), SQLValue(attachment.localPath), SQLValue(attachment.mime),
+                              SQLValue(attachment.size)])
+        }
+        return .inserted(id: id)
+    }
+
+    /// The dedup rules of `SchemaV1`, steps 3 and 4.
+    private func existingCopy(of record: MessageRecord, account: Int64, key: String) throws(SQLiteError) -> Int64? {
+        if record.stanzaIdTrusted, let stanzaId = record.stanzaId {
+            if let id = try database.cached("SELECT id FROM messages WHERE account_id = ? AND stanza_id = ? AND stanza_id_trusted = 1")
+                .scalarInt([.integer(account), .text(stanzaId)]) {
+                return id
+            }
+            let untrusted = try database.cached("""
+                SELECT id FROM messages WHERE account_id = ? AND dedup_key = ? AND stanza_id_trusted = 0 ORDER BY id LIMIT 1
+                """).scalarInt([.integer(account), .text(key)])
+            if let id = untrusted {
+                try database.run("UPDATE messages SET stanza_id = ?, stanza_id_by = ?, stanza_id_trusted = 1 WHERE id = ?",
+                                 [.text(stanzaId), SQLValue(record.stanzaIdBy), .integer(id)])
+                return id
+            }
+            return nil
+        }
+        return try database.cached("SELECT id FROM messages WHERE account_id = ? AND dedup_key = ? LIMIT 1")
+            .scalarInt([.integer(account), .text(key)])
+    }
+
+    private struct CorrectionTarget {
+        let id: Int64
+        let edited: Int64
+    }
+
+    /// The newest message of the conversation whose id or origin-id is `replaces`, if sent by the same sender
+    /// (same full JID in groupchat, where nicks are the identity; same bare JID otherwise).
+    private func correctionTarget(of record: MessageRecord, replaces: String, account: Int64) throws(SQLiteError) -> CorrectionTarget? {
+        var found: (id: Int64, from: String, edited: Int64)?
+        try database.cached("""
+            SELECT id, from_jid, edited FROM messages
+            WHERE conversation = ? AND account_id = ? AND (message_id = ?3 OR origin_id = ?3)
+            ORDER BY id DESC LIMIT 1
+            """).forEachRow([.text(record.conversation), .integer(account), .text(replaces)]) { row in
+            found = (row.int(0), row.text(1), row.int(2))
+            return false
+        }
+        guard let found else { return nil }
+        let sameSender = record.kind == .groupchat
+            ? found.from == record.from
+            : JIDText.bare(found.from).lowercased() == JIDText.bare(record.from).lowercased()
+        return sameSender ? CorrectionTarget(id: found.id, edited: found.edited) : nil
+    }
+
+    private func applyCorrection(_ record: MessageRecord, to target: CorrectionTarget, key: String) throws(SQLiteError) -> InsertOutcome {
+        // The update trigger removes the old text from the index, so the index must hold it first.
+        try flushIndex()
+        let seen = try database.cached("""
+            SELECT 1 FROM message_revisions
+            WHERE message_row = ?1 AND (dedup_key = ?2 OR (?3 IS NOT NULL AND stanza_id = ?3 AND stanza_id_trusted = 1))
+            """).scalarInt([.integer(target.id), .text(key), record.stanzaIdTrusted ? SQLValue(record.stanzaId) : .null])
+        if seen != nil { return .duplicate(existingId: target.id) }
+        if target.edited == 0 {
+            try database.run("""
+                INSERT INTO message_revisions (message_row, revision, body, from_jid, timestamp, received_at, stanza_id,
+                    stanza_id_trusted, origin_id, message_id, dedup_key, source, raw)
+                SELECT id, 0, body, from_jid, timestamp, received_at, stanza_id, stanza_id_trusted, origin_id, message_id,
+                    dedup_key, source, raw
+                FROM messages WHERE id = ?
+                """, [.integer(target.id)])
+        }
+        let revision = target.edited + 1
+        try database.run("""
+            INSERT INTO message_revisions (message_row, revision, body, from_jid, timestamp, received_at, stanza_id,
+                stanza_id_trusted, origin_id, message_id, dedup_key, source, raw)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [
+                .integer(target.id), .integer(revision), SQLValue(record.body), .text(record.from), .integer(record.timestamp),
+                .integer(record.receivedAt), SQLValue(record.stanzaId), SQLValue(record.stanzaIdTrusted && record.stanzaId != nil),
+                SQLValue(record.originId), SQLValue(record.messageId), .text(key), .text(record.source.rawValue),
+                SQLValue(record.rawStanza),
+            ])
+        try database.run("UPDATE messages SET body = ?, edited = ? WHERE id = ?",
+                         [SQLValue(record.body), .integer(revision), .integer(target.id)])
+        return .corrected(id: target.id, revision: Int(revision))
+    }
+
+    private func allocateID(timestamp: Int64) throws(SQLiteError) -> Int64 {
+        let base = MessageID.base(forTimestamp: timestamp)
+        let highest = try database.cached("SELECT max(id) FROM messages WHERE id >= ? AND id < ?")
+            .scalarInt([.integer(base), .integer(base + MessageID.slotSize)])
+        guard let highest else { return base }
+        if highest + 1 < base + MessageID.slotSize { return highest + 1 }
+        // A million messages in one millisecond: give up exact ordering rather than fail.
+        return (try database.cached("SELECT max(id) FROM messages").scalarInt() ?? base) + 1
+    }
+
+    // MARK: Other events
+
+    private func insert(_ record: ChatStateRecord) throws(SQLiteError) -> InsertOutcome {
+        let account = try accountID(record.account, now: record.timestamp)
+        try database.run("""
+            INSERT INTO chat_states (account_id, conversation, from_jid, state, timestamp) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT DO NOTHING
+            """, [.integer(account), .text(record.conversation), .text(record.from), .text(record.state.rawValue), .integer(record.timestamp)])
+        return database.changes == 0 ? .duplicate(existingId: nil) : .stored
+    }
+
+    private func insert(_ record: PresenceRecord) throws(SQLiteError) -> InsertOutcome {
+        let account = try accountID(record.account, now: record.timestamp)
+        try database.run("""
+            INSERT INTO presence_log (account_id, contact, resource, type, show, status, priority, timestamp)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.integer(account), .text(record.contact), SQLValue(record.resource), .text(record.availability.rawValue),
+                  SQLValue(record.show), SQLValue(record.status), SQLValue(record.priority), .integer(record.timestamp)])
+        return .stored
+    }
+
+    private func insert(_ record: SubscriptionRecord) throws(SQLiteError) -> InsertOutcome {
+        let account = try accountID(record.account, now: record.timestamp)
+        let status: SubscriptionStatus? = record.kind == .subscribe ? .pending : nil
+        try database.run("""
+            INSERT INTO subscription_requests (account_id, jid, direction, kind, status, created_at, updated_at, message)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.integer(account), .text(record.jid), .text(record.direction.rawValue), .text(record.kind.rawValue),
+                  SQLValue(status?.rawValue), .integer(record.timestamp), .integer(record.timestamp), SQLValue(record.message)])
+        // An answer settles the pending requests that went the other way.
+        let answer: SubscriptionStatus? = switch record.kind {
+        case .subscribed: .accepted
+        case .unsubscribed: .denied
+        default: nil
+        }
+        if let answer {
+            let requestDirection: MessageDirection = record.direction == .incoming ? .outgoing : .incoming
+            try database.run("""
+                UPDATE subscription_requests SET status = ?, updated_at = ?
+                WHERE account_id = ? AND jid = ? AND direction = ? AND kind = 'subscribe' AND status = 'pending'
+                """, [.text(answer.rawValue), .integer(record.timestamp), .integer(account), .text(record.jid),
+                      .text(requestDirection.rawValue)])
+        }
+        return .stored
+    }
+
+    private func upsert(_ record: RosterItemRecord) throws(SQLiteError) -> InsertOutcome {
+        let account = try accountID(record.account, now: record.timestamp)
+        let groupsJSON = (try? JSONEncoder().encode(record.groups)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+        try database.run("""
+            INSERT INTO contacts (account_id, jid, in_roster, name, groups, subscription, ask, roster_updated_at)
+            VALUES (?1, ?2, 1, ?3, ?4, ?5, ?6, ?7)
+            ON CONFLICT (account_id, jid) DO UPDATE SET in_roster = 1, name = ?3, groups = ?4, subscription = ?5, ask = ?6,
+                roster_updated_at = ?7
+            """, [.integer(account), .text(record.jid), SQLValue(record.name), .text(groupsJSON), .text(record.subscription),
+                  SQLValue(record.ask), .integer(record.timestamp)])
+        return .stored
+    }
+
+    private func removeFromRoster(account jid: String, jid contact: String, timestamp: Int64) throws(SQLiteError) -> InsertOutcome {
+        let account = try accountID(jid, now: timestamp)
+        try database.run("""
+            UPDATE contacts SET in_roster = 0, subscription = 'remove', ask = NULL, roster_updated_at = ?
+            WHERE account_id = ? AND jid = ?
+            """, [.integer(timestamp), .integer(account), .text(contact)])
+        return .stored
+    }
+
+    private func upsert(_ record: VCardRecord) throws(SQLiteError) -> InsertOutcome {
+        let account = try accountID(record.account, now: record.fetchedAt)
+        try database.run("""
+            INSERT INTO contacts (account_id, jid, nickname, fullname, photo_hash, photo_path, vcard_raw, vcard_fetched_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            ON CONFLICT (account_id, jid) DO UPDATE SET nickname = ?3, fullname = ?4, photo_hash = ?5, photo_path = ?6,
+                vcard_raw = ?7, vcard_fetched_at = ?8
+            """, [.integer(account), .text(record.jid), SQLValue(record.nickname), SQLValue(record.fullName),
+                  SQLValue(record.photoHash), SQLValue(record.photoPath), SQLValue(record.raw), .integer(record.fetchedAt)])
+        return .stored
+    }
+
+    private func update(_ record: SyncStateRecord) throws(SQLiteError) -> InsertOutcome {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let account = try accountID(record.account, now: now)
+        try database.run("INSERT INTO sync_state (account_id, updated_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                         [.integer(account), .integer(now)])
+        try database.run("""
+            UPDATE sync_state SET
+                last_stanza_id = coalesce(?2, last_stanza_id),
+                last_timestamp = coalesce(?3, last_timestamp),
+                sm_id = CASE WHEN ?4 THEN NULL ELSE coalesce(?5, sm_id) END,
+                sm_h = CASE WHEN ?4 THEN NULL ELSE coalesce(?6, sm_h) END,
+                completed_ranges = coalesce(?7, completed_ranges),
+                updated_at = ?8
+            WHERE account_id = ?1
+            """, [.integer(account), SQLValue(record.lastStanzaId), SQLValue(record.lastTimestamp),
+                  SQLValue(record.clearStreamManagement), SQLValue(record.streamManagementId),
+                  SQLValue(record.streamManagementH.map { Int64($0) }), SQLValue(record.completedRangesJSON), .integer(now)])
+        return .stored
+    }
+
+    func syncState(account: String) throws(SQLiteError) -> SyncState? {
+        var state: SyncState?
+        try database.cached("""
+            SELECT a.jid, s.last_stanza_id, s.last_timestamp, s.sm_id, s.sm_h, s.completed_ranges, s.updated_at
+            FROM sync_state s JOIN accounts a ON a.id = s.account_id WHERE a.jid = ?
+            """).forEachRow([.text(account)]) { row in
+            state = SyncState(account: row.text(0), lastStanzaId: row.optionalText(1), lastTimestamp: row.optionalInt(2),
+                              streamManagementId: row.optionalText(3), streamManagementH: row.optionalInt(4).map { UInt32(truncatingIfNeeded: $0) },
+                              completedRangesJSON: row.text(5), updatedAt: row.int(6))
+            return false
+        }
+        return state
+    }
+}

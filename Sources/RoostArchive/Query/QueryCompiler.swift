@@ -1,0 +1,255 @@
+import Foundation
+
+/// Translates a `QueryNode` into parameterised SQL plus one FTS5 MATCH expression.
+///
+/// The top-level conjunction is split: conjuncts made only of text terms become one FTS5 expression
+/// (driving the search through the full-text index in rowid = time order); the rest (filters, or text mixed
+/// with filters under OR/NOT) become SQL, where a text sub-expression is `m.id IN (SELECT rowid FROM
+/// message_fts WHERE message_fts MATCH ?)`. Every term reaches FTS5 as a double-quoted string with quotes
+/// doubled, so `NEAR`, `*`, `:`, `^`, parentheses typed by the user are plain text to FTS5.
+struct QueryCompiler {
+    private let resolver: DateResolver
+    private var parameters: [SQLValue] = []
+    private var highlightTerms: [String] = []
+
+    private init(resolver: DateResolver) {
+        self.resolver = resolver
+    }
+
+    static func compile(_ node: QueryNode, now: Date, timeZone: TimeZone) -> CompiledQuery {
+        var compiler = QueryCompiler(resolver: DateResolver(now: now, timeZone: timeZone))
+        compiler.collectHighlights(node, negated: false)
+        return compiler.compileTop(node)
+    }
+
+    private mutating func compileTop(_ node: QueryNode) -> CompiledQuery {
+        let conjuncts: [QueryNode] = switch node {
+        case .all: []
+        case .and(let children): children
+        default: [node]
+        }
+        var positive: [String] = []
+        var negative: [String] = []
+        var others: [QueryNode] = []
+        for conjunct in conjuncts {
+            if case .not(let inner) = conjunct, Self.ftsExpressible(inner) {
+                negative.append(Self.fts(inner))
+            } else if Self.ftsExpressible(conjunct) {
+                positive.append(Self.fts(conjunct))
+            } else {
+                others.append(conjunct)
+            }
+        }
+        var ftsExpression: String?
+        var clauses: [String] = []
+        if positive.isEmpty {
+            for expression in negative {
+                parameters.append(.text(expression))
+                clauses.append("m.id NOT IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)")
+            }
+        } else {
+            var expression = positive.count == 1 ? positive[0] : "(" + positive.joined(separator: " AND ") + ")"
+            if !negative.isEmpty {
+                expression = "(\(expression)) NOT (" + negative.joined(separator: " OR ") + ")"
+            }
+            ftsExpression = expression
+        }
+        let rowid = ftsExpression == nil ? "m.id" : "f.rowid"
+        for other in others {
+            clauses.append(sql(other, rowid: rowid))
+        }
+        return CompiledQuery(ftsExpression: ftsExpression, whereSQL: clauses.isEmpty ? "1" : clauses.joined(separator: " AND "),
+                             parameters: parameters, highlightTerms: highlightTerms)
+    }
+
+    // MARK: Full text
+
+    private static func isNot(_ node: QueryNode) -> Bool {
+        if case .not = node { return true }
+        return false
+    }
+
+    /// True when the subtree can be one FTS5 expression (FTS5 has no unary NOT: a negation must sit
+    /// in an AND next to a positive term).
+    static func ftsExpressible(_ node: QueryNode) -> Bool {
+        switch node {
+        case .text(let term):
+            return SearchText.hasTokenCharacters(term.text)
+        case .and(let children):
+            return children.contains { !isNot($0) } && children.allSatisfy { child in
+                if case .not(let inner) = child { return ftsExpressible(inner) }
+                return ftsExpressible(child)
+            }
+        case .or(let children):
+            return children.allSatisfy { !isNot($0) && ftsExpressible($0) }
+        case .all, .filter, .not:
+            return false
+        }
+    }
+
+    static func fts(_ node: QueryNode) -> String {
+        switch node {
+        case .text(let term):
+            return ftsTerm(term)
+        case .and(let children):
+            let positive = children.filter { !isNot($0) }.map(fts)
+            let negative = children.compactMap { child -> String? in
+                if case .not(let inner) = child { return fts(inner) }
+                return nil
+            }
+            let joined = "(" + positive.joined(separator: " AND ") + ")"
+            return negative.isEmpty ? joined : "(" + joined + " NOT (" + negative.joined(separator: " OR ") + "))"
+        case .or(let children):
+            return "(" + children.map(fts).joined(separator: " OR ") + ")"
+        case .all, .filter, .not:
+            return "\"\""
+        }
+    }
+
+    static func quoted(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// One term as FTS5 syntax, rewritten like the indexed text (see `SearchText`).
+    static func ftsTerm(_ term: TextTerm) -> String {
+        if term.isPhrase {
+            let indexed = SearchText.indexed(term.text).trimmingCharacters(in: .whitespaces)
+            let phrase = quoted(indexed)
+            // Keep multi-token CJK phrases out of the `cjk` column, whose characters are adjacent by accident.
+            if SearchText.containsCJK(term.text) && indexed.contains(where: \.isWhitespace) {
+                return "{body subject sender} : " + phrase
+            }
+            return phrase
+        }
+        let segments = SearchText.wordSegments(term.text).filter(SearchText.hasTokenCharacters)
+        let parts = segments.enumerated().map { index, segment -> String in
+            if SearchText.containsCJK(segment) {
+                return quoted(SearchText.indexed(segment).trimmingCharacters(in: .whitespaces))
+            }
+            return quoted(segment) + (term.isPrefix && index == segments.count - 1 ? " *" : "")
+        }
+        return parts.count == 1 ? parts[0] : "(" + parts.joined(separator: " AND ") + ")"
+    }
+
+    private mutating func collectHighlights(_ node: QueryNode, negated: Bool) {
+        switch node {
+        case .text(let term) where !negated:
+            highlightTerms.append(term.text)
+        case .and(let children), .or(let children):
+            children.forEach { collectHighlights($0, negated: negated) }
+        case .not(let inner):
+            collectHighlights(inner, negated: !negated)
+        default:
+            break
+        }
+    }
+
+    // MARK: SQL
+
+    private mutating func sql(_ node: QueryNode, rowid: String) -> String {
+        switch node {
+        case .all:
+            return "1"
+        case .text(let term):
+            if Self.ftsExpressible(node) { return ftsSubquery(node) }
+            // Nothing FTS5 could tokenise (emoji, punctuation): a plain substring test.
+            parameters.append(.text(term.text))
+            parameters.append(.text(term.text))
+            return "(instr(coalesce(m.body, ''), ?) > 0 OR instr(coalesce(m.subject, ''), ?) > 0)"
+        case .and(let children):
+            if Self.ftsExpressible(node) { return ftsSubquery(node) }
+            return "(" + children.map { sql($0, rowid: rowid) }.joined(separator: " AND ") + ")"
+        case .or(let children):
+            if Self.ftsExpressible(node) { return ftsSubquery(node) }
+            return "(" + children.map { sql($0, rowid: rowid) }.joined(separator: " OR ") + ")"
+        case .not(let inner):
+            return "NOT coalesce(" + sql(inner, rowid: rowid) + ", 0)"
+        case .filter(let filter):
+            return sql(filter, rowid: rowid)
+        }
+    }
+
+    private mutating func ftsSubquery(_ node: QueryNode) -> String {
+        parameters.append(.text(Self.fts(node)))
+        return "m.id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)"
+    }
+
+    private static func likePattern(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if character == "\\" || character == "%" || character == "_" { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+
+    private mutating func bind(_ values: SQLValue...) {
+        parameters.append(contentsOf: values)
+    }
+
+    private mutating func sql(_ filter: QueryFilter, rowid: String) -> String {
+        switch filter {
+        case .from(let value):
+            if value.contains("@") {
+                bind(.text(value))
+                return value.contains("/") ? "m.from_jid = ?" : "m.from_bare = ?"
+            }
+            bind(.text(Self.likePattern(value) + "@%"), .text(value), .text("%/" + Self.likePattern(value)))
+            return "(m.from_bare LIKE ? ESCAPE '\\' OR coalesce(m.sender_name = ? COLLATE NOCASE, 0) OR (m.type = 'groupchat' AND m.from_jid LIKE ? ESCAPE '\\'))"
+        case .to(let value):
+            if value.contains("@") {
+                bind(.text(value))
+                return value.contains("/") ? "m.to_jid = ?" : "m.to_bare = ?"
+            }
+            bind(.text(Self.likePattern(value) + "@%"))
+            return "m.to_bare LIKE ? ESCAPE '\\'"
+        case .with(let value):
+            return conversation(value)
+        case .room(let value):
+            return "(m.type = 'groupchat' AND " + conversation(value) + ")"
+        case .account(let value):
+            if value.contains("@") {
+                bind(.text(value))
+                return "m.account_id IN (SELECT id FROM accounts WHERE jid = ?)"
+            }
+            bind(.text(Self.likePattern(value) + "@%"))
+            return "m.account_id IN (SELECT id FROM accounts WHERE jid LIKE ? ESCAPE '\\')"
+        case .date(let from, let through):
+            var parts: [String] = []
+            if let from {
+                bind(.integer(MessageID.base(forTimestamp: resolver.span(from).start)))
+                parts.append("\(rowid) >= ?")
+            }
+            if let through {
+                bind(.integer(MessageID.base(forTimestamp: resolver.span(through).end)))
+                parts.append("\(rowid) < ?")
+            }
+            return parts.isEmpty ? "1" : "(" + parts.joined(separator: " AND ") + ")"
+        case .after(let expression):
+            bind(.integer(MessageID.base(forTimestamp: resolver.span(expression).start)))
+            return "\(rowid) >= ?"
+        case .before(let expression):
+            bind(.integer(MessageID.base(forTimestamp: resolver.span(expression).start)))
+            return "\(rowid) < ?"
+        case .direction(let direction):
+            bind(.text(direction.rawValue))
+            return "m.direction = ?"
+        case .kind(let kind):
+            bind(.text(kind.rawValue))
+            return "m.type = ?"
+        case .edited:
+            return "m.edited > 0"
+        case .hasFile:
+            return "EXISTS (SELECT 1 FROM attachments a WHERE a.message_row = m.id)"
+        }
+    }
+
+    private mutating func conversation(_ value: String) -> String {
+        if value.contains("@") {
+            bind(.text(JIDText.bare(value)))
+            return "m.conversation = ?"
+        }
+        bind(.text(Self.likePattern(value) + "@%"))
+        return "m.conversation LIKE ? ESCAPE '\\'"
+    }
+}

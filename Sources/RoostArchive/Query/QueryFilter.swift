@@ -1,0 +1,20 @@
+/// A `prefix:value` restriction of a query.
+public enum QueryFilter: Sendable, Equatable {
+    /// `from:` sender: a bare or full JID, or a name/localpart/MUC nick.
+    case from(String)
+    case to(String)
+    /// `with:` the conversation (bare JID, or localpart).
+    case with(String)
+    case account(String)
+    /// `in:` a groupchat room.
+    case room(String)
+    /// `date:A..B` (either side may be missing), `date:A`, `after:A` (from the start of A), `before:B`
+    /// (until the start of B).
+    case date(from: DateExpression?, through: DateExpression?)
+    case after(DateExpression)
+    case before(DateExpression)
+    case direction(MessageDirection)
+    case kind(MessageKind)
+    case edited
+    case hasFile
+}

@@ -1,0 +1,108 @@
+internal import CSQLite
+import Foundation
+
+/// One SQLite connection. Owns the `sqlite3*` handle and closes it in `deinit`.
+/// Not thread-safe by itself: the archive wraps each connection in a lock.
+final class Database {
+    enum Mode: Equatable {
+        /// Creates the file (0600) and folders (0700) when missing.
+        case readWrite
+        case readOnly
+    }
+
+    /// `PRAGMA synchronous` for the connection; the live writer uses `.full` so an acked message is on disk.
+    enum Synchronous: String, Sendable {
+        case off = "OFF", normal = "NORMAL", full = "FULL"
+    }
+
+    let handle: OpaquePointer
+    let path: String
+    private var statementCache: [String: Statement] = [:]
+
+    init(path: String, mode: Mode, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = 5000) throws(SQLiteError) {
+        if mode == .readWrite { try DatabaseFile.prepare(path: path) }
+        var db: OpaquePointer?
+        let flags = (mode == .readWrite ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: rc, message: "cannot open archive \(path): \(message)")
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_busy_timeout(db, busyTimeoutMs)
+        sqlite3_extended_result_codes(db, 1)
+        try SearchTextFunctions.register(on: self)
+        if mode == .readWrite {
+            try execute("PRAGMA journal_mode = WAL")
+            try execute("PRAGMA synchronous = \(synchronous.rawValue)")
+            // 16 MiB page cache (an upper bound, not an allocation): keeps index pages of large archives hot.
+            try execute("PRAGMA cache_size = -16384")
+        }
+        try execute("PRAGMA foreign_keys = ON")
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    func error(code: Int32, sql: String?) -> SQLiteError {
+        let extended = sqlite3_extended_errcode(handle)
+        let message = String(cString: sqlite3_errmsg(handle))
+        return SQLiteError(code: extended != 0 ? extended : code, message: message, sql: sql)
+    }
+
+    /// Runs one or more statements without parameters (schema, pragmas).
+    func execute(_ sql: String) throws(SQLiteError) {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(errorMessage)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message, sql: sql)
+        }
+    }
+
+    /// A cached prepared statement for SQL the archive itself writes (never user text).
+    func cached(_ sql: String) throws(SQLiteError) -> Statement {
+        if let statement = statementCache[sql] { return statement }
+        let statement = try Statement(database: self, sql: sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// A one-off statement (generated search SQL varies per query; caching it would grow without bound).
+    func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+        try Statement(database: self, sql: sql)
+    }
+
+    func run(_ sql: String, _ values: [SQLValue] = []) throws(SQLiteError) {
+        try cached(sql).run(values)
+    }
+
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    var changes: Int32 { sqlite3_changes(handle) }
+
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction: the write lock is taken up front, so a concurrent
+    /// writer waits at BEGIN (busy timeout) instead of failing halfway. Rolls back when `body` throws.
+    func write<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        try run("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try run("COMMIT")
+            return result
+        } catch {
+            try? run("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` in a deferred read transaction so multi-statement reads see one snapshot.
+    func read<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        try run("BEGIN DEFERRED")
+        defer { try? run("COMMIT") }
+        return try body()
+    }
+}

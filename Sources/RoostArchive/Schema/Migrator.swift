@@ -1,0 +1,48 @@
+/// Applies pending migrations, each in its own `BEGIN IMMEDIATE` transaction, and records them in
+/// `schema_migrations` so that opening an archive twice (or by two processes) applies nothing twice.
+enum Migrator {
+    static let migrations: [Migration] = [
+        Migration(version: 1, name: "initial schema", sql: SchemaV1.sql),
+    ]
+
+    static var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    static func migrate(_ database: Database, now: Int64) throws(ArchiveError) {
+        do {
+            try database.execute("""
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    applied_at INTEGER NOT NULL
+                )
+                """)
+        } catch {
+            throw .sqlite(error)
+        }
+        for migration in migrations {
+            do {
+                try database.write { () throws(SQLiteError) in
+                    // Checked inside the write lock: another process may have applied it meanwhile.
+                    let applied = try database.cached("SELECT 1 FROM schema_migrations WHERE version = ?")
+                        .scalarInt([.integer(Int64(migration.version))])
+                    guard applied == nil else { return }
+                    try database.execute(migration.sql)
+                    try database.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                                     [.integer(Int64(migration.version)), .text(migration.name), .integer(now)])
+                }
+            } catch {
+                throw .migrationFailed(version: migration.version, error)
+            }
+        }
+        let version = (try? currentVersion(database)) ?? 0
+        if version > latestVersion {
+            throw .unsupportedSchemaVersion(found: version, supported: latestVersion)
+        }
+    }
+
+    static func currentVersion(_ database: Database) throws(SQLiteError) -> Int {
+        let exists = try database.cached("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").scalarInt()
+        guard exists != nil else { return 0 }
+        return Int(try database.cached("SELECT max(version) FROM schema_migrations").scalarInt() ?? 0)
+    }
+}

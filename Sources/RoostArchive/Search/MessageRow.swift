@@ -1,0 +1,40 @@
+/// A stored message as returned by search, transcript and export.
+public struct MessageRow: Sendable, Equatable {
+    /// Archive id: time ordered (`timestamp << 20 | n`), stable.
+    public var id: Int64
+    public var account: String
+    public var conversation: String
+    public var direction: MessageDirection
+    public var kind: MessageKind
+    public var from: String
+    public var to: String
+    public var senderName: String?
+    /// UTC milliseconds: the server's `<delay/>` stamp when present, else receipt time.
+    public var timestamp: Int64
+    public var receivedAt: Int64
+    /// The latest text (after XEP-0308 corrections).
+    public var body: String?
+    public var subject: String?
+    public var thread: String?
+    public var stanzaId: String?
+    public var originId: String?
+    public var messageId: String?
+    /// Number of corrections applied; `edited` is `revisions > 0`.
+    public var revisions: Int
+    public var isCarbon: Bool
+    public var source: MessageSource
+    /// The words and phrases of the query that found this row (empty for transcripts).
+    public var highlighter: Highlighter
+
+    public var edited: Bool { revisions > 0 }
+
+    /// Ranges of `body` matching the query.
+    public var bodyHighlightRanges: [Range<String.Index>] {
+        highlighter.ranges(in: body ?? "")
+    }
+
+    /// The body with matches wrapped in `open`/`close`.
+    public func highlightedBody(open: String, close: String) -> String {
+        highlighter.apply(to: body ?? "", open: open, close: close)
+    }
+}

@@ -1,0 +1,20 @@
+/// The one column list every message query selects, and how a row becomes a `MessageRow`.
+enum MessageRowReading {
+    static let columns = """
+        m.id, (SELECT jid FROM accounts WHERE id = m.account_id), m.conversation, m.direction, m.type, m.from_jid, m.to_jid,
+        m.sender_name, m.timestamp, m.received_at, m.body, m.subject, m.thread, m.stanza_id, m.origin_id, m.message_id,
+        m.edited, m.is_carbon, m.source
+        """
+
+    static func row(_ row: Statement.Row, highlighter: Highlighter) -> MessageRow {
+        MessageRow(
+            id: row.int(0), account: row.text(1), conversation: row.text(2),
+            direction: MessageDirection(rawValue: row.text(3)) ?? .incoming,
+            kind: MessageKind(rawValue: row.text(4)) ?? .normal,
+            from: row.text(5), to: row.text(6), senderName: row.optionalText(7), timestamp: row.int(8),
+            receivedAt: row.int(9), body: row.optionalText(10), subject: row.optionalText(11), thread: row.optionalText(12),
+            stanzaId: row.optionalText(13), originId: row.optionalText(14), messageId: row.optionalText(15),
+            revisions: Int(row.int(16)), isCarbon: row.bool(17), source: MessageSource(rawValue: row.text(18)) ?? .live,
+            highlighter: highlighter)
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+/// Collects `ArchiveStats` (a full pass over the messages; meant for `roost stats`, not hot paths).
+enum StatsQuery {
+    static func run(_ database: Database, path: String) throws(SQLiteError) -> ArchiveStats {
+        var conversations: [ArchiveStats.Conversation] = []
+        try database.prepare("""
+            SELECT a.jid, m.conversation, count(*), sum(m.direction = 'in'), sum(m.direction = 'out'),
+                   min(m.timestamp), max(m.timestamp)
+            FROM messages m JOIN accounts a ON a.id = m.account_id
+            GROUP BY m.account_id, m.conversation
+            ORDER BY a.jid, max(m.timestamp) DESC
+            """).forEachRow { row in
+            conversations.append(ArchiveStats.Conversation(
+                account: row.text(0), conversation: row.text(1), messages: Int(row.int(2)), incoming: Int(row.int(3)),
+                outgoing: Int(row.int(4)), firstTimestamp: row.int(5), lastTimestamp: row.int(6)))
+            return true
+        }
+        var accounts: [ArchiveStats.Account] = []
+        try database.prepare("SELECT jid FROM accounts ORDER BY jid").forEachRow { row in
+            let jid = row.text(0)
+            let own = conversations.filter { $0.account == jid }
+            accounts.append(ArchiveStats.Account(
+                account: jid, messages: own.reduce(0) { $0 + $1.messages }, conversations: own.count,
+                firstTimestamp: own.map(\.firstTimestamp).min(), lastTimestamp: own.map(\.lastTimestamp).max()))
+            return true
+        }
+        func count(_ table: String) throws(SQLiteError) -> Int {
+            Int(try database.prepare("SELECT count(*) FROM \(table)").scalarInt() ?? 0)
+        }
+        return ArchiveStats(
+            accounts: accounts, conversations: conversations, totalMessages: conversations.reduce(0) { $0 + $1.messages },
+            chatStates: try count("chat_states"), presenceEvents: try count("presence_log"),
+            subscriptionEvents: try count("subscription_requests"),
+            archiveSizeBytes: fileSize(path) + fileSize(path + "-wal"))
+    }
+
+    private static func fileSize(_ path: String) -> Int64 {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_size) : 0
+    }
+}

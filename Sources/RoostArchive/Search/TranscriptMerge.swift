@@ -1,0 +1,78 @@
+/// Merges a conversation's messages, chat states and presence changes by time, streaming three cursors
+/// side by side (messages come in id order, which is time order).
+struct TranscriptMerge {
+    let database: Database
+    let account: String?
+    let conversation: String
+    let includeStates: Bool
+    let includePresence: Bool
+
+    private final class Cursor {
+        let statement: Statement
+        let read: (Statement.Row) -> TranscriptEvent
+        var current: TranscriptEvent?
+
+        init(statement: Statement, parameters: [SQLValue], read: @escaping (Statement.Row) -> TranscriptEvent) throws(SQLiteError) {
+            self.statement = statement
+            self.read = read
+            statement.reset()
+            try statement.bind(parameters)
+            try advance()
+        }
+
+        func advance() throws(SQLiteError) {
+            current = try statement.step() ? read(Statement.Row(statement: statement)) : nil
+        }
+    }
+
+    func run(_ body: (TranscriptEvent) -> Bool) throws(SQLiteError) {
+        let accountClause = account == nil ? "?2 IS NULL" : "account_id IN (SELECT id FROM accounts WHERE jid = ?2)"
+        let parameters: [SQLValue] = [.text(conversation), SQLValue(account)]
+        var cursors: [Cursor] = []
+        let noHighlight = Highlighter(terms: [])
+        cursors.append(try Cursor(
+            statement: try database.prepare("""
+                SELECT \(MessageRowReading.columns) FROM messages m
+                WHERE m.conversation = ?1 AND \(accountClause.replacingOccurrences(of: "account_id", with: "m.account_id"))
+                ORDER BY m.id
+                """),
+            parameters: parameters) { .message(MessageRowReading.row($0, highlighter: noHighlight)) })
+        if includeStates {
+            cursors.append(try Cursor(
+                statement: try database.prepare("""
+                    SELECT (SELECT jid FROM accounts WHERE id = account_id), conversation, from_jid, state, timestamp
+                    FROM chat_states WHERE conversation = ?1 AND \(accountClause) ORDER BY timestamp, id
+                    """),
+                parameters: parameters) { row in
+                    .chatState(ChatStateRow(account: row.text(0), conversation: row.text(1), from: row.text(2),
+                                            state: ChatState(rawValue: row.text(3)) ?? .active, timestamp: row.int(4)))
+                })
+        }
+        if includePresence {
+            cursors.append(try Cursor(
+                statement: try database.prepare("""
+                    SELECT (SELECT jid FROM accounts WHERE id = account_id), contact, resource, type, show, status, priority, timestamp
+                    FROM presence_log WHERE contact = ?1 AND \(accountClause) ORDER BY timestamp, id
+                    """),
+                parameters: parameters) { row in
+                    .presence(PresenceRow(account: row.text(0), contact: row.text(1), resource: row.optionalText(2),
+                                          availability: PresenceRecord.Availability(rawValue: row.text(3)) ?? .available,
+                                          show: row.optionalText(4), status: row.optionalText(5),
+                                          priority: row.optionalInt(6).map { Int($0) }, timestamp: row.int(7)))
+                })
+        }
+        defer { cursors.forEach { $0.statement.reset() } }
+        while true {
+            // Ties go to the earlier cursor: a message before the state change stamped the same millisecond.
+            var next: Cursor?
+            for cursor in cursors {
+                guard let event = cursor.current else { continue }
+                if let best = next?.current, best.timestamp <= event.timestamp { continue }
+                next = cursor
+            }
+            guard let next, let event = next.current else { return }
+            if !body(event) { return }
+            try next.advance()
+        }
+    }
+}

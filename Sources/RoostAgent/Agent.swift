@@ -1,5 +1,5 @@
 import Foundation
-public import RoostArchive
+import RoostArchive
 import RoostXMPP
 
 /// `roost run`: every enabled account connected concurrently, everything archived, until told to stop.
@@ -55,7 +55,7 @@ public final class Agent: Sendable {
             for session in sessions { group.addTask { await session.stop() } }
         }
         await pipeline.drainAndStop()
-        do { try writer.close() } catch { log.error("closing the archive: \(error)") }
+        do { try writer.checkpoint() } catch { log.error("closing the archive: \(error)") }
         log.info("stopped")
     }
 

@@ -2,11 +2,15 @@ import Foundation
 
 /// Turns SIGTERM and SIGINT into an async event, so shutdown runs as ordinary async code
 /// (commit, goodbye, close) instead of inside a signal handler.
-public final class SignalWatcher: Sendable {
+/// Unchecked Sendable: `sources` is set once in init and only cancelled in deinit.
+public final class SignalWatcher: @unchecked Sendable {
     public let signals: AsyncStream<Int32>
     private let sources: [any DispatchSourceSignal]
 
-    public init(_ numbers: [Int32] = [SIGTERM, SIGINT]) {
+    /// Watches SIGTERM and SIGINT.
+    public convenience init() { self.init(signals: [SIGTERM, SIGINT]) }
+
+    init(signals numbers: [Int32]) {
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
         signals = stream
         var sources: [any DispatchSourceSignal] = []

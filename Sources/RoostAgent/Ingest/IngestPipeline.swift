@@ -50,7 +50,7 @@ public final class IngestPipeline: Sendable {
         }
         condition.signal()
         condition.unlock()
-        if !accepted { submission.completion(.failure(.closed)) }
+        if !accepted { submission.completion(.failure(.invalidRecord("the archive is closing"))) }
     }
 
     public func submit(_ events: [ArchiveEvent], completion: @escaping @Sendable (Result<[InsertOutcome], ArchiveError>) -> Void = { _ in }) {
@@ -59,13 +59,17 @@ public final class IngestPipeline: Sendable {
 
     /// Commits what is queued, then stops the thread. Safe to call twice.
     public func drainAndStop() async {
+        requestStop()
+        while !queue.withLock({ $0.stopped }) {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    private func requestStop() {
         condition.lock()
         queue.withLock { $0.stopping = true }
         condition.signal()
         condition.unlock()
-        while !queue.withLock({ $0.stopped }) {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
     }
 
     /// Batches and events committed so far (for status and benchmarks).

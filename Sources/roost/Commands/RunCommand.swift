@@ -1,0 +1,41 @@
+import Foundation
+import RoostAgent
+
+/// `roost run`: the agent in the foreground until SIGTERM/SIGINT.
+struct RunCommand: Command {
+    static let name = "run"
+    static let summary = "connect every enabled account and archive everything until stopped"
+    static let usage = "[options]"
+    static let discussion = """
+        Runs in the foreground and logs to stderr (systemd --user does the backgrounding; see \
+        contrib/systemd/roost.service). Every enabled account connects concurrently at priority -1, so \
+        messages keep going to your real clients; message carbons and the server archive bring everything \
+        you send and receive elsewhere into the local archive. An account that fails to connect is retried \
+        with backoff, except on authentication or certificate errors. SIGTERM or SIGINT: everything received \
+        is committed, unavailable presence is sent, the stream and the archive are closed, and roost exits 0.
+        """
+    static let options: [OptionSpec] = []
+
+    init(parsed: ParsedArguments) throws(UsageError) {
+        try parsed.requireNoPositionals()
+    }
+
+    func run(context: CommandContext) async throws -> ExitCode {
+        let config = try context.loadConfig()
+        _ = try context.selectedAccounts(in: config)
+        let level = context.options.effectiveLogLevel(configured: config.logLevel, commandDefault: .info)
+        let log = Logger(level: level)
+        var selected = config
+        if let only = context.options.account {
+            selected.accounts = config.accounts.filter { $0.jid.caseInsensitiveCompare(only) == .orderedSame }
+        }
+        let signals = SignalWatcher()
+        let agent = try Agent(config: selected, settings: AgentSettings(maxStanzaBytes: config.maxStanzaBytes), log: log)
+        if agent.accountCount == 0 {
+            log.error("no account could be started")
+            return .config
+        }
+        await agent.run(until: signals.signals)
+        return .ok
+    }
+}

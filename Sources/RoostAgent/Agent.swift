@@ -24,12 +24,11 @@ public final class Agent: Sendable {
             do {
                 let password = try account.resolvePassword()
                 let sync = try? writer.syncState(account: account.jid)
-                let resumption = sync.flatMap { s -> StreamResumptionState? in
-                    guard let id = s.streamManagementId else { return nil }
-                    return StreamResumptionState(id: id, inboundHandled: s.streamManagementH ?? 0)
-                }
+                // Resuming across a process restart needs the committed `h` persisted with every batch;
+                // until that exists, a restarted process starts a fresh session and catches up from MAM.
+                let resumption: StreamResumptionState? = nil
                 sessions.append(try AccountSession(account: account, password: password, settings: settings, pipeline: pipeline,
-                                                   log: log, resumption: resumption))
+                                                   log: log, resumption: resumption, sync: sync ?? nil))
             } catch {
                 log.error("\(account.jid): \(error) — this account is skipped")
             }

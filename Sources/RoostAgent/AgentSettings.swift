@@ -3,10 +3,20 @@ public struct AgentSettings: Sendable {
     public var maxStanzaBytes: Int
     public var keepaliveInterval: Duration
     public var reconnectCap: Duration
+    /// nil: read the server archive only at login.
+    public var archivePollInterval: Duration?
 
-    public init(maxStanzaBytes: Int = 1 << 20, keepaliveInterval: Duration = .seconds(60), reconnectCap: Duration = .seconds(300)) {
+    public init(maxStanzaBytes: Int = 1 << 20, keepaliveInterval: Duration = .seconds(60), reconnectCap: Duration = .seconds(300),
+                archivePollInterval: Duration? = .seconds(60)) {
         self.maxStanzaBytes = maxStanzaBytes
         self.keepaliveInterval = keepaliveInterval
         self.reconnectCap = reconnectCap
+        self.archivePollInterval = archivePollInterval
+    }
+
+    public init(config: RoostConfig) {
+        self.init(maxStanzaBytes: config.maxStanzaBytes, keepaliveInterval: .seconds(config.keepaliveSeconds),
+                  reconnectCap: .seconds(config.reconnectMaxSeconds),
+                  archivePollInterval: config.archivePollSeconds > 0 ? .seconds(config.archivePollSeconds) : nil)
     }
 }

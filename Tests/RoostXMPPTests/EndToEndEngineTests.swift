@@ -138,6 +138,8 @@ struct EndToEndEngineTests {
         let (client, jid, _) = try await server.registeredClient()
         let events = EventCollector(client)
         let friend = server.uniqueJID("friend")
+        // Pushes go to "interested resources" only: those that asked for the roster (RFC 6121 §2.1.6).
+        _ = try await client.request(Roster.getRequest())
         _ = try await client.request(Roster.setRequest(RosterItem(jid: friend, name: "Friend", groups: ["Pals"])))
         let push = try await events.waitForStanza { $0.name == "iq" && $0.child("query", namespace: Namespace.roster) != nil }
         #expect(Roster.isLegitimatePush(IQ(push), account: jid))
@@ -148,8 +150,11 @@ struct EndToEndEngineTests {
 
     @Test func messageRoundTripWithChatStates() async throws {
         let (alice, _, _) = try await server.registeredClient("alice")
-        let (bob, bobJID, _) = try await server.registeredClient("bob")
+        let (bob, _, _) = try await server.registeredClient("bob")
         let bobEvents = EventCollector(bob)
+        // Roost's resources have priority -1, so a message to the bare JID would go to offline storage
+        // (RFC 6121 §8.5.2.1.1); address the bound resource.
+        let bobJID = try #require(bob.boundJID)
         var composing = Message(to: bobJID, type: .chat, body: nil)
         composing.setChatState(.composing)
         try alice.send(composing)
@@ -167,7 +172,7 @@ struct EndToEndEngineTests {
         let state = try await bobEvents.waitForStanza { Message($0).chatState == .composing }
         #expect(Message(state).body == nil)
         // Prosody stamps messages with a stanza-id from the account's archive (XEP-0359 + MAM).
-        #expect(m.stanzaIDs.id(by: bobJID) != nil)
+        #expect(m.stanzaIDs.id(by: bobJID.bare) != nil)
         await alice.disconnect()
         await bob.disconnect()
     }

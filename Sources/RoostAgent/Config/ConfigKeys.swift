@@ -11,6 +11,15 @@ enum ConfigKeys {
         "max_stanza_bytes": { draft, value, _ throws(ConfigValueError) in
             draft.maxStanzaBytes = try Parse.integer(value, in: 16_384...134_217_728, what: "a size in bytes")
         },
+        "keepalive_seconds": { draft, value, _ throws(ConfigValueError) in
+            draft.keepaliveSeconds = try Parse.integer(value, in: 5...3600, what: "a number of seconds")
+        },
+        "reconnect_max_seconds": { draft, value, _ throws(ConfigValueError) in
+            draft.reconnectMaxSeconds = try Parse.integer(value, in: 1...86_400, what: "a number of seconds")
+        },
+        "archive_poll_seconds": { draft, value, _ throws(ConfigValueError) in
+            draft.archivePollSeconds = try Parse.integer(value, in: 0...86_400, what: "a number of seconds")
+        },
     ]
 
     static let archive: [String: ConfigKeySetter<SettingsDraft>] = [

@@ -51,7 +51,7 @@ struct ConfigLoader {
         if !assembly.problems.isEmpty {
             throw .invalid(path: path, problems: assembly.problems.sorted { ($0.line ?? 0) < ($1.line ?? 0) })
         }
-        return RoostConfig(
+        var config = RoostConfig(
             archivePath: assembly.settings.archivePath ?? paths.defaultArchivePath,
             logLevel: assembly.settings.logLevel,
             maxStanzaBytes: assembly.settings.maxStanzaBytes ?? RoostConfig.defaultMaxStanzaBytes,
@@ -61,6 +61,10 @@ struct ConfigLoader {
             sourcePath: path,
             locations: index.locations(path: path)
         )
+        if let v = assembly.settings.keepaliveSeconds { config.keepaliveSeconds = v }
+        if let v = assembly.settings.reconnectMaxSeconds { config.reconnectMaxSeconds = v }
+        if let v = assembly.settings.archivePollSeconds { config.archivePollSeconds = v }
+        return config
     }
 }
 

@@ -6,6 +6,13 @@ public struct RoostConfig: Sendable, Hashable {
     public var logLevel: LogLevelSetting?
     /// `[general] max_stanza_bytes`: larger stanzas end the stream instead of exhausting memory.
     public var maxStanzaBytes: Int
+    /// `[general] keepalive_seconds`: a dead connection is noticed within this time.
+    public var keepaliveSeconds: Int = 60
+    /// `[general] reconnect_max_seconds`: the cap of the reconnect backoff.
+    public var reconnectMaxSeconds: Int = 300
+    /// `[general] archive_poll_seconds`: how often the server archive is read for messages Roost was not
+    /// offered live (0 = only at login).
+    public var archivePollSeconds: Int = 60
     /// In file order.
     public var accounts: [AccountConfig]
     /// `[notify]` exactly as written; the notification layer validates it.

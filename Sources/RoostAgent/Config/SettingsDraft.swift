@@ -3,4 +3,7 @@ struct SettingsDraft {
     var archivePath: String?
     var logLevel: LogLevelSetting?
     var maxStanzaBytes: Int?
+    var keepaliveSeconds: Int?
+    var reconnectMaxSeconds: Int?
+    var archivePollSeconds: Int?
 }

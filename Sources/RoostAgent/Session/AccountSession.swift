@@ -17,12 +17,22 @@ actor AccountSession {
     private var eventTask: Task<Void, Never>?
     private var reconnectTask: Task<Void, Never>?
     private var connectedOnce = false
+    private let settings: AgentSettings
+    private var pollTask: Task<Void, Never>?
+    private var catchUpRunning = false
+    /// The server-archive mark: catch-up resumes after this id (see `ArchiveCatchUp`).
+    private var archiveMark: String?
+    private var archiveMarkTimestamp: Int64?
+    public private(set) var lastCatchUp: Date?
     /// Counts for tests and status.
     private(set) var rejectedStanzas = 0
 
     init(account: AccountConfig, password: String, settings: AgentSettings, pipeline: IngestPipeline, log: Logger,
-         resumption: StreamResumptionState?) throws(ConfigError) {
+         resumption: StreamResumptionState?, sync: SyncState?) throws(ConfigError) {
         self.account = account
+        self.settings = settings
+        archiveMark = sync?.lastStanzaId
+        archiveMarkTimestamp = sync?.lastTimestamp
         var configuration = try ClientConfiguration(account: account, password: password, maxStanzaBytes: settings.maxStanzaBytes)
         configuration.keepaliveInterval = settings.keepaliveInterval
         jid = configuration.jid
@@ -103,6 +113,47 @@ actor AccountSession {
         for item in items where item.name != nil { context.displayNames[item.jid] = item.name }
         pipeline.submit(items.map { StanzaRouter.rosterEvent($0, account: jid, now: now) })
         log.info("\(jid): online; roster has \(items.count) contacts; stanza-ids \(context.trustsOwnStanzaIDs ? "trusted" : "not trusted")")
+        if context.trustsOwnStanzaIDs {
+            await catchUp(progress: true)
+            startPolling()
+        }
+    }
+
+    // MARK: - Server archive
+
+    /// Reads what the server archived since the mark; a failure is logged and retried at the next poll.
+    private func catchUp(progress: Bool) async {
+        guard !catchUpRunning, !stopping else { return }
+        catchUpRunning = true
+        defer { catchUpRunning = false }
+        let run = ArchiveCatchUp(client: client, account: jid, pipeline: pipeline, log: log)
+        do {
+            let summary = try await run.run(from: archiveMark, lastTimestamp: archiveMarkTimestamp, context: context,
+                                            progress: progress && archiveMark == nil)
+            archiveMark = summary.lastID ?? archiveMark
+            lastCatchUp = Date()
+            if summary.inserted > 0 || progress {
+                log.info("\(jid): server archive read: \(summary.received) messages in \(summary.pages) pages, \(summary.inserted) new")
+            }
+        } catch {
+            log.warning("\(jid): reading the server archive failed: \(error)")
+        }
+    }
+
+    private func startPolling() {
+        guard pollTask == nil, let interval = settings.archivePollInterval else { return }
+        pollTask = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard !Task.isCancelled else { return }
+                await self.pollArchive()
+            }
+        }
+    }
+
+    private func pollArchive() async {
+        guard client.isConnected else { return }
+        await catchUp(progress: false)
     }
 
     // MARK: - Events
@@ -159,6 +210,7 @@ actor AccountSession {
     func stop() async {
         stopping = true
         reconnectTask?.cancel()
+        pollTask?.cancel()
         await pipeline.flush()
         await client.disconnect()
         eventTask?.cancel()

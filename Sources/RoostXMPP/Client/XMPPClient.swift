@@ -29,6 +29,8 @@ public final class XMPPClient: Sendable {
         var closing = false
         var lastAckSent: UInt32 = 0
         var generation = 0
+        /// Open MAM queries by query id: their results are collected here instead of the event stream.
+        var archiveCollectors: [String: [InboundStanza]] = [:]
     }
 
     public init(configuration: ClientConfiguration, resumption: StreamResumptionState? = nil,
@@ -273,6 +275,15 @@ public final class XMPPClient: Sendable {
         if element.name == "iq", element.namespace == Namespace.client, handleIQ(IQ(element), sequence: sequence) {
             return
         }
+        if element.name == "message", let queryID = element.child("result", namespace: Namespace.mam)?[attribute: "queryid"] {
+            let inbound = InboundStanza(element: element, sequence: sequence)
+            let collected = state.withLock { s -> Bool in
+                guard s.archiveCollectors[queryID] != nil else { return false }
+                s.archiveCollectors[queryID]!.append(inbound)
+                return true
+            }
+            if collected { return }
+        }
         continuation.yield(.stanza(InboundStanza(element: element, sequence: sequence)))
     }
 
@@ -387,6 +398,19 @@ public final class XMPPClient: Sendable {
         if let h { try? rawSend(StreamManagement.answer(handled: h)) }
     }
 
+    /// Marks one inbound stanza as handled (when stanzas are committed out of order, e.g. MAM pages beside live traffic).
+    public func acknowledge(_ sequence: UInt64) {
+        let h = state.withLock { s -> UInt32? in
+            guard s.smEnabled, sequence > 0 else { return nil }
+            s.handled.markHandled(sequence)
+            let h = s.handled.h
+            guard h &- s.lastAckSent >= 50 else { return nil }
+            s.lastAckSent = h
+            return h
+        }
+        if let h { try? rawSend(StreamManagement.answer(handled: h)) }
+    }
+
     private func markHandled(_ sequence: UInt64) {
         guard sequence > 0 else { return }
         state.withLock { $0.handled.markHandled(sequence) }
@@ -459,6 +483,23 @@ public final class XMPPClient: Sendable {
             throw .stanzaError(answer.error ?? StanzaError(type: "cancel", condition: "undefined-condition"))
         }
         return answer
+    }
+
+    /// Runs one XEP-0313 query page: its `<result/>` messages are collected (in stream order, with their
+    /// sequence numbers for acknowledgement) instead of going to `events`, and returned with the `<fin/>` answer.
+    /// Validating each result (its `from`, its query id) is the caller's job.
+    public func queryArchive(_ iq: IQ, queryID: String, timeout: Duration? = nil) async throws(ClientError) -> (results: [InboundStanza], fin: IQ) {
+        state.withLock { $0.archiveCollectors[queryID] = [] }
+        let answer: IQ
+        do {
+            answer = try await request(iq, timeout: timeout)
+        } catch {
+            let orphans = state.withLock { $0.archiveCollectors.removeValue(forKey: queryID) } ?? []
+            for stanza in orphans { markHandled(stanza.sequence) }
+            throw error
+        }
+        let results = state.withLock { $0.archiveCollectors.removeValue(forKey: queryID) } ?? []
+        return (results, answer)
     }
 
     // MARK: - Leaving

@@ -30,7 +30,7 @@ struct RunCommand: Command {
             selected.accounts = config.accounts.filter { $0.jid.caseInsensitiveCompare(only) == .orderedSame }
         }
         let signals = SignalWatcher()
-        let agent = try Agent(config: selected, settings: AgentSettings(maxStanzaBytes: config.maxStanzaBytes), log: log)
+        let agent = try Agent(config: selected, settings: AgentSettings(config: config), log: log)
         if agent.accountCount == 0 {
             log.error("no account could be started")
             return .config

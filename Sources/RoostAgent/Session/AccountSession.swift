@@ -37,13 +37,12 @@ actor AccountSession {
         configuration.keepaliveInterval = settings.keepaliveInterval
         jid = configuration.jid
         let logger = log
-        let name = configuration.jid.description
         client = XMPPClient(configuration: configuration, resumption: resumption) { level, message in
             switch level {
             case .error: logger.error(message)
             case .warning: logger.warning(message)
             case .info: logger.info(message)
-            case .debug: logger.debug("\(name): \(message)")
+            case .debug: logger.debug(message)
             }
         }
         self.pipeline = pipeline

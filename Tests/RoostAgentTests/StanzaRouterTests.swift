@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+import RoostArchive
+import RoostXMPP
+@testable import RoostAgent
+
+private func parse(_ s: String) -> Element {
+    let parser = XMLStreamParser()
+    let events = try! parser.feed(Array("<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' version='1.0'>\(s)".utf8))
+    for case .stanza(let e) in events { return e }
+    fatalError("no stanza")
+}
+
+private func messages(_ outcome: StanzaRouter.Outcome) -> [MessageRecord] {
+    outcome.events.compactMap { if case .message(let m) = $0 { m } else { nil } }
+}
+
+@Suite("Stanza router")
+struct StanzaRouterTests {
+    let context = RoutingContext(account: try! JID("alice@roost.test"), trustsOwnStanzaIDs: true,
+                                 displayNames: [try! JID("bob@roost.test"): "Bob"])
+    let now: Int64 = 1_700_000_000_000
+
+    @Test func incomingChatWithStateAndTrustedStanzaID() throws {
+        let out = StanzaRouter.route(parse("""
+            <message from='bob@roost.test/phone' to='alice@roost.test/roost' type='chat' id='m1'><body>hi 你好</body>\
+            <active xmlns='http://jabber.org/protocol/chatstates'/><stanza-id xmlns='urn:xmpp:sid:0' id='S1' by='alice@roost.test'/></message>
+            """), context: context, now: now)
+        let m = try #require(messages(out).first)
+        #expect(m.direction == .incoming)
+        #expect(m.conversation == "bob@roost.test")
+        #expect(m.senderName == "Bob")
+        #expect(m.stanzaId == "S1" && m.stanzaIdTrusted)
+        #expect(m.timestamp == now)
+        #expect(out.events.contains { if case .chatState(let s) = $0 { s.state == .active } else { false } })
+    }
+
+    @Test func stanzaIDFromAnotherEntityIsNotTrusted() throws {
+        let out = StanzaRouter.route(parse("""
+            <message from='bob@roost.test/phone' type='chat'><body>x</body><stanza-id xmlns='urn:xmpp:sid:0' id='FAKE' by='bob@roost.test'/></message>
+            """), context: context, now: now)
+        let m = try #require(messages(out).first)
+        #expect(m.stanzaId == nil)
+        #expect(!m.stanzaIdTrusted)
+    }
+
+    @Test func standaloneChatStateIsArchivedWithoutMessage() {
+        let out = StanzaRouter.route(parse("<message from='bob@roost.test/phone' type='chat'><composing xmlns='http://jabber.org/protocol/chatstates'/></message>"),
+                                     context: context, now: now)
+        #expect(messages(out).isEmpty)
+        #expect(out.events.count == 1)
+    }
+
+    @Test func delayStampIsTheMessageTime() throws {
+        let out = StanzaRouter.route(parse("<message from='bob@roost.test/x' type='chat'><body>old</body><delay xmlns='urn:xmpp:delay' stamp='2026-01-01T00:00:00.250Z'/></message>"),
+                                     context: context, now: now)
+        let m = try #require(messages(out).first)
+        #expect(m.timestamp == 1_767_225_600_250)
+        #expect(m.receivedAt == now)
+    }
+
+    @Test func sentCarbonIsOutgoingInThePeersConversation() throws {
+        let out = StanzaRouter.route(parse("""
+            <message from='alice@roost.test' to='alice@roost.test/roost' type='chat'><sent xmlns='urn:xmpp:carbons:2'><forwarded xmlns='urn:xmpp:forward:0'>\
+            <message xmlns='jabber:client' from='alice@roost.test/phone' to='bob@roost.test' type='chat' id='x1'><body>from phone</body>\
+            <origin-id xmlns='urn:xmpp:sid:0' id='O1'/></message></forwarded></sent>\
+            <stanza-id xmlns='urn:xmpp:sid:0' id='S9' by='alice@roost.test'/></message>
+            """), context: context, now: now)
+        let m = try #require(messages(out).first)
+        #expect(m.direction == .outgoing)
+        #expect(m.conversation == "bob@roost.test")
+        #expect(m.isCarbon && m.source == .carbon)
+        #expect(m.originId == "O1")
+    }
+
+    @Test func forgedCarbonFromAContactIsDropped() {
+        let out = StanzaRouter.route(parse("""
+            <message from='mallory@roost.test/x' type='chat'><received xmlns='urn:xmpp:carbons:2'><forwarded xmlns='urn:xmpp:forward:0'>\
+            <message xmlns='jabber:client' from='bob@roost.test/x' to='alice@roost.test'><body>forged</body></message></forwarded></received></message>
+            """), context: context, now: now)
+        #expect(out.events.isEmpty)
+        #expect(out.rejected != nil)
+    }
+
+    @Test func spoofedRosterPushIsRefusedAndNotArchived() {
+        let out = StanzaRouter.route(parse("<iq type='set' id='p' from='mallory@roost.test/x'><query xmlns='jabber:iq:roster'><item jid='mallory@roost.test' name='Trusted'/></query></iq>"),
+                                     context: context, now: now)
+        #expect(out.events.isEmpty)
+        #expect(out.rosterChanges.isEmpty)
+        #expect(out.replies.first?[attribute: "type"] == "error")
+    }
+
+    @Test func legitimateRosterPushIsArchivedAndAnswered() {
+        let out = StanzaRouter.route(parse("<iq type='set' id='p'><query xmlns='jabber:iq:roster'><item jid='carol@roost.test' name='Carol' subscription='both'><group>Work</group></item></query></iq>"),
+                                     context: context, now: now)
+        #expect(out.replies.first?[attribute: "type"] == "result")
+        #expect(out.rosterChanges.first?.name == "Carol")
+        #expect(out.events.count == 1)
+    }
+
+    @Test func presenceAndSubscriptionsAreLogged() {
+        let away = StanzaRouter.route(parse("<presence from='bob@roost.test/phone'><show>away</show><status>lunch</status><priority>5</priority></presence>"),
+                                      context: context, now: now)
+        guard case .presence(let p) = away.events.first else { Issue.record("no presence"); return }
+        #expect(p.show == "away" && p.status == "lunch" && p.priority == 5 && p.resource == "phone")
+        let request = StanzaRouter.route(parse("<presence from='dave@roost.test' type='subscribe'><status>hi, it's Dave</status></presence>"),
+                                         context: context, now: now)
+        guard case .subscription(let s) = request.events.first else { Issue.record("no subscription"); return }
+        #expect(s.kind == .subscribe && s.direction == .incoming && s.message == "hi, it's Dave")
+    }
+
+    @Test func correctionCarriesTheReplacedID() throws {
+        let out = StanzaRouter.route(parse("<message from='bob@roost.test/x' type='chat' id='m2'><body>fixed</body><replace xmlns='urn:xmpp:message-correct:0' id='m1'/></message>"),
+                                     context: context, now: now)
+        #expect(try #require(messages(out).first).replaces == "m1")
+    }
+
+    @Test func unsolicitedArchiveResultsAreDropped() {
+        let out = StanzaRouter.route(parse("<message from='alice@roost.test'><result xmlns='urn:xmpp:mam:2' queryid='nope' id='A'><forwarded xmlns='urn:xmpp:forward:0'><message xmlns='jabber:client' from='bob@roost.test/x' type='chat'><body>injected</body></message></forwarded></result></message>"),
+                                     context: context, now: now)
+        #expect(out.events.isEmpty)
+    }
+}

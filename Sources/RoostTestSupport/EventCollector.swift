@@ -34,7 +34,8 @@ public final class EventCollector: Sendable {
             if let match = stanzas.first(where: predicate) { return match }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw WaitTimedOut(what: "a matching stanza")
+        let seen = stanzas.suffix(8).map { String(XMLSerializer.serialize($0).prefix(300)) }.joined(separator: "\n  ")
+        throw WaitTimedOut(what: "a matching stanza; the last ones seen:\n  \(seen)")
     }
 
     public func waitForEvent(timeout: Duration = .seconds(10), _ predicate: (ClientEvent) -> Bool) async throws -> ClientEvent {

@@ -53,7 +53,7 @@ enum StanzaRouter {
     /// The archive events for one chat message (body and/or chat state), seen from the account.
     ///
     /// `stanzaIDSource` is the stanza carrying the server-assigned stanza-id: for a carbon, the wrapper
-    /// (XEP-0280 says the server adds it there), for a live message itself.
+    /// (or else the forwarded message), for a live message itself.
     static func records(for message: Message, direction: MessageDirection, source: MessageSource, context: RoutingContext,
                         now: Int64, stanzaIDSource: Message, archiveID: String? = nil) -> [ArchiveEvent] {
         let account = context.account
@@ -81,7 +81,9 @@ enum StanzaRouter {
             stanzaID = archiveID
             stanzaIDBy = account.description
             trusted = true
-        } else if let id = stanzaIDSource.stanzaIDs.id(by: account) {
+        } else if let id = stanzaIDSource.stanzaIDs.id(by: account) ?? (source == .carbon ? message.stanzaIDs.id(by: account) : nil) {
+            // A carbon's id may sit on the wrapper or on the forwarded copy (the server stamped the original
+            // before copying it); either way the carbon was validated as coming from our own server.
             stanzaID = id
             stanzaIDBy = account.description
             trusted = context.trustsOwnStanzaIDs

@@ -1,0 +1,141 @@
+public import Foundation
+
+/// Runs the built `roost` binary as a user would, capturing stdout, stderr and the exit status.
+public enum RoostBinary {
+    public static var path: String {
+        let root = TestServer.packageRoot
+        for config in ["debug", "release"] {
+            let candidate = "\(root)/.build/\(config)/roost"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return "\(root)/.build/debug/roost"
+    }
+
+    public struct Result: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
+
+        public var lines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
+
+        /// stdout parsed as JSON Lines.
+        public var jsonLines: [[String: Any]] {
+            lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+    }
+
+    /// Runs `roost ARGS` to completion (with a deadline), optionally feeding stdin.
+    public static func run(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil,
+                           timeout: TimeInterval = 60) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try? input.fileHandleForWriting.close()
+        // Read both pipes concurrently so a chatty child never blocks on a full pipe.
+        let collector = PipeCollector(out: out, err: err)
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        let (stdout, stderr) = collector.finish()
+        return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+    }
+
+    /// Starts a long-running `roost` (e.g. `run`) whose stderr is collected until it is stopped.
+    public static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> RunningRoost {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return RunningRoost(process: process, collector: PipeCollector(out: out, err: err))
+    }
+}
+
+/// A `roost` process running in the background.
+public final class RunningRoost: @unchecked Sendable {
+    public let process: Process
+    private let collector: PipeCollector
+
+    init(process: Process, collector: PipeCollector) {
+        self.process = process
+        self.collector = collector
+    }
+
+    public var stderrSoFar: String { collector.stderrSoFar }
+
+    /// Waits until stderr contains `text` (e.g. "online"), or throws after `timeout`.
+    public func waitForLog(_ text: String, timeout: TimeInterval = 30) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if collector.stderrSoFar.contains(text) { return }
+            if !process.isRunning { break }
+            usleep(20_000)
+        }
+        throw WaitTimedOut(what: "'\(text)' in roost's log; log so far:\n\(collector.stderrSoFar)")
+    }
+
+    /// Sends `signal` and waits for the exit status.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 20) -> (status: Int32, stderr: String) {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let (_, stderr) = collector.finish()
+        return (process.terminationStatus, stderr)
+    }
+}
+
+/// Drains a child's stdout and stderr on background threads.
+final class PipeCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var out = Data()
+    private var err = Data()
+    private let group = DispatchGroup()
+
+    init(out: Pipe, err: Pipe) {
+        drain(out.fileHandleForReading) { [self] data in lock.withLock { self.out.append(data) } }
+        drain(err.fileHandleForReading) { [self] data in lock.withLock { self.err.append(data) } }
+    }
+
+    private func drain(_ handle: FileHandle, into append: @escaping @Sendable (Data) -> Void) {
+        group.enter()
+        let group = self.group
+        Thread.detachNewThread {
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                append(data)
+            }
+            group.leave()
+        }
+    }
+
+    var stderrSoFar: String { lock.withLock { String(decoding: err, as: UTF8.self) } }
+
+    func finish() -> (String, String) {
+        _ = group.wait(timeout: .now() + 10)
+        return lock.withLock { (String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self)) }
+    }
+}

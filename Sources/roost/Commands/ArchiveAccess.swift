@@ -89,7 +89,11 @@ extension MessageRow {
         if highlight { text = highlightedBody(open: "\u{1B}[1;33m", close: "\u{1B}[0m") }
         text = text.replacingOccurrences(of: "\n", with: "\n    ")
         let edited = edited ? " (edited)" : ""
-        let conversationPart = showConversation ? "\(conversation) " : ""
-        return "\(TimeText.local(timestamp)) \(conversationPart)\(arrow) \(who): \(text)\(edited)"
+        if showConversation {
+            // The conversation already names a 1:1 peer; print the sender only where it adds something.
+            let sender = (direction == .incoming && who != conversation) ? " \(who):" : ""
+            return "\(TimeText.local(timestamp)) \(conversation) \(arrow)\(sender) \(text)\(edited)"
+        }
+        return "\(TimeText.local(timestamp)) \(arrow) \(who): \(text)\(edited)"
     }
 }

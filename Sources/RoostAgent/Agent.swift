@@ -9,7 +9,7 @@ public final class Agent: Sendable {
     private let log: Logger
     private let writer: ArchiveWriter
     public let pipeline: IngestPipeline
-    private let sessions: [AccountSession]
+    let sessions: [AccountSession]
 
     /// Opens the archive (creating it 0600 in a 0700 folder) and prepares one session per enabled account.
     /// Passwords are resolved here, once; a failing `password_command` fails that account only.

@@ -219,6 +219,21 @@ actor AccountSession {
 
     func currentState() -> AccountState { state }
 
+    func onlineClient() -> XMPPClient? {
+        if case .online = state, client.isConnected { return client }
+        return nil
+    }
+
+    func status() -> AccountStatus {
+        var online = false
+        if case .online = state { online = true }
+        return AccountStatus(account: jid.description, state: state,
+                             server: account.host.map { "\($0):\(account.port ?? 5222)" } ?? jid.domain,
+                             boundResource: online ? client.boundJID?.resource : nil,
+                             streamManagement: online && client.resumptionState != nil, lastCatchUp: lastCatchUp,
+                             unacknowledgedOutbound: client.unacknowledgedCount, rejectedStanzas: rejectedStanzas)
+    }
+
     static func nowMilliseconds() -> Int64 {
         Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }

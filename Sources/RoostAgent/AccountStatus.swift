@@ -1,0 +1,14 @@
+import Foundation
+
+/// One account as `roost status` shows it.
+public struct AccountStatus: Sendable {
+    public var account: String
+    public var state: AccountState
+    public var server: String?
+    public var boundResource: String?
+    public var streamManagement: Bool
+    public var lastCatchUp: Date?
+    /// Outbound stanzas the server has not acknowledged yet.
+    public var unacknowledgedOutbound: Int
+    public var rejectedStanzas: Int
+}

@@ -1,0 +1,27 @@
+public import RoostXMPP
+
+/// What the control socket (and anything else driving a running agent) may use.
+public protocol AgentHandle: Sendable {
+    var accountJIDs: [String] { get }
+    var archivePath: String { get }
+    var pipeline: IngestPipeline { get }
+    /// The account's client while it is online; nil while connecting or failed.
+    func client(for account: String) async -> XMPPClient?
+    func status() async -> [AccountStatus]
+}
+
+extension Agent: AgentHandle {
+    public var accountJIDs: [String] { sessions.map { $0.jid.description } }
+    public var archivePath: String { config.archivePath }
+
+    public func client(for account: String) async -> XMPPClient? {
+        guard let session = sessions.first(where: { $0.jid.description.caseInsensitiveCompare(account) == .orderedSame }) else { return nil }
+        return await session.onlineClient()
+    }
+
+    public func status() async -> [AccountStatus] {
+        var out: [AccountStatus] = []
+        for session in sessions { out.append(await session.status()) }
+        return out
+    }
+}

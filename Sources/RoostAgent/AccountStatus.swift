@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One account as `roost status` shows it.
 public struct AccountStatus: Sendable {

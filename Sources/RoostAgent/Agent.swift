@@ -24,11 +24,14 @@ public final class Agent: Sendable {
             do {
                 let password = try account.resolvePassword()
                 let sync = try? writer.syncState(account: account.jid)
-                // Resuming across a process restart needs the committed `h` persisted with every batch;
-                // until that exists, a restarted process starts a fresh session and catches up from MAM.
-                let resumption: StreamResumptionState? = nil
+                // A process that died keeps its SM session on the server for the hibernation time: resume it with
+                // the `h` committed together with the data, so nothing is lost and nothing arrives twice.
+                let resumption = sync.flatMap { s -> StreamResumptionState? in
+                    guard let id = s.streamManagementId, let h = s.streamManagementH else { return nil }
+                    return StreamResumptionState(id: id, inboundHandled: h)
+                }
                 sessions.append(try AccountSession(account: account, password: password, settings: settings, pipeline: pipeline,
-                                                   log: log, resumption: resumption, sync: sync ?? nil))
+                                                   log: log, resumption: resumption, sync: sync))
             } catch {
                 log.error("\(account.jid): \(error) — this account is skipped")
             }

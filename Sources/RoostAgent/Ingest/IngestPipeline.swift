@@ -9,12 +9,29 @@ import Synchronization
 public final class IngestPipeline: Sendable {
     public struct Submission: Sendable {
         public var events: [ArchiveEvent]
+        /// Stream-management progress to persist in the same transaction (ack after commit survives a crash).
+        public var progress: StreamProgress?
         /// Runs on the pipeline thread after the commit (or with the error), in submission order.
         public var completion: @Sendable (Result<[InsertOutcome], ArchiveError>) -> Void
 
-        public init(events: [ArchiveEvent], completion: @escaping @Sendable (Result<[InsertOutcome], ArchiveError>) -> Void) {
+        public init(events: [ArchiveEvent], progress: StreamProgress? = nil,
+                    completion: @escaping @Sendable (Result<[InsertOutcome], ArchiveError>) -> Void) {
             self.events = events
+            self.progress = progress
             self.completion = completion
+        }
+    }
+
+    /// The `h` an account's SM session reaches once a submission is committed.
+    public struct StreamProgress: Sendable {
+        public var account: String
+        public var streamID: String
+        public var handledCount: UInt32
+
+        public init(account: String, streamID: String, handledCount: UInt32) {
+            self.account = account
+            self.streamID = streamID
+            self.handledCount = handledCount
         }
     }
 
@@ -53,8 +70,9 @@ public final class IngestPipeline: Sendable {
         if !accepted { submission.completion(.failure(.invalidRecord("the archive is closing"))) }
     }
 
-    public func submit(_ events: [ArchiveEvent], completion: @escaping @Sendable (Result<[InsertOutcome], ArchiveError>) -> Void = { _ in }) {
-        submit(Submission(events: events, completion: completion))
+    public func submit(_ events: [ArchiveEvent], progress: StreamProgress? = nil,
+                       completion: @escaping @Sendable (Result<[InsertOutcome], ArchiveError>) -> Void = { _ in }) {
+        submit(Submission(events: events, progress: progress, completion: completion))
     }
 
     /// Commits what is queued, then stops the thread. Safe to call twice.
@@ -99,7 +117,19 @@ public final class IngestPipeline: Sendable {
     }
 
     private func commit(_ batch: [Submission]) {
-        let events = batch.flatMap(\.events)
+        var events = batch.flatMap(\.events)
+        // One SM count per account and batch: the last, since submissions are in stream order.
+        var progress: [String: StreamProgress] = [:]
+        var order: [String] = []
+        for submission in batch {
+            guard let p = submission.progress else { continue }
+            if progress[p.account] == nil { order.append(p.account) }
+            progress[p.account] = p
+        }
+        for account in order {
+            let p = progress[account]!
+            events.append(.syncState(SyncStateRecord(account: account, streamManagementId: p.streamID, streamManagementH: p.handledCount)))
+        }
         let result: Result<[InsertOutcome], ArchiveError>
         if events.isEmpty {
             result = .success([])

@@ -26,6 +26,10 @@ actor AccountSession {
     public private(set) var lastCatchUp: Date?
     /// Counts for tests and status.
     private(set) var rejectedStanzas = 0
+    private let catchUpInserted = InsertCounter()
+    /// Stanzas wait until the server's features are known: a stanza-id archived as untrusted could not
+    /// deduplicate against its server-archive copy later.
+    private var trustKnown = false
 
     init(account: AccountConfig, password: String, settings: AgentSettings, pipeline: IngestPipeline, log: Logger,
          resumption: StreamResumptionState?, sync: SyncState?) throws(ConfigError) {
@@ -73,7 +77,13 @@ actor AccountSession {
             let info = try await client.connect()
             backoff.reset()
             state = .online(resource: info.boundJID.resource ?? "", streamManagement: info.streamManagement)
-            if !info.resumed { try await afterLogin() }
+            if !info.resumed || !connectedOnce {
+                try await afterLogin(resumed: info.resumed)
+            } else {
+                // Resumed in-process: nothing the server queued is lost, but messages that went only to the
+                // server archive meanwhile (Roost is at priority -1) are fetched now rather than at the next poll.
+                await catchUp(progress: false)
+            }
             connectedOnce = true
         } catch let error as ClientError {
             handleConnectFailure(error)
@@ -96,15 +106,19 @@ actor AccountSession {
         scheduleConnect(after: delay)
     }
 
-    /// Fresh session (not resumed): learn what the server does, turn on carbons, load the roster.
-    private func afterLogin() async throws {
+    /// First login of this process, or a fresh session: learn what the server does, turn on carbons (a
+    /// resumed session still has them), load the roster, catch up from the server archive.
+    private func afterLogin(resumed: Bool) async throws {
         if let info = try? await client.request(Disco.infoRequest(to: jid)), let disco = Disco.info(in: info) {
             context.trustsOwnStanzaIDs = disco.supports(Namespace.mam) || disco.supports(Namespace.stanzaID)
         }
-        do {
-            _ = try await client.request(Carbons.enableRequest())
-        } catch {
-            log.warning("\(jid): the server refused message carbons (\(error)); messages sent from other clients will only be archived through MAM")
+        trustKnown = true
+        if !resumed {
+            do {
+                _ = try await client.request(Carbons.enableRequest())
+            } catch {
+                log.warning("\(jid): the server refused message carbons (\(error)); messages sent from other clients will only be archived through MAM")
+            }
         }
         let roster = try await client.request(Roster.getRequest())
         let now = Self.nowMilliseconds()
@@ -125,14 +139,16 @@ actor AccountSession {
         guard !catchUpRunning, !stopping else { return }
         catchUpRunning = true
         defer { catchUpRunning = false }
-        let run = ArchiveCatchUp(client: client, account: jid, pipeline: pipeline, log: log)
+        let run = ArchiveCatchUp(client: client, account: jid, log: log)
+        let insertedBefore = catchUpInserted.value
         do {
-            let summary = try await run.run(from: archiveMark, lastTimestamp: archiveMarkTimestamp, context: context,
-                                            progress: progress && archiveMark == nil)
+            let summary = try await run.run(from: archiveMark, lastTimestamp: archiveMarkTimestamp, progress: progress && archiveMark == nil)
             archiveMark = summary.lastID ?? archiveMark
             lastCatchUp = Date()
-            if summary.inserted > 0 || progress {
-                log.info("\(jid): server archive read: \(summary.received) messages in \(summary.pages) pages, \(summary.inserted) new")
+            await pipeline.flush()
+            let inserted = catchUpInserted.value - insertedBefore
+            if inserted > 0 || progress {
+                log.info("\(jid): server archive read (\(summary.pages) pages): \(inserted) new messages")
             }
         } catch {
             log.warning("\(jid): reading the server archive failed: \(error)")
@@ -159,9 +175,15 @@ actor AccountSession {
 
     private func consumeEvents() async {
         for await event in client.events {
+            while !trustKnown && !stopping {
+                if case .disconnected = event { break }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
             switch event {
             case .stanza(let stanza):
                 route(stanza)
+            case .archivePage(let page):
+                route(page)
             case .resumptionState(let resumption):
                 pipeline.submit([.syncState(SyncStateRecord(account: jid.description, streamManagementId: resumption.id,
                                                             streamManagementH: resumption.inboundHandled))])
@@ -190,17 +212,38 @@ actor AccountSession {
             }
         }
         let client = self.client
-        let sequence = stanza.sequence
+        let acknowledgement = stanza.acknowledgement
         let log = self.log
         let jid = self.jid
-        pipeline.submit(outcome.events) { result in
+        pipeline.submit(outcome.events, progress: progress(acknowledgement)) { result in
             switch result {
-            case .success: client.acknowledge(through: sequence)
+            case .success: client.acknowledge(acknowledgement)
             case .failure(let error):
                 // Not acknowledged: the server keeps it (SM) or MAM has it; nothing is lost, it comes back later.
                 log.error("\(jid): could not archive a stanza: \(error)")
             }
         }
+    }
+
+    private func route(_ page: ArchivePage) {
+        let (events, _, rejected) = ArchivePageRouter.events(for: page, context: context, now: Self.nowMilliseconds())
+        if rejected > 0 {
+            rejectedStanzas += rejected
+            log.warning("\(jid): ignored \(rejected) archive results not from the account's own archive or query")
+        }
+        let client = self.client
+        let acknowledgement = page.acknowledgement
+        let counter = catchUpInserted
+        pipeline.submit(events, progress: progress(acknowledgement)) { result in
+            guard case .success(let outcomes) = result else { return }
+            counter.add(outcomes.reduce(0) { if case .inserted = $1 { $0 + 1 } else { $0 } })
+            client.acknowledge(acknowledgement)
+        }
+    }
+
+    private func progress(_ acknowledgement: Acknowledgement) -> IngestPipeline.StreamProgress? {
+        guard let id = acknowledgement.streamID, let h = acknowledgement.handledCount else { return nil }
+        return IngestPipeline.StreamProgress(account: jid.description, streamID: id, handledCount: h)
     }
 
     // MARK: - Stopping

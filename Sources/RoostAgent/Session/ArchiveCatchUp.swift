@@ -9,10 +9,11 @@ import Synchronization
 /// The mark only advances through catch-up pages, never through live messages: a live message proves
 /// nothing about the messages before it (they may have gone to offline storage while Roost, at priority
 /// -1, was not offered them), so each catch-up re-reads from the mark and dedup drops what is already here.
+/// The pages themselves reach the archive through the session's event stream (`ArchivePageRouter`), in
+/// stream order with live traffic, so the stream-management count persisted with them stays exact.
 struct ArchiveCatchUp {
     let client: XMPPClient
     let account: JID
-    let pipeline: IngestPipeline
     let log: Logger
     var pageSize = 250
     /// When the server no longer knows the mark (`item-not-found`), re-read this far before the newest stored message.
@@ -20,71 +21,68 @@ struct ArchiveCatchUp {
 
     struct Summary: Sendable {
         var pages = 0
-        var received = 0
-        var inserted = 0
         var lastID: String?
+        var total: Int?
     }
 
-    func run(from mark: String?, lastTimestamp: Int64?, context: RoutingContext, progress: Bool) async throws(ClientError) -> Summary {
+    func run(from mark: String?, lastTimestamp: Int64?, progress: Bool) async throws(ClientError) -> Summary {
         var summary = Summary(lastID: mark)
         var after = mark
         var start: String?
-        let counter = InsertCounter()
         while true {
             let queryID = StanzaID.make()
-            let page: (results: [InboundStanza], fin: IQ)
+            let fin: IQ
             do {
-                page = try await client.queryArchive(MAM.query(queryID: queryID, afterID: after, start: start, pageSize: pageSize), queryID: queryID)
-            } catch .stanzaError(let error) where error.condition == "item-not-found" && after != nil {
-                let since = (lastTimestamp ?? 0) - fallbackWindow
+                fin = try await client.queryArchive(MAM.query(queryID: queryID, afterID: after, start: start, pageSize: pageSize), queryID: queryID)
+            } catch {
+                guard case .stanzaError(let e) = error, e.condition == "item-not-found", after != nil else { throw error }
+                let since = max(0, (lastTimestamp ?? 0) - fallbackWindow)
                 log.warning("\(account): the server no longer knows archive id \(after ?? ""); re-reading from \(XMPPDateTime.format(milliseconds: since))")
                 after = nil
-                start = XMPPDateTime.format(milliseconds: max(0, since))
+                start = XMPPDateTime.format(milliseconds: since)
                 continue
             }
-            let fin = MAM.fin(in: page.fin)
-            var events: [ArchiveEvent] = []
-            var sequences: [UInt64] = []
-            var newestTimestamp: Int64?
-            let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
-            for stanza in page.results {
-                sequences.append(stanza.sequence)
-                guard let result = MAM.result(in: Message(stanza.element), archive: account), result.queryID == queryID else {
-                    log.debug("\(account): ignored an archive result that is not from the account's own archive or query")
-                    continue
-                }
-                let inner = result.message
-                let outgoing = inner.from?.bare == account.bare
-                let records = StanzaRouter.records(for: inner, direction: outgoing ? .outgoing : .incoming, source: .mam, context: context,
-                                                   now: now, stanzaIDSource: inner, archiveID: result.archiveID)
-                for case .message(let m) in records { newestTimestamp = max(newestTimestamp ?? m.timestamp, m.timestamp) }
-                events.append(contentsOf: records)
-            }
+            let result = MAM.fin(in: fin)
             summary.pages += 1
-            summary.received += page.results.count
-            let last = fin?.last ?? after
-            if let last {
-                events.append(.syncState(SyncStateRecord(account: account.description, lastStanzaId: last, lastTimestamp: newestTimestamp)))
+            if summary.total == nil { summary.total = result?.count }
+            if progress, let count = result?.count, count > pageSize {
+                log.info("\(account): reading the server archive: page \(summary.pages) of about \((count + pageSize - 1) / pageSize)")
             }
-            let client = self.client
-            let handled = sequences
-            pipeline.submit(events) { result in
-                if case .success(let outcomes) = result {
-                    counter.add(outcomes.reduce(0) { if case .inserted = $1 { $0 + 1 } else { $0 } })
-                    for sequence in handled { client.acknowledge(sequence) }
-                }
-            }
-            if progress {
-                log.info("\(account): catching up from the server archive: \(summary.received) messages read\(fin?.count.map { " of \($0)" } ?? "")")
-            }
-            summary.lastID = last
-            guard let fin, !fin.complete, !page.results.isEmpty, let next = fin.last else { break }
+            summary.lastID = result?.last ?? summary.lastID
+            guard let result, !result.complete, let next = result.last else { break }
             after = next
             start = nil
         }
-        await pipeline.flush()
-        summary.inserted = counter.value
         return summary
+    }
+}
+
+/// Turns one archive page into archive events: each result is accepted only from the account's own
+/// archive and for the page's query id (CVE-2019-16237 class); the page's last id becomes the new mark.
+enum ArchivePageRouter {
+    static func events(for page: ArchivePage, context: RoutingContext, now: Int64) -> (events: [ArchiveEvent], accepted: Int, rejected: Int) {
+        let account = context.account
+        var events: [ArchiveEvent] = []
+        var accepted = 0
+        var rejected = 0
+        var newest: Int64?
+        for element in page.results {
+            guard let result = MAM.result(in: Message(element), archive: account), result.queryID == page.queryID else {
+                rejected += 1
+                continue
+            }
+            accepted += 1
+            let inner = result.message
+            let outgoing = inner.from?.bare == account.bare
+            let records = StanzaRouter.records(for: inner, direction: outgoing ? .outgoing : .incoming, source: .mam, context: context,
+                                               now: now, stanzaIDSource: inner, archiveID: result.archiveID)
+            for case .message(let m) in records { newest = max(newest ?? m.timestamp, m.timestamp) }
+            events.append(contentsOf: records)
+        }
+        if page.fin.type == .result, let last = MAM.fin(in: page.fin)?.last {
+            events.append(.syncState(SyncStateRecord(account: account.description, lastStanzaId: last, lastTimestamp: newest)))
+        }
+        return (events, accepted, rejected)
     }
 }
 

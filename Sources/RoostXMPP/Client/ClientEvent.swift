@@ -5,13 +5,35 @@ public enum ClientEvent: Sendable {
     case stanza(InboundStanza)
     /// Stream management is on; persist this so a restarted process can resume.
     case resumptionState(StreamResumptionState)
+    /// A page of a `queryArchive` query: its results in stream order, delivered where its `<fin/>` arrived.
+    case archivePage(ArchivePage)
     /// The connection ended; nil when the layer above asked for it.
     case disconnected(ClientError?)
 }
 
+/// One XEP-0313 page: the result messages of one query and the answer that closed it.
+public struct ArchivePage: Sendable {
+    public let queryID: String
+    public let results: [Element]
+    public let fin: IQ
+    /// Acknowledge the page through this (it covers the results and the `<fin/>`).
+    public let acknowledgement: Acknowledgement
+}
+
+/// Identifies what `XMPPClient.acknowledge(_:)` marks as handled, and the stream-management count that
+/// stands for it, so the layer above can persist that count in the same transaction as the data.
+public struct Acknowledgement: Sendable, Equatable {
+    public let sequence: UInt64
+    let generation: Int
+    /// The SM session and its `h` once everything through `sequence` is handled; nil without SM.
+    public let streamID: String?
+    public let handledCount: UInt32?
+}
+
 public struct InboundStanza: Sendable {
     public let element: Element
-    public let sequence: UInt64
+    public let acknowledgement: Acknowledgement
+    public var sequence: UInt64 { acknowledgement.sequence }
 
     public var kind: Kind {
         switch element.name {

@@ -30,7 +30,9 @@ public final class XMPPClient: Sendable {
         var lastAckSent: UInt32 = 0
         var generation = 0
         /// Open MAM queries by query id: their results are collected here instead of the event stream.
-        var archiveCollectors: [String: [InboundStanza]] = [:]
+        var archiveCollectors: [String: [Element]] = [:]
+        /// The IQ id of each open MAM query, to deliver its page when the answer arrives.
+        var archiveQueryIDs: [String: String] = [:]
     }
 
     public init(configuration: ClientConfiguration, resumption: StreamResumptionState? = nil,
@@ -39,6 +41,7 @@ public final class XMPPClient: Sendable {
         self.log = log
         var s = State()
         s.resumption = resumption
+        if let resumption { s.handled = HandledCounter(base: resumption.inboundHandled) }
         state = Mutex(s)
         (events, continuation) = AsyncStream.makeStream(of: ClientEvent.self, bufferingPolicy: .unbounded)
     }
@@ -172,7 +175,8 @@ public final class XMPPClient: Sendable {
                 s.smEnabled = true
                 s.handled = HandledCounter(base: s.handled.h)
                 s.lastAckSent = s.handled.h
-                do { try s.outbound.acknowledge(serverHandled) } catch { s.outbound = OutboundQueue() }
+                // After a process restart the queue is empty: continue the count where the server is.
+                do { try s.outbound.acknowledge(serverHandled) } catch { s.outbound = OutboundQueue(continuingAt: serverHandled) }
                 toResend = s.outbound.unacked
                 var fresh = OutboundQueue()
                 for e in toResend { fresh.append(e) }
@@ -213,7 +217,7 @@ public final class XMPPClient: Sendable {
             }
             guard let event else {
                 // Idle: probe once; if the probe also goes unanswered for a whole interval, the link is dead.
-                if let sent = probeSentAt, ContinuousClock.now - sent >= interval {
+                if let sent = probeSentAt, ContinuousClock.now - sent >= interval / 2 {
                     endError = .timeout("the server to answer a keepalive")
                     break
                 }
@@ -271,28 +275,32 @@ public final class XMPPClient: Sendable {
             handleStreamManagement(element)
             return
         }
-        let sequence = state.withLock { s -> UInt64 in s.smEnabled ? s.handled.nextSequence() : 0 }
-        if element.name == "iq", element.namespace == Namespace.client, handleIQ(IQ(element), sequence: sequence) {
+        let acknowledgement = state.withLock { s -> Acknowledgement in
+            guard s.smEnabled else { return Acknowledgement(sequence: 0, generation: generation, streamID: nil, handledCount: nil) }
+            let sequence = s.handled.nextSequence()
+            return Acknowledgement(sequence: sequence, generation: generation, streamID: s.resumption?.id, handledCount: s.handled.h(through: sequence))
+        }
+        if element.name == "iq", element.namespace == Namespace.client, handleIQ(IQ(element), acknowledgement: acknowledgement) {
             return
         }
         if element.name == "message", let queryID = element.child("result", namespace: Namespace.mam)?[attribute: "queryid"] {
-            let inbound = InboundStanza(element: element, sequence: sequence)
             let collected = state.withLock { s -> Bool in
                 guard s.archiveCollectors[queryID] != nil else { return false }
-                s.archiveCollectors[queryID]!.append(inbound)
+                s.archiveCollectors[queryID]!.append(element)
                 return true
             }
+            // A result is handled once its page is: acknowledging the page covers it.
             if collected { return }
         }
-        continuation.yield(.stanza(InboundStanza(element: element, sequence: sequence)))
+        continuation.yield(.stanza(InboundStanza(element: element, acknowledgement: acknowledgement)))
     }
 
     private func handleStreamManagement(_ element: Element) {
         switch element.name {
         case "r":
             let h = state.withLock { s -> UInt32 in
-                s.lastAckSent = s.handled.h
-                return s.handled.h
+                s.lastAckSent = s.handled.ackableH
+                return s.lastAckSent
             }
             try? rawSend(StreamManagement.answer(handled: h))
         case "a":
@@ -317,17 +325,28 @@ public final class XMPPClient: Sendable {
     }
 
     /// Answers requests the engine itself implements and resolves pending requests; returns true if consumed.
-    private func handleIQ(_ iq: IQ, sequence: UInt64) -> Bool {
+    private func handleIQ(_ iq: IQ, acknowledgement: Acknowledgement) -> Bool {
+        let sequence = acknowledgement.sequence
         switch iq.type {
         case .result, .error:
             let id = iq.id ?? ""
             let account = configuration.jid
-            let request = state.withLock { s -> PendingRequest? in
-                guard let p = s.pending[id], Self.answer(from: iq.from, fromAttribute: iq.fromAttribute, matches: p.expectedFrom, account: account) else { return nil }
+            let (request, page) = state.withLock { s -> (PendingRequest?, ArchivePage?) in
+                guard let p = s.pending[id], Self.answer(from: iq.from, fromAttribute: iq.fromAttribute, matches: p.expectedFrom, account: account) else { return (nil, nil) }
                 s.pending[id] = nil
-                return p
+                var page: ArchivePage?
+                if let queryID = s.archiveQueryIDs.removeValue(forKey: id) {
+                    let results = s.archiveCollectors.removeValue(forKey: queryID) ?? []
+                    page = ArchivePage(queryID: queryID, results: results, fin: iq, acknowledgement: acknowledgement)
+                }
+                return (p, page)
             }
-            markHandled(sequence)
+            if let page {
+                // In stream order, before the requester learns the query finished.
+                continuation.yield(.archivePage(page))
+            } else {
+                markHandled(sequence)
+            }
             if let request {
                 request.continuation.resume(returning: iq)
             } else {
@@ -384,13 +403,14 @@ public final class XMPPClient: Sendable {
 
     // MARK: - Handled count (ack after commit)
 
-    /// Marks every inbound stanza up to `sequence` as handled; call after their archive transaction committed.
-    /// Sends an unsolicited `<a/>` when enough has accumulated, so the server can drop them early.
-    public func acknowledge(through sequence: UInt64) {
+    /// Declares everything through this stanza (or archive page) handled: call once its archive transaction,
+    /// holding `acknowledgement.handledCount`, has committed. Sends an unsolicited `<a/>` when enough has
+    /// accumulated, so the server can drop them early. Acknowledgements from an earlier connection are ignored.
+    public func acknowledge(_ acknowledgement: Acknowledgement) {
         let h = state.withLock { s -> UInt32? in
-            guard s.smEnabled else { return nil }
-            s.handled.markHandled(through: sequence)
-            let h = s.handled.h
+            guard s.smEnabled, acknowledgement.sequence > 0, acknowledgement.generation == s.generation else { return nil }
+            s.handled.commit(through: acknowledgement.sequence)
+            let h = s.handled.ackableH
             guard h &- s.lastAckSent >= 50 else { return nil }
             s.lastAckSent = h
             return h
@@ -398,17 +418,10 @@ public final class XMPPClient: Sendable {
         if let h { try? rawSend(StreamManagement.answer(handled: h)) }
     }
 
-    /// Marks one inbound stanza as handled (when stanzas are committed out of order, e.g. MAM pages beside live traffic).
-    public func acknowledge(_ sequence: UInt64) {
-        let h = state.withLock { s -> UInt32? in
-            guard s.smEnabled, sequence > 0 else { return nil }
-            s.handled.markHandled(sequence)
-            let h = s.handled.h
-            guard h &- s.lastAckSent >= 50 else { return nil }
-            s.lastAckSent = h
-            return h
-        }
-        if let h { try? rawSend(StreamManagement.answer(handled: h)) }
+    /// Same as `acknowledge(_:)` for the current connection (for simple clients that handle in order).
+    public func acknowledge(through sequence: UInt64) {
+        let generation = state.withLock { $0.generation }
+        acknowledge(Acknowledgement(sequence: sequence, generation: generation, streamID: nil, handledCount: nil))
     }
 
     private func markHandled(_ sequence: UInt64) {
@@ -485,21 +498,27 @@ public final class XMPPClient: Sendable {
         return answer
     }
 
-    /// Runs one XEP-0313 query page: its `<result/>` messages are collected (in stream order, with their
-    /// sequence numbers for acknowledgement) instead of going to `events`, and returned with the `<fin/>` answer.
-    /// Validating each result (its `from`, its query id) is the caller's job.
-    public func queryArchive(_ iq: IQ, queryID: String, timeout: Duration? = nil) async throws(ClientError) -> (results: [InboundStanza], fin: IQ) {
-        state.withLock { $0.archiveCollectors[queryID] = [] }
-        let answer: IQ
+    /// Runs one XEP-0313 query page. Its `<result/>` messages are collected instead of going to `events`
+    /// one by one, and delivered as one `.archivePage` event where the answer arrived in the stream (so the
+    /// layer above archives them in order with live traffic). Returns the answer (`<fin/>`) and the number of
+    /// results. Validating each result (its `from`, its query id) is the caller's job.
+    public func queryArchive(_ iq: IQ, queryID: String, timeout: Duration? = nil) async throws(ClientError) -> IQ {
+        var iq = iq
+        let id = iq.id ?? StanzaID.make()
+        iq.id = id
+        state.withLock {
+            $0.archiveCollectors[queryID] = []
+            $0.archiveQueryIDs[id] = queryID
+        }
         do {
-            answer = try await request(iq, timeout: timeout)
+            return try await request(iq, timeout: timeout)
         } catch {
-            let orphans = state.withLock { $0.archiveCollectors.removeValue(forKey: queryID) } ?? []
-            for stanza in orphans { markHandled(stanza.sequence) }
+            state.withLock {
+                $0.archiveCollectors[queryID] = nil
+                $0.archiveQueryIDs[id] = nil
+            }
             throw error
         }
-        let results = state.withLock { $0.archiveCollectors.removeValue(forKey: queryID) } ?? []
-        return (results, answer)
     }
 
     // MARK: - Leaving
@@ -509,7 +528,7 @@ public final class XMPPClient: Sendable {
     public func disconnect(timeout: Duration = .seconds(3)) async {
         let (connection, h, sm) = state.withLock { s -> (StreamConnection?, UInt32, Bool) in
             let c = s.connection
-            return (c, s.handled.h, s.smEnabled)
+            return (c, s.handled.ackableH, s.smEnabled)
         }
         guard let connection else { return }
         try? send(Presence(type: .unavailable))

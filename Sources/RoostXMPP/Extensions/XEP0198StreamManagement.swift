@@ -47,11 +47,16 @@ public struct StreamResumptionState: Sendable, Equatable, Codable {
 
 /// Tracks which inbound stanzas are handled. Sequence numbers are 64-bit and never wrap; `h` is their
 /// contiguous watermark truncated to 32 bits, as the XEP's counter wraps at 2^32.
+///
+/// `ackLimit` is the highest sequence the layer above has declared committed (and persisted with its `h`):
+/// what Roost tells the server never runs ahead of what a restarted process could claim on resume, since
+/// Prosody refuses a resumption whose `h` is below what was already acknowledged.
 struct HandledCounter: Sendable {
     private(set) var received: UInt64 = 0
     private(set) var contiguous: UInt64 = 0
+    private(set) var ackLimit: UInt64 = 0
     private var outOfOrder: Set<UInt64> = []
-    private let base: UInt32
+    let base: UInt32
 
     init(base: UInt32 = 0) { self.base = base }
 
@@ -74,7 +79,20 @@ struct HandledCounter: Sendable {
         while outOfOrder.remove(contiguous + 1) != nil { contiguous += 1 }
     }
 
+    /// Raises the acknowledgement limit: everything up to `seq` is committed (and the `h` for it persisted).
+    mutating func commit(through seq: UInt64) {
+        markHandled(through: seq)
+        ackLimit = max(ackLimit, min(seq, received))
+    }
+
+    /// Everything handled, including stanzas the engine answered itself (used to resume in-process).
     var h: UInt32 { base &+ UInt32(truncatingIfNeeded: contiguous) }
+
+    /// What may be told to the server.
+    var ackableH: UInt32 { base &+ UInt32(truncatingIfNeeded: min(contiguous, ackLimit)) }
+
+    /// The `h` that stands for "handled through `seq`".
+    func h(through seq: UInt64) -> UInt32 { base &+ UInt32(truncatingIfNeeded: seq) }
 }
 
 /// Outbound stanzas kept until the server acknowledges them, for resend on resume.
@@ -82,6 +100,14 @@ struct OutboundQueue: Sendable {
     private(set) var unacked: [Element] = []
     private(set) var sent: UInt32 = 0
     private var acked: UInt32 = 0
+
+    init() {}
+
+    /// A queue continuing a session whose earlier stanzas were sent by another process (resumed after a restart).
+    init(continuingAt count: UInt32) {
+        sent = count
+        acked = count
+    }
 
     mutating func append(_ stanza: Element) {
         unacked.append(stanza)

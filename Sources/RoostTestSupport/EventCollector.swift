@@ -50,5 +50,6 @@ public final class EventCollector: Sendable {
 
 public struct WaitTimedOut: Error, CustomStringConvertible {
     public let what: String
+    public init(what: String) { self.what = what }
     public var description: String { "timed out waiting for \(what)" }
 }

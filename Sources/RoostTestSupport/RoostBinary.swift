@@ -53,57 +53,86 @@ public enum RoostBinary {
     }
 
     /// Starts a long-running `roost` (e.g. `run`) whose stderr is collected until it is stopped.
+    /// Spawned with posix_spawn and reaped with waitpid: tests kill it with SIGKILL many times, and
+    /// Foundation's `Process` has been seen missing such exits.
     public static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> RunningRoost {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
-        process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return RunningRoost(process: process, collector: PipeCollector(out: out, err: err))
+        let logPath = NSTemporaryDirectory() + "roost-run-\(UUID().uuidString.prefix(8)).log"
+        let pid = try Subprocess.spawn(path, arguments, environment: env, outputPath: logPath)
+        return RunningRoost(pid: pid, logPath: logPath)
     }
 }
 
-/// A `roost` process running in the background.
-public final class RunningRoost: @unchecked Sendable {
-    public let process: Process
-    private let collector: PipeCollector
+extension RoostBinary {
+    /// Any other helper program in the background (a proxy, a peer), managed like `roost run`.
+    public static func startProgram(_ program: String, _ arguments: [String]) throws -> RunningRoost {
+        let logPath = NSTemporaryDirectory() + "roost-helper-\(UUID().uuidString.prefix(8)).log"
+        let pid = try Subprocess.spawn(program, arguments, environment: ProcessInfo.processInfo.environment, outputPath: logPath)
+        return RunningRoost(pid: pid, logPath: logPath)
+    }
+}
 
-    init(process: Process, collector: PipeCollector) {
-        self.process = process
-        self.collector = collector
+/// A `roost` process running in the background; its stdout and stderr go to a log file.
+public final class RunningRoost: @unchecked Sendable {
+    public let pid: pid_t
+    let logPath: String
+    private let lock = NSLock()
+    private var exitStatus: Int32?
+
+    init(pid: pid_t, logPath: String) {
+        self.pid = pid
+        self.logPath = logPath
     }
 
-    public var stderrSoFar: String { collector.stderrSoFar }
+    deinit {
+        if isRunning {
+            kill(pid, SIGKILL)
+            _ = reap(block: true)
+        }
+        try? FileManager.default.removeItem(atPath: logPath)
+    }
 
-    /// Waits until stderr contains `text` (e.g. "online"), or throws after `timeout`.
+    public var stderrSoFar: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    public var isRunning: Bool { reap(block: false) == nil }
+
+    /// The exit status once the process has ended (128+N for signal N), nil while it runs.
+    private func reap(block: Bool) -> Int32? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let exitStatus { return exitStatus }
+        var status: Int32 = 0
+        var rc: pid_t
+        repeat { rc = waitpid(pid, &status, block ? 0 : WNOHANG) } while rc < 0 && errno == EINTR
+        guard rc == pid else { return nil }
+        let code = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        exitStatus = code
+        return code
+    }
+
+    /// Waits until the log contains `text` (e.g. "online"), or throws after `timeout`.
     public func waitForLog(_ text: String, timeout: TimeInterval = 30) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if collector.stderrSoFar.contains(text) { return }
-            if !process.isRunning { break }
+            if stderrSoFar.contains(text) { return }
+            if !isRunning { break }
             usleep(20_000)
         }
-        throw WaitTimedOut(what: "'\(text)' in roost's log; log so far:\n\(collector.stderrSoFar)")
+        throw WaitTimedOut(what: "'\(text)' in roost's log; log so far:\n\(stderrSoFar)")
     }
 
-    /// Sends `signal` and waits for the exit status.
+    /// Sends `signal` and waits for the exit status (SIGKILL after `timeout`).
     @discardableResult
     public func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 20) -> (status: Int32, stderr: String) {
-        if process.isRunning { kill(process.processIdentifier, signal) }
+        if isRunning { kill(pid, signal) }
         let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        while isRunning && Date() < deadline { usleep(10_000) }
+        if isRunning {
+            kill(pid, SIGKILL)
+            _ = reap(block: true)
         }
-        let (_, stderr) = collector.finish()
-        return (process.terminationStatus, stderr)
+        return (reap(block: false) ?? -1, stderrSoFar)
     }
 }
 

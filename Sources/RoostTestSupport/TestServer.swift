@@ -26,10 +26,11 @@ public struct TestServer: Sendable {
         return url.path
     }
 
-    static func load() -> TestServer? {
+    static func load(directory: String? = nil) -> TestServer? {
         var env = ProcessInfo.processInfo.environment
+        if directory != nil { env = [:] }
         if env["ROOST_TEST_PORT"] == nil {
-            let dir = env["ROOST_PROSODY_DIR"] ?? packageRoot + "/contrib/prosody/run"
+            let dir = directory ?? env["ROOST_PROSODY_DIR"] ?? packageRoot + "/contrib/prosody/run"
             if let text = try? String(contentsOfFile: dir + "/env", encoding: .utf8) {
                 for line in text.split(separator: "\n") {
                     var l = line.trimmingCharacters(in: .whitespaces)
@@ -46,7 +47,7 @@ public struct TestServer: Sendable {
         guard let portText = env["ROOST_TEST_PORT"], let port = UInt16(portText), let ca = env["ROOST_TEST_CA_FILE"] else { return nil }
         return TestServer(domain: env["ROOST_TEST_DOMAIN"] ?? "roost.test", host: env["ROOST_TEST_HOST"] ?? "127.0.0.1", port: port,
                           directTLSPort: env["ROOST_TEST_DIRECT_TLS_PORT"].flatMap { UInt16($0) }, caFile: ca,
-                          prosodyctl: env["ROOST_TEST_PROSODYCTL"], runDirectory: env["ROOST_PROSODY_DIR"])
+                          prosodyctl: env["ROOST_TEST_PROSODYCTL"], runDirectory: directory ?? env["ROOST_PROSODY_DIR"])
     }
 
     public static func require() throws -> TestServer {

@@ -36,8 +36,16 @@ struct ControlServerTests {
         return (server, path)
     }
 
-    private func ask(_ client: ControlClient, _ line: String) throws -> [String: Any] {
-        let answer = try #require(client.exchange(Data(line.utf8), timeoutSeconds: 10))
+    /// The client blocks on its socket, and the server answers on the cooperative pool: the test's blocking
+    /// calls run on a thread of their own so parallel tests cannot starve the pool.
+    private func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    private func ask(_ client: ControlClient, _ line: String) async throws -> [String: Any] {
+        let answer = try #require(try await offPool { client.exchange(Data(line.utf8), timeoutSeconds: 10) })
         return try #require(try JSONSerialization.jsonObject(with: answer) as? [String: Any])
     }
 
@@ -66,42 +74,45 @@ struct ControlServerTests {
         #expect(throws: ControlServerError.self) { _ = try ControlServer.bind(path: directory + "/other.sock") }
     }
 
-    @Test func malformedRequestsGetErrorRepliesAndTheConnectionStaysUsable() throws {
+    @Test func malformedRequestsGetErrorRepliesAndTheConnectionStaysUsable() async throws {
         let folder = Folder()
         let (server, path) = try serving(folder)
         defer { server.stop() }
         let client = try #require(ControlClient.connect(path: path))
         for garbage in ["{", "[1,2]", "42", #"{"command": 7}"#, "\u{0}\u{1}binary"] {
-            let answer = try ask(client, garbage)
+            let answer = try await ask(client, garbage)
             #expect(answer["ok"] as? Bool == false, "\(garbage)")
             #expect((answer["error"] as? [String: Any])?["kind"] as? String == "bad-request")
         }
-        let offline = try ask(client, #"{"id": 9, "command": "roster.list"}"#)
+        let offline = try await ask(client, #"{"id": 9, "command": "roster.list"}"#)
         #expect((offline["error"] as? [String: Any])?["kind"] as? String == "connection")
         #expect(offline["id"] as? Int == 9)
-        let ping = try ask(client, #"{"command": "ping"}"#)
+        let ping = try await ask(client, #"{"command": "ping"}"#)
         #expect(ping["ok"] as? Bool == true)
     }
 
-    @Test func statusReportsTheFailedAccount() throws {
+    @Test func statusReportsTheFailedAccount() async throws {
         let folder = Folder()
         let (server, path) = try serving(folder)
         defer { server.stop() }
-        let status = try #require(ControlClient.connect(path: path)).status()
+        let client = try #require(ControlClient.connect(path: path))
+        let status = try await offPool { try client.status() }
         #expect(status.accounts.count == 1)
         #expect(status.accounts[0].isFailed)
         #expect(status.accounts[0].detail.contains("not-authorized"))
         #expect(status.pid == getpid())
     }
 
-    @Test func clientTurnsErrorRepliesIntoTypedFailures() throws {
+    @Test func clientTurnsErrorRepliesIntoTypedFailures() async throws {
         let folder = Folder()
         let (server, path) = try serving(folder)
         defer { server.stop() }
         let client = try #require(ControlClient.connect(path: path))
-        #expect(throws: ActionFailure(.unknownAccount, "this agent does not serve other@example.org (it serves: me@example.org)")) {
-            _ = try client.perform(RosterFetchAction(), account: "other@example.org")
+        let outcome = try await offPool { () -> ActionFailure? in
+            do throws(ActionFailure) { _ = try client.perform(RosterFetchAction(), account: "other@example.org") } catch { return error }
+            return nil
         }
+        #expect(outcome == ActionFailure(.unknownAccount, "this agent does not serve other@example.org (it serves: me@example.org)"))
     }
 
     @Test func socketPathFollowsXDGRuntimeDir() {

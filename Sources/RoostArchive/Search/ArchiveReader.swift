@@ -114,7 +114,7 @@ public final class ArchiveReader: Sendable {
         return QueryCompiler.compile(node, now: now, timeZone: timeZone)
     }
 
-    private func withDatabase<T>(_ body: (Database) throws(SQLiteError) -> T) throws(ArchiveError) -> T {
+    func withDatabase<T>(_ body: (Database) throws(SQLiteError) -> T) throws(ArchiveError) -> T {
         try lock.withLock { _ throws(ArchiveError) -> T in
             do throws(SQLiteError) {
                 return try body(database)

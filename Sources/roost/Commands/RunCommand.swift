@@ -30,12 +30,19 @@ struct RunCommand: Command {
             selected.accounts = config.accounts.filter { $0.jid.caseInsensitiveCompare(only) == .orderedSame }
         }
         let signals = SignalWatcher()
+        // The control socket first: a second agent must refuse before it opens the archive or logs in.
+        let control = try ControlServer.bind(path: ControlSocketPath.resolve(environment: context.environment))
+        defer { control.stop() }
         let agent = try Agent(config: selected, settings: AgentSettings(config: config), log: log)
         if agent.accountCount == 0 {
             log.error("no account could be started")
             return .config
         }
+        control.start(dispatcher: ControlDispatcher(handle: agent, config: selected))
+        log.info("control socket: \(control.path)")
+        ServiceNotifier.notify("READY=1\nSTATUS=archiving \(agent.accountCount) account(s)", environment: context.environment)
         await agent.run(until: signals.signals)
+        ServiceNotifier.notify("STOPPING=1", environment: context.environment)
         return .ok
     }
 }

@@ -1,0 +1,56 @@
+import Foundation
+import RoostArchive
+import RoostXMPP
+
+/// Runs an action when no agent is running: logs the account in once (priority from the config, normally -1,
+/// without initial presence so contacts do not see it come and go), acts, archives, and logs out.
+///
+/// It binds its own resource (`<resource>-cli-XXXX`), so it never replaces a running agent's session.
+public enum OneShotLogin {
+    public static func perform<Action: AccountAction>(_ action: Action, account: AccountConfig, config: RoostConfig,
+                                                      log: Logger) async throws(ActionFailure) -> Action.Result {
+        let password: String
+        do { password = try account.resolvePassword() } catch { throw ActionFailure(.config, error.description) }
+        var configuration: ClientConfiguration
+        do { configuration = try ClientConfiguration(account: account, password: password, maxStanzaBytes: config.maxStanzaBytes) } catch {
+            throw ActionFailure(.config, error.description)
+        }
+        configuration.resource = "\(account.resource)-cli-\(UUID().uuidString.prefix(6).lowercased())"
+        configuration.sendsInitialPresence = false
+        configuration.streamManagement = false
+        let client = XMPPClient(configuration: configuration) { level, message in
+            if level <= .warning { log.debug(message) }
+        }
+        do { _ = try await client.connect() } catch {
+            throw ActionFailure(.connection, "could not log in as \(account.jid): \(error)")
+        }
+        let events = Task { await answerRosterPushes(client) }
+        defer { events.cancel() }
+
+        let writer: ArchiveWriter
+        do { writer = try ArchiveWriter(path: config.archivePath, durability: .full) } catch {
+            await client.disconnect()
+            throw ActionFailure(.internalError, "could not open the archive \(config.archivePath): \(error)")
+        }
+        let pipeline = IngestPipeline(writer: writer, log: log)
+        let context = ActionContext(client: client, account: configuration.jid, archive: ActionArchive(pipeline: pipeline),
+                                    dataDirectory: (config.archivePath as NSString).deletingLastPathComponent,
+                                    priority: configuration.priority)
+        let result: Result<Action.Result, ActionFailure>
+        do { result = .success(try await action.perform(in: context)) } catch { result = .failure(error) }
+        await pipeline.drainAndStop()
+        await client.disconnect()
+        return try result.get()
+    }
+
+    /// Once the roster was fetched the server pushes changes to this resource too; RFC 6121 §2.1.6 wants each
+    /// push answered. Everything else is left to the agent (it reads the server archive later).
+    static func answerRosterPushes(_ client: XMPPClient) async {
+        for await event in client.events {
+            guard case .stanza(let stanza) = event else { continue }
+            if case .iq(let iq) = stanza.kind, Roster.isLegitimatePush(iq, account: client.configuration.jid) {
+                try? client.send(iq.result())
+            }
+        }
+    }
+}

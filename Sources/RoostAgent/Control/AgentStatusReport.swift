@@ -1,0 +1,51 @@
+import Foundation
+
+/// What `status` answers: the agent process and each account, as `roost status` prints them.
+public struct AgentStatusReport: Codable, Sendable, Equatable {
+    public struct Account: Codable, Sendable, Equatable {
+        public var account: String
+        /// `idle`, `connecting`, `online`, `reconnecting`, `failed` or `stopped`.
+        public var state: String
+        /// The state in words, with the last error.
+        public var detail: String
+        public var server: String?
+        public var resource: String?
+        public var streamManagement: Bool
+        /// UTC milliseconds of the last completed read of the server archive.
+        public var lastCatchUp: Int64?
+        /// Sent stanzas the server has not acknowledged yet.
+        public var unacknowledgedOutbound: Int
+        public var rejectedStanzas: Int
+
+        public var isFailed: Bool { state == "failed" }
+    }
+
+    public var pid: Int32
+    public var protocolVersion: Int
+    public var archive: String
+    /// Batches and events the agent committed since it started.
+    public var committedBatches: Int
+    public var committedEvents: Int
+    public var accounts: [Account]
+}
+
+extension AgentStatusReport.Account {
+    init(_ status: AccountStatus) {
+        account = status.account
+        switch status.state {
+        case .idle: state = "idle"
+        case .connecting: state = "connecting"
+        case .online: state = "online"
+        case .waitingToReconnect: state = "reconnecting"
+        case .failed: state = "failed"
+        case .stopped: state = "stopped"
+        }
+        detail = status.state.description
+        server = status.server
+        resource = status.boundResource
+        streamManagement = status.streamManagement
+        lastCatchUp = status.lastCatchUp.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+        unacknowledgedOutbound = status.unacknowledgedOutbound
+        rejectedStanzas = status.rejectedStanzas
+    }
+}

@@ -1,0 +1,71 @@
+public import Foundation
+
+/// The CLI's side of the control socket: one connection, requests answered in order.
+public final class ControlClient: Sendable {
+    private let socket: SocketDescriptor
+    /// Requests are strictly one at a time on a connection.
+    private let channel: LineChannelBox
+
+    private init(socket: SocketDescriptor) {
+        self.socket = socket
+        channel = LineChannelBox(LineChannel(socket: socket, maxLineBytes: 64 << 20))
+    }
+
+    /// Connects to the agent; nil when no agent listens (no socket, or a stale one).
+    public static func connect(path: String) -> ControlClient? {
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        let descriptor = SocketDescriptor(fd)
+        let result = UnixSocketAddress.with(path: path) { Glibc.connect(fd, $0, $1) } ?? -1
+        guard result == 0 else { return nil }
+        return ControlClient(socket: descriptor)
+    }
+
+    /// Sends one raw line and returns the raw answer line (for tests and debugging); nil when the agent hung up.
+    public func exchange(_ line: Data, timeoutSeconds: Int = 120) -> Data? {
+        channel.withLock { channel -> Data? in
+            guard channel.writeLine(line) else { return nil }
+            if case .line(let answer) = channel.readLine(timeoutSeconds: timeoutSeconds) { return answer }
+            return nil
+        }
+    }
+
+    /// Runs `action` in the agent for `account` (nil: the agent's only account).
+    public func perform<Action: AccountAction>(_ action: Action, account: String?) throws(ActionFailure) -> Action.Result {
+        let request = ControlRequest(id: .number(1), command: Action.command, account: account, arguments: action)
+        return try decode(Action.Result.self, from: exchange(ControlJSON.encode(request)))
+    }
+
+    public func status() throws(ActionFailure) -> AgentStatusReport {
+        let request = ControlRequest<NoArguments>(id: .number(1), command: "status", account: nil, arguments: nil)
+        return try decode(AgentStatusReport.self, from: exchange(ControlJSON.encode(request), timeoutSeconds: 30))
+    }
+
+    private func decode<Result: Codable>(_ type: Result.Type, from answer: Data?) throws(ActionFailure) -> Result {
+        guard let answer else { throw ActionFailure(.connection, "the agent closed the control connection without answering") }
+        let decoder = JSONDecoder()
+        guard let header = try? decoder.decode(ControlResponseHeader.self, from: answer) else {
+            throw ActionFailure(.internalError, "the agent sent an answer Roost cannot read")
+        }
+        guard header.ok else { throw header.error ?? ActionFailure(.internalError, "the agent reported an unnamed error") }
+        do {
+            return try decoder.decode(ControlSuccess<Result>.self, from: answer).result
+        } catch {
+            throw ActionFailure(.internalError, "the agent's answer has an unexpected shape: \(DecodingProblem.describe(error))")
+        }
+    }
+}
+
+/// Serialises use of a connection's channel (a class with a read buffer) across callers.
+final class LineChannelBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private let channel: LineChannel
+
+    init(_ channel: LineChannel) { self.channel = channel }
+
+    func withLock<T>(_ body: (LineChannel) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(channel)
+    }
+}

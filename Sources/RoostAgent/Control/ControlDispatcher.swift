@@ -1,0 +1,117 @@
+public import Foundation
+
+/// Answers one request line of the control protocol: decodes it, runs the action on the agent's connection
+/// for the account, and encodes the reply. Never throws: every problem becomes an error reply.
+public struct ControlDispatcher: Sendable {
+    typealias Handler = @Sendable (Data, ControlRequestID?, ActionContext) async -> Data
+
+    private let handle: any AgentHandle
+    private let priorities: [String: Int]
+    private let dataDirectory: String
+
+    public init(handle: any AgentHandle, config: RoostConfig) {
+        self.handle = handle
+        var priorities: [String: Int] = [:]
+        for account in config.accounts { priorities[account.jid.lowercased()] = account.priority }
+        self.priorities = priorities
+        dataDirectory = (handle.archivePath as NSString).deletingLastPathComponent
+    }
+
+    /// Every account command the socket accepts, by its `command` value.
+    static let handlers: [String: Handler] = {
+        var table: [String: Handler] = [:]
+        func register<Action: AccountAction>(_ type: Action.Type) {
+            table[Action.command] = { line, id, context in
+                let request: ControlRequest<Action>
+                do { request = try JSONDecoder().decode(ControlRequest<Action>.self, from: line) } catch {
+                    return ControlJSON.failure(ActionFailure(.badRequest, "invalid arguments for \(Action.command): \(DecodingProblem.describe(error))"), id: id)
+                }
+                guard let action = request.arguments ?? (try? JSONDecoder().decode(Action.self, from: Data("{}".utf8))) else {
+                    return ControlJSON.failure(ActionFailure(.badRequest, "\(Action.command) needs \"arguments\""), id: id)
+                }
+                do throws(ActionFailure) {
+                    return ControlJSON.encode(ControlSuccess(id: id, ok: true, result: try await action.perform(in: context)))
+                } catch {
+                    return ControlJSON.failure(error, id: id)
+                }
+            }
+        }
+        register(RosterFetchAction.self)
+        register(RosterAddAction.self)
+        register(RosterRemoveAction.self)
+        register(RosterUpdateAction.self)
+        register(SubscriptionAnswerAction.self)
+        register(SendMessageAction.self)
+        register(VCardFetchAction.self)
+        register(VCardPublishAction.self)
+        register(PasswordChangeAction.self)
+        register(UnregisterAction.self)
+        return table
+    }()
+
+    /// Commands answered by the agent itself rather than for an account.
+    static let agentCommands = ["status", "ping"]
+
+    public func respond(to line: Data) async -> Data {
+        let header: ControlRequestHeader
+        do { header = try JSONDecoder().decode(ControlRequestHeader.self, from: line) } catch {
+            return ControlJSON.failure(ActionFailure(.badRequest, "not a request: \(DecodingProblem.describe(error)); expected a JSON object with \"command\""), id: nil)
+        }
+        switch header.command {
+        case "ping":
+            return ControlJSON.encode(ControlSuccess(id: header.id, ok: true, result: ["pid": Int(getpid()), "protocol": ControlProtocol.version]))
+        case "status":
+            return ControlJSON.encode(ControlSuccess(id: header.id, ok: true, result: await status()))
+        default:
+            break
+        }
+        guard let handler = Self.handlers[header.command] else {
+            let known = (Self.agentCommands + Self.handlers.keys.sorted()).joined(separator: ", ")
+            return ControlJSON.failure(ActionFailure(.badRequest, "unknown command '\(header.command)' (known: \(known))"), id: header.id)
+        }
+        let account: String
+        switch (header.account, handle.accountJIDs.count) {
+        case (let named?, _):
+            guard let match = handle.accountJIDs.first(where: { $0.caseInsensitiveCompare(named) == .orderedSame }) else {
+                return ControlJSON.failure(ActionFailure(.unknownAccount, "this agent does not serve \(named) (it serves: \(handle.accountJIDs.joined(separator: ", ")))"), id: header.id)
+            }
+            account = match
+        case (nil, 1):
+            account = handle.accountJIDs[0]
+        default:
+            return ControlJSON.failure(ActionFailure(.badRequest, "the agent serves several accounts; name one in \"account\""), id: header.id)
+        }
+        guard let client = await handle.client(for: account) else {
+            let state = await handle.status().first { $0.account.caseInsensitiveCompare(account) == .orderedSame }?.state.description ?? "unknown"
+            return ControlJSON.failure(ActionFailure(.connection, "\(account) is not online in the agent (\(state))"), id: header.id)
+        }
+        let context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline),
+                                    dataDirectory: dataDirectory, priority: priorities[account.lowercased()] ?? -1)
+        return await handler(line, header.id, context)
+    }
+
+    func status() async -> AgentStatusReport {
+        let statistics = handle.pipeline.statistics
+        return AgentStatusReport(pid: getpid(), protocolVersion: ControlProtocol.version, archive: handle.archivePath,
+                                 committedBatches: statistics.batches, committedEvents: statistics.events,
+                                 accounts: await handle.status().map(AgentStatusReport.Account.init))
+    }
+}
+
+/// A decoding error in one line a person can read (`DecodingError`'s description is a debug dump).
+enum DecodingProblem {
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "invalid JSON" }
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map(\.stringValue).filter { !$0.isEmpty }
+            return keys.isEmpty ? "" : " at \(keys.joined(separator: "."))"
+        }
+        switch error {
+        case .dataCorrupted(let context): return context.codingPath.isEmpty ? "invalid JSON" : "invalid value\(path(context))"
+        case .keyNotFound(let key, let context): return "missing \"\(key.stringValue)\"\(path(context))"
+        case .typeMismatch(let type, let context): return "expected \(type)\(path(context))"
+        case .valueNotFound(let type, let context): return "expected \(type)\(path(context))"
+        @unknown default: return "invalid JSON"
+        }
+    }
+}

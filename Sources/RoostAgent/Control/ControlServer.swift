@@ -1,0 +1,173 @@
+import Foundation
+import Synchronization
+
+/// The agent's Unix socket for the CLI (`$XDG_RUNTIME_DIR/roost/control.sock`, 0600 in a 0700 folder).
+///
+/// `bind` refuses when another agent answers on the path and removes a stale socket left by a crash.
+/// Accepting and each connection run on dedicated threads (blocking I/O stays off the cooperative pool);
+/// only peers with the agent's own uid are served.
+public final class ControlServer: Sendable {
+    public let path: String
+    private let listener: SocketDescriptor
+    private let wakeRead: SocketDescriptor
+    private let wakeWrite: SocketDescriptor
+    private let inode: UInt64
+    private let state = Mutex(State())
+
+    private struct State {
+        var stopping = false
+        var connections = 0
+        var acceptorDone = true
+    }
+
+    private init(path: String, listener: SocketDescriptor, wake: (SocketDescriptor, SocketDescriptor), inode: UInt64) {
+        self.path = path
+        self.listener = listener
+        wakeRead = wake.0
+        wakeWrite = wake.1
+        self.inode = inode
+    }
+
+    /// Creates the folder (0700) and the socket (0600) and starts listening; requests wait until `start`.
+    public static func bind(path: String) throws(ControlServerError) -> ControlServer {
+        guard path.utf8.count <= UnixSocketAddress.maxPathBytes() else { throw .pathTooLong(path: path) }
+        try prepareDirectory((path as NSString).deletingLastPathComponent)
+        try removeStaleSocket(path)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .system(call: "socket", path: path, errno: errno) }
+        let listener = SocketDescriptor(fd)
+        let bound = UnixSocketAddress.with(path: path) { Glibc.bind(fd, $0, $1) } ?? -1
+        guard bound == 0 else {
+            let code = errno
+            if code == EADDRINUSE { throw .alreadyRunning(path: path) }
+            throw .system(call: "bind", path: path, errno: code)
+        }
+        // The folder is 0700 already; 0600 on the socket keeps it private even if the folder is loosened.
+        guard chmod(path, 0o600) == 0 else { throw .system(call: "chmod", path: path, errno: errno) }
+        guard listen(fd, 16) == 0 else { throw .system(call: "listen", path: path, errno: errno) }
+        var pipeFDs: [Int32] = [0, 0]
+        guard pipe(&pipeFDs) == 0 else { throw .system(call: "pipe", path: path, errno: errno) }
+        for pipeFD in pipeFDs { _ = fcntl(pipeFD, F_SETFD, FD_CLOEXEC) }
+        var info = stat()
+        stat(path, &info)
+        return ControlServer(path: path, listener: listener, wake: (SocketDescriptor(pipeFDs[0]), SocketDescriptor(pipeFDs[1])),
+                             inode: UInt64(info.st_ino))
+    }
+
+    private static func prepareDirectory(_ directory: String) throws(ControlServerError) {
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw .system(call: "mkdir", path: directory, errno: errno)
+        }
+        var info = stat()
+        guard lstat(directory, &info) == 0 else { throw .system(call: "stat", path: directory, errno: errno) }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .unsafeDirectory(path: directory, reason: "it is not a folder") }
+        guard info.st_uid == getuid() else { throw .unsafeDirectory(path: directory, reason: "it belongs to another user") }
+        if info.st_mode & 0o077 != 0, chmod(directory, 0o700) != 0 {
+            throw .unsafeDirectory(path: directory, reason: "it is open to other users and cannot be made private")
+        }
+    }
+
+    /// A socket nobody answers on is what a killed agent leaves behind; one that answers is a running agent.
+    private static func removeStaleSocket(_ path: String) throws(ControlServerError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        guard (info.st_mode & S_IFMT) == S_IFSOCK else { throw .notASocket(path: path) }
+        if ControlClient.connect(path: path) != nil { throw .alreadyRunning(path: path) }
+        unlink(path)
+    }
+
+    /// Serves requests with `dispatcher` until `stop`.
+    public func start(dispatcher: ControlDispatcher) {
+        state.withLock { $0.acceptorDone = false }
+        let thread = Thread { [self] in
+            self.acceptLoop(dispatcher: dispatcher)
+            self.state.withLock { $0.acceptorDone = true }
+        }
+        thread.name = "roost.control"
+        thread.start()
+    }
+
+    /// Stops accepting, removes the socket (if it is still ours) and lets open connections finish their request.
+    public func stop() {
+        let already = state.withLock { s -> Bool in
+            defer { s.stopping = true }
+            return s.stopping
+        }
+        guard !already else { return }
+        var byte: UInt8 = 1
+        _ = write(wakeWrite.fd, &byte, 1)
+        let deadline = Date().addingTimeInterval(2)
+        while !state.withLock({ $0.acceptorDone }), Date() < deadline { usleep(5_000) }
+        var info = stat()
+        if stat(path, &info) == 0, UInt64(info.st_ino) == inode { unlink(path) }
+    }
+
+    private var isStopping: Bool { state.withLock { $0.stopping } }
+
+    private func acceptLoop(dispatcher: ControlDispatcher) {
+        while !isStopping {
+            var descriptors = [pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0),
+                               pollfd(fd: wakeRead.fd, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&descriptors, 2, 1000)
+            if ready < 0 && errno != EINTR { return }
+            guard ready > 0, descriptors[0].revents & Int16(POLLIN) != 0 else { continue }
+            let fd = accept(listener.fd, nil, nil)
+            guard fd >= 0 else { continue }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            let connection = SocketDescriptor(fd)
+            guard Self.peerIsOwnUser(fd) else { continue }
+            let admitted = state.withLock { s -> Bool in
+                guard s.connections < ControlProtocol.maxConnections else { return false }
+                s.connections += 1
+                return true
+            }
+            guard admitted else {
+                LineChannel(socket: connection, maxLineBytes: ControlProtocol.maxRequestBytes).writeLine(ControlJSON.failure(ActionFailure(.internalError, "too many control connections; try again"), id: nil))
+                continue
+            }
+            let thread = Thread { [self] in
+                self.serve(LineChannel(socket: connection, maxLineBytes: ControlProtocol.maxRequestBytes), dispatcher: dispatcher)
+                self.state.withLock { $0.connections -= 1 }
+            }
+            thread.name = "roost.control.connection"
+            thread.start()
+        }
+    }
+
+    private func serve(_ channel: LineChannel, dispatcher: ControlDispatcher) {
+        while true {
+            switch channel.readLine(timeoutSeconds: ControlProtocol.idleTimeoutSeconds, cancelled: { isStopping }) {
+            case .closed, .timedOut:
+                return
+            case .tooLong:
+                channel.writeLine(ControlJSON.failure(ActionFailure(.tooLarge, "request longer than \(ControlProtocol.maxRequestBytes) bytes"), id: nil))
+                return
+            case .line(let line):
+                if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) { continue }
+                guard channel.writeLine(Self.waitFor { await dispatcher.respond(to: line) }) else { return }
+            }
+        }
+    }
+
+    /// Runs async work from a connection thread and waits for it (the thread has nothing else to do).
+    private static func waitFor(_ work: @escaping @Sendable () async -> Data) -> Data {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<Data?>(nil)
+        Task {
+            let data = await work()
+            result.withLock { $0 = data }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0 } ?? Data()
+    }
+
+    /// SO_PEERCRED: the folder's 0700 already keeps others out; this also covers a loosened folder.
+    private static func peerIsOwnUser(_ fd: Int32) -> Bool {
+        // struct ucred is pid, uid, gid (three 32-bit fields); Glibc's module does not export the GNU type.
+        var credentials: [UInt32] = [0, 0, 0]
+        var length = socklen_t(MemoryLayout<UInt32>.size * 3)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { return false }
+        return credentials[1] == getuid()
+    }
+}

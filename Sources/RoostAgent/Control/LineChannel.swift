@@ -1,0 +1,75 @@
+import Foundation
+
+/// Line-framed I/O on a stream socket with a size cap and timeouts (both ends of the control protocol).
+final class LineChannel {
+    enum ReadResult {
+        case line(Data)
+        case tooLong
+        case closed
+        case timedOut
+    }
+
+    let socket: SocketDescriptor
+    private var buffer = Data()
+    private let maxLineBytes: Int
+
+    init(socket: SocketDescriptor, maxLineBytes: Int) {
+        self.socket = socket
+        self.maxLineBytes = maxLineBytes
+    }
+
+    /// The next line without its `\n`; a line over the cap is reported as soon as the cap is passed.
+    func readLine(timeoutSeconds: Int, cancelled: () -> Bool = { false }) -> ReadResult {
+        let deadline = Date().addingTimeInterval(TimeInterval(timeoutSeconds))
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = buffer[buffer.startIndex..<newline]
+                buffer.removeSubrange(buffer.startIndex...newline)
+                if line.count > maxLineBytes { return .tooLong }
+                return .line(Data(line))
+            }
+            if buffer.count > maxLineBytes { return .tooLong }
+            if cancelled() { return .closed }
+            let remaining = deadline.timeIntervalSinceNow
+            if remaining <= 0 { return .timedOut }
+            var descriptor = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(min(remaining, 0.5) * 1000))
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return .closed
+            }
+            if ready == 0 { continue }
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let n = read(socket.fd, &chunk, chunk.count)
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                return .closed
+            }
+            if n == 0 {
+                // A last line without a newline still counts as a request.
+                if buffer.isEmpty { return .closed }
+                let line = buffer
+                buffer.removeAll()
+                return line.count > maxLineBytes ? .tooLong : .line(line)
+            }
+            buffer.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    /// Writes `data` and a newline; false when the peer is gone.
+    @discardableResult
+    func writeLine(_ data: Data) -> Bool {
+        var bytes = [UInt8](data)
+        bytes.append(UInt8(ascii: "\n"))
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { send(socket.fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += n
+        }
+        return true
+    }
+}

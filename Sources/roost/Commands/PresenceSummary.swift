@@ -1,0 +1,24 @@
+import RoostArchive
+
+/// A contact's presence as `roost roster` and `roost presence` describe it, from the newest presence of each resource.
+struct PresenceSummary {
+    /// Available resources, best first (by priority).
+    let online: [PresenceRow]
+    /// When the contact was last seen going offline (or the last presence at all).
+    let lastSeen: Int64?
+
+    init(latest: [PresenceRow]) {
+        online = latest.filter { $0.availability == .available }.sorted { ($0.priority ?? 0) > ($1.priority ?? 0) }
+        lastSeen = latest.map(\.timestamp).max()
+    }
+
+    var isOnline: Bool { !online.isEmpty }
+
+    /// `online`, `away`, `dnd`, ... of the best resource, or `offline`.
+    var availability: String {
+        guard let best = online.first else { return "offline" }
+        return best.show ?? "online"
+    }
+
+    var statusText: String? { online.first?.status }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import RoostAgent
+
+/// `roost send JID TEXT`: one chat message, archived like any other.
+struct SendCommand: Command {
+    static let name = "send"
+    static let summary = "send a chat message (text from the arguments or stdin)"
+    static let usage = "[options] JID [TEXT...]"
+    static let discussion = """
+        Sends TEXT (the remaining arguments joined by spaces, or, without them, everything read from standard \
+        input) to JID as a chat message, and archives it as sent. Goes through the running agent; when none \
+        runs, roost logs in once itself with the same config, sends and logs out.
+        """
+    static let options: [OptionSpec] = []
+
+    let jid: String
+    let text: String?
+
+    init(parsed: ParsedArguments) throws(UsageError) {
+        guard let first = parsed.positionals.first else { throw UsageError("missing JID", command: parsed.command) }
+        jid = first
+        let words = parsed.positionals.dropFirst()
+        text = words.isEmpty ? nil : words.joined(separator: " ")
+    }
+
+    func run(context: CommandContext) async throws -> ExitCode {
+        let link = try AgentLink(context: context, command: "roost send")
+        var body = text
+        if body == nil {
+            if isatty(STDIN_FILENO) == 1 { context.output.note("reading the message from standard input; end it with Ctrl-D") }
+            let data = FileHandle.standardInput.readDataToEndOfFile()
+            var typed = String(decoding: data, as: UTF8.self)
+            if typed.hasSuffix("\n") { typed.removeLast() }
+            body = typed
+        }
+        let (sent, route) = try await link.perform(SendMessageAction(to: jid, body: body ?? ""))
+        if context.options.json {
+            context.output.jsonLine(["ok": true, "to": .string(sent.to), "id": .string(sent.id),
+                                     "timestamp": .string(TimeText.utc(sent.timestamp)), "via": .string(route.rawValue)])
+        } else {
+            context.output.line("sent to \(sent.to)")
+        }
+        return .ok
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+@testable import RoostAgent
+import RoostArchive
+import RoostXMPP
+
+/// The control socket in-process, with a stand-in agent: ownership of the path, framing, and error replies.
+@Suite("Control server")
+struct ControlServerTests {
+    final class Folder: @unchecked Sendable {
+        let path = "/tmp/roost-ctl-\(UUID().uuidString.prefix(8))"
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    struct StandIn: AgentHandle {
+        let accountJIDs = ["me@example.org"]
+        let archivePath: String
+        let pipeline: IngestPipeline
+
+        func client(for account: String) async -> XMPPClient? { nil }
+
+        func status() async -> [AccountStatus] {
+            [AccountStatus(account: "me@example.org", state: .failed("authentication failed: not-authorized"), server: "example.org",
+                           boundResource: nil, streamManagement: false, lastCatchUp: nil, unacknowledgedOutbound: 0, rejectedStanzas: 0)]
+        }
+    }
+
+    private func serving(_ folder: Folder) throws -> (ControlServer, String) {
+        try FileManager.default.createDirectory(atPath: folder.path + "/run", withIntermediateDirectories: true)
+        let archive = folder.path + "/data/archive.sqlite"
+        let handle = StandIn(archivePath: archive,
+                             pipeline: IngestPipeline(writer: try ArchiveWriter(path: archive), log: Logger(level: .error, sink: { _ in })))
+        let path = folder.path + "/run/roost/control.sock"
+        let server = try ControlServer.bind(path: path)
+        server.start(dispatcher: ControlDispatcher(handle: handle, config: RoostConfig(archivePath: archive)))
+        return (server, path)
+    }
+
+    /// The client blocks on its socket, and the server answers on the cooperative pool: the test's blocking
+    /// calls run on a thread of their own so parallel tests cannot starve the pool.
+    private func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    private func ask(_ client: ControlClient, _ line: String) async throws -> [String: Any] {
+        let answer = try #require(try await offPool { client.exchange(Data(line.utf8), timeoutSeconds: 10) })
+        return try #require(try JSONSerialization.jsonObject(with: answer) as? [String: Any])
+    }
+
+    @Test func secondServerOnTheSamePathIsRefusedAndStopRemovesTheSocket() throws {
+        let folder = Folder()
+        let (server, path) = try serving(folder)
+        #expect(throws: ControlServerError.self) { _ = try ControlServer.bind(path: path) }
+        var info = stat()
+        #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        server.stop()
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(ControlClient.connect(path: path) == nil)
+    }
+
+    @Test func staleSocketIsReplacedButOtherFilesAreNot() throws {
+        let folder = Folder()
+        let directory = folder.path + "/run/roost"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // A socket file nobody listens on, as a killed agent leaves it.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        _ = UnixSocketAddress.with(path: directory + "/control.sock") { bind(fd, $0, $1) }
+        close(fd)
+        let server = try ControlServer.bind(path: directory + "/control.sock")
+        server.stop()
+        try "x".write(toFile: directory + "/other.sock", atomically: false, encoding: .utf8)
+        #expect(throws: ControlServerError.self) { _ = try ControlServer.bind(path: directory + "/other.sock") }
+    }
+
+    @Test func malformedRequestsGetErrorRepliesAndTheConnectionStaysUsable() async throws {
+        let folder = Folder()
+        let (server, path) = try serving(folder)
+        defer { server.stop() }
+        let client = try #require(ControlClient.connect(path: path))
+        for garbage in ["{", "[1,2]", "42", #"{"command": 7}"#, "\u{0}\u{1}binary"] {
+            let answer = try await ask(client, garbage)
+            #expect(answer["ok"] as? Bool == false, "\(garbage)")
+            #expect((answer["error"] as? [String: Any])?["kind"] as? String == "bad-request")
+        }
+        let offline = try await ask(client, #"{"id": 9, "command": "roster.list"}"#)
+        #expect((offline["error"] as? [String: Any])?["kind"] as? String == "connection")
+        #expect(offline["id"] as? Int == 9)
+        let ping = try await ask(client, #"{"command": "ping"}"#)
+        #expect(ping["ok"] as? Bool == true)
+    }
+
+    @Test func statusReportsTheFailedAccount() async throws {
+        let folder = Folder()
+        let (server, path) = try serving(folder)
+        defer { server.stop() }
+        let client = try #require(ControlClient.connect(path: path))
+        let status = try await offPool { try client.status() }
+        #expect(status.accounts.count == 1)
+        #expect(status.accounts[0].isFailed)
+        #expect(status.accounts[0].detail.contains("not-authorized"))
+        #expect(status.pid == getpid())
+    }
+
+    @Test func clientTurnsErrorRepliesIntoTypedFailures() async throws {
+        let folder = Folder()
+        let (server, path) = try serving(folder)
+        defer { server.stop() }
+        let client = try #require(ControlClient.connect(path: path))
+        let outcome = try await offPool { () -> ActionFailure? in
+            do throws(ActionFailure) { _ = try client.perform(RosterFetchAction(), account: "other@example.org") } catch { return error }
+            return nil
+        }
+        #expect(outcome == ActionFailure(.unknownAccount, "this agent does not serve other@example.org (it serves: me@example.org)"))
+    }
+
+    @Test func socketPathFollowsXDGRuntimeDir() {
+        #expect(ControlSocketPath.resolve(environment: ["XDG_RUNTIME_DIR": "/run/user/1000"]) == "/run/user/1000/roost/control.sock")
+        #expect(ControlSocketPath.resolve(environment: [:]) == "/tmp/roost-\(getuid())/control.sock")
+    }
+
+    @Test func notifierWritesReadyToTheNotifySocket() throws {
+        let folder = Folder()
+        try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
+        let path = folder.path + "/notify"
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        #expect(UnixSocketAddress.with(path: path, { bind(fd, $0, $1) }) == 0)
+        #expect(ServiceNotifier.notify("READY=1", environment: ["NOTIFY_SOCKET": path]))
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let n = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        #expect(n > 0 && String(decoding: buffer[0..<n], as: UTF8.self) == "READY=1")
+        #expect(!ServiceNotifier.notify("READY=1", environment: [:]))
+    }
+}

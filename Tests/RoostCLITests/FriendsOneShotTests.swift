@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+import RoostTestSupport
+import RoostXMPP
+
+/// The same commands with no agent running: roost logs in once by itself, acts, archives and logs out.
+@Suite("Friends without an agent (one-shot login)", .enabled(if: TestServer.isAvailable))
+struct FriendsOneShotTests {
+    let server: TestServer
+
+    init() throws { server = try TestServer.require() }
+
+    @Test func addSendDenyAndStatusWithoutAgent() async throws {
+        let (own, alice, alicePassword) = try await server.registeredClient("alice")
+        await own.disconnect()
+        let carol = try await FriendsPeer.make(server, "carol")
+        let dave = try await FriendsPeer.make(server, "dave")
+        let roost = try RoostUnderTest(server: server, account: alice, password: alicePassword)
+
+        let status = try roost.run(["status"])
+        #expect(status.status == 3)
+        #expect(status.stdout.contains("not running"))
+
+        let add = try roost.run(["roster", "add", carol.jid.description, "--group", "Family", "--json"])
+        #expect(add.status == 0, "\(add.stderr)")
+        #expect(add.jsonLines.first?["via"] as? String == "one-shot")
+        _ = try await carol.waitForPresence(.subscribe, from: alice)
+        try carol.client.send(Presence(type: .subscribed, to: alice))
+        try roost.eventually("subscription to") { try roost.rosterEntry(carol.jid)?["subscription"] as? String == "to" }
+        // The one-shot login stays invisible: it sent no available presence.
+        #expect(!carol.events.stanzas.contains { $0.name == "presence" && Presence($0).type == .available && Presence($0).from?.bare == alice })
+
+        let send = try roost.run(["send", carol.jid.description, "one-shot hello", "--json"])
+        #expect(send.status == 0, "\(send.stderr)")
+        #expect(send.jsonLines.first?["via"] as? String == "one-shot")
+        _ = try await carol.events.waitForStanza { $0.name == "message" && Message($0).body == "one-shot hello" }
+        let archived = try roost.json(["search", "is:out", "hello"])
+        #expect(archived.count == 1)
+        #expect(archived.first?["conversation"] as? String == carol.jid.description)
+
+        // A request that arrived while nothing ran, refused.
+        try dave.client.send(Presence(type: .subscribe, to: alice))
+        try await Task.sleep(for: .milliseconds(300))
+        let deny = try roost.run(["requests", "deny", dave.jid.description])
+        #expect(deny.status == 0, "\(deny.stderr)")
+        _ = try await dave.waitForPresence(.unsubscribed, from: alice)
+
+        // The archive keeps the roster and the answers; the cached roster needs no server.
+        let cached = try roost.json(["roster", "--cached"])
+        #expect(cached.contains { $0["jid"] as? String == carol.jid.description && ($0["groups"] as? [String]) == ["Family"] })
+
+        // Errors: bad JID is a usage error, wrong password a connection error, neither leaks the password.
+        let bad = try roost.run(["send", "not a jid", "x"])
+        #expect(bad.status == 2, "\(bad.stderr)")
+        let wrong = try RoostUnderTest(server: server, account: alice, password: "wrong-password-xyz")
+        let refused = try wrong.run(["roster"])
+        #expect(refused.status == 3, "\(refused.stderr)")
+        #expect(refused.stderr.contains("not-authorized"))
+        #expect(!refused.stderr.contains("wrong-password-xyz"))
+        for peer in [carol, dave] { await peer.client.disconnect() }
+    }
+
+    @Test func registerWithVCardThenPasswdThenUnregister() async throws {
+        let (own, existing, existingPassword) = try await server.registeredClient("host")
+        await own.disconnect()
+        let roost = try RoostUnderTest(server: server, account: existing, password: existingPassword)
+        let newJID = server.uniqueJID("new")
+        let photoFile = try roost.directory.write("face.gif", "GIF89a-not-really-an-image")
+        let register = try roost.run(["register", newJID.description, "--password-command", "echo first-secret-1",
+                                      "--nickname", "新人", "--photo", photoFile])
+        #expect(register.status == 0, "\(register.stderr)")
+        #expect(register.stdout.contains("registered \(newJID)"))
+        #expect(register.stderr.contains("[account \(newJID)]"))
+        #expect(!register.stdout.contains("first-secret-1") && !register.stderr.contains("first-secret-1"))
+
+        let client = XMPPClient(configuration: server.configuration(for: newJID, password: "first-secret-1"))
+        _ = try await client.connect()
+        let card = VCard.from(try await client.request(VCard.request(for: nil)))
+        #expect(card.nickname == "新人")
+        #expect(card.photo?.mimeType == "image/gif")
+        await client.disconnect()
+
+        let again = try roost.run(["register", newJID.description, "--password-command", "echo x"])
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("already exists"))
+
+        // passwd and unregister act on the configured account.
+        let account = try RoostUnderTest(server: server, account: newJID, password: "first-secret-1")
+        let passwd = try account.run(["passwd", "--password-command", "echo second-secret-2"])
+        #expect(passwd.status == 0, "\(passwd.stderr)")
+        let relogin = XMPPClient(configuration: server.configuration(for: newJID, password: "second-secret-2"))
+        _ = try await relogin.connect()
+        await relogin.disconnect()
+
+        let changed = try RoostUnderTest(server: server, account: newJID, password: "second-secret-2")
+        let unconfirmed = try changed.run(["unregister"])
+        #expect(unconfirmed.status == 2, "no terminal and no --yes: \(unconfirmed.stderr)")
+        let unregister = try changed.run(["unregister", "--yes"])
+        #expect(unregister.status == 0, "\(unregister.stderr)")
+        let gone = XMPPClient(configuration: server.configuration(for: newJID, password: "second-secret-2"))
+        await #expect(throws: ClientError.self) { _ = try await gone.connect() }
+    }
+}

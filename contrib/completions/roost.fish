@@ -1,0 +1,74 @@
+# fish completion for roost(1). Install: copy to ~/.config/fish/completions/roost.fish
+# Accounts come from the config file; contacts from `roost roster --cached --json` (the archive only).
+
+function __roost_config_file
+    set -l tokens (commandline -opc)
+    set -l i (contains -i -- --config $tokens)
+    and echo $tokens[(math $i + 1)]
+    and return
+    if set -q ROOST_CONFIG
+        echo $ROOST_CONFIG
+    else if set -q XDG_CONFIG_HOME
+        echo $XDG_CONFIG_HOME/roost/config.ini
+    else
+        echo $HOME/.config/roost/config.ini
+    end
+end
+
+function __roost_accounts
+    set -l file (__roost_config_file)
+    test -r $file; and sed -n 's/^[[:space:]]*\[account[[:space:]]\{1,\}\([^]]*\)\].*/\1/p' $file
+end
+
+function __roost_contacts
+    roost roster --cached --json --config (__roost_config_file) 2>/dev/null | sed -n 's/.*"jid":"\([^"]*\)".*/\1/p'
+end
+
+set -l commands run search log stats config status roster requests send vcard presence register passwd unregister export import notify help
+complete -c roost -f
+complete -c roost -n "not __fish_seen_subcommand_from $commands" -a "$commands"
+
+complete -c roost -l config -r -F -d 'config file'
+complete -c roost -l account -x -a '(__roost_accounts)' -d 'act on this account only'
+complete -c roost -l json -d 'JSON Lines output'
+complete -c roost -s v -l verbose -d 'log more'
+complete -c roost -s q -l quiet -d 'log errors only'
+complete -c roost -l log-level -x -a 'error warning info debug'
+complete -c roost -s h -l help -d 'show help'
+complete -c roost -l version -d 'show the version'
+
+complete -c roost -n '__fish_seen_subcommand_from search' -l oldest-first
+complete -c roost -n '__fish_seen_subcommand_from search' -l rank
+complete -c roost -n '__fish_seen_subcommand_from search presence' -s n -l limit -x
+complete -c roost -n '__fish_seen_subcommand_from search' -l offset -x
+complete -c roost -n '__fish_seen_subcommand_from log' -l states
+complete -c roost -n '__fish_seen_subcommand_from log' -l presence
+complete -c roost -n '__fish_seen_subcommand_from config' -l check-passwords
+complete -c roost -n '__fish_seen_subcommand_from log send presence' -a '(__roost_contacts)'
+
+complete -c roost -n '__fish_seen_subcommand_from roster; and not __fish_seen_subcommand_from add remove rename group' -a 'add remove rename group'
+complete -c roost -n '__fish_seen_subcommand_from roster; and __fish_seen_subcommand_from remove rename group' -a '(__roost_contacts)'
+complete -c roost -n '__fish_seen_subcommand_from roster' -l name -x
+complete -c roost -n '__fish_seen_subcommand_from roster' -l group -x
+complete -c roost -n '__fish_seen_subcommand_from roster' -l message -x
+complete -c roost -n '__fish_seen_subcommand_from roster' -l cached
+
+complete -c roost -n '__fish_seen_subcommand_from requests; and not __fish_seen_subcommand_from accept deny' -a 'accept deny'
+complete -c roost -n '__fish_seen_subcommand_from requests; and __fish_seen_subcommand_from accept deny' -a '(__roost_contacts)'
+complete -c roost -n '__fish_seen_subcommand_from requests' -l add
+
+complete -c roost -n '__fish_seen_subcommand_from vcard; and not __fish_seen_subcommand_from show set' -a 'show set'
+complete -c roost -n '__fish_seen_subcommand_from vcard; and __fish_seen_subcommand_from show' -a '(__roost_contacts)'
+complete -c roost -n '__fish_seen_subcommand_from vcard' -l refresh
+complete -c roost -n '__fish_seen_subcommand_from vcard register' -l nickname -x
+complete -c roost -n '__fish_seen_subcommand_from vcard register' -l fullname -x
+complete -c roost -n '__fish_seen_subcommand_from vcard register' -l photo -r -F
+complete -c roost -n '__fish_seen_subcommand_from vcard' -l no-photo
+
+complete -c roost -n '__fish_seen_subcommand_from register passwd' -l password-command -x
+complete -c roost -n '__fish_seen_subcommand_from register' -l host -x
+complete -c roost -n '__fish_seen_subcommand_from register' -l port -x
+complete -c roost -n '__fish_seen_subcommand_from register' -l tls -x -a 'starttls direct'
+complete -c roost -n '__fish_seen_subcommand_from register' -l ca-file -r -F
+complete -c roost -n '__fish_seen_subcommand_from unregister' -s y -l yes
+complete -c roost -n '__fish_seen_subcommand_from help' -a "$commands"

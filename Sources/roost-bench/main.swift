@@ -6,6 +6,7 @@ import Foundation
 let arguments = Array(CommandLine.arguments.dropFirst())
 let benchmarks: [String: ([String]) throws -> Void] = [
     "search": SearchBench.run,
+    "export": ExportBench.run,
 ]
 guard let name = arguments.first, let bench = benchmarks[name] else {
     FileHandle.standardError.write(Data("usage: roost-bench {\(benchmarks.keys.sorted().joined(separator: "|"))} [options]\n".utf8))

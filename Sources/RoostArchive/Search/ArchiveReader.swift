@@ -104,7 +104,7 @@ public final class ArchiveReader: Sendable {
         }
     }
 
-    private func compile(_ query: String, now: Date, timeZone: TimeZone) throws(ArchiveError) -> CompiledQuery {
+    func compile(_ query: String, now: Date, timeZone: TimeZone) throws(ArchiveError) -> CompiledQuery {
         let node: QueryNode
         do throws(QueryError) {
             node = try QueryParser.parse(query)
@@ -114,6 +114,7 @@ public final class ArchiveReader: Sendable {
         return QueryCompiler.compile(node, now: now, timeZone: timeZone)
     }
 
+    /// Internal (not private) so that export, import and the contact queries, in their own files, read under the same lock.
     func withDatabase<T>(_ body: (Database) throws(SQLiteError) -> T) throws(ArchiveError) -> T {
         try lock.withLock { _ throws(ArchiveError) -> T in
             do throws(SQLiteError) {

@@ -1,0 +1,60 @@
+/// Reads complete messages (`ArchivedMessage`): the one column list export selects, plus the revisions and
+/// attachments looked up only for the rows that have any.
+struct ArchivedMessageReading {
+    let database: Database
+    let accounts: [Int64: String]
+
+    /// `raw` is skipped (NULL) when the format has no use for it, which keeps large stanzas off the heap.
+    static func columns(includeRaw: Bool) -> String {
+        """
+        m.id, m.account_id, m.conversation, m.direction, m.type, m.from_jid, m.to_jid, m.sender_name, m.body, m.subject,
+        m.thread, m.timestamp, m.received_at, m.stanza_id, m.stanza_id_by, m.stanza_id_trusted, m.origin_id, m.message_id,
+        m.replaces, m.retracted, m.is_carbon, m.source, \(includeRaw ? "m.raw" : "NULL"), m.edited,
+        EXISTS (SELECT 1 FROM attachments a WHERE a.message_row = m.id)
+        """
+    }
+
+    func message(_ row: Statement.Row, includeRevisionRaw: Bool) throws(SQLiteError) -> ArchivedMessage {
+        let id = row.int(0)
+        var message = ArchivedMessage(
+            id: id, account: accounts[row.int(1)] ?? "", conversation: row.text(2),
+            direction: MessageDirection(rawValue: row.text(3)) ?? .incoming, kind: MessageKind(rawValue: row.text(4)) ?? .normal,
+            from: row.text(5), to: row.text(6), senderName: row.optionalText(7), body: row.optionalText(8),
+            subject: row.optionalText(9), thread: row.optionalText(10), timestamp: row.int(11), receivedAt: row.int(12),
+            stanzaId: row.optionalText(13), stanzaIdBy: row.optionalText(14), stanzaIdTrusted: row.bool(15),
+            originId: row.optionalText(16), messageId: row.optionalText(17), replaces: row.optionalText(18),
+            retracted: row.bool(19), isCarbon: row.bool(20), source: MessageSource(rawValue: row.text(21)) ?? .live,
+            rawStanza: row.optionalText(22))
+        if row.int(23) > 0 { message.revisions = try revisions(of: id, includeRaw: includeRevisionRaw) }
+        if row.bool(24) { message.attachments = try attachments(of: id) }
+        return message
+    }
+
+    func revisions(of id: Int64, includeRaw: Bool) throws(SQLiteError) -> [MessageRevision] {
+        var revisions: [MessageRevision] = []
+        try database.cached("""
+            SELECT revision, body, from_jid, timestamp, received_at, stanza_id, stanza_id_trusted, origin_id, message_id,
+                   source, \(includeRaw ? "raw" : "NULL")
+            FROM message_revisions WHERE message_row = ? ORDER BY revision
+            """).forEachRow([.integer(id)]) { row in
+            revisions.append(MessageRevision(
+                revision: Int(row.int(0)), body: row.optionalText(1), from: row.text(2), timestamp: row.int(3),
+                receivedAt: row.int(4), stanzaId: row.optionalText(5), stanzaIdTrusted: row.bool(6),
+                originId: row.optionalText(7), messageId: row.optionalText(8),
+                source: MessageSource(rawValue: row.text(9)) ?? .live, rawStanza: row.optionalText(10)))
+            return true
+        }
+        return revisions
+    }
+
+    func attachments(of id: Int64) throws(SQLiteError) -> [AttachmentRecord] {
+        var attachments: [AttachmentRecord] = []
+        try database.cached("SELECT url, local_path, mime, size FROM attachments WHERE message_row = ? ORDER BY id")
+            .forEachRow([.integer(id)]) { row in
+                attachments.append(AttachmentRecord(url: row.text(0), localPath: row.optionalText(1),
+                                                    mime: row.optionalText(2), size: row.optionalInt(3)))
+                return true
+            }
+        return attachments
+    }
+}

@@ -1,0 +1,49 @@
+/// The contacts of the exported accounts, for names and avatars (vCard XML is left out: only jsonl needs
+/// it, and reads it row by row).
+struct ContactDirectory {
+    private var contacts: [SliceKey: ContactRow] = [:]
+
+    static let columns = """
+        c.account_id, c.jid, c.in_roster, c.name, c.groups, c.subscription, c.ask, c.roster_updated_at, c.nickname,
+        c.fullname, c.photo_hash, c.photo_path, %RAW%, c.vcard_fetched_at
+        """
+
+    init() {}
+
+    init(database: Database, selection: ExportSelection) throws(SQLiteError) {
+        let (accountSQL, parameters) = selection.accountClause(column: "c.account_id")
+        let sql = "SELECT \(Self.columns.replacingOccurrences(of: "%RAW%", with: "NULL")) FROM contacts c WHERE \(accountSQL)"
+        try database.prepare(sql).forEachRow(parameters) { row in
+            let contact = Self.contact(row, accounts: selection.accounts)
+            contacts[SliceKey(accountID: row.int(0), conversation: contact.jid.lowercased())] = contact
+            return true
+        }
+    }
+
+    static func contact(_ row: Statement.Row, accounts: [Int64: String]) -> ContactRow {
+        ContactRow(account: accounts[row.int(0)] ?? "", jid: row.text(1), inRoster: row.bool(2), name: row.optionalText(3),
+                   groups: JSONGroups.decode(row.text(4)), subscription: row.optionalText(5), ask: row.optionalText(6),
+                   rosterUpdatedAt: row.optionalInt(7), nickname: row.optionalText(8), fullName: row.optionalText(9),
+                   photoHash: row.optionalText(10), photoPath: row.optionalText(11), vCardRaw: row.optionalText(12),
+                   vCardFetchedAt: row.optionalInt(13))
+    }
+
+    func contact(accountID: Int64, jid: String) -> ContactRow? {
+        contacts[SliceKey(accountID: accountID, conversation: jid.lowercased())]
+    }
+
+    /// The heading of a conversation: the contact's name, else its address.
+    func title(of slice: ConversationSlice) -> String {
+        contact(accountID: slice.accountID, jid: slice.conversation)?.displayName ?? slice.conversation
+    }
+
+    /// Who wrote a message, as people read it: "me" for the account's own messages, the nickname in a room,
+    /// the stored sender name or the contact's name in a chat, else the address.
+    func sender(of message: ArchivedMessage, accountID: Int64) -> String {
+        if message.direction == .outgoing && message.kind != .groupchat { return "me" }
+        if let name = message.senderName, !name.isEmpty { return name }
+        if message.kind == .groupchat, let nick = JIDText.resource(message.from), !nick.isEmpty { return nick }
+        let bare = JIDText.bare(message.from)
+        return contact(accountID: accountID, jid: bare)?.displayName ?? bare
+    }
+}

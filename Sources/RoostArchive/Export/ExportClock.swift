@@ -1,0 +1,44 @@
+import Foundation
+
+/// Turns archive times (UTC milliseconds) into the calendar of the export: UTC, or a time zone (the local
+/// one by default). Caches the current offset until the zone's next transition, because asking the zone
+/// for every message of a large export is slow.
+final class ExportClock {
+    let timeZone: TimeZone
+    private var cachedFrom: Int64 = .max
+    private var cachedUntil: Int64 = .min
+    private var cachedOffset = 0
+
+    init(timeZone: TimeZone) {
+        self.timeZone = timeZone
+    }
+
+    var isUTC: Bool { timeZone.secondsFromGMT() == 0 && timeZone.nextDaylightSavingTimeTransition == nil }
+
+    func offset(at milliseconds: Int64) -> Int {
+        if milliseconds >= cachedFrom && milliseconds < cachedUntil { return cachedOffset }
+        let date = Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000)
+        cachedOffset = timeZone.secondsFromGMT(for: date)
+        cachedFrom = milliseconds
+        if let next = timeZone.nextDaylightSavingTimeTransition(after: date) {
+            cachedUntil = Int64((next.timeIntervalSince1970 * 1000).rounded(.down))
+        } else {
+            cachedUntil = .max
+        }
+        return cachedOffset
+    }
+
+    func civil(_ milliseconds: Int64) -> CivilTime {
+        CivilTime(milliseconds: milliseconds, offsetSeconds: offset(at: milliseconds))
+    }
+
+    /// UTC milliseconds of local midnight starting the month `year`-`month` (month may overflow into the next year).
+    func startOfMonth(year: Int, month: Int) -> Int64 {
+        let normalizedYear = year + (month - 1) / 12
+        let normalizedMonth = (month - 1) % 12 + 1
+        let localMidnight = CivilTime.days(year: normalizedYear, month: normalizedMonth, day: 1) * 86_400_000
+        // The offset in force at that local time; try the offset of the instant itself, then correct once.
+        let guess = localMidnight - Int64(offset(at: localMidnight)) * 1000
+        return localMidnight - Int64(offset(at: guess)) * 1000
+    }
+}

@@ -1,0 +1,38 @@
+public import Foundation
+
+/// Everything that decides what an export writes.
+public struct ExportOptions: Sendable {
+    public var format: ExportFormat
+    /// The query language of `roost search`; empty selects every message.
+    public var query: String
+    /// Only this account (bare JID), or every account when nil.
+    public var account: String?
+    public var split: ExportSplit
+    public var include: Set<ExportInclusion>
+    /// The calendar for human-readable times, day headings and month splits.
+    public var timeZone: TimeZone
+    /// Replace an existing output instead of refusing.
+    public var force: Bool
+    /// Copy locally stored attachments (and avatars, for html) next to the export.
+    public var copyAttachments: Bool
+    /// "Now" for relative dates in the query (`date:7d..`).
+    public var now: Date
+
+    public init(format: ExportFormat, query: String = "", account: String? = nil, split: ExportSplit = .none,
+                include: Set<ExportInclusion> = [], timeZone: TimeZone = .current, force: Bool = false,
+                copyAttachments: Bool = true, now: Date = Date()) {
+        self.format = format
+        self.query = query
+        self.account = account
+        self.split = split
+        self.include = include
+        self.timeZone = timeZone
+        self.force = force
+        self.copyAttachments = copyAttachments
+        self.now = now
+    }
+
+    /// True when the query selects everything: then chat states, presence and contacts are exported whole
+    /// (even for conversations without messages), which is what makes a jsonl export a complete backup.
+    var selectsEverything: Bool { query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
+}

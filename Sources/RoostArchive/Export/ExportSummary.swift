@@ -1,0 +1,19 @@
+/// What an export wrote.
+public struct ExportSummary: Sendable, Equatable {
+    public var messages = 0
+    public var chatStates = 0
+    public var presenceChanges = 0
+    public var contacts = 0
+    /// Nil when not counted (a jsonl export of everything in one file does not list conversations).
+    public var conversations: Int?
+    /// Files written (pages, mail files and transcripts; copied attachments are counted apart).
+    public var files = 0
+    public var attachmentsCopied = 0
+    /// Attachments whose local copy no longer exists or cannot be read.
+    public var attachmentsMissing = 0
+    public var bytes: Int64 = 0
+    /// The final file or folder, nil for a stream.
+    public var outputPath: String?
+
+    public init() {}
+}

@@ -1,0 +1,227 @@
+/// `--format jsonl`: one JSON object per line and event, schema version `JSONLinesSchema.version`
+/// (documented in docs/export.md). Lossless and deterministic: the same archive always gives the same bytes,
+/// and `roost import` rebuilds an archive that exports to the same bytes again.
+final class JSONLinesWriter: ExportWriter {
+    let byConversation = false
+    let needsRawStanzas = true
+    private var encoder: JSONByteEncoder?
+
+    func beginPartition(_ partition: ExportPartition, target: PartitionTarget, context: ExportContext) throws {
+        guard case .file(let sink, _) = target else { preconditionFailure("jsonl writes files") }
+        encoder = JSONByteEncoder(sink: sink)
+        guard context.options.include.contains(.contacts) else { return }
+        if context.selection.everything {
+            // A complete export keeps every contact, also those never written to; with a split they go to
+            // their own file (see `finish`).
+            if context.options.split == .none { try writeContacts(of: nil, context: context) }
+        } else {
+            try writeContacts(of: partition.slices, context: context)
+        }
+    }
+
+    func write(_ event: ExportEvent, context: ExportContext) throws {
+        guard var encoder else { return }
+        switch event {
+        case .message(let view):
+            try Self.encode(view, accounts: context.selection.accounts, into: &encoder)
+            context.messageWritten()
+        case .chatState(let state):
+            Self.encode(state, into: &encoder)
+            context.summary.chatStates += 1
+        case .presence(let presence):
+            Self.encode(presence, into: &encoder)
+            context.summary.presenceChanges += 1
+        }
+        self.encoder = encoder
+    }
+
+    func endPartition(context: ExportContext) throws {
+        encoder = nil
+    }
+
+    func finish(context: ExportContext) throws {
+        guard context.options.include.contains(.contacts), context.selection.everything, context.options.split != .none else { return }
+        let sink = try context.createFile(["contacts.jsonl"])
+        encoder = JSONByteEncoder(sink: sink)
+        try writeContacts(of: nil, context: context)
+        try context.close(sink)
+        encoder = nil
+    }
+
+    /// Contacts of `slices` (every contact of the exported accounts when nil), ordered by account and JID.
+    private func writeContacts(of slices: [ConversationSlice]?, context: ExportContext) throws {
+        guard var encoder else { return }
+        let wanted = slices.map { Set($0.map(\.key)) }
+        let (accountSQL, parameters) = context.selection.accountClause(column: "c.account_id")
+        let columns = ContactDirectory.columns.replacingOccurrences(of: "%RAW%", with: "c.vcard_raw")
+        let sql = """
+            SELECT \(columns) FROM contacts c JOIN accounts a ON a.id = c.account_id
+            WHERE \(accountSQL) ORDER BY a.jid COLLATE NOCASE, c.jid COLLATE NOCASE, c.id
+            """
+        let accounts = context.selection.accounts
+        var written = 0
+        try context.database.prepare(sql).forEachRow(parameters) { row in
+            if let wanted, !wanted.contains(SliceKey(accountID: row.int(0), conversation: row.text(1).lowercased())) { return true }
+            Self.encode(ContactDirectory.contact(row, accounts: accounts), into: &encoder)
+            written += 1
+            return true
+        }
+        context.summary.contacts += written
+        self.encoder = encoder
+    }
+
+    // MARK: Encoding
+
+    /// The fast path: the row's columns straight into the output (same bytes as `encode(_ message:)`).
+    static func encode(_ view: MessageRowView, accounts: [Int64: String], into json: inout JSONByteEncoder) throws(SQLiteError) {
+        let row = view.row
+        json.beginObject()
+        json.field("version", Int64(JSONLinesSchema.version))
+        json.field("event", "message")
+        json.field("account", accounts[row.int(1)] ?? "")
+        json.textColumn("conversation", row, 2)
+        json.textColumn("direction", row, 3)
+        json.textColumn("type", row, 4)
+        json.textColumn("from", row, 5)
+        json.textColumn("to", row, 6)
+        json.textColumn("sender_name", row, 7)
+        json.timeField("timestamp", row.int(11))
+        json.timeField("received_at", row.int(12))
+        json.textColumn("body", row, 8)
+        json.textColumn("subject", row, 9)
+        json.textColumn("thread", row, 10)
+        json.textColumn("stanza_id", row, 13)
+        json.textColumn("stanza_id_by", row, 14)
+        json.field("stanza_id_trusted", row.bool(15))
+        json.textColumn("origin_id", row, 16)
+        json.textColumn("message_id", row, 17)
+        json.textColumn("replaces", row, 18)
+        json.field("retracted", row.bool(19))
+        json.field("carbon", row.bool(20))
+        json.textColumn("source", row, 21)
+        let id = row.int(0)
+        encodeAttachments(row.bool(24) ? try view.reading.attachments(of: id) : [], into: &json)
+        encodeRevisions(row.int(23) > 0 ? try view.reading.revisions(of: id, includeRaw: view.includeRevisionRaw) : [], into: &json)
+        json.textColumn("raw", row, 22)
+        json.endObject()
+        json.newline()
+    }
+
+    static func encode(_ message: ArchivedMessage, into json: inout JSONByteEncoder) {
+        json.beginObject()
+        json.field("version", Int64(JSONLinesSchema.version))
+        json.field("event", "message")
+        json.field("account", message.account)
+        json.field("conversation", message.conversation)
+        json.field("direction", message.direction.rawValue)
+        json.field("type", message.kind.rawValue)
+        json.field("from", message.from)
+        json.field("to", message.to)
+        json.field("sender_name", message.senderName)
+        json.timeField("timestamp", message.timestamp)
+        json.timeField("received_at", message.receivedAt)
+        json.field("body", message.body)
+        json.field("subject", message.subject)
+        json.field("thread", message.thread)
+        json.field("stanza_id", message.stanzaId)
+        json.field("stanza_id_by", message.stanzaIdBy)
+        json.field("stanza_id_trusted", message.stanzaIdTrusted)
+        json.field("origin_id", message.originId)
+        json.field("message_id", message.messageId)
+        json.field("replaces", message.replaces)
+        json.field("retracted", message.retracted)
+        json.field("carbon", message.isCarbon)
+        json.field("source", message.source.rawValue)
+        encodeAttachments(message.attachments, into: &json)
+        encodeRevisions(message.revisions, into: &json)
+        json.field("raw", message.rawStanza)
+        json.endObject()
+        json.newline()
+    }
+
+    private static func encodeAttachments(_ attachments: [AttachmentRecord], into json: inout JSONByteEncoder) {
+        json.beginArray("attachments")
+        for attachment in attachments {
+            json.element()
+            json.beginObject()
+            json.field("url", attachment.url)
+            json.field("local_path", attachment.localPath)
+            json.field("mime", attachment.mime)
+            json.field("size", attachment.size)
+            json.endObject()
+        }
+        json.endArray()
+    }
+
+    private static func encodeRevisions(_ revisions: [MessageRevision], into json: inout JSONByteEncoder) {
+        json.beginArray("revisions")
+        for revision in revisions {
+            json.element()
+            json.beginObject()
+            json.field("revision", Int64(revision.revision))
+            json.field("body", revision.body)
+            json.field("from", revision.from)
+            json.timeField("timestamp", revision.timestamp)
+            json.timeField("received_at", revision.receivedAt)
+            json.field("stanza_id", revision.stanzaId)
+            json.field("stanza_id_trusted", revision.stanzaIdTrusted)
+            json.field("origin_id", revision.originId)
+            json.field("message_id", revision.messageId)
+            json.field("source", revision.source.rawValue)
+            json.field("raw", revision.rawStanza)
+            json.endObject()
+        }
+        json.endArray()
+    }
+
+    static func encode(_ state: ChatStateRow, into json: inout JSONByteEncoder) {
+        json.beginObject()
+        json.field("version", Int64(JSONLinesSchema.version))
+        json.field("event", "chat_state")
+        json.field("account", state.account)
+        json.field("conversation", state.conversation)
+        json.field("from", state.from)
+        json.field("state", state.state.rawValue)
+        json.timeField("timestamp", state.timestamp)
+        json.endObject()
+        json.newline()
+    }
+
+    static func encode(_ presence: PresenceRow, into json: inout JSONByteEncoder) {
+        json.beginObject()
+        json.field("version", Int64(JSONLinesSchema.version))
+        json.field("event", "presence")
+        json.field("account", presence.account)
+        json.field("contact", presence.contact)
+        json.field("resource", presence.resource)
+        json.field("availability", presence.availability.rawValue)
+        json.field("show", presence.show)
+        json.field("status", presence.status)
+        json.field("priority", presence.priority.map { Int64($0) })
+        json.timeField("timestamp", presence.timestamp)
+        json.endObject()
+        json.newline()
+    }
+
+    static func encode(_ contact: ContactRow, into json: inout JSONByteEncoder) {
+        json.beginObject()
+        json.field("version", Int64(JSONLinesSchema.version))
+        json.field("event", "contact")
+        json.field("account", contact.account)
+        json.field("jid", contact.jid)
+        json.field("in_roster", contact.inRoster)
+        json.field("name", contact.name)
+        json.stringArray("groups", contact.groups)
+        json.field("subscription", contact.subscription)
+        json.field("ask", contact.ask)
+        json.timeField("roster_updated_at", contact.rosterUpdatedAt)
+        json.field("nickname", contact.nickname)
+        json.field("fullname", contact.fullName)
+        json.field("photo_hash", contact.photoHash)
+        json.field("photo_path", contact.photoPath)
+        json.field("vcard_raw", contact.vCardRaw)
+        json.timeField("vcard_fetched_at", contact.vCardFetchedAt)
+        json.endObject()
+        json.newline()
+    }
+}

@@ -1,0 +1,98 @@
+/// Turns a chat message into an RFC 5322 message that mail tools (notmuch, mutt, mu, Python's `mailbox`)
+/// read and index: UTF-8 text as quoted-printable, encoded-word headers, a stable Message-ID, and
+/// In-Reply-To/References chaining the messages of one conversation into one thread.
+struct MailMessageBuilder {
+    let clock: ExportClock
+    let contacts: ContactDirectory
+
+    /// A Message-ID that is the same on every export of the same message, from fields that survive an import.
+    static func messageID(_ message: ArchivedMessage) -> String {
+        let key = [message.account.lowercased(), message.conversation.lowercased(), message.from,
+                   message.stanzaIdTrusted ? (message.stanzaId ?? "") : "", message.originId ?? "", message.messageId ?? "",
+                   String(message.timestamp), message.revisions.first?.body ?? message.body ?? ""].joined(separator: "\u{0}")
+        return "<roost.\(hash(key, basis: 0xcbf2_9ce4_8422_2325))\(hash(key, basis: 0x6c62_272e_07bb_0142))@export.roost.invalid>"
+    }
+
+    private static func hash(_ text: String, basis: UInt64) -> String {
+        var value = basis
+        for byte in text.utf8 {
+            value ^= UInt64(byte)
+            value = value &* 0x0000_0100_0000_01b3
+        }
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    /// An address for a JID: the bare JID (mail addresses have no resource).
+    static func address(_ jid: String) -> String {
+        let bare = JIDText.bare(jid)
+        let clean = String(bare.filter { $0 != "<" && $0 != ">" && $0 != "\"" && !$0.isWhitespace && $0 != "," })
+        return clean.isEmpty ? "unknown@invalid" : clean
+    }
+
+    /// The complete message, LF line ends. `thread` holds the conversation's first and previous Message-IDs.
+    func build(_ message: ArchivedMessage, slice: ConversationSlice, messageID: String, first: String?, previous: String?,
+               embedded: [MailAttachment?]) -> String {
+        let sender = contacts.sender(of: message, accountID: slice.accountID)
+        let fromName: String? = sender == "me" ? nil : sender
+        let toIsAccount = message.direction == .incoming
+        let toName: String? = toIsAccount ? nil : (message.kind == .groupchat ? contacts.title(of: slice) : contacts.title(of: slice))
+        let subject = message.subject.flatMap { $0.isEmpty ? nil : $0 } ?? defaultSubject(message, slice: slice)
+        var headers: [(String, String)] = [
+            ("From", MIMEText.mailbox(name: fromName, address: Self.address(message.from))),
+            ("To", MIMEText.mailbox(name: toName, address: Self.address(message.to))),
+            ("Date", clock.civil(message.timestamp).rfc5322),
+            ("Subject", MIMEText.headerText(subject)),
+            ("Message-ID", messageID),
+        ]
+        if let previous {
+            headers.append(("In-Reply-To", previous))
+            headers.append(("References", first.map { $0 == previous ? previous : "\($0)\n \(previous)" } ?? previous))
+        }
+        let parts = embedded.compactMap { $0 }
+        let boundary = "roost-" + messageID.dropFirst("<roost.".count).prefix(32)
+        headers.append(("MIME-Version", "1.0"))
+        if parts.isEmpty {
+            headers += [("Content-Type", "text/plain; charset=utf-8"), ("Content-Transfer-Encoding", "quoted-printable")]
+        } else {
+            headers.append(("Content-Type", "multipart/mixed; boundary=\"\(boundary)\""))
+        }
+        headers += [
+            ("X-Roost-Account", message.account),
+            ("X-Roost-Conversation", message.conversation),
+            ("X-Roost-Direction", message.direction.rawValue),
+            ("X-XMPP-Type", message.kind.rawValue),
+        ]
+        if let stanzaId = message.stanzaId { headers.append(("X-XMPP-Stanza-ID", MIMEText.headerText(stanzaId))) }
+        var text = ""
+        for (name, value) in headers { text += "\(name): \(value)\n" }
+        text += "\n"
+        let plain = MIMEText.quotedPrintable(body(message, embedded: embedded))
+        if parts.isEmpty { return text + plain + "\n" }
+        text += "This is a MIME message with attachments.\n\n--\(boundary)\n"
+        text += "Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: quoted-printable\n\n\(plain)\n"
+        for part in parts { text += "--\(boundary)\n" + part.part }
+        return text + "--\(boundary)--\n"
+    }
+
+    private func defaultSubject(_ message: ArchivedMessage, slice: ConversationSlice) -> String {
+        let title = contacts.title(of: slice)
+        let name = title == slice.conversation ? slice.conversation : "\(title) (\(slice.conversation))"
+        return message.kind == .groupchat ? "Room \(name)" : "Chat with \(name)"
+    }
+
+    private func body(_ message: ArchivedMessage, embedded: [MailAttachment?]) -> String {
+        var text = message.body ?? TranscriptPhrases.placeholder(for: message)
+        for (attachment, file) in zip(message.attachments, embedded) {
+            text += (text.isEmpty ? "" : "\n\n") + "Attachment: \(attachment.url)" + (file.map { " (attached: \($0.fileName))" } ?? "")
+        }
+        if message.revisions.count > 1 {
+            text += "\n\n-- \nEdited \(message.revisions.count - 1) time(s). Earlier versions:"
+            for revision in message.revisions.dropLast() {
+                let time = clock.civil(revision.timestamp)
+                text += "\n[\(time.dateText) \(time.secondText)] " + (revision.body ?? "")
+            }
+        }
+        return text
+    }
+}

@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `--format mbox` and `--format maildir`: one RFC 5322 message per chat message (see `MailMessageBuilder`).
+/// mbox files use the mboxrd convention (a `From ` line before each message, body lines matching `>*From `
+/// get one more `>`); Maildir messages go to `cur/` marked seen, with names that are unique and stable.
+/// Locally stored attachments are embedded as MIME parts (nothing is written beside the mail).
+/// Chat states and presence have no place in mail and are skipped.
+final class MailWriter: ExportWriter {
+    enum Layout { case mbox, maildir }
+
+    let layout: Layout
+    let byConversation = true
+    private var sink: ByteSink?
+    private var maildir: [String] = []
+    private var slice: ConversationSlice?
+    private var firstID: String?
+    private var previousID: String?
+    private var names: [String: FileNameAllocator] = [:]
+
+    init(layout: Layout) {
+        self.layout = layout
+    }
+
+    func beginPartition(_ partition: ExportPartition, target: PartitionTarget, context: ExportContext) throws {
+        switch target {
+        case .file(let sink, _):
+            self.sink = sink
+        case .folder(let components):
+            var folder = components
+            if let single = partition.single {
+                folder = context.conversationComponents(single, ext: nil, allocator: &names, in: components)
+            }
+            maildir = folder
+            for sub in ["cur", "new", "tmp"] { try context.createFolder(folder + [sub]) }
+        }
+    }
+
+    func beginConversation(_ slice: ConversationSlice, context: ExportContext) throws {
+        self.slice = slice
+        firstID = nil
+        previousID = nil
+    }
+
+    func write(_ event: ExportEvent, context: ExportContext) throws {
+        guard let slice, case .message(let view) = event else { return }
+        let message = try view.load()
+        let embedded = message.attachments.map { context.options.copyAttachments ? MailAttachment.load($0) : nil }
+        let attachedCount = embedded.compactMap { $0 }.count
+        context.summary.attachmentsCopied += attachedCount
+        context.summary.attachmentsMissing += embedded.count - attachedCount
+        let id = MailMessageBuilder.messageID(message)
+        let builder = MailMessageBuilder(clock: context.clock, contacts: context.contacts)
+        let text = builder.build(message, slice: slice, messageID: id, first: firstID, previous: previousID, embedded: embedded)
+        if firstID == nil { firstID = id }
+        previousID = id
+        switch layout {
+        case .mbox:
+            guard let sink else { return }
+            let time = CivilTime(milliseconds: message.timestamp)
+            sink.append("From \(MailMessageBuilder.address(message.from)) \(time.asctime)\n")
+            sink.append(Self.mboxrdQuoted(text))
+            sink.append("\n")
+        case .maildir:
+            let seconds = CivilTime.floorDivide(message.timestamp, 1000)
+            let unique = id.dropFirst("<roost.".count).prefix(16)
+            let file = try createMaildirFile(base: "\(seconds.0).M\(seconds.1)P\(unique).roost", context: context)
+            file.append(text)
+            try context.close(file)
+        }
+        context.messageWritten()
+    }
+
+    /// `BASE:2,S`, or `BASE-2:2,S`… in the (practically impossible) case of two identical Message-IDs.
+    private func createMaildirFile(base: String, context: ExportContext) throws -> ByteSink {
+        var attempt = 1
+        while true {
+            let name = (attempt == 1 ? base : "\(base)-\(attempt)") + ":2,S"
+            do {
+                return try context.createFile(maildir + ["cur", name], bufferSize: 1 << 14)
+            } catch {
+                guard case .io(_, _, let code) = error, code == EEXIST, attempt < 100 else { throw error }
+                attempt += 1
+            }
+        }
+    }
+
+    func endPartition(context: ExportContext) throws {
+        sink = nil
+    }
+
+    /// Adds a `>` to every line that starts with any number of `>` followed by `From `.
+    static func mboxrdQuoted(_ text: String) -> String {
+        guard text.contains("From ") else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            let stripped = line.drop { $0 == ">" }
+            return stripped.hasPrefix("From ") ? ">" + line : String(line)
+        }.joined(separator: "\n")
+    }
+}

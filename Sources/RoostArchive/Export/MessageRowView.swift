@@ -1,0 +1,14 @@
+/// The message row a cursor stands on, read only when asked: the jsonl writer encodes its columns straight
+/// from SQLite's buffers (no Swift strings on the hot path), the other writers load an `ArchivedMessage`.
+/// Valid only while its cursor has not advanced, which the event stream guarantees: it hands an event to the
+/// writer before stepping that cursor again.
+struct MessageRowView {
+    let row: Statement.Row
+    let reading: ArchivedMessageReading
+    let includeRevisionRaw: Bool
+    let timestamp: Int64
+
+    func load() throws(SQLiteError) -> ArchivedMessage {
+        try reading.message(row, includeRevisionRaw: includeRevisionRaw)
+    }
+}

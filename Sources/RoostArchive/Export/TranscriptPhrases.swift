@@ -1,0 +1,62 @@
+/// The words the human-readable formats share, so txt, md and html describe events the same way.
+enum TranscriptPhrases {
+    /// `Alice is typing`, `Alice stopped typing`…
+    static func chatState(_ state: ChatStateRow, who: String) -> String {
+        switch state.state {
+        case .composing: "\(who) is typing"
+        case .paused: "\(who) stopped typing"
+        case .active: "\(who) is active"
+        case .inactive: "\(who) is inactive"
+        case .gone: "\(who) left the conversation"
+        }
+    }
+
+    /// `Alice (phone) is away: "on the train"`, `… went offline`.
+    static func presence(_ presence: PresenceRow, who: String) -> String {
+        let resource = presence.resource.map { $0.isEmpty ? "" : " (\($0))" } ?? ""
+        let what: String
+        if presence.availability == .unavailable {
+            what = "went offline"
+        } else {
+            what = switch presence.show {
+            case "away": "is away"
+            case "xa": "is away for long"
+            case "dnd": "does not want to be disturbed"
+            case "chat": "is free to chat"
+            default: "is online"
+            }
+        }
+        let status = presence.status.map { $0.isEmpty ? "" : ": \"\($0)\"" } ?? ""
+        return "\(who)\(resource) \(what)\(status)"
+    }
+
+    /// Who changed state: "me" for the account's own resources, the contact's name when the roster or vCard
+    /// has one, else the full JID (in a room that is `room@service/nick`, which names the occupant).
+    static func stateSender(_ state: ChatStateRow, accountID: Int64, contacts: ContactDirectory) -> String {
+        let bare = JIDText.bare(state.from)
+        if bare.lowercased() == state.account.lowercased() { return "me" }
+        return contacts.contact(accountID: accountID, jid: bare)?.displayName ?? state.from
+    }
+
+    static func presenceSender(_ presence: PresenceRow, accountID: Int64, contacts: ContactDirectory) -> String {
+        contacts.contact(accountID: accountID, jid: presence.contact)?.displayName ?? presence.contact
+    }
+
+    /// The text shown for a message without a body.
+    static func placeholder(for message: ArchivedMessage) -> String {
+        if message.retracted { return "(message retracted)" }
+        if let subject = message.subject { return "(subject) \(subject)" }
+        if !message.attachments.isEmpty { return "" }
+        return "(no text)"
+    }
+
+    /// `Thursday 15 January 2026`-style heading text for the day containing `milliseconds`.
+    static func dayHeading(_ time: CivilTime) -> String {
+        "\(time.dateText) \(CivilTime.weekdayNames[time.weekday])"
+    }
+
+    /// The zone named in headers: `UTC` or the zone's identifier.
+    static func zoneName(_ clock: ExportClock) -> String {
+        clock.isUTC ? "UTC" : clock.timeZone.identifier
+    }
+}

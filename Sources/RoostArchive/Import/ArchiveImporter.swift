@@ -1,0 +1,132 @@
+import Foundation
+
+/// Imports a jsonl export (`roost export --format jsonl`) into an archive, new or existing, through
+/// `ArchiveWriter` with the archive's own dedup rules, so importing twice adds nothing and
+/// export → import → export gives the same bytes.
+///
+/// The file is read twice: first every line is checked (nothing is written if any is invalid, unless
+/// `skipInvalid`), then the events are committed in batches.
+public struct ArchiveImporter: Sendable {
+    public static let reportedProblemLimit = 20
+    public static let batchSize = 5_000
+
+    public let archivePath: String
+
+    public init(archivePath: String) {
+        self.archivePath = archivePath
+    }
+
+    public func importJSONLines(from path: String, skipInvalid: Bool = false,
+                                progress: @escaping (ExportProgress) -> Void = { _ in }) throws(ImportError) -> ImportSummary {
+        let started = Date()
+        let lines = try LineReader(path: path)
+        var summary = ImportSummary()
+        var problems: [ImportProblem] = []
+        var invalid = 0
+        var valid = 0
+        do {
+            try lines.forEachLine { number, bytes in
+                if Self.isBlank(bytes) { return true }
+                do throws(ImportFields.Problem) {
+                    _ = try ImportLineDecoder.decode(bytes)
+                    valid += 1
+                } catch {
+                    invalid += 1
+                    if problems.count < Self.reportedProblemLimit { problems.append(ImportProblem(line: number, reason: error.reason)) }
+                }
+                return true
+            }
+        } catch let error as ImportError {
+            throw error
+        } catch {
+            throw .unreadable(path: path, errno: 5)
+        }
+        if invalid > 0 && !skipInvalid { throw .invalidLines(problems, invalidCount: invalid, path: path) }
+        summary.skipped = problems
+        summary.skippedCount = invalid
+
+        let writer: ArchiveWriter
+        let deduplicator: ImportDeduplicator
+        do throws(ArchiveError) {
+            writer = try ArchiveWriter(path: archivePath, durability: .normal)
+            deduplicator = try ImportDeduplicator(reader: try ArchiveReader(path: archivePath))
+        } catch {
+            throw .archive(error)
+        }
+        var batch: [ArchiveEvent] = []
+        batch.reserveCapacity(Self.batchSize + 16)
+        var done = 0
+        var lastReport = Date.distantPast
+        func commit() throws(ImportError) {
+            guard !batch.isEmpty else { return }
+            let outcomes: [InsertOutcome]
+            do throws(ArchiveError) { outcomes = try writer.commit(batch) } catch { throw .archive(error) }
+            for (event, outcome) in zip(batch, outcomes) {
+                switch (event, outcome) {
+                case (.message, .inserted): summary.messages += 1
+                case (.message, .duplicate): summary.duplicates += 1
+                case (.message, .corrected): summary.corrections += 1
+                case (.chatState, .stored): summary.chatStates += 1
+                case (.presence, .stored): summary.presenceChanges += 1
+                default: break
+                }
+            }
+            batch.removeAll(keepingCapacity: true)
+            let now = Date()
+            if now.timeIntervalSince(lastReport) >= 0.2 {
+                lastReport = now
+                progress(ExportProgress(done: done, total: valid, elapsedSeconds: now.timeIntervalSince(started)))
+            }
+        }
+        do {
+            try lines.forEachLine { _, bytes in
+                if Self.isBlank(bytes) { return true }
+                summary.lines += 1
+                guard let item = try? ImportLineDecoder.decode(bytes) else { return true }
+                done += 1
+                switch item {
+                case .message(let events):
+                    batch += events
+                case .chatState(let record):
+                    batch.append(.chatState(record))
+                case .presence(let record):
+                    do throws(ArchiveError) {
+                        if try deduplicator.isDuplicate(record) { break }
+                    } catch {
+                        throw ImportError.archive(error)
+                    }
+                    batch.append(.presence(record))
+                case .contact(let roster, let removedAt, let vCard):
+                    let newer: (roster: Bool, vCard: Bool)
+                    do throws(ArchiveError) {
+                        newer = try deduplicator.hasNewer(account: roster?.account ?? vCard?.account ?? "",
+                                                          jid: roster?.jid ?? vCard?.jid ?? "",
+                                                          rosterUpdatedAt: roster?.timestamp, vCardFetchedAt: vCard?.fetchedAt)
+                    } catch {
+                        throw ImportError.archive(error)
+                    }
+                    if let roster, !newer.roster {
+                        batch.append(.rosterItem(roster))
+                        if let removedAt { batch.append(.rosterRemoval(account: roster.account, jid: roster.jid, timestamp: removedAt)) }
+                    }
+                    if let vCard, !newer.vCard { batch.append(.vCard(vCard)) }
+                    summary.contacts += 1
+                }
+                if batch.count >= Self.batchSize { try commit() }
+                return true
+            }
+            try commit()
+        } catch let error as ImportError {
+            throw error
+        } catch {
+            throw .unreadable(path: path, errno: 5)
+        }
+        summary.seconds = Date().timeIntervalSince(started)
+        progress(ExportProgress(done: done, total: valid, elapsedSeconds: summary.seconds))
+        return summary
+    }
+
+    private static func isBlank(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.allSatisfy { $0 == 0x20 || $0 == 0x09 }
+    }
+}

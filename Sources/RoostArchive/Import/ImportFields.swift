@@ -1,0 +1,103 @@
+/// Typed access to the members of one jsonl object, with messages that name the member at fault.
+struct ImportFields {
+    struct Problem: Error {
+        let reason: String
+    }
+
+    let object: [String: JSONNode]
+    /// `attachments[0].` etc., prefixed to member names in messages.
+    var context = ""
+
+    func string(_ key: String) throws(Problem) -> String {
+        guard let value = object[key] else { throw Problem(reason: "missing \"\(context)\(key)\"") }
+        guard case .string(let text) = value else { throw Problem(reason: "\"\(context)\(key)\" must be a string") }
+        return text
+    }
+
+    func nonEmptyString(_ key: String) throws(Problem) -> String {
+        let text = try string(key)
+        if text.isEmpty { throw Problem(reason: "\"\(context)\(key)\" is empty") }
+        return text
+    }
+
+    func optionalString(_ key: String) throws(Problem) -> String? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .string(let text)?: return text
+        default: throw Problem(reason: "\"\(context)\(key)\" must be a string or null")
+        }
+    }
+
+    func bool(_ key: String, default fallback: Bool? = nil) throws(Problem) -> Bool {
+        switch object[key] {
+        case .bool(let flag)?: return flag
+        case nil where fallback != nil: return fallback!
+        case nil: throw Problem(reason: "missing \"\(context)\(key)\"")
+        default: throw Problem(reason: "\"\(context)\(key)\" must be true or false")
+        }
+    }
+
+    func optionalInteger(_ key: String) throws(Problem) -> Int64? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .integer(let value)?: return value
+        default: throw Problem(reason: "\"\(context)\(key)\" must be an integer or null")
+        }
+    }
+
+    func time(_ key: String) throws(Problem) -> Int64 {
+        guard let value = try optionalTime(key) else { throw Problem(reason: "missing \"\(context)\(key)\"") }
+        return value
+    }
+
+    /// RFC 3339 text or UTC milliseconds.
+    func optionalTime(_ key: String) throws(Problem) -> Int64? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .integer(let value)?: return value
+        case .string(let text)?:
+            guard let value = RFC3339Time.milliseconds(text) else {
+                throw Problem(reason: "\"\(context)\(key)\" is not an RFC 3339 time: \(text.prefix(40))")
+            }
+            return value
+        default: throw Problem(reason: "\"\(context)\(key)\" must be an RFC 3339 time")
+        }
+    }
+
+    func choice<T: RawRepresentable & CaseIterable>(_ key: String, _: T.Type) throws(Problem) -> T where T.RawValue == String {
+        let text = try string(key)
+        guard let value = T(rawValue: text) else {
+            let allowed = T.allCases.map(\.rawValue).joined(separator: ", ")
+            throw Problem(reason: "\"\(context)\(key)\" is \"\(text.prefix(40))\"; expected one of \(allowed)")
+        }
+        return value
+    }
+
+    func objects(_ key: String) throws(Problem) -> [ImportFields] {
+        switch object[key] {
+        case nil, .null?: return []
+        case .array(let items)?:
+            var result: [ImportFields] = []
+            for (index, item) in items.enumerated() {
+                guard case .object(let members) = item else { throw Problem(reason: "\"\(context)\(key)[\(index)]\" must be an object") }
+                result.append(ImportFields(object: members, context: "\(context)\(key)[\(index)]."))
+            }
+            return result
+        default: throw Problem(reason: "\"\(context)\(key)\" must be an array")
+        }
+    }
+
+    func strings(_ key: String) throws(Problem) -> [String] {
+        switch object[key] {
+        case nil, .null?: return []
+        case .array(let items)?:
+            var result: [String] = []
+            for item in items {
+                guard case .string(let text) = item else { throw Problem(reason: "\"\(context)\(key)\" must hold strings") }
+                result.append(text)
+            }
+            return result
+        default: throw Problem(reason: "\"\(context)\(key)\" must be an array of strings")
+        }
+    }
+}

@@ -1,0 +1,145 @@
+/// Turns one jsonl line (schema in docs/export.md) into archive events that, committed through
+/// `ArchiveWriter`, rebuild exactly what was exported: same dedup rules as live messages, and revisions
+/// replayed as the XEP-0308 corrections they were.
+enum ImportLineDecoder {
+    static func decode(_ line: UnsafeBufferPointer<UInt8>) throws(ImportFields.Problem) -> ImportItem {
+        let node: JSONNode
+        do throws(JSONParser.Failure) {
+            node = try JSONParser.parse(line)
+        } catch {
+            throw ImportFields.Problem(reason: "not JSON (column \(error.column): \(error.reason))")
+        }
+        guard case .object(let members) = node else { throw ImportFields.Problem(reason: "not a JSON object") }
+        let fields = ImportFields(object: members)
+        guard case .integer(let version)? = members["version"] else {
+            throw ImportFields.Problem(reason: "missing \"version\" (is this a roost jsonl export?)")
+        }
+        guard version >= 1 else { throw ImportFields.Problem(reason: "unknown schema version \(version)") }
+        if version > JSONLinesSchema.version {
+            throw ImportFields.Problem(reason: "schema version \(version) was written by a newer roost (this one reads up to \(JSONLinesSchema.version)); upgrade roost")
+        }
+        let event = try fields.string("event")
+        switch event {
+        case "message": return .message(try message(fields))
+        case "chat_state": return .chatState(try chatState(fields))
+        case "presence": return .presence(try presence(fields))
+        case "contact": return try contact(fields)
+        default: throw ImportFields.Problem(reason: "unknown event \"\(event.prefix(40))\"")
+        }
+    }
+
+    private static func message(_ fields: ImportFields) throws(ImportFields.Problem) -> [ArchiveEvent] {
+        let account = try fields.nonEmptyString("account")
+        let conversation = try fields.nonEmptyString("conversation")
+        let direction = try fields.choice("direction", MessageDirection.self)
+        let kind = try fields.choice("type", MessageKind.self)
+        let to = try fields.string("to")
+        let senderName = try fields.optionalString("sender_name")
+        let stanzaId = try fields.optionalString("stanza_id")
+        let stanzaIdBy = try fields.optionalString("stanza_id_by")
+        let trusted = try fields.bool("stanza_id_trusted", default: false)
+        var attachments: [AttachmentRecord] = []
+        for item in try fields.objects("attachments") {
+            attachments.append(AttachmentRecord(url: try item.string("url"), localPath: try item.optionalString("local_path"),
+                                                mime: try item.optionalString("mime"), size: try item.optionalInteger("size")))
+        }
+        var revisions: [MessageRevision] = []
+        for item in try fields.objects("revisions") {
+            guard let number = try item.optionalInteger("revision"), Int(number) == revisions.count else {
+                throw ImportFields.Problem(reason: "\"revisions\" must be numbered 0, 1, 2, … in order")
+            }
+            revisions.append(MessageRevision(
+                revision: Int(number), body: try item.optionalString("body"), from: try item.string("from"),
+                timestamp: try item.time("timestamp"), receivedAt: try item.time("received_at"),
+                stanzaId: try item.optionalString("stanza_id"), stanzaIdTrusted: try item.bool("stanza_id_trusted", default: false),
+                originId: try item.optionalString("origin_id"), messageId: try item.optionalString("message_id"),
+                source: try item.choice("source", MessageSource.self), rawStanza: try item.optionalString("raw")))
+        }
+        if revisions.count == 1 { throw ImportFields.Problem(reason: "\"revisions\" holds an original without corrections") }
+        let original = revisions.first
+        let messageId = try fields.optionalString("message_id")
+        let originId = try fields.optionalString("origin_id")
+        let latestBody = try fields.optionalString("body")
+        // The stored row keeps the original's fields except its body (the latest correction) and a stanza-id
+        // it may have adopted later; revision 0 has the original values of both.
+        let first = MessageRecord(
+            account: account, conversation: conversation, direction: direction, kind: kind, from: try fields.string("from"),
+            to: to, senderName: senderName, body: original.map { $0.body } ?? latestBody,
+            subject: try fields.optionalString("subject"), thread: try fields.optionalString("thread"),
+            timestamp: try fields.time("timestamp"), receivedAt: try fields.time("received_at"),
+            stanzaId: original.map { $0.stanzaId } ?? stanzaId, stanzaIdBy: stanzaIdBy,
+            stanzaIdTrusted: original.map { $0.stanzaIdTrusted } ?? trusted, originId: originId, messageId: messageId,
+            replaces: try fields.optionalString("replaces"), isCarbon: try fields.bool("carbon", default: false),
+            source: try fields.choice("source", MessageSource.self), rawStanza: try fields.optionalString("raw"),
+            attachments: attachments)
+        var events: [ArchiveEvent] = [.message(first)]
+        guard original != nil else { return events }
+        guard let target = messageId ?? originId else {
+            throw ImportFields.Problem(reason: "a corrected message needs \"message_id\" or \"origin_id\"")
+        }
+        for revision in revisions.dropFirst() {
+            events.append(.message(MessageRecord(
+                account: account, conversation: conversation, direction: direction, kind: kind, from: revision.from, to: to,
+                senderName: senderName, body: revision.body, timestamp: revision.timestamp, receivedAt: revision.receivedAt,
+                stanzaId: revision.stanzaId, stanzaIdBy: revision.stanzaIdTrusted ? account : nil,
+                stanzaIdTrusted: revision.stanzaIdTrusted, originId: revision.originId, messageId: revision.messageId,
+                replaces: target, source: revision.source, rawStanza: revision.rawStanza)))
+        }
+        if trusted, let stanzaId, !(first.stanzaIdTrusted && first.stanzaId == stanzaId) {
+            var adopted = first
+            adopted.stanzaId = stanzaId
+            adopted.stanzaIdBy = stanzaIdBy
+            adopted.stanzaIdTrusted = true
+            events.append(.message(adopted))
+        }
+        return events
+    }
+
+    private static func chatState(_ fields: ImportFields) throws(ImportFields.Problem) -> ChatStateRecord {
+        ChatStateRecord(account: try fields.nonEmptyString("account"), conversation: try fields.nonEmptyString("conversation"),
+                        from: try fields.string("from"), state: try fields.choice("state", ChatState.self),
+                        timestamp: try fields.time("timestamp"))
+    }
+
+    private static func presence(_ fields: ImportFields) throws(ImportFields.Problem) -> PresenceRecord {
+        PresenceRecord(account: try fields.nonEmptyString("account"), contact: try fields.nonEmptyString("contact"),
+                       resource: try fields.optionalString("resource"),
+                       availability: try availability(fields),
+                       show: try fields.optionalString("show"), status: try fields.optionalString("status"),
+                       priority: try fields.optionalInteger("priority").map { Int($0) }, timestamp: try fields.time("timestamp"))
+    }
+
+    private static func availability(_ fields: ImportFields) throws(ImportFields.Problem) -> PresenceRecord.Availability {
+        let text = try fields.string("availability")
+        guard let value = PresenceRecord.Availability(rawValue: text) else {
+            throw ImportFields.Problem(reason: "\"availability\" is \"\(text.prefix(40))\"; expected available or unavailable")
+        }
+        return value
+    }
+
+    private static func contact(_ fields: ImportFields) throws(ImportFields.Problem) -> ImportItem {
+        let account = try fields.nonEmptyString("account")
+        let jid = try fields.nonEmptyString("jid")
+        var roster: RosterItemRecord?
+        var removedAt: Int64?
+        if let updated = try fields.optionalTime("roster_updated_at") {
+            let inRoster = try fields.bool("in_roster", default: true)
+            roster = RosterItemRecord(account: account, jid: jid, name: try fields.optionalString("name"),
+                                      groups: try fields.strings("groups"),
+                                      subscription: try fields.optionalString("subscription") ?? "none",
+                                      ask: inRoster ? try fields.optionalString("ask") : nil, timestamp: updated)
+            if !inRoster { removedAt = updated }
+        }
+        var vCard: VCardRecord?
+        if let fetched = try fields.optionalTime("vcard_fetched_at") {
+            vCard = VCardRecord(account: account, jid: jid, nickname: try fields.optionalString("nickname"),
+                                fullName: try fields.optionalString("fullname"), photoHash: try fields.optionalString("photo_hash"),
+                                photoPath: try fields.optionalString("photo_path"), raw: try fields.optionalString("vcard_raw"),
+                                fetchedAt: fetched)
+        }
+        if roster == nil && vCard == nil {
+            throw ImportFields.Problem(reason: "a contact needs \"roster_updated_at\" or \"vcard_fetched_at\"")
+        }
+        return .contact(roster: roster, removedAt: removedAt, vCard: vCard)
+    }
+}

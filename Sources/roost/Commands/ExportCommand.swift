@@ -1,0 +1,181 @@
+import Foundation
+import RoostArchive
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `roost export [QUERY...] --format FORMAT [--output PATH]`: the archive (or what a query selects) to files.
+struct ExportCommand: Command {
+    static let name = "export"
+    static let summary = "export history to jsonl, txt, md, html, mbox, maildir or csv"
+    static let usage = "[options] --format FORMAT [QUERY...]"
+    static let discussion = """
+        Selects messages with the query language of `roost search` (no query: everything) and writes them as \
+        jsonl (lossless, re-importable with `roost import`), txt, md, html (a folder: index.html plus a page per \
+        conversation), mbox, maildir (a folder) or csv. Without --output, single-file formats go to standard \
+        output. --split conversation|month writes one file per conversation or month into the --output folder. \
+        --include states,presence,contacts adds chat states, presence changes and (jsonl) contact records; \
+        with an empty query they are exported whole, otherwise for the selected conversations' time span. \
+        Attachments stored locally are copied into attachments/ (beside a single file: NAME_files/). \
+        Output is written under a temporary name and renamed when complete; an existing output is only \
+        replaced with --force. Exit status: 0 exported, 1 nothing matched, 2 invalid command line or query, \
+        70 the output could not be written (e.g. disk full).
+        """
+    static let options: [OptionSpec] = [
+        .value("format", short: "f", placeholder: "FORMAT", help: "jsonl, txt, md, html, mbox, maildir or csv"),
+        .value("output", short: "o", placeholder: "PATH", help: "file or folder to create; - for standard output"),
+        .value("split", placeholder: "MODE", help: "none (default), conversation or month"),
+        .values("include", placeholder: "LIST", help: "also export states, presence, contacts (comma-separated, or all)"),
+        .flag("utc", help: "times in UTC instead of the local time zone"),
+        .flag("force", help: "replace an existing output"),
+        .flag("no-attachments", help: "do not copy attachment files next to the export"),
+    ]
+
+    let query: String
+    let format: ExportFormat
+    let output: String?
+    let split: ExportSplit
+    let include: Set<ExportInclusion>
+    let utc: Bool
+    let force: Bool
+    let copyAttachments: Bool
+
+    init(parsed: ParsedArguments) throws(UsageError) {
+        query = parsed.positionals.joined(separator: " ")
+        guard let format = try parsed.choice("format", of: ExportFormat.self) else {
+            let names = ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")
+            throw UsageError("missing --format (one of \(names))", command: parsed.command)
+        }
+        self.format = format
+        output = parsed.value("output")
+        split = try parsed.choice("split", of: ExportSplit.self) ?? .none
+        var include: Set<ExportInclusion> = []
+        for item in parsed.values("include").flatMap({ $0.split(separator: ",") }) {
+            let word = item.trimmingCharacters(in: .whitespaces).lowercased()
+            if word == "all" {
+                include.formUnion(ExportInclusion.allCases)
+            } else if let inclusion = ExportInclusion(rawValue: word) ?? (word == "state" || word == "chat-states" ? .states : nil) {
+                include.insert(inclusion)
+            } else {
+                throw UsageError("invalid value '\(item)' for --include: expected states, presence, contacts or all", command: parsed.command)
+            }
+        }
+        self.include = include
+        utc = parsed.flag("utc")
+        force = parsed.flag("force")
+        copyAttachments = !parsed.flag("no-attachments")
+        if output == nil && (!format.canStream || split != .none) {
+            let what = format.canStream ? "--split \(split.rawValue)" : "--format \(format.rawValue)"
+            throw UsageError("\(what) writes a folder: give --output FOLDER", command: parsed.command)
+        }
+        if output == "-" && !format.canStream {
+            throw UsageError("--format \(format.rawValue) writes a folder and cannot go to standard output", command: parsed.command)
+        }
+        if output == "-" && split != .none {
+            throw UsageError("--split \(split.rawValue) writes several files and cannot go to standard output", command: parsed.command)
+        }
+    }
+
+    func run(context: CommandContext) async throws -> ExitCode {
+        let reader = try ArchiveAccess.reader(context)
+        // A file size limit (ulimit -f) should end in a clear error, not a silent kill by SIGXFSZ.
+        signal(SIGXFSZ, SIG_IGN)
+        let options = ExportOptions(
+            format: format, query: query, account: context.options.account, split: split, include: include,
+            timeZone: utc ? TimeZone(identifier: "UTC")! : .current, force: force, copyAttachments: copyAttachments)
+        let toStandardOutput = output == nil || output == "-"
+        let destination: ExportDestination = toStandardOutput ? .stream(fileDescriptor: STDOUT_FILENO) : .path(output!)
+        let meter = ProgressMeter(output: context.output, enabled: context.output.standardErrorIsTTY && !context.options.quiet,
+                                  noun: "messages")
+        let summary: ExportSummary
+        do {
+            summary = try ArchiveExporter(reader: reader).export(options, to: destination) { meter.show($0) }
+        } catch {
+            meter.clear()
+            throw ExportFailure(error: error)
+        }
+        meter.clear()
+        report(summary, context: context, toStandardOutput: toStandardOutput)
+        if summary.messages == 0 && summary.chatStates == 0 && summary.presenceChanges == 0 && summary.contacts == 0 {
+            if !context.options.quiet { context.output.warning("nothing matched the query; the export is empty") }
+            return .nothingFound
+        }
+        return .ok
+    }
+
+    private func report(_ summary: ExportSummary, context: CommandContext, toStandardOutput: Bool) {
+        if context.options.json && !toStandardOutput {
+            context.output.jsonLine([
+                "output": .string(summary.outputPath), "format": .string(format.rawValue), "messages": .int(summary.messages),
+                "chat_states": .int(summary.chatStates), "presence": .int(summary.presenceChanges), "contacts": .int(summary.contacts),
+                "conversations": summary.conversations.map { .int($0) } ?? .null, "files": .int(summary.files),
+                "attachments_copied": .int(summary.attachmentsCopied), "attachments_missing": .int(summary.attachmentsMissing),
+                "bytes": .int(summary.bytes),
+            ])
+            return
+        }
+        guard !context.options.quiet else { return }
+        var text = "exported \(summary.messages) message\(summary.messages == 1 ? "" : "s")"
+        if let conversations = summary.conversations {
+            text += " from \(conversations) conversation\(conversations == 1 ? "" : "s")"
+        }
+        var extras: [String] = []
+        if summary.chatStates > 0 { extras.append("\(summary.chatStates) chat states") }
+        if summary.presenceChanges > 0 { extras.append("\(summary.presenceChanges) presence changes") }
+        if summary.contacts > 0 { extras.append("\(summary.contacts) contacts") }
+        if summary.attachmentsCopied > 0 { extras.append("\(summary.attachmentsCopied) attachment files") }
+        if !extras.isEmpty { text += " (+ " + extras.joined(separator: ", ") + ")" }
+        if let path = summary.outputPath { text += " to \(path)" }
+        // The data may be on standard output: the summary always goes to standard error.
+        context.output.note(text)
+        if summary.attachmentsMissing > 0 {
+            context.output.warning("\(summary.attachmentsMissing) attachment file(s) are not stored locally; the export links to their URLs")
+        }
+    }
+}
+
+struct ExportFailure: CommandFailure {
+    let error: any Error
+    var exitCode: ExitCode {
+        switch error {
+        case let error as ExportError:
+            switch error {
+            case .archive(let archive): return ArchiveFailure(error: archive).exitCode
+            case .outputExists, .needsPath: return .usage
+            case .io: return .internalError
+            }
+        default: return .internalError
+        }
+    }
+
+    var description: String {
+        if let error = error as? ExportError, case .archive(let archive) = error { return ArchiveFailure(error: archive).description }
+        return "\(error)"
+    }
+}
+
+/// A one-line progress display on a terminal's standard error (count, rate, ETA), redrawn in place.
+final class ProgressMeter {
+    private let output: Output
+    private let enabled: Bool
+    private let noun: String
+    private var shown = false
+
+    init(output: Output, enabled: Bool, noun: String) {
+        self.output = output
+        self.enabled = enabled
+        self.noun = noun
+    }
+
+    func show(_ progress: ExportProgress) {
+        guard enabled else { return }
+        output.standardError.write("\r\u{1B}[K" + progress.line(noun: noun))
+        shown = true
+    }
+
+    func clear() {
+        guard shown else { return }
+        output.standardError.write("\r\u{1B}[K")
+        shown = false
+    }
+}

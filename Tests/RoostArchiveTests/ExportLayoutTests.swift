@@ -1,0 +1,186 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import RoostArchive
+
+/// Snapshots of the text formats, and the file layout rules: splits, safe names, no overwriting, atomicity.
+@Suite struct ExportLayoutTests {
+    private let utc = TimeZone(identifier: "UTC")!
+
+    private func exportText(_ format: ExportFormat, _ scratch: ExportScratch, query: String, zone: TimeZone) throws -> String {
+        let path = scratch.folder + "/chat." + format.rawValue
+        _ = try ArchiveExporter(reader: try scratch.fixture()).export(
+            ExportOptions(format: format, query: query, include: [.states, .presence], timeZone: zone), to: .path(path))
+        return try scratch.read(path)
+    }
+
+    @Test func textTranscriptSnapshot() throws {
+        let text = try exportText(.txt, ExportScratch(), query: "with:alice@example.com OR with:lounge@conference.example.org", zone: utc)
+        #expect(text == """
+            Conversation with Alice Liddell <alice@example.com>
+            Account: me@example.org · times in UTC
+            ========================================================================
+            2026-01-15 12:00:00  Alice Liddell: Hello Bob!
+                                                How are you?
+            2026-01-15 12:00:00  * Alice Liddell is active
+            2026-01-15 12:01:00  me: Fine, thanks — and you? 😀
+            2026-01-15 12:02:00  Alice Liddell: look: <script>alert(1)</script> & "quotes"
+            2026-01-15 12:03:00  Alice Liddell: The typo, fixed twice (edited)
+            2026-01-15 12:03:20  Alice Liddell: [file] https://upload.example.com/x/holiday%20photo.png (saved as chat.txt_files/attachments/2026-01-15_120320_holiday_photo.png)
+                                                [file] https://upload.example.com/y/report.pdf
+            2026-01-15 12:04:00  me: From here on
+                                     >From the quote
+                                     .
+                                     last line with trailing space 
+            2026-01-15 12:05:00  * Alice Liddell (phone) went offline
+            2026-01-16 12:00:00  Alice Liddell: Good morning
+            2026-02-04 12:00:00  me: See you in February
+
+
+            Conversation with lounge@conference.example.org
+            Account: me@example.org · times in UTC
+            ========================================================================
+            2026-01-15 12:08:20  carol: Room topic
+            2026-01-15 12:08:40  me: hi all
+
+            """)
+    }
+
+    @Test func markdownSnapshotInALocalTimeZone() throws {
+        let shanghai = TimeZone(identifier: "Asia/Shanghai")!
+        let text = try exportText(.md, ExportScratch(), query: "with:wang@example.cn OR (with:alice@example.com date:2026-01-16..)",
+                                  zone: shanghai)
+        #expect(text == """
+            # Alice Liddell (alice@example.com)
+
+            Account: me@example.org · times in Asia/Shanghai
+
+            ## 2026-01-16 Friday
+
+            - **20:00:00 Alice Liddell:** Good morning
+
+            ## 2026-02-04 Wednesday
+
+            - **20:00:00 me:** See you in February
+
+            # 王伟 (wang@example.cn)
+
+            Account: me@example.org · times in Asia/Shanghai
+
+            ## 2026-01-15 Thursday
+
+            - **20:06:40 王伟:** 你好，我们明天见面吧。
+            - **20:07:40 me:** 好的！Привет, как дела? مرحبا
+
+            """)
+    }
+
+    @Test func markdownEscapesMarkup() {
+        #expect(MarkdownText.escape("# not a heading\n- not a list\n1. not a list either\n*bold* [link](x) <b>")
+                == "\\# not a heading\n\\- not a list\n1\\. not a list either\n\\*bold\\* \\[link\\](x) \\<b\\>")
+    }
+
+    @Test func splitByConversationUsesSafeUniqueNames() throws {
+        let scratch = ExportScratch()
+        let writer = try ArchiveWriter(path: scratch.archive, durability: .off)
+        let hostile = ["../../etc/passwd", "CON", ".hidden", "a/b\\c:d*e?f\"g<h>i|j", "Alice@example.com", "alice@example.com", "ｃｏｎ"]
+        _ = try writer.commit(hostile.enumerated().map { index, peer in
+            .message(MessageRecord(account: "me@example.org", conversation: peer, direction: .incoming, from: peer + "/x",
+                                   to: "me@example.org", body: "hi \(index)", timestamp: ExportFixture.t0 + Int64(index) * 1000))
+        })
+        let out = scratch.folder + "/split"
+        let summary = try ArchiveExporter(reader: try ArchiveReader(path: scratch.archive)).export(
+            ExportOptions(format: .txt, split: .conversation, timeZone: utc), to: .path(out))
+        let names = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+        // Alice@ and alice@ are one conversation (JIDs compare case-insensitively).
+        #expect(summary.files == 6 && names.count == 6)
+        #expect(names == ["_._.._etc_passwd.txt", "_CON.txt", "_hidden.txt", "a_b_c_d_e_f_g_h_i_j.txt", "alice@example.com.txt", "ｃｏｎ.txt"])
+        for name in names {
+            #expect(!name.hasPrefix(".") && !name.contains("/") && !name.contains("\\") && !name.contains(":"))
+            #expect(!["con.txt", "prn.txt"].contains(name.lowercased()), "reserved device name \(name)")
+        }
+        // Everything stayed inside the output folder.
+        let all = FileManager.default.subpaths(atPath: scratch.folder) ?? []
+        #expect(all.filter { $0.hasSuffix(".txt") }.allSatisfy { $0.hasPrefix("split/") })
+    }
+
+    @Test func safeNamesNeverEscape() {
+        for hostile in ["..", ".", "", "/", "../x", "a\u{0}b", "nul.txt", "lpt1", "name. ", String(repeating: "é", count: 300)] {
+            let name = SafeFileName.component(hostile)
+            #expect(!name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\u{0}"))
+            #expect(!name.hasPrefix(".") && !name.hasSuffix(".") && !name.hasSuffix(" ") && name.utf8.count <= 101)
+            #expect(!["nul", "lpt1", "nul.txt"].contains(name.lowercased()))
+        }
+        var names = FileNameAllocator()
+        #expect(names.unique("a", extension: "txt") == "a.txt")
+        #expect(names.unique("A", extension: "txt") == "A-2.txt")
+    }
+
+    @Test func splitByMonthInTheExportTimeZone() throws {
+        let scratch = ExportScratch()
+        let out = scratch.folder + "/months"
+        _ = try ArchiveExporter(reader: try scratch.fixture()).export(
+            ExportOptions(format: .jsonl, split: .month, timeZone: utc), to: .path(out))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["2026-01.jsonl", "2026-02.jsonl"])
+        #expect(try scratch.read(out + "/2026-02.jsonl").split(separator: "\n").count == 1)
+        #expect(try scratch.read(out + "/2026-01.jsonl").split(separator: "\n").count == 12)
+    }
+
+    @Test func existingOutputIsReplacedOnlyWithForce() throws {
+        let scratch = ExportScratch()
+        let reader = try scratch.fixture()
+        let exporter = ArchiveExporter(reader: reader)
+        let file = scratch.folder + "/out.txt"
+        try "precious".write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(throws: ExportError.self) { try exporter.export(ExportOptions(format: .txt, copyAttachments: false), to: .path(file)) }
+        #expect(try scratch.read(file) == "precious")
+        _ = try exporter.export(ExportOptions(format: .txt, force: true, copyAttachments: false), to: .path(file))
+        #expect(try scratch.read(file).hasPrefix("Conversation with"))
+
+        let folder = scratch.folder + "/site"
+        _ = try exporter.export(ExportOptions(format: .html), to: .path(folder))
+        #expect(throws: ExportError.self) { try exporter.export(ExportOptions(format: .html), to: .path(folder)) }
+        _ = try exporter.export(ExportOptions(format: .html, query: "with:wang@example.cn", force: true), to: .path(folder))
+        #expect(!FileManager.default.fileExists(atPath: folder + "/me@example.org/alice@example.com.html"), "old pages are gone")
+        #expect(FileManager.default.fileExists(atPath: folder + "/wang@example.cn.html"))
+        // No staging leftovers beside the outputs.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.folder).filter { $0.hasPrefix(".") }.isEmpty)
+    }
+
+    @Test func failuresLeaveNothingUnderTheFinalName() throws {
+        let scratch = ExportScratch()
+        let reader = try scratch.fixture()
+        let exporter = ArchiveExporter(reader: reader)
+        #expect {
+            try exporter.export(ExportOptions(format: .txt), to: .path(scratch.folder + "/missing/out.txt"))
+        } throws: { error in
+            "\(error)".contains("missing") && "\(error)".contains("does the folder exist?")
+        }
+        let full = open("/dev/full", O_WRONLY)
+        defer { close(full) }
+        #expect {
+            try exporter.export(ExportOptions(format: .jsonl), to: .stream(fileDescriptor: full))
+        } throws: { error in
+            "\(error)".contains("No space left on device") && "\(error)".contains("disk is full")
+        }
+        #expect(throws: ExportError.self) { try exporter.export(ExportOptions(format: .html), to: .stream(fileDescriptor: 1)) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.folder).sorted() == ["archive.sqlite", "archive.sqlite-shm", "archive.sqlite-wal", "files"].filter {
+            FileManager.default.fileExists(atPath: scratch.folder + "/" + $0)
+        })
+    }
+
+    @Test func quotedPrintableKeepsSeparatorsOutOfMailboxes() {
+        let long = String(repeating: "x", count: 74) + "From the middle"
+        let encoded = MIMEText.quotedPrintable("From a\n>From b\n.\n\(long)\nend =  ")
+        for line in encoded.split(separator: "\n") {
+            #expect(!line.drop { $0 == ">" }.hasPrefix("From "), "\(line)")
+            #expect(line.utf8.count <= 76)
+        }
+        #expect(encoded.hasPrefix("=46rom a\n=3EFrom b\n=2E\n"))
+        #expect(encoded.hasSuffix("end =3D =20"))
+        #expect(MIMEText.headerText("Chat with 王伟") == "=?UTF-8?B?Q2hhdCB3aXRoIOeOi+S8nw==?=")
+        #expect(MIMEText.mailbox(name: "Dr. \"Who\"", address: "who@example.com") == "\"Dr. \\\"Who\\\"\" <who@example.com>")
+    }
+}

@@ -29,7 +29,8 @@ public enum ClientError: Error, CustomStringConvertible, Sendable {
     /// Failures that a later attempt cannot fix without the user changing something (certificate, config).
     public var isPermanent: Bool {
         switch self {
-        case .authenticationFailed, .sasl, .tls, .tlsNotOffered, .registrationFailed: true
+        case .authenticationFailed, .sasl, .tlsNotOffered, .registrationFailed: true
+        case .tls(let error): error.isCertificateProblem
         case .streamError(let condition, _): ["host-unknown", "not-authorized", "policy-violation", "improper-addressing"].contains(condition)
         default: false
         }

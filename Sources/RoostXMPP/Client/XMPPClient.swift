@@ -142,7 +142,7 @@ public final class XMPPClient: Sendable {
                 lastError = .transport(error)
             } catch let error as ClientError {
                 // A certificate problem is the server's identity failing: trying another address would not fix it.
-                if case .tls = error { throw error }
+                if case .tls(let tls) = error, tls.isCertificateProblem { throw error }
                 lastError = error
             } catch {
                 lastError = .disconnected(String(describing: error))

@@ -14,6 +14,15 @@ public enum TLSError: Error, CustomStringConvertible, Equatable {
     /// The configuration cannot be used (unreadable CA file, malformed pin, …).
     case invalidConfiguration(String)
 
+    /// The server's identity failed (or the TLS settings are wrong): retrying cannot fix it. A closed or broken
+    /// session is a network event, retried like any other.
+    public var isCertificateProblem: Bool {
+        switch self {
+        case .certificateExpired, .certificateNotYetValid, .hostnameMismatch, .untrusted, .fingerprintMismatch, .invalidConfiguration: true
+        case .handshakeFailed, .closed, .protocolError: false
+        }
+    }
+
     public var description: String {
         switch self {
         case let .certificateExpired(subject, notAfter, fingerprint):

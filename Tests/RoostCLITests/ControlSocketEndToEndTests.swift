@@ -27,7 +27,7 @@ struct ControlSocketEndToEndTests {
         let second = try roost.run(["run"])
         #expect(second.status == 1)
         #expect(second.stderr.contains("already running"))
-        #expect(agent.process.isRunning)
+        #expect(agent.isRunning)
 
         let client = try #require(ControlClient.connect(path: roost.socketPath))
         func ask(_ line: String) throws -> [String: Any] {

@@ -2,6 +2,20 @@ public import Foundation
 
 /// Runs the built `roost` binary as a user would, capturing stdout, stderr and the exit status.
 public enum RoostBinary {
+    /// Each test's agent gets the control socket of its own: unless the caller chose `XDG_RUNTIME_DIR`, it is
+    /// a `run/` folder beside the `--config` file, so `roost run` and `roost send` of one test meet, and
+    /// agents of tests running in parallel never see each other.
+    static func environment(for arguments: [String], overrides: [String: String]) -> [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in overrides { env[k] = v }
+        if overrides["XDG_RUNTIME_DIR"] == nil, let i = arguments.firstIndex(of: "--config"), i + 1 < arguments.count {
+            let runtime = (arguments[i + 1] as NSString).deletingLastPathComponent + "/run"
+            try? FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            env["XDG_RUNTIME_DIR"] = runtime
+        }
+        return env
+    }
+
     public static var path: String {
         let root = TestServer.packageRoot
         for config in ["debug", "release"] {
@@ -30,9 +44,7 @@ public enum RoostBinary {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        for (k, v) in environment { env[k] = v }
-        process.environment = env
+        process.environment = Self.environment(for: arguments, overrides: environment)
         let out = Pipe(), err = Pipe(), input = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -56,8 +68,7 @@ public enum RoostBinary {
     /// Spawned with posix_spawn and reaped with waitpid: tests kill it with SIGKILL many times, and
     /// Foundation's `Process` has been seen missing such exits.
     public static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> RunningRoost {
-        var env = ProcessInfo.processInfo.environment
-        for (k, v) in environment { env[k] = v }
+        let env = Self.environment(for: arguments, overrides: environment)
         let logPath = NSTemporaryDirectory() + "roost-run-\(UUID().uuidString.prefix(8)).log"
         let pid = try Subprocess.spawn(path, arguments, environment: env, outputPath: logPath)
         return RunningRoost(pid: pid, logPath: logPath)

@@ -30,8 +30,14 @@ public final class Agent: Sendable {
                     guard let id = s.streamManagementId, let h = s.streamManagementH else { return nil }
                     return StreamResumptionState(id: id, inboundHandled: h)
                 }
-                sessions.append(try AccountSession(account: account, password: password, settings: settings, pipeline: pipeline,
-                                                   log: log, resumption: resumption, sync: sync))
+                let session = try AccountSession(account: account, password: password, settings: settings, pipeline: pipeline,
+                                                 log: log, resumption: resumption, sync: sync)
+                // XEP-0153: announce the account's own photo hash from the first presence on.
+                if let own = try? ArchiveReader(path: config.archivePath).contact(account: account.jid, jid: account.jid),
+                   own.vCardFetchedAt != nil {
+                    session.client.setPresenceExtras([VCardAvatarUpdate.element(photoHash: own.photoHash)])
+                }
+                sessions.append(session)
             } catch {
                 log.error("\(account.jid): \(error) — this account is skipped")
             }

@@ -57,9 +57,14 @@ public struct VCardPublishAction: AccountAction {
         _ = try await context.request(VCard.publishRequest(vcard), doing: "publishing the vCard")
         let info = try await VCardFetchAction.cache(vcard, of: context.account, context)
 
-        var presence = Presence(priority: context.priority)
-        presence.add(EntityCapabilities.element(for: context.client.ownDiscoInfo, node: EntityCapabilities.node))
-        presence.add(VCardAvatarUpdate.element(photoHash: info.photoHash))
+        // Kept on the client, so every later presence (also after a reconnect) carries the hash.
+        context.client.setPresenceExtras([VCardAvatarUpdate.element(photoHash: info.photoHash)])
+        var presence = context.client.currentPresence()
+        if context.priority != context.client.configuration.priority {
+            presence = Presence(priority: context.priority)
+            presence.add(EntityCapabilities.element(for: context.client.ownDiscoInfo, node: EntityCapabilities.node))
+            presence.add(VCardAvatarUpdate.element(photoHash: info.photoHash))
+        }
         try context.send(presence, doing: "announcing the new photo")
 
         var pep = false

@@ -7,7 +7,7 @@ import RoostXMPP
 actor AccountSession {
     let account: AccountConfig
     let jid: JID
-    private let client: XMPPClient
+    nonisolated let client: XMPPClient
     private let pipeline: IngestPipeline
     private let log: Logger
     private var context: RoutingContext

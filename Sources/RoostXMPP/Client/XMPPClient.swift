@@ -29,6 +29,8 @@ public final class XMPPClient: Sendable {
         var closing = false
         var lastAckSent: UInt32 = 0
         var generation = 0
+        /// Extra children of every presence Roost broadcasts (e.g. the XEP-0153 photo hash).
+        var presenceExtras: [Element] = []
         /// Open MAM queries by query id: their results are collected here instead of the event stream.
         var archiveCollectors: [String: [Element]] = [:]
         /// The IQ id of each open MAM query, to deliver its page when the answer arrives.
@@ -195,11 +197,20 @@ public final class XMPPClient: Sendable {
         return generation
     }
 
-    private func initialPresence() -> Presence {
+    /// The presence Roost broadcasts: its priority, entity caps and any extras set by the layer above.
+    public func currentPresence() -> Presence {
         var presence = Presence(priority: configuration.priority)
         presence.add(EntityCapabilities.element(for: ownDiscoInfo, node: EntityCapabilities.node))
+        for extra in state.withLock({ $0.presenceExtras }) { presence.add(extra) }
         return presence
     }
+
+    /// Replaces the extra presence children (kept across reconnects); does not send anything by itself.
+    public func setPresenceExtras(_ elements: [Element]) {
+        state.withLock { $0.presenceExtras = elements }
+    }
+
+    private func initialPresence() -> Presence { currentPresence() }
 
     // MARK: - Reading
 

@@ -20,3 +20,12 @@ static inline int roost_dn_expand(const unsigned char *message, const unsigned c
     return dn_expand(message, end, compressed, name, nameLength);
 }
 static inline int roost_ns_msg_count(ns_msg handle, ns_sect section) { return ns_msg_count(handle, section); }
+
+// Route netlink, for noticing network changes (an address appears) and reconnecting at once.
+#include <sys/socket.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+static inline unsigned int roost_rtnetlink_groups(void) {
+    return RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE;
+}

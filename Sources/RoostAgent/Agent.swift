@@ -51,11 +51,17 @@ public final class Agent: Sendable {
     public func run<S: AsyncSequence & Sendable>(until shutdown: S) async where S.Element == Int32 {
         log.info("archive: \(config.archivePath)")
         for session in sessions { await session.start() }
+        let sessions = self.sessions
+        let monitor = NetworkMonitor {
+            for session in sessions { Task { await session.networkChanged() } }
+        }
+        if monitor == nil { log.debug("no netlink: reconnects rely on backoff alone") }
         var iterator = shutdown.makeAsyncIterator()
         if let signal = try? await iterator.next() {
             log.info("received signal \(signal); shutting down")
         }
         await stop()
+        withExtendedLifetime(monitor) {}
     }
 
     public func stop() async {

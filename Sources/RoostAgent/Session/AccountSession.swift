@@ -262,6 +262,14 @@ actor AccountSession {
 
     func currentState() -> AccountState { state }
 
+    /// The network changed (an address or route appeared): an account waiting out its backoff retries now.
+    func networkChanged() {
+        guard !stopping, case .waitingToReconnect = state else { return }
+        log.info("\(jid): the network changed; reconnecting now")
+        backoff.reset()
+        scheduleConnect(after: .zero)
+    }
+
     func onlineClient() -> XMPPClient? {
         if case .online = state, client.isConnected { return client }
         return nil

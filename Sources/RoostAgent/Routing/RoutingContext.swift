@@ -8,4 +8,6 @@ struct RoutingContext: Sendable {
     /// Roster names, for the sender's display name in the archive and its full-text index.
     var displayNames: [JID: String]
     var ownNickname: String?
+    /// Roost's own bound resource, which is never one of "the user's other clients".
+    var ownResource: String? = nil
 }

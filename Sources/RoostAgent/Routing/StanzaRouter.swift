@@ -15,6 +15,8 @@ enum StanzaRouter {
         var rosterChanges: [RosterItem] = []
         /// Something dropped on purpose, with why (logged at debug, counted in tests).
         var rejected: String?
+        /// What the notification layer should hear about once the events are committed.
+        var notes: [RoutingNote] = []
     }
 
     static func route(_ element: Element, context: RoutingContext, now: Int64) -> Outcome {
@@ -44,9 +46,20 @@ enum StanzaRouter {
             let direction: MessageDirection = carbon.direction == .sent ? .outgoing : .incoming
             outcome.events = records(for: carbon.inner, direction: direction, source: .carbon, context: context, now: now,
                                      stanzaIDSource: message)
+            if carbon.direction == .sent, let peer = carbon.inner.to?.bare.description {
+                // The user wrote, or marked the conversation read (XEP-0333), from another client.
+                let wrote = carbon.inner.body != nil
+                if wrote { outcome.notes.append(.userWrote(conversation: peer, at: now)) }
+                if wrote || carbon.inner.element.child("displayed", namespace: Namespace.chatMarkers) != nil {
+                    outcome.notes.append(.conversationRead(conversation: peer))
+                }
+            } else {
+                outcome.notes += incomingNotes(outcome.events)
+            }
             return outcome
         }
         outcome.events = records(for: message, direction: .incoming, source: .live, context: context, now: now, stanzaIDSource: message)
+        outcome.notes = incomingNotes(outcome.events)
         return outcome
     }
 
@@ -103,6 +116,13 @@ enum StanzaRouter {
         return events
     }
 
+    private static func incomingNotes(_ events: [ArchiveEvent]) -> [RoutingNote] {
+        events.indices.compactMap { i in
+            if case .message(let m) = events[i], m.direction == .incoming, m.body != nil { return .incomingMessage(eventIndex: i) }
+            return nil
+        }
+    }
+
     // MARK: - Presence
 
     static func route(presence: Presence, context: RoutingContext, now: Int64) -> Outcome {
@@ -112,6 +132,10 @@ enum StanzaRouter {
         switch presence.type {
         case .available, .unavailable:
             if presence.element.child("x", namespace: Namespace.mucUser) != nil { return outcome }
+            if from.bare == context.account.bare, let resource = from.resource, resource != context.ownResource {
+                // The user's other clients: the notification layer decides "away" from them.
+                outcome.notes.append(.ownPresence(resource: resource, available: presence.type == .available, show: presence.show?.rawValue))
+            }
             let availability: PresenceRecord.Availability = presence.type == .available ? .available : .unavailable
             outcome.events.append(.presence(PresenceRecord(account: account, contact: from.bare.description, resource: from.resource,
                                                            availability: availability, show: presence.show?.rawValue,
@@ -122,6 +146,7 @@ enum StanzaRouter {
             guard from.bare != context.account.bare, let kind = SubscriptionRecord.Kind(rawValue: presence.type.rawValue) else { return outcome }
             outcome.events.append(.subscription(SubscriptionRecord(account: account, jid: from.bare.description, direction: .incoming,
                                                                    kind: kind, message: presence.status, timestamp: now)))
+            if kind == .subscribe { outcome.notes.append(.subscriptionRequest(from: from.bare.description, text: presence.status)) }
         case .probe, .error:
             break
         }

@@ -76,6 +76,7 @@ actor AccountSession {
         do {
             let info = try await client.connect()
             backoff.reset()
+            context.ownResource = info.boundJID.resource
             state = .online(resource: info.boundJID.resource ?? "", streamManagement: info.streamManagement)
             if !info.resumed || !connectedOnce {
                 try await afterLogin(resumed: info.resumed)

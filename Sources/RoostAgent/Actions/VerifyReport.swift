@@ -1,0 +1,34 @@
+/// What `roost verify` found when comparing an account's local archive with the server's (XEP-0313).
+public struct VerifyReport: Codable, Sendable, Equatable {
+    public var account: String
+    /// Results the server archive returned for the account (accepted ones: own archive, open query id).
+    public var serverMessages = 0
+    /// Of those, messages Roost stores (with a body); the rest (receipts, chat states) are not compared.
+    public var serverStorable = 0
+    /// Results rejected (wrong sender or query id).
+    public var rejected = 0
+    /// Trusted stanza-ids in the local archive for the account, after any repair.
+    public var localTrusted = 0
+    /// Server messages absent from the local archive (after any repair: those still absent).
+    public var missing = 0
+    public var missingRanges: [VerifyRange] = []
+    /// Server messages stored locally without their server id (sent by Roost, server copy not read back yet).
+    public var unlinked = 0
+    /// Rows `--repair` added or linked to their server id.
+    public var repaired = 0
+    /// Local trusted ids the server does not list (e.g. its archive expired); informational.
+    public var orphans = 0
+    public var orphanSample: [String] = []
+    public var duplicateStanzaIds: [Duplicate] = []
+    public var duplicateFallbackKeys: [Duplicate] = []
+
+    public struct Duplicate: Codable, Sendable, Equatable {
+        public var key: String
+        public var rowIds: [Int64]
+    }
+
+    public init(account: String) { self.account = account }
+
+    /// Nothing is missing and nothing is stored twice (orphans and unlinked messages are not faults).
+    public var consistent: Bool { missing == 0 && duplicateStanzaIds.isEmpty && duplicateFallbackKeys.isEmpty }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import RoostAgent
+
+/// `roost verify`: is every message of the server archive in the local archive, exactly once?
+struct VerifyCommand: Command {
+    static let name = "verify"
+    static let summary = "compare the local archive with the server archive (gaps, duplicates, orphans)"
+    static let usage = "[--repair] [options]"
+    static let discussion = """
+        Logs in once on a resource of its own (also while the agent runs), pages through the account's whole \
+        server archive (XEP-0313) and compares its ids with the trusted stanza-ids of the local archive. Reports \
+        server messages missing locally (as ranges), local messages the server no longer lists (orphans, e.g. \
+        an expired server archive; informational) and rows stored twice. --repair archives the missing messages \
+        exactly as catch-up would. Exit status 0 when consistent (after --repair: when repaired), 1 when \
+        messages are missing or stored twice. With --json, one object.
+        """
+    static let options: [OptionSpec] = [
+        .flag("repair", help: "archive the messages missing locally"),
+    ]
+
+    let repair: Bool
+
+    init(parsed: ParsedArguments) throws(UsageError) {
+        guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument \(parsed.positionals[0])", command: parsed.command) }
+        repair = parsed.flag("repair")
+    }
+
+    func run(context: CommandContext) async throws -> ExitCode {
+        let link = try AgentLink(context: context, command: "roost verify")
+        let level = context.options.effectiveLogLevel(configured: link.config.logLevel, commandDefault: .warning)
+        if !context.options.json && context.output.standardErrorIsTTY {
+            context.output.note("reading the server archive of \(link.account.jid)…")
+        }
+        let report = try await VerifyArchiveAction(repair: repair).run(account: link.account, config: link.config, log: Logger(level: level))
+        if context.options.json {
+            context.output.jsonLine(Self.json(report))
+        } else {
+            for line in Self.humanLines(report) { context.output.line(line) }
+        }
+        return report.consistent ? .ok : .nothingFound
+    }
+
+    static func json(_ report: VerifyReport) -> JSONObject {
+        func duplicates(_ groups: [VerifyReport.Duplicate]) -> JSONValue {
+            .array(groups.map { .object(["key": .string($0.key), "rows": .array($0.rowIds.map { .int($0) })]) })
+        }
+        return [
+            "account": .string(report.account),
+            "consistent": .bool(report.consistent),
+            "server_messages": .int(Int64(report.serverMessages)),
+            "server_stored_kinds": .int(Int64(report.serverStorable)),
+            "rejected": .int(Int64(report.rejected)),
+            "local_trusted_ids": .int(Int64(report.localTrusted)),
+            "missing": .int(Int64(report.missing)),
+            "missing_ranges": .array(report.missingRanges.map { range in
+                .object(["count": .int(Int64(range.count)), "first_id": .string(range.firstId), "last_id": .string(range.lastId),
+                         "first_time": .string(TimeText.utc(range.firstTimestamp)), "last_time": .string(TimeText.utc(range.lastTimestamp))])
+            }),
+            "unlinked": .int(Int64(report.unlinked)),
+            "repaired": .int(Int64(report.repaired)),
+            "orphans": .int(Int64(report.orphans)),
+            "orphan_sample": .array(report.orphanSample.map { .string($0) }),
+            "duplicate_stanza_ids": duplicates(report.duplicateStanzaIds),
+            "duplicate_fallback_keys": duplicates(report.duplicateFallbackKeys),
+        ]
+    }
+
+    static func humanLines(_ report: VerifyReport) -> [String] {
+        var lines = ["\(report.account): server archive \(report.serverStorable) messages, local archive \(report.localTrusted) with server ids"]
+        if report.repaired > 0 { lines.append("repaired: \(report.repaired) messages archived from the server") }
+        if report.missing > 0 {
+            lines.append("missing locally: \(report.missing) in \(report.missingRanges.count) range(s)")
+            for range in report.missingRanges.prefix(20) {
+                lines.append("  \(range.count) from \(TimeText.local(range.firstTimestamp, seconds: true)) (\(range.firstId)) "
+                             + "to \(TimeText.local(range.lastTimestamp, seconds: true)) (\(range.lastId))")
+            }
+            if report.missingRanges.count > 20 { lines.append("  … \(report.missingRanges.count - 20) more (see --json)") }
+            lines.append("run `roost verify --repair` to archive them")
+        }
+        if report.unlinked > 0 { lines.append("stored but not yet linked to their server id: \(report.unlinked) (the agent links them on catch-up)") }
+        if report.orphans > 0 { lines.append("local messages the server no longer lists: \(report.orphans) (its archive may have expired; kept)") }
+        if !report.duplicateStanzaIds.isEmpty { lines.append("rows sharing a server id: \(report.duplicateStanzaIds.count) group(s)") }
+        if !report.duplicateFallbackKeys.isEmpty { lines.append("rows stored twice (same fallback key): \(report.duplicateFallbackKeys.count) group(s)") }
+        if report.rejected > 0 { lines.append("rejected server results (wrong sender or query): \(report.rejected)") }
+        lines.append(report.consistent ? "consistent" : "NOT consistent")
+        return lines
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+import RoostTestSupport
+import RoostXMPP
+
+/// `roost verify` against the shared test server: it finds what the server archive holds and the local
+/// archive lacks, `--repair` fills the gap, and a second run finds nothing.
+@Suite("roost verify", .serialized, .enabled(if: TestServer.isAvailable))
+struct VerifyCommandTests {
+    struct Setup {
+        let dir: TestDirectory
+        let config: String
+        let alice: JID
+        let bob: XMPPClient
+        var archive: String { "\(dir.path)/data/archive.sqlite" }
+    }
+
+    func setUp() async throws -> Setup {
+        let server = try TestServer.require()
+        let (aliceClient, alice, password) = try await server.registeredClient("verify")
+        await aliceClient.disconnect()
+        let (bob, _, _) = try await server.registeredClient("vbob")
+        let dir = try TestDirectory()
+        let config = try server.roostConfig(in: dir, account: alice.description, password: password)
+        return Setup(dir: dir, config: config, alice: alice, bob: bob)
+    }
+
+    func verify(_ setup: Setup, _ extra: [String] = []) throws -> (status: Int32, report: [String: Any]) {
+        let result = try RoostBinary.run(["verify", "--json", "--config", setup.config] + extra, timeout: 120)
+        let report = try #require(result.jsonLines.first, "stdout: \(result.stdout)\nstderr: \(result.stderr)")
+        return (result.status, report)
+    }
+
+    /// Deletes rows the way a lost write would leave the archive. The FTS delete trigger calls SQL functions
+    /// only Roost registers, so the sqlite3 shell drops it first (the index is not what verify looks at).
+    func delete(_ ids: [String], from archive: String) throws {
+        let list = ids.map { "'\($0)'" }.joined(separator: ",")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [archive, "DROP TRIGGER messages_fts_delete; DELETE FROM messages WHERE message_id IN (\(list));"]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func reportsAGapAndRepairsIt() async throws {
+        let setup = try await setUp()
+        let flood = Flood(count: 40, prefix: "verify-\(UUID().uuidString.prefix(6))")
+        // No agent runs: everything goes to the server archive only.
+        try await flood.send(from: setup.bob, to: setup.alice, perSecond: 500)
+        await setup.bob.disconnect()
+
+        // Nothing local yet: --repair archives the whole server history.
+        let first = try verify(setup, ["--repair"])
+        #expect(first.status == 0, "\(first.report)")
+        #expect(first.report["repaired"] as? Int == 40)
+        #expect(first.report["consistent"] as? Bool == true)
+        #expect(try ArchiveCount.tally(archive: setup.archive, flood: flood).rows == 40)
+
+        // Two holes: messages 5-7 and 30.
+        try delete([5, 6, 7, 30].map(flood.id), from: setup.archive)
+        let gap = try verify(setup)
+        #expect(gap.status == 1)
+        #expect(gap.report["missing"] as? Int == 4)
+        #expect(gap.report["consistent"] as? Bool == false)
+        let ranges = try #require(gap.report["missing_ranges"] as? [[String: Any]])
+        #expect(ranges.map { $0["count"] as? Int } == [3, 1])
+        #expect(try ArchiveCount.tally(archive: setup.archive, flood: flood).rows == 36)
+
+        let repair = try verify(setup, ["--repair"])
+        #expect(repair.status == 0, "\(repair.report)")
+        #expect(repair.report["repaired"] as? Int == 4)
+        #expect(repair.report["missing"] as? Int == 0)
+
+        let again = try verify(setup)
+        #expect(again.status == 0)
+        #expect(again.report["missing"] as? Int == 0)
+        #expect(again.report["orphans"] as? Int == 0)
+        #expect((again.report["duplicate_fallback_keys"] as? [Any])?.isEmpty == true)
+        let tally = try ArchiveCount.tally(archive: setup.archive, flood: flood)
+        #expect(tally.rows == 40 && tally.distinctIDs == 40 && tally.matchingBodies == 40, "\(tally)")
+    }
+
+    @Test func humanOutputNamesTheGap() async throws {
+        let setup = try await setUp()
+        let flood = Flood(count: 5, prefix: "verify-h-\(UUID().uuidString.prefix(6))")
+        try await flood.send(from: setup.bob, to: setup.alice, perSecond: 500)
+        await setup.bob.disconnect()
+        let result = try RoostBinary.run(["verify", "--config", setup.config], timeout: 120)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stdout.contains("missing locally: 5 in 1 range(s)"), "\(result.stdout)")
+        #expect(result.stdout.contains("NOT consistent"))
+    }
+
+    /// With the agent running and archiving live traffic (and a message alice sent through it), verify logs in
+    /// beside it and finds the two archives agree.
+    @Test func consistentWhileTheAgentRuns() async throws {
+        let setup = try await setUp()
+        let agent = try RoostBinary.start(["run", "--config", setup.config, "-v"])
+        defer { _ = agent.stop() }
+        try agent.waitForLog("online")
+        let flood = Flood(count: 30, prefix: "verify-a-\(UUID().uuidString.prefix(6))")
+        try await flood.send(from: setup.bob, to: try setup.alice.with(resource: "roost"), perSecond: 500)
+        let sent = try RoostBinary.run(["send", "--config", setup.config, setup.bob.configuration.jid.bare.description, "hello from alice"])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        await setup.bob.disconnect()
+        let deadline = Date().addingTimeInterval(30)
+        while try ArchiveCount.tally(archive: setup.archive, flood: flood).rows < 30, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        // Let the agent read its own sent message back from the server archive (archive_poll_seconds = 2).
+        try await Task.sleep(for: .seconds(3))
+        let result = try verify(setup)
+        #expect(result.status == 0, "\(result.report)")
+        #expect(result.report["missing"] as? Int == 0)
+        #expect(result.report["server_stored_kinds"] as? Int == 31)
+        #expect(agent.isRunning)
+    }
+}

@@ -30,7 +30,7 @@ _roost() {
     COMPREPLY=()
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="run search log stats config status roster requests send vcard presence register passwd unregister export import notify help"
+    local commands="run search log stats verify config status roster requests send vcard presence register passwd unregister export import notify help"
     local global="--config --account --json --verbose --quiet --log-level --help --version"
 
     case $prev in
@@ -60,6 +60,7 @@ _roost() {
     local options="" arguments=""
     case $command in
         search) options="--oldest-first --rank --limit --offset" ;;
+        verify) options="--repair" ;;
         log) options="--states --presence"; arguments=$(_roost_contacts) ;;
         config) options="--check-passwords" ;;
         roster)

@@ -24,7 +24,7 @@ function __roost_contacts
     roost roster --cached --json --config (__roost_config_file) 2>/dev/null | sed -n 's/.*"jid":"\([^"]*\)".*/\1/p'
 end
 
-set -l commands run search log stats config status roster requests send vcard presence register passwd unregister export import notify help
+set -l commands run search log stats verify config status roster requests send vcard presence register passwd unregister export import notify help
 complete -c roost -f
 complete -c roost -n "not __fish_seen_subcommand_from $commands" -a "$commands"
 
@@ -72,3 +72,4 @@ complete -c roost -n '__fish_seen_subcommand_from register' -l tls -x -a 'startt
 complete -c roost -n '__fish_seen_subcommand_from register' -l ca-file -r -F
 complete -c roost -n '__fish_seen_subcommand_from unregister' -s y -l yes
 complete -c roost -n '__fish_seen_subcommand_from help' -a "$commands"
+complete -c roost -n '__fish_seen_subcommand_from verify' -l repair -d 'archive the messages missing locally'

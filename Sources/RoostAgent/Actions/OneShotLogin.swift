@@ -7,15 +7,15 @@ import RoostXMPP
 ///
 /// It binds its own resource (`<resource>-cli-XXXX`), so it never replaces a running agent's session.
 public enum OneShotLogin {
-    public static func perform<Action: AccountAction>(_ action: Action, account: AccountConfig, config: RoostConfig,
-                                                      log: Logger) async throws(ActionFailure) -> Action.Result {
+    /// Logs in on a resource of its own (`<resource>-TAG-XXXX`): no initial presence, no stream management.
+    static func quietLogin(account: AccountConfig, config: RoostConfig, resourceTag: String, log: Logger) async throws(ActionFailure) -> XMPPClient {
         let password: String
         do { password = try account.resolvePassword() } catch { throw ActionFailure(.config, error.description) }
         var configuration: ClientConfiguration
         do { configuration = try ClientConfiguration(account: account, password: password, maxStanzaBytes: config.maxStanzaBytes) } catch {
             throw ActionFailure(.config, error.description)
         }
-        configuration.resource = "\(account.resource)-cli-\(UUID().uuidString.prefix(6).lowercased())"
+        configuration.resource = "\(account.resource)-\(resourceTag)-\(UUID().uuidString.prefix(6).lowercased())"
         configuration.sendsInitialPresence = false
         configuration.streamManagement = false
         let client = XMPPClient(configuration: configuration) { level, message in
@@ -24,6 +24,13 @@ public enum OneShotLogin {
         do { _ = try await client.connect() } catch {
             throw ActionFailure(.connection, "could not log in as \(account.jid): \(error)")
         }
+        return client
+    }
+
+    public static func perform<Action: AccountAction>(_ action: Action, account: AccountConfig, config: RoostConfig,
+                                                      log: Logger) async throws(ActionFailure) -> Action.Result {
+        let client = try await quietLogin(account: account, config: config, resourceTag: "cli", log: log)
+        let configuration = client.configuration
         let events = Task { await answerRosterPushes(client) }
         defer { events.cancel() }
 

@@ -25,21 +25,8 @@ public struct VerifyArchiveAction: Sendable {
     }
 
     public func run(account: AccountConfig, config: RoostConfig, log: Logger) async throws(ActionFailure) -> VerifyReport {
-        let password: String
-        do { password = try account.resolvePassword() } catch { throw ActionFailure(.config, error.description) }
-        var configuration: ClientConfiguration
-        do { configuration = try ClientConfiguration(account: account, password: password, maxStanzaBytes: config.maxStanzaBytes) } catch {
-            throw ActionFailure(.config, error.description)
-        }
-        configuration.resource = "\(account.resource)-verify-\(UUID().uuidString.prefix(6).lowercased())"
-        configuration.sendsInitialPresence = false
-        configuration.streamManagement = false
-        let client = XMPPClient(configuration: configuration) { level, message in
-            if level <= .warning { log.debug(message) }
-        }
-        do { _ = try await client.connect() } catch {
-            throw ActionFailure(.connection, "could not log in as \(account.jid): \(error)")
-        }
+        let client = try await OneShotLogin.quietLogin(account: account, config: config, resourceTag: "verify", log: log)
+        let configuration = client.configuration
         let mailbox = ArchivePageMailbox()
         let consumer = Task {
             for await event in client.events {

@@ -28,13 +28,14 @@ let package = Package(
         .target(name: "RoostArchive", dependencies: ["CSQLite"], swiftSettings: strict),
         .target(name: "RoostNotify", dependencies: ["CNotify", "CGLib", "CCurl", "RoostArchive"], swiftSettings: strict),
         .target(name: "RoostAgent", dependencies: ["RoostXMPP", "RoostArchive", "RoostNotify", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
-        .executableTarget(name: "roost", dependencies: ["RoostAgent", "RoostArchive", "RoostXMPP"], swiftSettings: strict),
+        .executableTarget(name: "roost", dependencies: ["RoostAgent", "RoostArchive", "RoostNotify", "RoostXMPP"], swiftSettings: strict),
         .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostAgent"], swiftSettings: strict),
 
         // Shared by the test targets only: finds the Prosody started by contrib/scripts/prosody-test-server.
         .target(name: "RoostTestSupport", dependencies: ["RoostXMPP"], swiftSettings: strict),
 
         .testTarget(name: "RoostXMPPTests", dependencies: ["RoostXMPP", "COpenSSL", "RoostTestSupport"], swiftSettings: strict),
+        .testTarget(name: "RoostNotifyTests", dependencies: ["RoostNotify"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "RoostArchiveTests", dependencies: ["RoostArchive"], swiftSettings: strict),
         .testTarget(name: "RoostAgentTests", dependencies: ["RoostAgent", "RoostXMPP", "RoostArchive", "RoostTestSupport"], swiftSettings: strict),
         .testTarget(name: "RoostCLITests", dependencies: ["RoostArchive", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP"], swiftSettings: strict),

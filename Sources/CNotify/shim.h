@@ -3,6 +3,8 @@
 // rejects with a warning. Roost uses a handful of libnotify calls, declared here from its documented API.
 #include <glib.h>
 #include <glib-object.h>
+// GDBus (session bus checks, idle time) lives in gio, whose headers need no extra flags.
+#include <gio/gio.h>
 
 typedef struct _NotifyNotification NotifyNotification;
 typedef void (*NotifyActionCallback)(NotifyNotification *notification, char *action, gpointer user_data);
@@ -31,3 +33,4 @@ void notify_notification_add_action(NotifyNotification *notification, const char
 void notify_notification_clear_actions(NotifyNotification *notification);
 gboolean notify_notification_close(NotifyNotification *notification, GError **error);
 gint notify_notification_get_closed_reason(const NotifyNotification *notification);
+

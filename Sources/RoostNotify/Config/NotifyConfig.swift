@@ -1,0 +1,38 @@
+/// The validated `[notify]` rules and `[sink NAME]` groups. See docs/notify.md for every key.
+public struct NotifyConfig: Sendable, Hashable {
+    public var when: NotifyWhen = .away
+    /// The desktop session counts as idle (so the user as away) after this many seconds; 0 ignores idle time.
+    public var idleSeconds: Int = 300
+    /// When > 0, the user counts as present in a conversation only if they wrote in it from another client
+    /// within this many minutes.
+    public var recentActivityMinutes: Int = 0
+    public var mute: Set<String> = []
+    /// When not empty, only these conversations notify (subscription requests are not affected).
+    public var allow: Set<String> = []
+    /// `contact.JID = always|away|never`: `when` for one conversation.
+    public var contactOverrides: [String: NotifyWhen] = [:]
+    public var quietHours: QuietHours?
+    public var coalesceSeconds: Int = 10
+    /// 0: no cap.
+    public var maxPerMinute: Int = 20
+    public var groupchat: GroupchatPolicy = .mentions
+    public var catchUpSummary: Bool = true
+    public var showBody: Bool = true
+    /// Longest body shown, in characters.
+    public var bodyLength: Int = 200
+    /// In file order of names; the implicit `desktop` sink when no `[sink]` group exists.
+    public var sinks: [SinkConfig] = [SinkConfig(name: "desktop", kind: .desktop, events: Set(SinkEventKind.allCases), timeoutSeconds: 5)]
+
+    public init() {}
+
+    /// Validates `[notify]` and the `[sink NAME]` groups exactly as written in the config file. Every
+    /// unknown key and bad value is a problem; the config returned uses defaults in their place.
+    public static func parse(notify: [String: String], sinks: [String: [String: String]]) -> (NotifyConfig, [NotifyConfigProblem]) {
+        var parser = NotifyConfigParser()
+        var config = parser.rules(notify)
+        if !sinks.isEmpty {
+            config.sinks = sinks.keys.sorted().compactMap { parser.sink(name: $0, values: sinks[$0] ?? [:]) }
+        }
+        return (config, parser.problems)
+    }
+}

@@ -1,0 +1,60 @@
+/// The words people read: titles and texts of each kind of notification.
+struct NotificationText {
+    let config: NotifyConfig
+
+    func message(_ latest: IncomingMessage, count: Int) -> OutgoingNotification {
+        let room = latest.conversation.split(separator: "@").first.map(String.init) ?? latest.conversation
+        let title = latest.isGroupchat ? "\(latest.displayName) in \(room)" : latest.displayName
+        let body = config.showBody ? MarkupText.truncate(latest.body, limit: config.bodyLength) : nil
+        let countLine = count == 1 ? "New message" : "\(count) new messages"
+        let text: String
+        switch (body, count) {
+        case let (body?, 1): text = body
+        case let (body?, _): text = "\(countLine)\n\(body)"
+        case (nil, _): text = countLine
+        }
+        return OutgoingNotification(kind: .message, account: latest.account, conversation: latest.conversation, from: latest.from,
+                                    name: latest.displayName, title: title, text: text, body: body, count: count,
+                                    isGroupchat: latest.isGroupchat, mentionsUser: latest.mentionsUser, timestamp: latest.timestamp,
+                                    avatarPath: latest.avatarPath)
+    }
+
+    func request(account: String, from: String, displayName: String?, text: String?, at: Int64) -> OutgoingNotification {
+        let name = displayName.flatMap { $0.isEmpty ? nil : $0 } ?? from
+        var lines = [name == from ? "\(from) asks to see when you are online" : "\(name) (\(from)) asks to see when you are online"]
+        if let text, !text.isEmpty, config.showBody { lines.append("“\(MarkupText.truncate(text, limit: config.bodyLength))”") }
+        return OutgoingNotification(kind: .request, account: account, conversation: from, from: from, name: name,
+                                    title: "Contact request from \(name)", text: lines.joined(separator: "\n"),
+                                    body: config.showBody ? text : nil, timestamp: at,
+                                    answerHint: "Answer with: roost requests accept \(from)   or: roost requests deny \(from)")
+    }
+
+    func summary(account: String, messages: [IncomingMessage], at: Int64) -> OutgoingNotification {
+        var counts: [String: (name: String, count: Int)] = [:]
+        for message in messages {
+            counts[message.conversation.lowercased(), default: (message.isGroupchat ? message.conversation : message.displayName, 0)].count += 1
+        }
+        let anyRoom = messages.contains(where: \.isGroupchat)
+        let total = messages.count
+        let plural = total == 1 ? "message" : "messages"
+        let who: String
+        if counts.count == 1, let only = counts.values.first {
+            who = "\(anyRoom ? "in" : "from") \(only.name)"
+        } else {
+            who = anyRoom ? "in \(counts.count) conversations" : "from \(counts.count) contacts"
+        }
+        let top = counts.values.sorted { $0.count != $1.count ? $0.count > $1.count : $0.name < $1.name }.prefix(5)
+        var text = "\(total) \(plural) \(who) while you were away"
+        if counts.count > 1 {
+            text += "\n" + top.map { "\($0.name) (\($0.count))" }.joined(separator: ", ") + (counts.count > 5 ? ", …" : "")
+        }
+        return OutgoingNotification(kind: .summary, account: account, conversation: nil, from: nil, name: "Roost",
+                                    title: "\(total) new \(plural)", text: text, body: nil, count: total,
+                                    timestamp: messages.map(\.timestamp).max() ?? at)
+    }
+
+    static func test(at: Int64) -> OutgoingNotification {
+        OutgoingNotification(kind: .test, account: "", conversation: nil, from: nil, name: "Roost", title: "Roost test notification",
+                             text: "If you can read this, Roost can reach you here.", body: nil, timestamp: at)
+    }
+}

@@ -1,0 +1,237 @@
+/// The rules: decides which events become notifications, coalesces them per conversation, caps the
+/// rate, and hands the result to every sink's queue.
+actor NotifierCore {
+    private let config: NotifyConfig
+    private let runners: [SinkRunner]
+    private let log: @Sendable (NotifyLogLevel, String) -> Void
+    private let clock: NotifyClock
+    private let idle: IdleProbe
+    private let store: NotifyStateStore
+    private let text: NotificationText
+    private var presence = PresenceTracker()
+    private var rate: RateLimiter
+    private var state: NotifyStateStore.State
+    private var pending: [String: PendingConversation] = [:]
+    private var generation = 0
+
+    /// Messages of one conversation not yet read elsewhere; `windowOpen` while further messages are only
+    /// counted, to be shown as one update when the coalescing window ends.
+    private struct PendingConversation {
+        var latest: IncomingMessage
+        var count = 0
+        var windowOpen = false
+        var dirty = false
+        var generation: Int
+    }
+
+    init(config: NotifyConfig, runners: [SinkRunner], log: @escaping @Sendable (NotifyLogLevel, String) -> Void,
+         clock: NotifyClock, idle: IdleProbe, store: NotifyStateStore) {
+        self.config = config
+        self.runners = runners
+        self.log = log
+        self.clock = clock
+        self.idle = idle
+        self.store = store
+        text = NotificationText(config: config)
+        rate = RateLimiter(perMinute: config.maxPerMinute)
+        state = store.load(now: clock.milliseconds)
+    }
+
+    func handle(_ event: NotificationEvent) async {
+        switch event {
+        case let .message(message):
+            await handleMessage(message)
+        case let .subscriptionRequest(account, from, displayName, requestText):
+            await handleRequest(account: account, from: from, displayName: displayName, text: requestText)
+        case let .catchUpFinished(account, messages):
+            await handleCatchUp(account: account, messages: messages)
+        case let .conversationRead(account, conversation):
+            pending[ConversationKey.make(account, conversation)] = nil
+            submit(OutgoingNotification(kind: .close, account: account, conversation: conversation, name: "", title: "", text: "",
+                                        timestamp: clock.milliseconds))
+        case let .ownPresence(account, resource, available, show):
+            presence.update(account: account, resource: resource, available: available, show: show)
+        case let .userActivity(account, conversation, at):
+            presence.recordActivity(account: account, conversation: conversation, at: at)
+        }
+    }
+
+    func flushSinks() async {
+        for runner in runners { await runner.flush() }
+    }
+
+    func shutdownSinks() async {
+        for runner in runners { await runner.shutdown() }
+    }
+
+    // MARK: Messages
+
+    private func handleMessage(_ message: IncomingMessage) async {
+        let key = ConversationKey.make(message.account, message.conversation)
+        if let reason = contactRule(message) ?? timeRule() {
+            suppressed(message.conversation, message.account, reason)
+            return
+        }
+        if whenFor(message.conversation) == .away, let reason = await presentReason(account: message.account, conversation: message.conversation) {
+            suppressed(message.conversation, message.account, reason)
+            return
+        }
+        generation += 1
+        var conversation = pending[key] ?? PendingConversation(latest: message, generation: generation)
+        conversation.latest = message
+        conversation.count += 1
+        if conversation.windowOpen {
+            conversation.dirty = true
+            pending[key] = conversation
+            return
+        }
+        pending[key] = conversation
+        emitConversation(key)
+    }
+
+    /// Shows the conversation's current state, then keeps further messages for one coalescing window.
+    private func emitConversation(_ key: String) {
+        guard var conversation = pending[key] else { return }
+        let now = clock.milliseconds
+        if rate.admit(now: now) {
+            conversation.dirty = false
+            let notification = text.message(conversation.latest, count: conversation.count)
+            noteNotified(account: conversation.latest.account, timestamp: conversation.latest.timestamp)
+            submit(notification)
+        } else {
+            log(.debug, "not notifying \(conversation.latest.conversation) yet: more than max_per_minute = \(config.maxPerMinute) notifications in the last minute")
+            conversation.dirty = true
+        }
+        let window = conversation.dirty ? max(config.coalesceSeconds, 10) : config.coalesceSeconds
+        conversation.windowOpen = window > 0
+        pending[key] = conversation
+        guard window > 0 else { return }
+        let generation = conversation.generation
+        Task {
+            try? await Task.sleep(for: .seconds(window))
+            self.windowEnded(key, generation: generation)
+        }
+    }
+
+    private func windowEnded(_ key: String, generation: Int) {
+        guard var conversation = pending[key], conversation.generation == generation else { return }
+        if conversation.dirty {
+            emitConversation(key)
+        } else {
+            conversation.windowOpen = false
+            pending[key] = conversation
+        }
+    }
+
+    // MARK: Requests and catch-up
+
+    private func handleRequest(account: String, from: String, displayName: String?, text requestText: String?) async {
+        let jid = from.lowercased()
+        var reason: String?
+        if config.mute.contains(jid) { reason = "\(jid) is muted" }
+        else if whenFor(jid) == .never { reason = whenRuleName(jid) + " = never" }
+        else { reason = timeRule() }
+        if reason == nil, whenFor(jid) == .away { reason = await presentReason(account: account, conversation: nil) }
+        if let reason {
+            log(.debug, "not notifying the contact request of \(from) (\(account)): \(reason)")
+            return
+        }
+        guard rate.admit(now: clock.milliseconds) else {
+            log(.debug, "not notifying the contact request of \(from): more than max_per_minute = \(config.maxPerMinute) notifications in the last minute; `roost requests` lists it")
+            return
+        }
+        submit(text.request(account: account, from: from, displayName: displayName, text: requestText, at: clock.milliseconds))
+    }
+
+    private func handleCatchUp(account: String, messages: [IncomingMessage]) async {
+        guard config.catchUpSummary else {
+            log(.debug, "\(account): catch-up brought \(messages.count) messages; no summary (catch_up_summary = false)")
+            return
+        }
+        let cutoff = state.lastNotifiedMs[account.lowercased()] ?? state.firstStartedMs
+        let fresh = messages.filter { $0.timestamp > cutoff && contactRule($0) == nil }
+        guard !fresh.isEmpty else {
+            log(.debug, "\(account): catch-up brought \(messages.count) messages, none newer than the last notification or allowed by the rules; no summary")
+            return
+        }
+        var reason = config.when == .never ? "when = never" : timeRule()
+        if reason == nil, config.when == .away { reason = await presentReason(account: account, conversation: nil) }
+        if let reason {
+            log(.debug, "\(account): no summary of \(fresh.count) caught-up messages: \(reason)")
+            return
+        }
+        let summary = text.summary(account: account, messages: fresh, at: clock.milliseconds)
+        noteNotified(account: account, timestamp: fresh.map(\.timestamp).max() ?? cutoff)
+        submit(summary)
+    }
+
+    // MARK: Rules
+
+    /// Rules that depend only on who wrote: group chat policy, mute, allow, per-contact `never`.
+    private func contactRule(_ message: IncomingMessage) -> String? {
+        let conversation = message.conversation.lowercased()
+        if message.isGroupchat {
+            switch config.groupchat {
+            case .none: return "group chat notifications are off (groupchat = none)"
+            case .mentions where !message.mentionsUser: return "group chat message without a mention (groupchat = mentions)"
+            default: break
+            }
+        }
+        if config.mute.contains(conversation) { return "\(conversation) is muted" }
+        if !config.allow.isEmpty && !config.allow.contains(conversation) { return "\(conversation) is not in the allow list" }
+        if whenFor(conversation) == .never { return whenRuleName(conversation) + " = never" }
+        return nil
+    }
+
+    private func timeRule() -> String? {
+        guard let quiet = config.quietHours, quiet.contains(minuteOfDay: clock.minuteOfDay) else { return nil }
+        return "quiet hours"
+    }
+
+    private func whenFor(_ conversation: String) -> NotifyWhen {
+        config.contactOverrides[conversation.lowercased()] ?? config.when
+    }
+
+    private func whenRuleName(_ conversation: String) -> String {
+        config.contactOverrides[conversation.lowercased()] != nil ? "contact.\(conversation.lowercased())" : "when"
+    }
+
+    /// nil when the user is away; otherwise why they count as present (and the notification is dropped).
+    /// Away: no other resource is available with show empty/chat, OR the session is idle past idle_seconds,
+    /// OR (recent_activity_minutes > 0) the user has not written in this conversation elsewhere that recently.
+    private func presentReason(account: String, conversation: String?) async -> String? {
+        let active = presence.activeResources(account: account)
+        guard !active.isEmpty else { return nil }
+        var reason = "you are present at another client (\(active.joined(separator: ", ")) available"
+        if config.idleSeconds > 0 {
+            if let idleSeconds = await idle.query() {
+                if idleSeconds >= config.idleSeconds { return nil }
+                reason += ", desktop idle only \(idleSeconds) s"
+            }
+        }
+        if config.recentActivityMinutes > 0, let conversation {
+            let now = clock.milliseconds
+            guard let last = presence.lastActivity(account: account, conversation: conversation),
+                  now - last <= Int64(config.recentActivityMinutes) * 60_000 else { return nil }
+            reason += ", you wrote here \((now - last) / 60_000) min ago"
+        }
+        return reason + "; when = away"
+    }
+
+    private func suppressed(_ conversation: String, _ account: String, _ reason: String) {
+        log(.debug, "not notifying a message in \(conversation) (\(account)): \(reason)")
+    }
+
+    // MARK: Delivery
+
+    private func submit(_ notification: OutgoingNotification) {
+        for runner in runners { runner.submit(notification) }
+    }
+
+    private func noteNotified(account: String, timestamp: Int64) {
+        let key = account.lowercased()
+        guard timestamp > (state.lastNotifiedMs[key] ?? Int64.min) else { return }
+        state.lastNotifiedMs[key] = timestamp
+        store.save(state)
+    }
+}

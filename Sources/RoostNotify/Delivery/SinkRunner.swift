@@ -1,0 +1,72 @@
+/// Feeds one sink from its own queue, so a slow webhook never delays the desktop or the rules.
+final class SinkRunner: Sendable {
+    let sink: any NotificationSink
+    let events: Set<SinkEventKind>
+    private let queue: AsyncStream<Job>.Continuation
+    private let worker: Task<Void, Never>
+
+    enum Job: Sendable {
+        case deliver(OutgoingNotification)
+        case flush(CheckedContinuation<Void, Never>)
+    }
+
+    init(sink: any NotificationSink, events: Set<SinkEventKind>, log: @escaping @Sendable (NotifyLogLevel, String) -> Void) {
+        self.sink = sink
+        self.events = events
+        let (stream, queue) = AsyncStream<Job>.makeStream(bufferingPolicy: .bufferingNewest(500))
+        self.queue = queue
+        worker = Task {
+            for await job in stream {
+                switch job {
+                case let .deliver(notification):
+                    do throws(NotifyError) {
+                        try await sink.deliver(notification)
+                        log(.debug, "sink \(sink.name): delivered \(notification.kind.rawValue) notification for \(notification.conversation ?? notification.account)")
+                    } catch {
+                        switch error {
+                        case .noNotificationServer, .noSessionBus:
+                            // The desktop sink logs these itself, once per outage.
+                            log(.debug, "sink \(sink.name): \(error)")
+                        default:
+                            log(.warning, "sink \(sink.name): \(error)")
+                        }
+                    }
+                case let .flush(continuation):
+                    continuation.resume()
+                }
+            }
+        }
+    }
+
+    /// Queues a notification if this sink takes its kind (`events =`); closes go to desktop sinks only.
+    func submit(_ notification: OutgoingNotification) {
+        if notification.kind == .close {
+            guard sink is DesktopSink else { return }
+        } else if let kind = notification.eventKind, !events.contains(kind) {
+            return
+        }
+        enqueue(.deliver(notification))
+    }
+
+    /// Returns once everything queued before has been delivered (or has failed).
+    func flush() async {
+        await withCheckedContinuation { enqueue(.flush($0)) }
+    }
+
+    func shutdown() async {
+        await flush()
+        queue.finish()
+        await worker.value
+        await sink.shutdown()
+    }
+
+    private func enqueue(_ job: Job) {
+        // The queue keeps the newest 500 jobs; a flush pushed out by a flood, or queued after shutdown,
+        // must still return.
+        switch queue.yield(job) {
+        case let .dropped(.flush(continuation)): continuation.resume()
+        case .terminated: if case let .flush(continuation) = job { continuation.resume() }
+        default: break
+        }
+    }
+}

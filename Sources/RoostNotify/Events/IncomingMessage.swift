@@ -1,0 +1,31 @@
+/// One incoming chat message as the notification layer needs it.
+public struct IncomingMessage: Sendable, Hashable {
+    public var account: String
+    /// Bare JID of the conversation: the contact, or the room for group chat.
+    public var conversation: String
+    /// Full JID of the sender (for a room: room@service/nick).
+    public var from: String
+    /// vCard nickname, else roster name, else JID (for a room: the occupant's nick).
+    public var displayName: String
+    public var body: String
+    public var isGroupchat: Bool
+    /// The body mentions the user's nick or JID (group chat only).
+    public var mentionsUser: Bool
+    /// Milliseconds since 1970 (server `<delay/>` or receipt time).
+    public var timestamp: Int64
+    /// Cached avatar image file of the contact, if any.
+    public var avatarPath: String?
+
+    public init(account: String, conversation: String, from: String, displayName: String, body: String,
+                isGroupchat: Bool = false, mentionsUser: Bool = false, timestamp: Int64, avatarPath: String? = nil) {
+        self.account = account
+        self.conversation = conversation
+        self.from = from
+        self.displayName = displayName
+        self.body = body
+        self.isGroupchat = isGroupchat
+        self.mentionsUser = mentionsUser
+        self.timestamp = timestamp
+        self.avatarPath = avatarPath
+    }
+}

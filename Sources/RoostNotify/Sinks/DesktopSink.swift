@@ -1,0 +1,40 @@
+/// Desktop notifications through libnotify. Every libnotify call runs on one process-wide GLib thread,
+/// and the caller waits at most `timeout_seconds` for it, so a slow or missing notification server
+/// never holds anything else up.
+final class DesktopSink: NotificationSink {
+    let name: String
+    let typeName = "desktop"
+    private let timeoutSeconds: Int
+    private let state: DesktopState
+
+    /// libnotify keeps one D-Bus proxy per process, bound to the main context it was created on, so
+    /// every desktop sink shares this thread.
+    static let thread = GMainThread(name: "roost-desktop-notify")
+
+    init(name: String, timeoutSeconds: Int, actions: (any NotificationActions)?, log: @escaping @Sendable (NotifyLogLevel, String) -> Void,
+         serverRetrySeconds: Int = 60) {
+        self.name = name
+        self.timeoutSeconds = timeoutSeconds
+        state = DesktopState(sinkName: name, actions: actions, log: log, serverRetrySeconds: serverRetrySeconds)
+    }
+
+    func deliver(_ notification: OutgoingNotification) async throws(NotifyError) {
+        let state = self.state
+        let result: Result<Void, NotifyError> = await Deadline.race(
+            seconds: timeoutSeconds, timedOut: .failure(.timedOut(sink: name, seconds: timeoutSeconds))
+        ) { once in
+            Self.thread.run { once.resume(state.show(notification)) }
+        }
+        try result.get()
+    }
+
+    func shutdown() async {
+        let state = self.state
+        await Deadline.race(seconds: timeoutSeconds, timedOut: ()) { once in
+            Self.thread.run {
+                state.forgetAll()
+                once.resume(())
+            }
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+internal import CNotify
+
+/// A thread running its own GLib main loop. libnotify delivers action callbacks on the main context that
+/// was thread-default when it created its D-Bus proxy; running every libnotify call here makes that this
+/// context, and keeps libnotify's blocking calls (up to 25 s without a server) away from everyone else.
+final class GMainThread: @unchecked Sendable {
+    private let context: OpaquePointer
+    private let loop: OpaquePointer
+
+    private struct Handles: @unchecked Sendable {
+        let context: OpaquePointer
+        let loop: OpaquePointer
+    }
+
+    private final class Work {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+
+    init(name: String) {
+        context = g_main_context_new()
+        loop = g_main_loop_new(context, 0)
+        // The thread holds its own references, so the loop outlives this object until it has quit.
+        let handles = Handles(context: g_main_context_ref(context), loop: g_main_loop_ref(loop))
+        let thread = Thread {
+            g_main_context_push_thread_default(handles.context)
+            g_main_loop_run(handles.loop)
+            g_main_context_pop_thread_default(handles.context)
+            g_main_loop_unref(handles.loop)
+            g_main_context_unref(handles.context)
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    deinit {
+        g_main_loop_quit(loop)
+        g_main_loop_unref(loop)
+        g_main_context_unref(context)
+    }
+
+    /// Queues `work` to run on the thread, in order.
+    func run(_ work: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(Work(work)).toOpaque()
+        let source = g_idle_source_new()
+        g_source_set_callback(source, { data in
+            let work = Unmanaged<Work>.fromOpaque(data!).takeRetainedValue()
+            work.body()
+            return 0
+        }, box, nil)
+        g_source_attach(source, context)
+        g_source_unref(source)
+    }
+
+    func stop() {
+        g_main_loop_quit(loop)
+    }
+}

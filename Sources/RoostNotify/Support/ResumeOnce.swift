@@ -1,0 +1,48 @@
+import Foundation
+import Synchronization
+
+/// Resumes a continuation exactly once, whichever of the work and its timeout finishes first.
+final class ResumeOnce<Value: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
+
+    init(_ continuation: CheckedContinuation<Value, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    /// Returns false when the other side already resumed.
+    @discardableResult
+    func resume(_ value: Value) -> Bool {
+        guard let continuation = continuation.withLock({ c -> CheckedContinuation<Value, Never>? in defer { c = nil }; return c }) else {
+            return false
+        }
+        continuation.resume(returning: value)
+        return true
+    }
+}
+
+/// Waits for work started elsewhere (another thread, a GLib main loop) at most `seconds`. The work keeps
+/// running after a timeout (a blocking C call cannot be interrupted), but nobody waits for it any more.
+enum Deadline {
+    static func race<Value: Sendable>(seconds: Int, timedOut: Value, start: (ResumeOnce<Value>) -> Void) async -> Value {
+        var timer: Task<Void, Never>?
+        let value = await withCheckedContinuation { (continuation: CheckedContinuation<Value, Never>) in
+            let once = ResumeOnce(continuation)
+            timer = Task {
+                try? await Task.sleep(for: .seconds(seconds))
+                once.resume(timedOut)
+            }
+            start(once)
+        }
+        timer?.cancel()
+        return value
+    }
+
+    /// Runs blocking work on a thread of its own.
+    static func blocking<Value: Sendable>(seconds: Int, timedOut: Value, _ work: @escaping @Sendable () -> Value) async -> Value {
+        await race(seconds: seconds, timedOut: timedOut) { once in
+            let thread = Thread { once.resume(work()) }
+            thread.name = "roost-notify-call"
+            thread.start()
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import Testing
+@testable import RoostNotify
+
+/// One private D-Bus session bus for the whole test process: GLib and libnotify keep one connection to
+/// "the" session bus per process, so every desktop test shares it (and runs serialized).
+enum PrivateSessionBus {
+    static let address: String = {
+        let daemon = try! BackgroundProcess(["/usr/bin/dbus-daemon", "--session", "--nofork", "--print-address=1"])
+        let address = daemon.firstLine()
+        setenv("DBUS_SESSION_BUS_ADDRESS", address, 1)
+        keepAlive = daemon
+        return address
+    }()
+
+    nonisolated(unsafe) private static var keepAlive: BackgroundProcess?
+
+    static func nameHasOwner(_ name: String) -> Bool {
+        NotifyFixtures.run(["/usr/bin/gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                            "--method", "org.freedesktop.DBus.NameHasOwner", name]).output.contains("true")
+    }
+}
+
+/// python-dbusmock's notification daemon on the private bus, its call log read back as JSON.
+final class MockNotificationServer {
+    private let process: BackgroundProcess
+
+    init(capabilities: String = "body body-markup icon-static") async throws {
+        _ = PrivateSessionBus.address
+        process = try BackgroundProcess([NotifyFixtures.python, "-m", "dbusmock", "--session", "-t", "notification_daemon",
+                                         "-p", "{\"capabilities\": \"\(capabilities)\"}"])
+        let up = await NotifyFixtures.eventually(10) { PrivateSessionBus.nameHasOwner("org.freedesktop.Notifications") }
+        try #require(up, "dbusmock did not come up")
+    }
+
+    func calls(_ method: String) -> [[Any]] {
+        let output = NotifyFixtures.run([NotifyFixtures.python, NotifyFixtures.path("dbusmock_calls.py")]).output
+        guard let list = try? JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[String: Any]] else { return [] }
+        return list.filter { $0["method"] as? String == method }.compactMap { $0["args"] as? [Any] }
+    }
+
+    func emitActionInvoked(id: Int, action: String) {
+        NotifyFixtures.run(["/usr/bin/gdbus", "call", "--session", "--dest", "org.freedesktop.Notifications",
+                            "--object-path", "/org/freedesktop/Notifications", "--method", "org.freedesktop.DBus.Mock.EmitSignal",
+                            "org.freedesktop.Notifications", "ActionInvoked", "us", "[<uint32 \(id)>, <'\(action)'>]"])
+    }
+
+    func stop() async {
+        process.stop()
+        _ = await NotifyFixtures.eventually(10) { !PrivateSessionBus.nameHasOwner("org.freedesktop.Notifications") }
+    }
+}
+
+@Suite("Notify desktop sink (libnotify on a private D-Bus with dbusmock)", .serialized)
+struct NotifyDesktopTests {
+    private func desktopNotifier(_ notify: [String: String], actions: (any NotificationActions)? = nil, log: LogCollector = LogCollector(),
+                                 idle: IdleProbe = IdleProbe { nil }) -> Notifier {
+        _ = PrivateSessionBus.address
+        let config = NotifyFixtures.config(notify)
+        return Notifier(config: config, actions: actions, statePath: nil, log: log.log, clock: .system, idle: idle, factory: SinkFactory())
+    }
+
+    @Test func messageShowsNameEscapedBodyAndAvatar() async throws {
+        let server = try await MockNotificationServer()
+        let notifier = desktopNotifier(["when": "always"])
+        notifier.post(.message(NotifyFixtures.message("<b>hi</b> & \"you\"", avatar: "/tmp/roost-avatars/bob.png")))
+        await notifier.flush()
+        let notify = try #require(server.calls("Notify").first)
+        #expect(notify[0] as? String == "Roost")
+        #expect(notify[1] as? Int == 0)
+        #expect(notify[2] as? String == "/tmp/roost-avatars/bob.png")
+        #expect(notify[3] as? String == "Bob Example")
+        #expect(notify[4] as? String == "&lt;b&gt;hi&lt;/b&gt; &amp; &quot;you&quot;")
+        #expect((notify[6] as? [String: Any])?["category"] as? String == "im.received")
+        await notifier.shutdown()
+        await server.stop()
+    }
+
+    @Test func plainBodyWhenTheServerHasNoMarkup() async throws {
+        let server = try await MockNotificationServer(capabilities: "body")
+        let notifier = desktopNotifier(["when": "always"])
+        notifier.post(.message(NotifyFixtures.message("a < b")))
+        await notifier.flush()
+        #expect(server.calls("Notify").first?[4] as? String == "a < b")
+        await notifier.shutdown()
+        await server.stop()
+    }
+
+    @Test func coalescedMessagesReplaceOneNotificationAndReadClosesIt() async throws {
+        let server = try await MockNotificationServer()
+        let notifier = desktopNotifier(["when": "always", "coalesce_seconds": "1"])
+        for n in 1...3 { notifier.post(.message(NotifyFixtures.message("message \(n)"))) }
+        await notifier.flush()
+        try await Task.sleep(for: .milliseconds(1400))
+        await notifier.flush()
+        let calls = server.calls("Notify")
+        #expect(calls.count == 2)
+        #expect(calls.first?[1] as? Int == 0)
+        #expect(calls.last?[1] as? Int == 1)
+        #expect(calls.last?[4] as? String == "3 new messages\nmessage 3")
+        notifier.post(.conversationRead(account: "alice@example.org", conversation: "bob@example.org"))
+        await notifier.flush()
+        #expect(server.calls("CloseNotification").first?.first as? Int == 1)
+        await notifier.shutdown()
+        await server.stop()
+    }
+
+    @Test func friendRequestHasActionsAndPressingAcceptAnswers() async throws {
+        let server = try await MockNotificationServer(capabilities: "body body-markup actions")
+        let actions = RecordingActions()
+        let notifier = desktopNotifier(["when": "always"], actions: actions)
+        notifier.post(.subscriptionRequest(account: "alice@example.org", from: "eve@example.net", displayName: "Eve", text: nil))
+        await notifier.flush()
+        let notify = try #require(server.calls("Notify").first)
+        #expect(notify[5] as? [String] == ["accept", "Accept", "deny", "Deny"])
+        #expect((notify[4] as? String)?.contains("roost requests") == false)
+        server.emitActionInvoked(id: 1, action: "accept")
+        let answered = await NotifyFixtures.eventually(5) { !actions.recorded.isEmpty }
+        #expect(answered)
+        #expect(actions.recorded.first?.jid == "eve@example.net")
+        #expect(actions.recorded.first?.accept == true)
+        await notifier.shutdown()
+        await server.stop()
+    }
+
+    @Test func friendRequestWithoutActionsNamesTheCommands() async throws {
+        let server = try await MockNotificationServer(capabilities: "body")
+        let notifier = desktopNotifier(["when": "always"], actions: RecordingActions())
+        notifier.post(.subscriptionRequest(account: "alice@example.org", from: "eve@example.net", displayName: nil, text: nil))
+        await notifier.flush()
+        let notify = try #require(server.calls("Notify").first)
+        #expect(notify[5] as? [String] == [])
+        #expect((notify[4] as? String)?.contains("roost requests accept eve@example.net") == true)
+        await notifier.shutdown()
+        await server.stop()
+    }
+
+    @Test func awayRulesSuppressWhileAnotherResourceIsAvailable() async throws {
+        let server = try await MockNotificationServer()
+        let log = LogCollector()
+        let notifier = desktopNotifier(["coalesce_seconds": "0"], log: log)
+        notifier.post(.ownPresence(account: "alice@example.org", resource: "desktop-client", available: true, show: nil))
+        notifier.post(.message(NotifyFixtures.message("seen at the other client")))
+        await notifier.flush()
+        #expect(server.calls("Notify").isEmpty)
+        #expect(log.count(.debug, containing: "desktop-client available") == 1)
+        notifier.post(.ownPresence(account: "alice@example.org", resource: "desktop-client", available: false, show: nil))
+        notifier.post(.message(NotifyFixtures.message("now away")))
+        await notifier.flush()
+        #expect(server.calls("Notify").count == 1)
+        await notifier.shutdown()
+        await server.stop()
+    }
+
+    @Test func idleTimeComesFromTheMutterIdleMonitor() async throws {
+        _ = PrivateSessionBus.address
+        let monitor = try BackgroundProcess([NotifyFixtures.python, "-m", "dbusmock", "--session", "org.gnome.Mutter.IdleMonitor",
+                                             "/org/gnome/Mutter/IdleMonitor/Core", "org.gnome.Mutter.IdleMonitor"])
+        defer { monitor.stop() }
+        #expect(await NotifyFixtures.eventually(10) { PrivateSessionBus.nameHasOwner("org.gnome.Mutter.IdleMonitor") })
+        NotifyFixtures.run(["/usr/bin/gdbus", "call", "--session", "--dest", "org.gnome.Mutter.IdleMonitor", "--object-path",
+                            "/org/gnome/Mutter/IdleMonitor/Core", "--method", "org.freedesktop.DBus.Mock.AddMethod",
+                            "org.gnome.Mutter.IdleMonitor", "GetIdletime", "", "t", "ret = 600000"])
+        #expect(await IdleProbe.sessionBus.query() == 600)
+    }
+
+    @Test func catchUpOf500MessagesShowsOneSummary() async throws {
+        let server = try await MockNotificationServer()
+        let notifier = desktopNotifier([:])
+        let start = Int64(Date().timeIntervalSince1970 * 1000) + 1000
+        let messages = (0..<500).map { NotifyFixtures.message("m\($0)", from: "c\($0 % 3)@example.org", name: "C\($0 % 3)", at: start + Int64($0)) }
+        notifier.post(.catchUpFinished(account: "alice@example.org", messages: messages))
+        await notifier.flush()
+        let calls = server.calls("Notify")
+        #expect(calls.count == 1)
+        #expect((calls.first?[4] as? String)?.hasPrefix("500 messages from 3 contacts while you were away") == true)
+        await notifier.shutdown()
+        await server.stop()
+    }
+
+    @Test func withoutANotificationServerPostReturnsAtOnceAndWarnsOnce() async throws {
+        #expect(!PrivateSessionBus.nameHasOwner("org.freedesktop.Notifications"))
+        let log = LogCollector()
+        let notifier = desktopNotifier(["when": "always", "coalesce_seconds": "0"], log: log)
+        let started = Date()
+        for n in 0..<1000 { notifier.post(.message(NotifyFixtures.message("m\(n)", from: "c\(n % 50)@example.org"))) }
+        #expect(Date().timeIntervalSince(started) < 0.5)
+        await notifier.flush()
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(log.count(.warning, containing: "no desktop notification server") == 1)
+        let results = await notifier.testAllSinks()
+        #expect(results.count == 1)
+        if case .failure(.noNotificationServer) = results.first?.result {} else { Issue.record("expected noNotificationServer, got \(String(describing: results.first?.result))") }
+        await notifier.shutdown()
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+@testable import RoostNotify
+
+@Suite("Notify rules")
+struct NotifyRulesTests {
+    private func notifier(_ notify: [String: String], idle: Int? = nil, clock: NotifyClock = .system, log: LogCollector = LogCollector())
+    -> (Notifier, RecordingSink) {
+        let sink = RecordingSink(name: "rec")
+        var factory = SinkFactory()
+        factory.substitute = { _ in sink }
+        let config = NotifyFixtures.config(notify, sinks: ["rec": ["type": "command", "command": "/bin/true"]])
+        let notifier = Notifier(config: config, actions: nil, statePath: nil, log: log.log, clock: clock,
+                                idle: IdleProbe { idle }, factory: factory)
+        return (notifier, sink)
+    }
+
+    @Test func awayWhenNoOtherResourceIsAvailable() async {
+        let log = LogCollector()
+        let (notifier, sink) = notifier(["coalesce_seconds": "0"], log: log)
+        notifier.post(.message(NotifyFixtures.message("one")))
+        notifier.post(.ownPresence(account: "alice@example.org", resource: "laptop", available: true, show: nil))
+        notifier.post(.message(NotifyFixtures.message("two")))
+        notifier.post(.ownPresence(account: "alice@example.org", resource: "laptop", available: true, show: "xa"))
+        notifier.post(.message(NotifyFixtures.message("three")))
+        await notifier.flush()
+        #expect(sink.notifications.map(\.body) == ["one", "three"])
+        #expect(sink.notifications.last?.count == 2)
+        #expect(log.count(.debug, containing: "you are present at another client (laptop available") == 1)
+        await notifier.shutdown()
+    }
+
+    @Test func idleDesktopCountsAsAway() async {
+        let (notifier, sink) = notifier(["coalesce_seconds": "0", "idle_seconds": "60"], idle: 120)
+        notifier.post(.ownPresence(account: "alice@example.org", resource: "laptop", available: true, show: "chat"))
+        notifier.post(.message(NotifyFixtures.message("while idle")))
+        await notifier.flush()
+        #expect(sink.notifications.count == 1)
+        await notifier.shutdown()
+    }
+
+    @Test func recentActivityElsewhereDecidesPerConversation() async {
+        let (notifier, sink) = notifier(["coalesce_seconds": "0", "recent_activity_minutes": "5"], idle: 0)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        notifier.post(.ownPresence(account: "alice@example.org", resource: "laptop", available: true, show: nil))
+        notifier.post(.userActivity(account: "alice@example.org", conversation: "bob@example.org", at: now - 60_000))
+        notifier.post(.message(NotifyFixtures.message("bob talks while alice chats with him")))
+        notifier.post(.message(NotifyFixtures.message("carol", from: "carol@example.org", name: "Carol")))
+        await notifier.flush()
+        #expect(sink.notifications.map(\.name) == ["Carol"])
+        await notifier.shutdown()
+    }
+
+    @Test func muteAllowContactOverridesAndGroupchat() async {
+        let (notifier, sink) = notifier(["coalesce_seconds": "0", "when": "always", "mute": "spam@example.org",
+                                         "contact.quiet@example.org": "never", "groupchat": "mentions"])
+        notifier.post(.message(NotifyFixtures.message("x", from: "spam@example.org")))
+        notifier.post(.message(NotifyFixtures.message("y", from: "quiet@example.org")))
+        notifier.post(.message(NotifyFixtures.message("room chatter", from: "room@muc.example.org", groupchat: true)))
+        notifier.post(.message(NotifyFixtures.message("hey alice", from: "room@muc.example.org", name: "zed", groupchat: true, mentions: true)))
+        notifier.post(.message(NotifyFixtures.message("z", from: "friend@example.org", name: "Friend")))
+        await notifier.flush()
+        #expect(sink.notifications.map(\.title) == ["zed in room", "Friend"])
+        await notifier.shutdown()
+
+        let (allowOnly, allowed) = self.notifier(["coalesce_seconds": "0", "when": "always", "allow": "friend@example.org"])
+        allowOnly.post(.message(NotifyFixtures.message("a", from: "other@example.org")))
+        allowOnly.post(.message(NotifyFixtures.message("b", from: "Friend@Example.org")))
+        await allowOnly.flush()
+        #expect(allowed.notifications.map(\.body) == ["b"])
+        await allowOnly.shutdown()
+    }
+
+    @Test func quietHoursSuppressAcrossMidnight() async {
+        let clock = TestClock(ISO8601DateFormatter().date(from: "2026-01-10T23:30:00Z")!)
+        let (notifier, sink) = notifier(["coalesce_seconds": "0", "when": "always", "quiet_hours": "22:00-07:00"], clock: clock.clock)
+        notifier.post(.message(NotifyFixtures.message("at night")))
+        await notifier.flush()
+        clock.set(ISO8601DateFormatter().date(from: "2026-01-11T07:00:00Z")!)
+        notifier.post(.message(NotifyFixtures.message("in the morning")))
+        await notifier.flush()
+        #expect(sink.notifications.map(\.body) == ["in the morning"])
+        await notifier.shutdown()
+    }
+
+    @Test func coalescingKeepsOneUpdatePerWindowWithTheCount() async throws {
+        let (notifier, sink) = notifier(["coalesce_seconds": "1", "when": "always"])
+        for n in 1...5 { notifier.post(.message(NotifyFixtures.message("m\(n)"))) }
+        await notifier.flush()
+        #expect(sink.notifications.map(\.count) == [1])
+        try await Task.sleep(for: .milliseconds(1400))
+        await notifier.flush()
+        #expect(sink.notifications.map(\.count) == [1, 5])
+        #expect(sink.notifications.last?.text == "5 new messages\nm5")
+        notifier.post(.conversationRead(account: "alice@example.org", conversation: "bob@example.org"))
+        try await Task.sleep(for: .milliseconds(1200))
+        notifier.post(.message(NotifyFixtures.message("after reading")))
+        await notifier.flush()
+        #expect(sink.notifications.last?.count == 1)
+        await notifier.shutdown()
+    }
+
+    @Test func rateCapHoldsBackAndKeepsTheCount() async {
+        let (notifier, sink) = notifier(["coalesce_seconds": "0", "when": "always", "max_per_minute": "2"])
+        for n in 1...4 { notifier.post(.message(NotifyFixtures.message("m\(n)", from: "c\(n)@example.org", name: "C\(n)"))) }
+        await notifier.flush()
+        #expect(sink.notifications.map(\.name) == ["C1", "C2"])
+        await notifier.shutdown()
+    }
+
+    @Test func catchUpYieldsOneSummaryAndNothingOlderThanTheLastNotification() async {
+        let (notifier, sink) = notifier(["when": "always"])
+        let start = Int64(Date().timeIntervalSince1970 * 1000) + 1000
+        let messages = (0..<500).map { n in
+            NotifyFixtures.message("m\(n)", from: "c\(n % 3)@example.org", name: "Contact \(n % 3)", at: start + Int64(n))
+        }
+        notifier.post(.catchUpFinished(account: "alice@example.org", messages: messages))
+        notifier.post(.catchUpFinished(account: "alice@example.org", messages: messages))
+        await notifier.flush()
+        #expect(sink.notifications.count == 1)
+        #expect(sink.notifications.first?.kind == .summary)
+        #expect(sink.notifications.first?.text.hasPrefix("500 messages from 3 contacts while you were away") == true)
+        await notifier.shutdown()
+    }
+
+    @Test func catchUpOlderThanFirstStartIsNotSummarised() async {
+        let (notifier, sink) = notifier(["when": "always"])
+        let old = Int64(Date().timeIntervalSince1970 * 1000) - 86_400_000
+        notifier.post(.catchUpFinished(account: "alice@example.org", messages: [NotifyFixtures.message("old", at: old)]))
+        await notifier.flush()
+        #expect(sink.notifications.isEmpty)
+        await notifier.shutdown()
+    }
+
+    @Test func lastNotifiedSurvivesARestart() async throws {
+        let path = NotifyFixtures.temporaryDirectory() + "/notify-state.json"
+        let sink = RecordingSink(name: "rec")
+        var factory = SinkFactory()
+        factory.substitute = { _ in sink }
+        let config = NotifyFixtures.config(["when": "always", "coalesce_seconds": "0"], sinks: ["rec": ["type": "command", "command": "/bin/true"]])
+        let first = Notifier(config: config, actions: nil, statePath: path, log: { _, _ in }, clock: .system, idle: IdleProbe { nil }, factory: factory)
+        let live = NotifyFixtures.message("live", at: Int64(Date().timeIntervalSince1970 * 1000) + 5000)
+        first.post(.message(live))
+        await first.shutdown()
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let second = Notifier(config: config, actions: nil, statePath: path, log: { _, _ in }, clock: .system, idle: IdleProbe { nil }, factory: factory)
+        second.post(.catchUpFinished(account: "alice@example.org", messages: [live]))
+        await second.shutdown()
+        #expect(sink.notifications.map(\.kind) == [.message])
+    }
+
+    @Test func subscriptionRequestCarriesTheAnswerCommands() async {
+        let (notifier, sink) = notifier(["when": "always"])
+        notifier.post(.subscriptionRequest(account: "alice@example.org", from: "eve@example.net", displayName: nil, text: "hi, it's Eve"))
+        await notifier.flush()
+        let request = sink.notifications.first
+        #expect(request?.kind == .request)
+        #expect(request?.fullText.contains("roost requests accept eve@example.net") == true)
+        #expect(request?.fullText.contains("roost requests deny eve@example.net") == true)
+        await notifier.shutdown()
+    }
+}

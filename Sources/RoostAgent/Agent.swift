@@ -1,6 +1,7 @@
 import Foundation
 import RoostArchive
 import RoostXMPP
+import RoostNotify
 
 /// `roost run`: every enabled account connected concurrently, everything archived, until told to stop.
 public final class Agent: Sendable {
@@ -10,6 +11,7 @@ public final class Agent: Sendable {
     private let writer: ArchiveWriter
     public let pipeline: IngestPipeline
     let sessions: [AccountSession]
+    private let notifications = NotificationHub()
 
     /// Opens the archive (creating it 0600 in a 0700 folder) and prepares one session per enabled account.
     /// Passwords are resolved here, once; a failing `password_command` fails that account only.
@@ -30,8 +32,10 @@ public final class Agent: Sendable {
                     guard let id = s.streamManagementId, let h = s.streamManagementH else { return nil }
                     return StreamResumptionState(id: id, inboundHandled: h)
                 }
+                let contacts = (try? ArchiveReader(path: config.archivePath).contacts(account: account.jid, includeRemoved: true)) ?? []
                 let session = try AccountSession(account: account, password: password, settings: settings, pipeline: pipeline,
-                                                 log: log, resumption: resumption, sync: sync)
+                                                 log: log, resumption: resumption, sync: sync, notifications: notifications,
+                                                 contacts: contacts)
                 // XEP-0153: announce the account's own photo hash from the first presence on.
                 if let own = try? ArchiveReader(path: config.archivePath).contact(account: account.jid, jid: account.jid),
                    own.vCardFetchedAt != nil {
@@ -43,6 +47,25 @@ public final class Agent: Sendable {
             }
         }
         self.sessions = sessions
+        // The notifier answers friend requests through the agent itself, so it is made last.
+        let notify = NotifyConfig.parse(notify: config.notify, sinks: config.sinks)
+        if !notify.1.isEmpty {
+            let path = config.sourcePath ?? "config"
+            throw ConfigError.invalid(path: path, problems: notify.1.map {
+                config.locations.problem(group: $0.group, key: $0.key, message: $0.message)
+            })
+        }
+        let dataDirectory = (config.archivePath as NSString).deletingLastPathComponent
+        let actions = AgentNotificationActions(handle: self, dataDirectory: dataDirectory, log: log)
+        let logger = log
+        notifications.attach(Notifier(config: notify.0, actions: actions, statePath: dataDirectory + "/notify-state.json", log: { level, message in
+            switch level {
+            case .error: logger.error(message)
+            case .warning: logger.warning(message)
+            case .info: logger.info(message)
+            case .debug: logger.debug(message)
+            }
+        }))
     }
 
     public var accountCount: Int { sessions.count }
@@ -69,6 +92,7 @@ public final class Agent: Sendable {
             for session in sessions { group.addTask { await session.stop() } }
         }
         await pipeline.drainAndStop()
+        await notifications.current?.shutdown()
         do { try writer.checkpoint() } catch { log.error("closing the archive: \(error)") }
         log.info("stopped")
     }

@@ -1,6 +1,7 @@
 import Foundation
 import RoostArchive
 import RoostXMPP
+import RoostNotify
 
 /// One account: keeps it connected, routes what arrives into the archive, and acknowledges each stanza
 /// to the server only after its archive transaction committed (ack after commit).
@@ -27,13 +28,26 @@ actor AccountSession {
     /// Counts for tests and status.
     private(set) var rejectedStanzas = 0
     private let catchUpInserted = InsertCounter()
+    private let notifications: NotificationHub
+    private var translator: NotificationTranslator
+    /// New incoming messages that arrived through catch-up (or late): one summary at the end, never one each.
+    private let backlog = MessageBacklog()
     /// Stanzas wait until the server's features are known: a stanza-id archived as untrusted could not
     /// deduplicate against its server-archive copy later.
     private var trustKnown = false
 
     init(account: AccountConfig, password: String, settings: AgentSettings, pipeline: IngestPipeline, log: Logger,
-         resumption: StreamResumptionState?, sync: SyncState?) throws(ConfigError) {
+         resumption: StreamResumptionState?, sync: SyncState?, notifications: NotificationHub,
+         contacts: [ContactRow]) throws(ConfigError) {
         self.account = account
+        self.notifications = notifications
+        var names: [String: String] = [:]
+        var avatars: [String: String] = [:]
+        for contact in contacts {
+            if let name = contact.nickname ?? contact.name ?? contact.fullName { names[contact.jid.lowercased()] = name }
+            if let path = contact.photoPath { avatars[contact.jid.lowercased()] = path }
+        }
+        translator = NotificationTranslator(account: account.jid, names: names, avatars: avatars)
         self.settings = settings
         archiveMark = sync?.lastStanzaId
         archiveMarkTimestamp = sync?.lastTimestamp
@@ -148,6 +162,8 @@ actor AccountSession {
             lastCatchUp = Date()
             await pipeline.flush()
             let inserted = catchUpInserted.value - insertedBefore
+            let caughtUp = backlog.take()
+            if !caughtUp.isEmpty { notifications.post(.catchUpFinished(account: jid.description, messages: caughtUp)) }
             if inserted > 0 || progress {
                 log.info("\(jid): server archive read (\(summary.pages) pages): \(inserted) new messages")
             }
@@ -216,9 +232,22 @@ actor AccountSession {
         let acknowledgement = stanza.acknowledgement
         let log = self.log
         let jid = self.jid
+        for item in outcome.rosterChanges where item.name != nil && translator.names[item.jid.description.lowercased()] == nil {
+            translator.names[item.jid.description.lowercased()] = item.name
+        }
+        let notes = outcome.notes
+        let events = outcome.events
+        let translator = self.translator
+        let notifications = self.notifications
+        let backlog = self.backlog
         pipeline.submit(outcome.events, progress: progress(acknowledgement)) { result in
             switch result {
-            case .success: client.acknowledge(acknowledgement)
+            case .success(let outcomes):
+                client.acknowledge(acknowledgement)
+                guard !notes.isEmpty else { return }
+                let (post, late) = translator.events(for: notes, events: events, outcomes: outcomes)
+                for event in post { notifications.post(event) }
+                backlog.add(late)
             case .failure(let error):
                 // Not acknowledged: the server keeps it (SM) or MAM has it; nothing is lost, it comes back later.
                 log.error("\(jid): could not archive a stanza: \(error)")
@@ -235,10 +264,17 @@ actor AccountSession {
         let client = self.client
         let acknowledgement = page.acknowledgement
         let counter = catchUpInserted
+        let translator = self.translator
+        let backlog = self.backlog
         pipeline.submit(events, progress: progress(acknowledgement)) { result in
             guard case .success(let outcomes) = result else { return }
             counter.add(outcomes.reduce(0) { if case .inserted = $1 { $0 + 1 } else { $0 } })
             client.acknowledge(acknowledgement)
+            var late: [IncomingMessage] = []
+            for (event, outcome) in zip(events, outcomes) {
+                if case .inserted = outcome, case .message(let record) = event, let message = translator.incoming(record) { late.append(message) }
+            }
+            backlog.add(late)
         }
     }
 

@@ -1,0 +1,49 @@
+import Foundation
+import RoostArchive
+import RoostNotify
+
+/// Turns committed archive events and router notes into notification events.
+///
+/// Only live messages are notified one by one; a message stamped much earlier than it arrived (an SM resend
+/// after resumption, offline delivery) joins the backlog that the next catch-up summarises instead.
+struct NotificationTranslator: Sendable {
+    let account: String
+    /// vCard nickname (else roster name) and cached avatar per contact bare JID.
+    var names: [String: String]
+    var avatars: [String: String]
+    var liveWindowMilliseconds: Int64 = 60_000
+
+    func incoming(_ record: MessageRecord) -> IncomingMessage? {
+        guard let body = record.body, record.direction == .incoming else { return nil }
+        let sender = record.kind == .groupchat ? record.from : record.conversation
+        let name = names[sender.lowercased()] ?? record.senderName ?? sender
+        return IncomingMessage(account: account, conversation: record.conversation, from: record.from, displayName: name, body: body,
+                               isGroupchat: record.kind == .groupchat, mentionsUser: false, timestamp: record.timestamp,
+                               avatarPath: avatars[record.conversation.lowercased()])
+    }
+
+    func isLive(_ record: MessageRecord) -> Bool { record.receivedAt - record.timestamp < liveWindowMilliseconds }
+
+    /// What to post once a live submission committed, and what joins the catch-up backlog.
+    func events(for notes: [RoutingNote], events: [ArchiveEvent], outcomes: [InsertOutcome]) -> (post: [NotificationEvent], backlog: [IncomingMessage]) {
+        var post: [NotificationEvent] = []
+        var backlog: [IncomingMessage] = []
+        for note in notes {
+            switch note {
+            case .incomingMessage(let index):
+                guard index < events.count, index < outcomes.count, case .inserted = outcomes[index],
+                      case .message(let record) = events[index], let message = incoming(record) else { continue }
+                if isLive(record) { post.append(.message(message)) } else { backlog.append(message) }
+            case .userWrote(let conversation, let at):
+                post.append(.userActivity(account: account, conversation: conversation, at: at))
+            case .conversationRead(let conversation):
+                post.append(.conversationRead(account: account, conversation: conversation))
+            case .subscriptionRequest(let from, let text):
+                post.append(.subscriptionRequest(account: account, from: from, displayName: names[from.lowercased()], text: text))
+            case .ownPresence(let resource, let available, let show):
+                post.append(.ownPresence(account: account, resource: resource, available: available, show: show))
+            }
+        }
+        return (post, backlog)
+    }
+}

@@ -7,6 +7,8 @@ public enum RoostBinary {
     /// agents of tests running in parallel never see each other.
     static func environment(for arguments: [String], overrides: [String: String]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
+        // The suite's own notification bus, not one a parallel suite may have pointed this process at.
+        if let bus = env["ROOST_TEST_DBUS_ADDRESS"] { env["DBUS_SESSION_BUS_ADDRESS"] = bus }
         for (k, v) in overrides { env[k] = v }
         if overrides["XDG_RUNTIME_DIR"] == nil, let i = arguments.firstIndex(of: "--config"), i + 1 < arguments.count {
             let runtime = (arguments[i + 1] as NSString).deletingLastPathComponent + "/run"

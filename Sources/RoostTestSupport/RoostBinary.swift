@@ -79,9 +79,11 @@ public enum RoostBinary {
 
 extension RoostBinary {
     /// Any other helper program in the background (a proxy, a peer), managed like `roost run`.
-    public static func startProgram(_ program: String, _ arguments: [String]) throws -> RunningRoost {
+    public static func startProgram(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws -> RunningRoost {
         let logPath = NSTemporaryDirectory() + "roost-helper-\(UUID().uuidString.prefix(8)).log"
-        let pid = try Subprocess.spawn(program, arguments, environment: ProcessInfo.processInfo.environment, outputPath: logPath)
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        let pid = try Subprocess.spawn(program, arguments, environment: env, outputPath: logPath)
         return RunningRoost(pid: pid, logPath: logPath)
     }
 }

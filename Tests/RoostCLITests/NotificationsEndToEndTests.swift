@@ -87,3 +87,87 @@ struct NotificationsEndToEndTests {
         await bob.disconnect()
     }
 }
+
+/// A notification server of one test's own (a private session bus with python3-dbusmock), so the ids of its
+/// notifications are known and ActionInvoked reaches only this test's agent.
+final class PrivateNotificationServer: @unchecked Sendable {
+    let bus: RunningRoost
+    let mock: RunningRoost
+    let address: String
+
+    init() throws {
+        bus = try RoostBinary.startProgram("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address=1"])
+        try bus.waitForLog("unix:", timeout: 10)
+        address = bus.stderrSoFar.split(separator: "\n").first.map(String.init) ?? ""
+        mock = try RoostBinary.startProgram("/usr/bin/python3", ["-m", "dbusmock", "--session", "-t", "notification_daemon",
+                                                                 "-p", "{\"capabilities\": \"actions body body-markup icon-static\"}"],
+                                            environment: ["DBUS_SESSION_BUS_ADDRESS": address])
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !gdbus(["--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                                         "--method", "org.freedesktop.DBus.NameHasOwner", "org.freedesktop.Notifications"]).contains("true") {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
+    deinit {
+        mock.stop(signal: SIGTERM, timeout: 5)
+        bus.stop(signal: SIGTERM, timeout: 5)
+    }
+
+    /// The mock's call log (method names and arguments, as gdbus prints them).
+    var calls: String {
+        gdbus(["--dest", "org.freedesktop.Notifications", "--object-path", "/org/freedesktop/Notifications",
+               "--method", "org.freedesktop.DBus.Mock.GetCalls"])
+    }
+
+    func invokeAction(id: Int, _ action: String) {
+        _ = gdbus(["--dest", "org.freedesktop.Notifications", "--object-path", "/org/freedesktop/Notifications",
+                   "--method", "org.freedesktop.DBus.Mock.EmitSignal", "org.freedesktop.Notifications", "ActionInvoked", "us",
+                   "[<uint32 \(id)>, <'\(action)'>]"])
+    }
+
+    func gdbus(_ arguments: [String]) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/gdbus")
+        process.arguments = ["call", "--address", address] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try? process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+@Suite("End to end: answering a friend request from its notification",
+       .enabled(if: TestServer.isAvailable && FileManager.default.isExecutableFile(atPath: "/usr/bin/gdbus")))
+struct NotificationActionEndToEndTests {
+    @Test func acceptButtonAnswersTheRequestOnTheServer() async throws {
+        let server = try TestServer.require()
+        let notifications = try PrivateNotificationServer()
+        let dir = try TestDirectory()
+        let (aliceClient, alice, password) = try await server.registeredClient("alice")
+        await aliceClient.disconnect()
+        let (carol, _, _) = try await server.registeredClient("carol")
+        _ = try await carol.request(Roster.getRequest())
+        let carolEvents = EventCollector(carol)
+        let config = try server.roostConfig(in: dir, account: alice.description, password: password)
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
+        defer { roost.stop(signal: SIGKILL) }
+        try roost.waitForLog("online")
+        try carol.send(Presence(type: .subscribe, to: alice, status: "hi"))
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !notifications.calls.contains("'accept'") { try await Task.sleep(for: .milliseconds(200)) }
+        #expect(notifications.calls.contains("'Accept'"), "no notification with actions: \(notifications.calls)\n\(roost.stderrSoFar)")
+        // The request is the first notification on this server: id 1.
+        notifications.invokeAction(id: 1, "accept")
+        let answer = try await carolEvents.waitForStanza { $0.name == "presence" && Presence($0).type == .subscribed }
+        #expect(Presence(answer).from?.bare == alice)
+        // The answer is archived: the request is no longer pending.
+        try await Task.sleep(for: .milliseconds(500))
+        let pending = try RoostBinary.run(["requests", "--config", config, "--json"])
+        #expect(!pending.stdout.contains("carol-"), "\(pending.stdout)")
+        await carol.disconnect()
+    }
+}

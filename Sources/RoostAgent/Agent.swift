@@ -32,10 +32,12 @@ public final class Agent: Sendable {
                     guard let id = s.streamManagementId, let h = s.streamManagementH else { return nil }
                     return StreamResumptionState(id: id, inboundHandled: h)
                 }
-                let contacts = (try? ArchiveReader(path: config.archivePath).contacts(account: account.jid, includeRemoved: true)) ?? []
+                let reader = try? ArchiveReader(path: config.archivePath)
+                let contacts = (try? reader?.contacts(account: account.jid, includeRemoved: true)) ?? []
+                let pending = ((try? reader?.pendingSubscriptionRequests(account: account.jid)) ?? []).map(\.jid)
                 let session = try AccountSession(account: account, password: password, settings: settings, pipeline: pipeline,
                                                  log: log, resumption: resumption, sync: sync, notifications: notifications,
-                                                 contacts: contacts)
+                                                 contacts: contacts, pendingRequests: pending)
                 // XEP-0153: announce the account's own photo hash from the first presence on.
                 if let own = try? ArchiveReader(path: config.archivePath).contact(account: account.jid, jid: account.jid),
                    own.vCardFetchedAt != nil {

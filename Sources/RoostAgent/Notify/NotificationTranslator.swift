@@ -1,6 +1,7 @@
 import Foundation
 import RoostArchive
 import RoostNotify
+import Synchronization
 
 /// Turns committed archive events and router notes into notification events.
 ///
@@ -12,6 +13,8 @@ struct NotificationTranslator: Sendable {
     var names: [String: String]
     var avatars: [String: String]
     var liveWindowMilliseconds: Int64 = 60_000
+    /// Requests already shown (or pending from before): the server repeats pending requests at each login.
+    let knownRequests = KnownRequests()
 
     func incoming(_ record: MessageRecord) -> IncomingMessage? {
         guard let body = record.body, record.direction == .incoming else { return nil }
@@ -39,6 +42,7 @@ struct NotificationTranslator: Sendable {
             case .conversationRead(let conversation):
                 post.append(.conversationRead(account: account, conversation: conversation))
             case .subscriptionRequest(let from, let text):
+                guard knownRequests.insert(from) else { continue }
                 post.append(.subscriptionRequest(account: account, from: from, displayName: names[from.lowercased()], text: text))
             case .ownPresence(let resource, let available, let show):
                 post.append(.ownPresence(account: account, resource: resource, available: available, show: show))
@@ -46,4 +50,15 @@ struct NotificationTranslator: Sendable {
         }
         return (post, backlog)
     }
+}
+
+/// The bare JIDs whose friend request was already notified (or was pending before this process started).
+final class KnownRequests: Sendable {
+    private let jids = Mutex<Set<String>>([])
+
+    /// True when `jid` was not known yet.
+    func insert(_ jid: String) -> Bool { jids.withLock { $0.insert(jid.lowercased()).inserted } }
+
+    /// A request answered (or withdrawn) may come again and be notified again.
+    func forget(_ jid: String) { _ = jids.withLock { $0.remove(jid.lowercased()) } }
 }

@@ -38,7 +38,7 @@ actor AccountSession {
 
     init(account: AccountConfig, password: String, settings: AgentSettings, pipeline: IngestPipeline, log: Logger,
          resumption: StreamResumptionState?, sync: SyncState?, notifications: NotificationHub,
-         contacts: [ContactRow]) throws(ConfigError) {
+         contacts: [ContactRow], pendingRequests: [String]) throws(ConfigError) {
         self.account = account
         self.notifications = notifications
         var names: [String: String] = [:]
@@ -48,6 +48,7 @@ actor AccountSession {
             if let path = contact.photoPath { avatars[contact.jid.lowercased()] = path }
         }
         translator = NotificationTranslator(account: account.jid, names: names, avatars: avatars)
+        for request in pendingRequests { _ = translator.knownRequests.insert(request) }
         self.settings = settings
         archiveMark = sync?.lastStanzaId
         archiveMarkTimestamp = sync?.lastTimestamp

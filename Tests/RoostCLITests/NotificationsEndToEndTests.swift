@@ -47,6 +47,8 @@ struct NotificationsEndToEndTests {
 
         // Messages that arrive while roost is down come back through catch-up as one summary.
         roost.stop(signal: SIGTERM)
+        // The server archive stamps whole seconds; "newer than the last notification" needs the next second.
+        try await Task.sleep(for: .milliseconds(1100))
         for i in 1...3 { try bob.send(Message(to: alice, type: .chat, body: "while away \(i) \(marker)")) }
         bob.requestAcknowledgement()
         try await Task.sleep(for: .milliseconds(500))

@@ -149,9 +149,7 @@ actor NotifierCore {
             return
         }
         let cutoff = state.lastNotifiedMs[account.lowercased()] ?? state.firstStartedMs
-        // Server-archive stamps often carry whole seconds only: a message from the second of the last
-        // notification still counts as newer (the notified one itself is never in a catch-up: it is stored).
-        let fresh = messages.filter { $0.timestamp > cutoff - 999 && contactRule($0) == nil }
+        let fresh = messages.filter { $0.timestamp > cutoff && contactRule($0) == nil }
         guard !fresh.isEmpty else {
             log(.debug, "\(account): catch-up brought \(messages.count) messages, none newer than the last notification or allowed by the rules; no summary")
             return

@@ -16,6 +16,8 @@ public final class Agent: Sendable {
     /// Opens the archive (creating it 0600 in a 0700 folder) and prepares one session per enabled account.
     /// Passwords are resolved here, once; a failing `password_command` fails that account only.
     public init(config: RoostConfig, settings: AgentSettings, log: Logger) throws {
+        var settings = settings
+        if settings.archivePath.isEmpty { settings.archivePath = config.archivePath }
         self.config = config
         self.settings = settings
         self.log = log

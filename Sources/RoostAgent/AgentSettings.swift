@@ -5,6 +5,8 @@ public struct AgentSettings: Sendable {
     public var reconnectCap: Duration
     /// nil: read the server archive only at login.
     public var archivePollInterval: Duration?
+    /// Where the archive lives; its folder also holds cached avatars.
+    public var archivePath: String = ""
 
     public init(maxStanzaBytes: Int = 1 << 20, keepaliveInterval: Duration = .seconds(60), reconnectCap: Duration = .seconds(300),
                 archivePollInterval: Duration? = .seconds(60)) {
@@ -18,5 +20,6 @@ public struct AgentSettings: Sendable {
         self.init(maxStanzaBytes: config.maxStanzaBytes, keepaliveInterval: .seconds(config.keepaliveSeconds),
                   reconnectCap: .seconds(config.reconnectMaxSeconds),
                   archivePollInterval: config.archivePollSeconds > 0 ? .seconds(config.archivePollSeconds) : nil)
+        archivePath = config.archivePath
     }
 }

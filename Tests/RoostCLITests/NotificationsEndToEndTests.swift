@@ -173,3 +173,36 @@ struct NotificationActionEndToEndTests {
         await carol.disconnect()
     }
 }
+
+@Suite("End to end: notifications show the contact's vCard name and avatar",
+       .enabled(if: TestServer.isAvailable && FileManager.default.isExecutableFile(atPath: "/usr/bin/gdbus")))
+struct NotificationAvatarEndToEndTests {
+    @Test func avatarFromThePresenceHashIsFetchedAndShown() async throws {
+        let server = try TestServer.require()
+        let notifications = try PrivateNotificationServer()
+        let dir = try TestDirectory()
+        let (aliceClient, alice, password) = try await server.registeredClient("alice")
+        await aliceClient.disconnect()
+        let (bob, _, _) = try await server.registeredClient("bob")
+        // Bob publishes a vCard with a nickname and a photo, and announces its hash (XEP-0153).
+        let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: UInt8(7), count: 64))
+        _ = try await bob.request(VCard.publishRequest(VCard(fullName: "Robert Example", nickname: "Bobby",
+                                                             photo: .init(mimeType: "image/png", data: png))))
+        let config = try server.roostConfig(in: dir, account: alice.description, password: password)
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
+        defer { roost.stop(signal: SIGKILL) }
+        try roost.waitForLog("online")
+        let target = try alice.with(resource: "roost")
+        var presence = Presence(to: target, priority: 1)
+        presence.add(VCardAvatarUpdate.element(photoHash: "0123456789abcdef0123456789abcdef01234567"))
+        try bob.send(presence)
+        try roost.waitForLog("cached the vCard of", timeout: 20)
+        try bob.send(Message(to: target, type: .chat, body: "hello with avatar"))
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !notifications.calls.contains("hello with avatar") { try await Task.sleep(for: .milliseconds(200)) }
+        let calls = notifications.calls
+        #expect(calls.contains("'Bobby'"), "\(calls)")
+        #expect(calls.contains("/avatars/"), "\(calls)")
+        await bob.disconnect()
+    }
+}

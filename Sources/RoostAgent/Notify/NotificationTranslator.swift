@@ -46,6 +46,8 @@ struct NotificationTranslator: Sendable {
                 post.append(.subscriptionRequest(account: account, from: from, displayName: names[from.lowercased()], text: text))
             case .ownPresence(let resource, let available, let show):
                 post.append(.ownPresence(account: account, resource: resource, available: available, show: show))
+            case .avatarHash:
+                continue
             }
         }
         return (post, backlog)

@@ -6,4 +6,6 @@ enum RoutingNote: Sendable, Equatable {
     case conversationRead(conversation: String)
     case subscriptionRequest(from: String, text: String?)
     case ownPresence(resource: String, available: Bool, show: String?)
+    /// A contact's presence announced its vCard photo hash (XEP-0153; nil = no photo).
+    case avatarHash(contact: String, hash: String?)
 }

@@ -132,6 +132,9 @@ enum StanzaRouter {
         switch presence.type {
         case .available, .unavailable:
             if presence.element.child("x", namespace: Namespace.mucUser) != nil { return outcome }
+            if from.bare != context.account.bare, presence.type == .available, case .some(let hash) = VCardAvatarUpdate.photoHash(in: presence) {
+                outcome.notes.append(.avatarHash(contact: from.bare.description, hash: hash))
+            }
             if from.bare == context.account.bare, let resource = from.resource, resource != context.ownResource {
                 // The user's other clients: the notification layer decides "away" from them.
                 outcome.notes.append(.ownPresence(resource: resource, available: presence.type == .available, show: presence.show?.rawValue))

@@ -32,6 +32,9 @@ actor AccountSession {
     private var translator: NotificationTranslator
     /// New incoming messages that arrived through catch-up (or late): one summary at the end, never one each.
     private let backlog = MessageBacklog()
+    /// The photo hash of each contact's cached vCard ("" = none): a different hash in presence refetches it.
+    private var avatarHashes: [String: String] = [:]
+    private let dataDirectory: String
     /// Stanzas wait until the server's features are known: a stanza-id archived as untrusted could not
     /// deduplicate against its server-archive copy later.
     private var trustKnown = false
@@ -46,7 +49,9 @@ actor AccountSession {
         for contact in contacts {
             if let name = contact.nickname ?? contact.name ?? contact.fullName { names[contact.jid.lowercased()] = name }
             if let path = contact.photoPath { avatars[contact.jid.lowercased()] = path }
+            if contact.vCardFetchedAt != nil { avatarHashes[contact.jid.lowercased()] = contact.photoHash ?? "" }
         }
+        dataDirectory = (settings.archivePath as NSString).deletingLastPathComponent
         translator = NotificationTranslator(account: account.jid, names: names, avatars: avatars)
         for request in pendingRequests { _ = translator.knownRequests.insert(request) }
         self.settings = settings
@@ -236,6 +241,10 @@ actor AccountSession {
         for item in outcome.rosterChanges where item.name != nil && translator.names[item.jid.description.lowercased()] == nil {
             translator.names[item.jid.description.lowercased()] = item.name
         }
+        for case .avatarHash(let contact, let hash) in outcome.notes where avatarHashes[contact.lowercased()] != (hash ?? "") {
+            avatarHashes[contact.lowercased()] = hash ?? ""
+            Task { await self.refreshVCard(of: contact) }
+        }
         let notes = outcome.notes
         let events = outcome.events
         let translator = self.translator
@@ -282,6 +291,23 @@ actor AccountSession {
     private func progress(_ acknowledgement: Acknowledgement) -> IngestPipeline.StreamProgress? {
         guard let id = acknowledgement.streamID, let h = acknowledgement.handledCount else { return nil }
         return IngestPipeline.StreamProgress(account: jid.description, streamID: id, handledCount: h)
+    }
+
+    /// Fetches a contact's vCard (once, and again when its photo hash changes): the avatar for notifications
+    /// and the nickname for display, cached under the data dir and in the archive.
+    private func refreshVCard(of contact: String) async {
+        guard !stopping, client.isConnected else { return }
+        let context = ActionContext(client: client, account: jid, archive: ActionArchive(pipeline: pipeline),
+                                    dataDirectory: dataDirectory, priority: account.priority)
+        do {
+            let info = try await VCardFetchAction(jid: contact).perform(in: context)
+            let key = contact.lowercased()
+            if let path = info.photoPath { translator.avatars[key] = path }
+            if let nickname = info.nickname { translator.names[key] = nickname }
+            log.debug("\(jid): cached the vCard of \(contact)")
+        } catch {
+            log.debug("\(jid): could not fetch the vCard of \(contact): \(error)")
+        }
     }
 
     // MARK: - Stopping

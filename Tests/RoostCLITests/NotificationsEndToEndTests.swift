@@ -206,3 +206,54 @@ struct NotificationAvatarEndToEndTests {
         await bob.disconnect()
     }
 }
+
+@Suite("End to end: PEP avatars (XEP-0084) of contacts",
+       .enabled(if: TestServer.isAvailable && FileManager.default.isExecutableFile(atPath: "/usr/bin/gdbus")))
+struct PEPAvatarEndToEndTests {
+    @Test func publishedAvatarIsFetchedAndShown() async throws {
+        let server = try TestServer.require()
+        let notifications = try PrivateNotificationServer()
+        let dir = try TestDirectory()
+        let (phone, alice, password) = try await server.registeredClient("alice", resource: "phone")
+        let (bob, bobJID, _) = try await server.registeredClient("bob")
+        let phoneEvents = EventCollector(phone)
+        let bobEvents = EventCollector(bob)
+        for c in [phone, bob] { _ = try await c.request(Roster.getRequest()) }
+        // Mutual subscription: PEP notifications go to contacts subscribed to bob's presence.
+        try phone.send(Presence(type: .subscribe, to: bobJID))
+        _ = try await bobEvents.waitForStanza { $0.name == "presence" && Presence($0).type == .subscribe }
+        try bob.send(Presence(type: .subscribed, to: alice))
+        try bob.send(Presence(type: .subscribe, to: alice))
+        _ = try await phoneEvents.waitForStanza { $0.name == "presence" && Presence($0).type == .subscribe }
+        try phone.send(Presence(type: .subscribed, to: bobJID))
+        await phone.disconnect()
+
+        let config = try server.roostConfig(in: dir, account: alice.description, password: password)
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
+        defer { roost.stop(signal: SIGKILL) }
+        try roost.waitForLog("online")
+        try await Task.sleep(for: .milliseconds(500))
+
+        // Bob publishes an avatar over PEP: the data node, then the metadata that announces it.
+        let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: UInt8(9), count: 80))
+        let id = try HashAlgorithm.sha1.digest(Array(png)).map { String(format: "%02x", $0) }.joined()
+        func publish(_ node: String, _ payload: Element) -> IQ {
+            var item = Element("item", namespace: Namespace.pubsub, attributes: [("id", id)])
+            item.append(payload)
+            let publish = Element("publish", namespace: Namespace.pubsub, attributes: [("node", node)], children: [.element(item)])
+            return IQ(type: .set, payload: Element("pubsub", namespace: Namespace.pubsub, children: [.element(publish)]))
+        }
+        _ = try await bob.request(publish(Namespace.avatarData, Element("data", namespace: Namespace.avatarData, text: png.base64EncodedString())))
+        var metadata = Element("metadata", namespace: Namespace.avatarMetadata)
+        metadata.append(Element("info", namespace: Namespace.avatarMetadata,
+                                attributes: [("bytes", String(png.count)), ("id", id), ("type", "image/png")]))
+        _ = try await bob.request(publish(Namespace.avatarMetadata, metadata))
+        try roost.waitForLog("cached the PEP avatar of", timeout: 20)
+
+        try bob.send(Message(to: try alice.with(resource: "roost"), type: .chat, body: "pep avatar hello"))
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !notifications.calls.contains("pep avatar hello") { try await Task.sleep(for: .milliseconds(200)) }
+        #expect(notifications.calls.contains("/avatars/\(id)"), "\(notifications.calls)")
+        await bob.disconnect()
+    }
+}

@@ -46,7 +46,7 @@ struct NotificationTranslator: Sendable {
                 post.append(.subscriptionRequest(account: account, from: from, displayName: names[from.lowercased()], text: text))
             case .ownPresence(let resource, let available, let show):
                 post.append(.ownPresence(account: account, resource: resource, available: available, show: show))
-            case .avatarHash:
+            case .avatarHash, .pepAvatar:
                 continue
             }
         }

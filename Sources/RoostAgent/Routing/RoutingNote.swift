@@ -8,4 +8,6 @@ enum RoutingNote: Sendable, Equatable {
     case ownPresence(resource: String, available: Bool, show: String?)
     /// A contact's presence announced its vCard photo hash (XEP-0153; nil = no photo).
     case avatarHash(contact: String, hash: String?)
+    /// A contact published avatar metadata over PEP (XEP-0084).
+    case pepAvatar(contact: String, id: String?, mimeType: String?)
 }

@@ -33,6 +33,13 @@ enum StanzaRouter {
     static func route(message: Message, context: RoutingContext, now: Int64) -> Outcome {
         var outcome = Outcome()
         if message.type == .error { return outcome }
+        if let avatar = UserAvatar.metadata(in: message) {
+            // PEP events come from the contact's own bare JID (the server publishes on its behalf).
+            if let from = message.from, from.isBare, from != context.account.bare {
+                outcome.notes.append(.pepAvatar(contact: from.description, id: avatar.id, mimeType: avatar.mimeType))
+            }
+            return outcome
+        }
         if MAM.isResult(message) {
             // MAM results are only read by the catch-up, for its own query id; anything else here is unsolicited.
             outcome.rejected = "unsolicited MAM result from \(message.fromAttribute ?? "the server")"

@@ -245,6 +245,10 @@ actor AccountSession {
             avatarHashes[contact.lowercased()] = hash ?? ""
             Task { await self.refreshVCard(of: contact) }
         }
+        for case .pepAvatar(let contact, let id, let mimeType) in outcome.notes where avatarHashes[contact.lowercased()] != (id ?? "") {
+            avatarHashes[contact.lowercased()] = id ?? ""
+            if let id { Task { await self.fetchPEPAvatar(of: contact, id: id, mimeType: mimeType) } }
+        }
         let notes = outcome.notes
         let events = outcome.events
         let translator = self.translator
@@ -307,6 +311,23 @@ actor AccountSession {
             log.debug("\(jid): cached the vCard of \(contact)")
         } catch {
             log.debug("\(jid): could not fetch the vCard of \(contact): \(error)")
+        }
+    }
+
+    /// XEP-0084: fetches the published image by its id and caches it like a vCard photo.
+    private func fetchPEPAvatar(of contact: String, id: String, mimeType: String?) async {
+        guard !stopping, client.isConnected, let contactJID = JID(parsing: contact) else { return }
+        do {
+            let answer = try await client.request(UserAvatar.dataRequest(from: contactJID, id: id))
+            guard let data = UserAvatar.data(in: answer) else { return }
+            let photo = VCard.Photo(mimeType: mimeType ?? "image/png", data: data)
+            let path = try AvatarStore(dataDirectory: dataDirectory).store(photo, hash: AvatarStore.hash(data))
+            // Kept in memory only (the server sends the last published item again at each login); the archive's
+            // contact row keeps the vCard fields, which this must not overwrite.
+            translator.avatars[contact.lowercased()] = path
+            log.debug("\(jid): cached the PEP avatar of \(contact)")
+        } catch {
+            log.debug("\(jid): could not fetch the PEP avatar of \(contact): \(error)")
         }
     }
 

@@ -93,24 +93,26 @@ actor AccountSession {
     private func connectOnce() async {
         guard !stopping else { return }
         state = .connecting(attempt: backoff.attempt + 1)
+        let info: SessionInfo
         do {
-            let info = try await client.connect()
-            backoff.reset()
-            context.ownResource = info.boundJID.resource
-            state = .online(resource: info.boundJID.resource ?? "", streamManagement: info.streamManagement)
-            if !info.resumed || !connectedOnce {
-                try await afterLogin(resumed: info.resumed)
-            } else {
-                // Resumed in-process: nothing the server queued is lost, but messages that went only to the
-                // server archive meanwhile (Roost is at priority -1) are fetched now rather than at the next poll.
-                await catchUp(progress: false)
-            }
-            connectedOnce = true
-        } catch let error as ClientError {
-            handleConnectFailure(error)
+            info = try await client.connect()
         } catch {
-            handleConnectFailure(.disconnected(String(describing: error)))
+            handleConnectFailure(error)
+            return
         }
+        backoff.reset()
+        context.ownResource = info.boundJID.resource
+        state = .online(resource: info.boundJID.resource ?? "", streamManagement: info.streamManagement)
+        if !info.resumed || !connectedOnce {
+            // A failed setup request is not a failed connection: a drop shows up as `.disconnected` in the
+            // event stream, which reconnects; anything else is logged and the session goes on.
+            await afterLogin(resumed: info.resumed)
+        } else {
+            // Resumed in-process: nothing the server queued is lost, but messages that went only to the
+            // server archive meanwhile (Roost is at priority -1) are fetched now rather than at the next poll.
+            await catchUp(progress: false)
+        }
+        connectedOnce = true
     }
 
     private func handleConnectFailure(_ error: ClientError) {
@@ -129,7 +131,7 @@ actor AccountSession {
 
     /// First login of this process, or a fresh session: learn what the server does, turn on carbons (a
     /// resumed session still has them), load the roster, catch up from the server archive.
-    private func afterLogin(resumed: Bool) async throws {
+    private func afterLogin(resumed: Bool) async {
         if let info = try? await client.request(Disco.infoRequest(to: jid)), let disco = Disco.info(in: info) {
             context.trustsOwnStanzaIDs = disco.supports(Namespace.mam) || disco.supports(Namespace.stanzaID)
         }
@@ -141,12 +143,17 @@ actor AccountSession {
                 log.warning("\(jid): the server refused message carbons (\(error)); messages sent from other clients will only be archived through MAM")
             }
         }
-        let roster = try await client.request(Roster.getRequest())
-        let now = Self.nowMilliseconds()
-        let items = Roster.items(in: roster)
-        for item in items where item.name != nil { context.displayNames[item.jid] = item.name }
-        pipeline.submit(items.map { StanzaRouter.rosterEvent($0, account: jid, now: now) })
-        log.info("\(jid): online; roster has \(items.count) contacts; stanza-ids \(context.trustsOwnStanzaIDs ? "trusted" : "not trusted")")
+        do {
+            let roster = try await client.request(Roster.getRequest())
+            let now = Self.nowMilliseconds()
+            let items = Roster.items(in: roster)
+            for item in items where item.name != nil { context.displayNames[item.jid] = item.name }
+            pipeline.submit(items.map { StanzaRouter.rosterEvent($0, account: jid, now: now) })
+            log.info("\(jid): online; roster has \(items.count) contacts; stanza-ids \(context.trustsOwnStanzaIDs ? "trusted" : "not trusted")")
+        } catch {
+            // Still archive and catch up: the roster comes again with the next session (and its pushes meanwhile).
+            log.warning("\(jid): online, but fetching the roster failed: \(error)")
+        }
         if context.trustsOwnStanzaIDs {
             await catchUp(progress: true)
             startPolling()

@@ -12,30 +12,7 @@ struct ExportEventStream {
     /// For a partial selection: only states and presence of these conversations, within their messages' span.
     let windows: [SliceKey: ClosedRange<Int64>]?
 
-    private final class Cursor {
-        let statement: Statement
-        let read: (Statement.Row) throws(SQLiteError) -> ExportEvent?
-        var current: ExportEvent?
-
-        init(statement: Statement, parameters: [SQLValue],
-             read: @escaping (Statement.Row) throws(SQLiteError) -> ExportEvent?) throws(SQLiteError) {
-            self.statement = statement
-            self.read = read
-            statement.reset()
-            try statement.bind(parameters)
-            try advance()
-        }
-
-        func advance() throws(SQLiteError) {
-            while try statement.step() {
-                if let event = try read(Statement.Row(statement: statement)) {
-                    current = event
-                    return
-                }
-            }
-            current = nil
-        }
-    }
+    private typealias Cursor = TimeOrderedCursor<ExportEvent>
 
     /// Runs `body` for every event of `scope`; `body` returns false to stop.
     func run(scope: ExportSelection.Scope, _ body: (ExportEvent) throws -> Bool) throws {
@@ -72,14 +49,7 @@ struct ExportEventStream {
             })
         }
         defer { cursors.forEach { $0.statement.reset() } }
-        while true {
-            var next: Cursor?
-            for cursor in cursors {
-                guard let event = cursor.current else { continue }
-                if let best = next?.current, best.timestamp <= event.timestamp { continue }
-                next = cursor
-            }
-            guard let next, let event = next.current else { return }
+        while let next = Cursor.earliest(cursors), let event = next.current {
             if try !body(event) { return }
             try next.advance()
         }
@@ -109,3 +79,5 @@ struct ExportEventStream {
         return (sql, parameters)
     }
 }
+
+extension ExportEvent: TimeOrderedEvent {}

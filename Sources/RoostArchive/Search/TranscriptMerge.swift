@@ -7,23 +7,7 @@ struct TranscriptMerge {
     let includeStates: Bool
     let includePresence: Bool
 
-    private final class Cursor {
-        let statement: Statement
-        let read: (Statement.Row) -> TranscriptEvent
-        var current: TranscriptEvent?
-
-        init(statement: Statement, parameters: [SQLValue], read: @escaping (Statement.Row) -> TranscriptEvent) throws(SQLiteError) {
-            self.statement = statement
-            self.read = read
-            statement.reset()
-            try statement.bind(parameters)
-            try advance()
-        }
-
-        func advance() throws(SQLiteError) {
-            current = try statement.step() ? read(Statement.Row(statement: statement)) : nil
-        }
-    }
+    private typealias Cursor = TimeOrderedCursor<TranscriptEvent>
 
     func run(_ body: (TranscriptEvent) -> Bool) throws(SQLiteError) {
         let accountClause = account == nil ? "?2 IS NULL" : "account_id IN (SELECT id FROM accounts WHERE jid = ?2)"
@@ -62,17 +46,11 @@ struct TranscriptMerge {
                 })
         }
         defer { cursors.forEach { $0.statement.reset() } }
-        while true {
-            // Ties go to the earlier cursor: a message before the state change stamped the same millisecond.
-            var next: Cursor?
-            for cursor in cursors {
-                guard let event = cursor.current else { continue }
-                if let best = next?.current, best.timestamp <= event.timestamp { continue }
-                next = cursor
-            }
-            guard let next, let event = next.current else { return }
+        while let next = Cursor.earliest(cursors), let event = next.current {
             if !body(event) { return }
             try next.advance()
         }
     }
 }
+
+extension TranscriptEvent: TimeOrderedEvent {}

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Leveled logging to stderr, one line per record, safe from any thread.
 ///
@@ -8,7 +7,6 @@ import Synchronization
 public final class Logger: Sendable {
     public let level: LogLevelSetting
     private let sink: @Sendable (String) -> Void
-    private let onceKeys = Mutex<Set<String>>([])
 
     public init(level: LogLevelSetting, sink: @escaping @Sendable (String) -> Void = Logger.standardError) {
         self.level = level
@@ -47,15 +45,6 @@ public final class Logger: Sendable {
     public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
     public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
 
-    /// Logs a message only the first time `key` is seen (e.g. "no notification server"), to avoid floods.
-    public func once(_ key: String, _ level: LogLevelSetting, _ message: @autoclosure () -> String) {
-        let first = onceKeys.withLock { $0.insert(key).inserted }
-        if first { log(level, message()) }
-    }
-
-    public func resetOnce(_ key: String) {
-        _ = onceKeys.withLock { $0.remove(key) }
-    }
 
     static func timestamp() -> String {
         var tv = timeval()
@@ -66,5 +55,4 @@ public final class Logger: Sendable {
         return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
                       Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(tv.tv_usec / 1000))
     }
-
 }

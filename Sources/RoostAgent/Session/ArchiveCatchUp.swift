@@ -22,7 +22,6 @@ struct ArchiveCatchUp {
     struct Summary: Sendable {
         var pages = 0
         var lastID: String?
-        var total: Int?
     }
 
     func run(from mark: String?, lastTimestamp: Int64?, progress: Bool) async throws(ClientError) -> Summary {
@@ -44,7 +43,6 @@ struct ArchiveCatchUp {
             }
             let result = MAM.fin(in: fin)
             summary.pages += 1
-            if summary.total == nil { summary.total = result?.count }
             if progress, let count = result?.count, count > pageSize {
                 log.info("\(account): reading the server archive: page \(summary.pages) of about \((count + pageSize - 1) / pageSize)")
             }

@@ -31,6 +31,8 @@ public final class XMPPClient: Sendable {
         var generation = 0
         /// Extra children of every presence Roost broadcasts (e.g. the XEP-0153 photo hash).
         var presenceExtras: [Element] = []
+        /// Why the layer above (or a protocol check) cut the connection; reported instead of the read error it causes.
+        var abortReason: ClientError?
         /// Open MAM queries by query id: their results are collected here instead of the event stream.
         var archiveCollectors: [String: [Element]] = [:]
         /// The IQ id of each open MAM query, to deliver its page when the answer arrives.
@@ -266,16 +268,18 @@ public final class XMPPClient: Sendable {
     }
 
     private func finish(connection: StreamConnection, generation: Int, error: ClientError?) {
-        let (wasClosing, pending) = state.withLock { s -> (Bool, [PendingRequest]) in
-            guard s.generation == generation else { return (true, []) }
+        let (wasClosing, aborted, pending) = state.withLock { s -> (Bool, ClientError?, [PendingRequest]) in
+            guard s.generation == generation else { return (true, nil, []) }
             let closing = s.closing
+            let aborted = s.abortReason
+            s.abortReason = nil
             s.connection = nil
             let pending = Array(s.pending.values)
             s.pending.removeAll()
-            return (closing, pending)
+            return (closing, aborted, pending)
         }
         connection.close()
-        let reason = error ?? (wasClosing ? nil : .disconnected("the server ended the stream"))
+        let reason = aborted ?? error ?? (wasClosing ? nil : .disconnected("the server ended the stream"))
         for p in pending { p.continuation.resume(throwing: reason ?? ClientError.notConnected) }
         if let reason { log(.warning, "\(configuration.jid): \(reason)") }
         continuation.yield(.disconnected(reason))
@@ -559,7 +563,10 @@ public final class XMPPClient: Sendable {
     /// Drops the connection without a goodbye, keeping SM state so the next `connect()` can resume
     /// (what a network failure looks like; also used by fault tests).
     public func abort(_ reason: ClientError = .disconnected("aborted")) {
-        let connection = state.withLock { $0.connection }
+        let connection = state.withLock { s -> StreamConnection? in
+            if s.connection != nil { s.abortReason = reason }
+            return s.connection
+        }
         connection?.close()
     }
 }

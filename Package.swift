@@ -23,11 +23,12 @@ let package = Package(
         .systemLibrary(name: "CGLib", pkgConfig: "glib-2.0", providers: [.apt(["libglib2.0-dev"])]),
         .systemLibrary(name: "CNotify", pkgConfig: "glib-2.0", providers: [.apt(["libnotify-dev"])]),
         .systemLibrary(name: "CResolv"),
+        .systemLibrary(name: "CSystem"),
 
         .target(name: "RoostXMPP", dependencies: ["COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
         .target(name: "RoostArchive", dependencies: ["CSQLite"], swiftSettings: strict),
-        .target(name: "RoostNotify", dependencies: ["CNotify", "CGLib", "CCurl", "RoostArchive"], swiftSettings: strict),
-        .target(name: "RoostAgent", dependencies: ["RoostXMPP", "RoostArchive", "RoostNotify", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
+        .target(name: "RoostNotify", dependencies: ["CNotify", "CGLib", "CCurl", "CSystem", "RoostArchive"], swiftSettings: strict),
+        .target(name: "RoostAgent", dependencies: ["RoostXMPP", "RoostArchive", "RoostNotify", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv", "CSystem"], swiftSettings: strict),
         .executableTarget(name: "roost", dependencies: ["RoostAgent", "RoostArchive", "RoostNotify", "RoostXMPP"], swiftSettings: strict),
         .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostAgent"], swiftSettings: strict),
 

@@ -2,6 +2,7 @@ import Foundation
 import RoostArchive
 import RoostXMPP
 import RoostNotify
+import Synchronization
 
 /// `roost run`: every enabled account connected concurrently, everything archived, until told to stop.
 public final class Agent: Sendable {
@@ -12,9 +13,25 @@ public final class Agent: Sendable {
     public let pipeline: IngestPipeline
     let sessions: [AccountSession]
     private let notifications = NotificationHub()
+    /// What `run` reacts to besides signals: every account failing, the archive stalling.
+    private let happenings = BoundedQueue<Happening>(capacity: 64)
+
+    private enum Happening: Sendable {
+        case signal(Int32)
+        case accountStateChanged
+        case archiveHealth(IngestPipeline.Health)
+    }
+
+    /// Why `run` returned.
+    public enum Ending: Sendable, Equatable {
+        /// SIGTERM or SIGINT.
+        case stopped(signal: Int32)
+        /// Every account waits for the user (authentication or certificate): systemd should show a failure.
+        case everyAccountFailed
+    }
 
     /// Opens the archive (creating it 0600 in a 0700 folder) and prepares one session per enabled account.
-    /// Passwords are resolved here, once; a failing `password_command` fails that account only.
+    /// Passwords are resolved later, by each session, off the start-up path.
     public init(config: RoostConfig, settings: AgentSettings, log: Logger) throws {
         var settings = settings
         if settings.archivePath.isEmpty { settings.archivePath = config.archivePath }
@@ -22,11 +39,13 @@ public final class Agent: Sendable {
         self.settings = settings
         self.log = log
         writer = try ArchiveWriter(path: config.archivePath, durability: .full)
-        pipeline = IngestPipeline(writer: writer, log: log)
+        let happenings = self.happenings
+        pipeline = IngestPipeline(writer: writer, log: log) { health in
+            happenings.offer(.archiveHealth(health))
+        }
         var sessions: [AccountSession] = []
         for account in config.enabledAccounts {
             do {
-                let password = try account.resolvePassword()
                 let sync = try? writer.syncState(account: account.jid)
                 // A process that died keeps its SM session on the server for the hibernation time: resume it with
                 // the `h` committed together with the data, so nothing is lost and nothing arrives twice.
@@ -37,12 +56,13 @@ public final class Agent: Sendable {
                 let reader = try? ArchiveReader(path: config.archivePath)
                 let contacts = (try? reader?.contacts(account: account.jid, includeRemoved: true)) ?? []
                 let pending = ((try? reader?.pendingSubscriptionRequests(account: account.jid)) ?? []).map(\.jid)
-                let session = try AccountSession(account: account, password: password, settings: settings, pipeline: pipeline,
+                let session = try AccountSession(account: account, settings: settings, pipeline: pipeline,
                                                  log: log, resumption: resumption, sync: sync, notifications: notifications,
-                                                 contacts: contacts, pendingRequests: pending)
+                                                 contacts: contacts, pendingRequests: pending) {
+                    happenings.offer(.accountStateChanged)
+                }
                 // XEP-0153: announce the account's own photo hash from the first presence on.
-                if let own = try? ArchiveReader(path: config.archivePath).contact(account: account.jid, jid: account.jid),
-                   own.vCardFetchedAt != nil {
+                if let own = try? reader?.contact(account: account.jid, jid: account.jid), own.vCardFetchedAt != nil {
                     session.client.setPresenceExtras([VCardAvatarUpdate.element(photoHash: own.photoHash)])
                 }
                 sessions.append(session)
@@ -74,21 +94,64 @@ public final class Agent: Sendable {
 
     public var accountCount: Int { sessions.count }
 
-    /// Runs until `shutdown` yields, then stops cleanly: commit, unavailable presence, close stream and archive.
-    public func run<S: AsyncSequence & Sendable>(until shutdown: S) async where S.Element == Int32 {
+    /// Runs until a signal from `shutdown` (SIGTERM, SIGINT) or until every account waits for the user;
+    /// SIGHUP makes accounts that wait try again now. Then stops cleanly: commit, unavailable presence,
+    /// close streams and archive.
+    public func run<S: AsyncSequence & Sendable>(signals: S) async -> Ending where S.Element == Int32 {
         log.info("archive: \(config.archivePath)")
+        let happenings = self.happenings
+        let forwarder = Task {
+            do {
+                for try await signal in signals { happenings.offer(.signal(signal)) }
+            } catch {}
+        }
         for session in sessions { await session.start() }
         let sessions = self.sessions
         let monitor = NetworkMonitor {
             for session in sessions { Task { await session.networkChanged() } }
         }
         if monitor == nil { log.debug("no netlink: reconnects rely on backoff alone") }
-        var iterator = shutdown.makeAsyncIterator()
-        if let signal = try? await iterator.next() {
-            log.info("received signal \(signal); shutting down")
+        var stallWatch: Task<Void, Never>?
+        var ending = Ending.stopped(signal: 0)
+        loop: for await happening in happenings {
+            switch happening {
+            case .signal(SIGHUP):
+                log.info("received SIGHUP; accounts waiting to reconnect try again now")
+                for session in sessions { await session.retryNow() }
+            case .signal(let signal):
+                log.info("received signal \(signal); shutting down")
+                ending = .stopped(signal: signal)
+                break loop
+            case .accountStateChanged:
+                if await everyAccountFailed() {
+                    log.error("every account failed (see above) and needs a change by you; stopping with a failure")
+                    ending = .everyAccountFailed
+                    break loop
+                }
+            case .archiveHealth(let health):
+                stallWatch?.cancel()
+                stallWatch = nil
+                if case .failing = health {
+                    let limit = settings.archiveStallLimit
+                    stallWatch = Task {
+                        try? await Task.sleep(for: limit)
+                        guard !Task.isCancelled else { return }
+                        for session in sessions { await session.archiveStalled(for: limit) }
+                    }
+                }
+            }
         }
+        stallWatch?.cancel()
+        forwarder.cancel()
         await stop()
         withExtendedLifetime(monitor) {}
+        return ending
+    }
+
+    private func everyAccountFailed() async -> Bool {
+        guard !sessions.isEmpty else { return false }
+        for session in sessions where !(await session.currentState().isFailed) { return false }
+        return true
     }
 
     public func stop() async {

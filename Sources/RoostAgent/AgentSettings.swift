@@ -7,6 +7,10 @@ public struct AgentSettings: Sendable {
     public var archivePollInterval: Duration?
     /// Where the archive lives; its folder also holds cached avatars.
     public var archivePath: String = ""
+    /// The largest message Roost sends when the server does not say (XEP-0478).
+    public var maxSendBytes: Int = 256 * 1024
+    /// How long the archive may fail to take writes before the connections are closed without acknowledging.
+    public var archiveStallLimit: Duration = .seconds(600)
 
     public init(maxStanzaBytes: Int = 1 << 20, keepaliveInterval: Duration = .seconds(60), reconnectCap: Duration = .seconds(300),
                 archivePollInterval: Duration? = .seconds(60)) {
@@ -21,5 +25,7 @@ public struct AgentSettings: Sendable {
                   reconnectCap: .seconds(config.reconnectMaxSeconds),
                   archivePollInterval: config.archivePollSeconds > 0 ? .seconds(config.archivePollSeconds) : nil)
         archivePath = config.archivePath
+        maxSendBytes = config.maxSendBytes
+        archiveStallLimit = .seconds(config.archiveStallSeconds)
     }
 }

@@ -25,7 +25,7 @@ struct ConfigPasswordTests {
         #expect(try sandbox.load("[account a@example.org]\npassword_command = true\n", mode: 0o644).accounts.count == 1)
     }
 
-    @Test func passwordCommandRunsOnlyWhenResolvedAndYieldsTheFirstLine() throws {
+    @Test func passwordCommandRunsOnlyWhenResolvedAndYieldsTheFirstLine() async throws {
         let sandbox = try ConfigSandbox()
         let marker = sandbox.home + "/ran"
         let config = try sandbox.load("""
@@ -34,31 +34,62 @@ struct ConfigPasswordTests {
             """)
         #expect(!FileManager.default.fileExists(atPath: marker), "loading must not run password_command")
         let account = try #require(config.accounts.first)
-        #expect(try account.resolvePassword() == "first line")
+        #expect(try await account.resolvePassword() == "first line")
         #expect(FileManager.default.fileExists(atPath: marker))
     }
 
-    @Test func failingPasswordCommandNamesTheAccountButNotTheOutput() throws {
-        let failing = PasswordSource.command("echo leaked-output; exit 3")
-        #expect(throws: ConfigError.passwordCommandFailed(account: "a@example.org", reason: "exited with status 3")) {
-            try failing.resolve(account: "a@example.org")
-        }
+    @Test func failingPasswordCommandNamesTheProgramButNotTheOutputOrArguments() async throws {
+        let failing = PasswordSource.command("sh -c 'echo leaked-output; exit 3' secret-argument")
         do {
-            _ = try failing.resolve(account: "a@example.org")
+            _ = try await failing.resolve(account: "a@example.org")
+            Issue.record("expected a failure")
         } catch {
+            #expect(error == .passwordCommandFailed(account: "a@example.org", reason: "(`sh`) exited with status 3"))
             #expect(error.description.contains("a@example.org"))
             #expect(!error.description.contains("leaked-output"))
-            #expect(!error.description.contains("echo"))
+            #expect(!error.description.contains("secret-argument"))
         }
     }
 
-    @Test func passwordCommandPrintingNothingIsAnError() throws {
-        #expect(throws: ConfigError.self) {
-            try PasswordSource.command("printf '\\nsecond\\n'").resolve(account: "a@example.org")
+    @Test func passwordCommandPrintingNothingIsAnError() async throws {
+        await #expect(throws: ConfigError.self) {
+            try await PasswordSource.command("printf '\\nsecond\\n'").resolve(account: "a@example.org")
         }
-        #expect(throws: ConfigError.self) {
-            try PasswordSource.command("true").resolve(account: "a@example.org")
+        await #expect(throws: ConfigError.self) {
+            try await PasswordSource.command("true").resolve(account: "a@example.org")
         }
+    }
+
+    /// `password_command = yes` once grew the agent to 2 GB: only the first line is read.
+    @Test func endlessOutputYieldsTheFirstLineWithoutGrowing() async throws {
+        #expect(try await PasswordSource.command("yes").resolve(account: "a@example.org") == "y")
+        let long = PasswordSource.command("head -c 200000 /dev/zero | tr '\\0' x")
+        do {
+            _ = try await long.resolve(account: "a@example.org")
+            Issue.record("a first line over 64 KiB must be refused")
+        } catch {
+            #expect(error.description.contains("longer than 64 KiB"), "\(error)")
+        }
+    }
+
+    /// A hung command is stopped at the deadline with everything it started (its process group), and the
+    /// error says what happened.
+    @Test func hungCommandIsKilledWithItsChildrenAtTheDeadline() async throws {
+        let sandbox = try ConfigSandbox()
+        let pidFile = sandbox.home + "/child.pid"
+        let command = PasswordCommand(command: "sleep 1000 & echo $! > \(pidFile); wait", account: "a@example.org", timeout: .seconds(2))
+        let started = ContinuousClock.now
+        do {
+            _ = try await command.run()
+            Issue.record("expected a timeout")
+        } catch {
+            #expect(error.description.contains("did not finish within 2 s"), "\(error)")
+        }
+        #expect(ContinuousClock.now - started < .seconds(20))
+        let pid = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        // The grandchild is gone (or a zombie about to be reaped by init): kill(0) fails or /proc shows state Z.
+        let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: " ").dropFirst(2).first
+        #expect(kill(pid, 0) != 0 || state == "Z", "sleep 1000 (pid \(pid)) survived the deadline")
     }
 
     @Test func passwordsNeverShowInDescriptionsOrDumps() throws {

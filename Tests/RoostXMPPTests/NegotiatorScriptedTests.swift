@@ -162,23 +162,67 @@ struct StreamManagementCounterTests {
         #expect(c.h == 0)
         c.markHandled(s1)
         #expect(c.h == 2)
-        c.markHandled(through: s3)
+        c.commit(through: s3)
         #expect(c.h == 3)
     }
 
     @Test func handledWrapsAt32Bits() {
         var c = HandledCounter(base: UInt32.max)
-        c.markHandled(through: c.nextSequence())
+        c.commit(through: c.nextSequence())
         #expect(c.h == 0)
+    }
+
+    @Test func onlyCommittedStanzasAreAcknowledged() {
+        var sm = StreamManagementSession(resumption: nil)
+        let first = sm.receive(), second = sm.receive()
+        sm.inbound.markHandled(second.sequence)   // the engine answered an IQ; the message before it is pending
+        #expect(sm.takeAck() == 0)
+        #expect(sm.commit(through: first.sequence) == nil)   // below the unsolicited-ack threshold
+        #expect(sm.takeAck() == 1, "h covers the committed message only; the IQ after it is not committed")
+        #expect(first.handledCount == 1 && second.handledCount == 2)
     }
 
     @Test func ackAboveSentIsRejected() throws {
         var q = OutboundQueue()
         q.append(Element("message"))
         q.append(Element("message"))
-        try q.acknowledge(1)
-        #expect(q.unacked.count == 1)
-        #expect(throws: OutboundQueue.AckError.self) { try q.acknowledge(5) }
+        _ = try q.acknowledge(1)
+        #expect(q.count == 1)
+        #expect(throws: OutboundQueue.AckError.self) { _ = try q.acknowledge(5) }
+    }
+
+    @Test func acknowledgedTrackingIDsAreReported() throws {
+        var sm = StreamManagementSession(resumption: nil)
+        sm.outbound.append(Element("message"), tracking: "a")
+        sm.outbound.append(Element("iq"))
+        sm.outbound.append(Element("message"), tracking: "b")
+        #expect(try sm.acknowledged(2) == ["a"])
+        #expect(try sm.acknowledged(3) == ["b"])
+        #expect(try sm.acknowledged(2) == [], "a late, lower h changes nothing")
+    }
+
+    /// After `<resumed h=…/>` the counters continue from the server's count: what the server has is dropped,
+    /// the rest is sent again and counted again, so the next `<a/>` from the server is never "too high".
+    @Test func resumptionContinuesTheCounters() throws {
+        var sm = StreamManagementSession(resumption: StreamResumptionState(id: "s", inboundHandled: 0))
+        for i in 1...5 { sm.outbound.append(Element("message", attributes: [("id", "m\(i)")])) }
+        _ = try sm.acknowledged(2)
+        let resend = sm.resumed(serverHandled: 3)
+        #expect(resend.map { $0.element[attribute: "id"] } == ["m4", "m5"])
+        for entry in resend { sm.outbound.append(entry.element, tracking: entry.tracking) }
+        #expect(sm.outbound.sent == 5)
+        #expect(try sm.acknowledged(5) == [])
+        #expect(sm.outbound.count == 0)
+    }
+
+    /// A restarted process knows nothing of what it sent before: the queue continues at the server's `h`.
+    @Test func resumptionAfterARestartContinuesAtTheServersCount() throws {
+        var sm = StreamManagementSession(restoring: StreamResumptionState(id: "s", inboundHandled: 40))
+        #expect(sm.resumed(serverHandled: 17).isEmpty)
+        sm.outbound.append(Element("message"))
+        _ = try sm.acknowledged(18)
+        #expect(sm.outbound.count == 0)
+        #expect(sm.takeAck() == 40)
     }
 
     @Test func iqAnswerMustComeFromTheRequestTarget() throws {

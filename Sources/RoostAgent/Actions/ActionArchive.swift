@@ -16,11 +16,13 @@ public struct ActionArchive: Sendable {
     /// Commits `events` and returns once they are on disk.
     public func record(_ events: [ArchiveEvent]) async throws(ActionFailure) {
         guard let pipeline, !events.isEmpty else { return }
-        let result: Result<[InsertOutcome], ArchiveError> = await withCheckedContinuation { continuation in
-            pipeline.submit(events) { continuation.resume(returning: $0) }
-        }
-        if case .failure(let error) = result {
-            throw ActionFailure(.internalError, "the action was done but could not be archived: \(error)")
+        switch await pipeline.commit(events) {
+        case .stored:
+            return
+        case .refused(let error):
+            throw ActionFailure(.internalError, "the archive refused the record: \(error)")
+        case .abandoned:
+            throw ActionFailure(.internalError, "the archive is closing and could not record it")
         }
     }
 

@@ -44,6 +44,10 @@ extension ActionFailure {
             return ActionFailure(.connection, "\(what): \(error)")
         case .registrationFailed:
             return ActionFailure(.refused, "\(what): \(error)")
+        case .outboundQueueFull:
+            return ActionFailure(.connection, "\(what): \(error)")
+        case .stanzaTooLarge:
+            return ActionFailure(.tooLarge, "\(what): \(error)")
         case .xml, .protocolViolation:
             return ActionFailure(.internalError, "\(what): \(error)")
         }

@@ -18,7 +18,7 @@ public struct ActionFailure: Error, Codable, Sendable, Equatable, CustomStringCo
         case unknownAccount = "unknown-account"
         /// The config is unusable (e.g. a failing password_command).
         case config
-        /// The request was larger than the control protocol allows.
+        /// The request was larger than the control protocol (or the server) allows.
         case tooLarge = "too-large"
         case internalError = "internal"
     }

@@ -4,6 +4,11 @@ import RoostXMPP
 
 /// `message.send`: one chat message, archived as outgoing. It carries an XEP-0359 origin-id so the copy the
 /// server archive hands back later is recognised as the same message.
+///
+/// The message is refused before anything happens when it is larger than the server accepts (XEP-0478, or
+/// `max_send_bytes`). It is archived `pending` before it is written to the stream, and `sent` once the
+/// server acknowledged it (XEP-0198; a ping's answer without stream management). A message the server has
+/// not confirmed within the wait stays pending: the agent settles it later (see `SchemaV2`).
 public struct SendMessageAction: AccountAction {
     public static let command = "message.send"
 
@@ -19,7 +24,12 @@ public struct SendMessageAction: AccountAction {
         public var to: String
         public var id: String
         public var timestamp: Int64
+        /// The server confirmed it received the message (false: still pending, settled later).
+        public var confirmed: Bool?
     }
+
+    /// How long `perform` waits for the server's confirmation.
+    static let confirmationWait: Duration = .seconds(15)
 
     public func perform(in context: ActionContext) async throws(ActionFailure) -> Sent {
         let recipient = try JIDArgument.bare(to)
@@ -30,7 +40,11 @@ public struct SendMessageAction: AccountAction {
         var message = Message(to: recipient, type: .chat, body: body, id: id)
         message.add(StanzaIDs.originIDElement(id))
         message.add(Element("active", namespace: Namespace.chatStates))
-        try context.send(message, doing: "sending to \(recipient)")
+        let size = XMLSerializer.serialize(message.element, parentNamespace: Namespace.client).utf8.count
+        let limit = context.client.outboundStanzaLimit
+        guard size <= limit else {
+            throw ActionFailure(.tooLarge, "the message is \(size) bytes as sent; the server accepts at most \(limit) (nothing was sent)")
+        }
         let now = ActionArchive.now()
         let from = context.client.boundJID ?? context.account
         var stored = message
@@ -38,8 +52,19 @@ public struct SendMessageAction: AccountAction {
         let record = MessageRecord(account: context.account.description, conversation: recipient.description, direction: .outgoing,
                                    kind: .chat, from: from.description, to: recipient.description,
                                    senderName: context.account.description, body: body, timestamp: now, receivedAt: now,
-                                   originId: id, messageId: id, source: .live, rawStanza: XMLSerializer.serialize(stored.element))
+                                   originId: id, messageId: id, source: .live, rawStanza: XMLSerializer.serialize(stored.element),
+                                   delivery: .pending)
         try await context.archive.record([.message(record)])
-        return Sent(to: recipient.description, id: id, timestamp: now)
+        do {
+            try context.client.send(message, tracking: id)
+        } catch {
+            try? await context.archive.record([.delivery(account: context.account.description, originIDs: [id], state: .failed)])
+            throw ActionFailure.from(error, doing: "sending to \(recipient)")
+        }
+        let confirmed = await context.client.confirmDelivery(timeout: Self.confirmationWait)
+        if confirmed {
+            try await context.archive.record([.delivery(account: context.account.description, originIDs: [id], state: .sent)])
+        }
+        return Sent(to: recipient.description, id: id, timestamp: now, confirmed: confirmed)
     }
 }

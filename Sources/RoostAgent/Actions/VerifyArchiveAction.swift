@@ -33,7 +33,7 @@ public struct VerifyArchiveAction: Sendable {
                 switch event {
                 case .archivePage(let page): await mailbox.deliver(page)
                 case .disconnected: await mailbox.close()
-                case .stanza, .resumptionState: continue
+                case .stanza, .resumptionState, .connected, .acknowledged, .unconfirmed: continue
                 }
             }
             await mailbox.close()
@@ -137,8 +137,8 @@ public struct VerifyArchiveAction: Sendable {
         let pipeline = IngestPipeline(writer: writer, log: log)
         let archive = ActionArchive(pipeline: pipeline)
         var failure: ActionFailure?
-        for start in stride(from: 0, to: records.count, by: 1000) {
-            do { try await archive.record(records[start..<min(start + 1000, records.count)].map { .message($0) }) } catch {
+        for start in stride(from: 0, to: records.count, by: 200) {
+            do { try await archive.record(records[start..<min(start + 200, records.count)].map { .message($0) }) } catch {
                 failure = error
                 break
             }

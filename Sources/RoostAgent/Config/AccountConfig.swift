@@ -43,7 +43,7 @@ public struct AccountConfig: Sendable, Hashable {
     }
 
     /// Runs `password_command` if that is where the password comes from.
-    public func resolvePassword() throws(ConfigError) -> String {
-        try password.resolve(account: jid)
+    public func resolvePassword() async throws(ConfigError) -> String {
+        try await password.resolve(account: jid)
     }
 }

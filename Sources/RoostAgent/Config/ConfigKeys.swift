@@ -20,6 +20,12 @@ enum ConfigKeys {
         "archive_poll_seconds": { draft, value, _ throws(ConfigValueError) in
             draft.archivePollSeconds = try Parse.integer(value, in: 0...86_400, what: "a number of seconds")
         },
+        "max_send_bytes": { draft, value, _ throws(ConfigValueError) in
+            draft.maxSendBytes = try Parse.integer(value, in: 1024...134_217_728, what: "a size in bytes")
+        },
+        "archive_stall_seconds": { draft, value, _ throws(ConfigValueError) in
+            draft.archiveStallSeconds = try Parse.integer(value, in: 10...86_400, what: "a number of seconds")
+        },
     ]
 
     static let archive: [String: ConfigKeySetter<SettingsDraft>] = [

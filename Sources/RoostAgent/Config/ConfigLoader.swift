@@ -64,6 +64,8 @@ struct ConfigLoader {
         if let v = assembly.settings.keepaliveSeconds { config.keepaliveSeconds = v }
         if let v = assembly.settings.reconnectMaxSeconds { config.reconnectMaxSeconds = v }
         if let v = assembly.settings.archivePollSeconds { config.archivePollSeconds = v }
+        if let v = assembly.settings.maxSendBytes { config.maxSendBytes = v }
+        if let v = assembly.settings.archiveStallSeconds { config.archiveStallSeconds = v }
         return config
     }
 }

@@ -1,43 +1,33 @@
 import Foundation
+import RoostNotify
+import RoostXMPP
 
 /// Runs a `password_command` and takes the first line of its standard output.
 ///
-/// Standard error and standard input stay attached to Roost's, so a command that asks for a passphrase
-/// (gpg, pass, secret-tool) can still do so. Its output is never put into an error.
+/// Through Roost's one process runner: at most `timeout` (30 s by default; the whole process group is
+/// killed after it), only the first line is read (a command printing forever cannot grow memory), and the
+/// waiting happens off the cooperative pool, so the agent keeps answering signals and the control socket.
+/// Standard input stays attached to Roost's, so a command that asks for a passphrase can still do so on a
+/// terminal. Its output never goes into an error; errors name only the program, not the whole command
+/// (which might carry a secret of its own).
 struct PasswordCommand {
     let command: String
     let account: String
+    var timeout: Duration = .seconds(30)
 
-    func run() throws(ConfigError) -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        do {
-            try process.run()
-        } catch {
-            throw .passwordCommandFailed(account: account, reason: "could not be started: \(error.localizedDescription)")
+    func run() async throws(ConfigError) -> String {
+        switch await ProcessRunner.firstLine(ofCommand: command, input: .inherit, timeout: timeout) {
+        case .success(let password):
+            return password
+        case .failure(let failure):
+            let hint = failure.reason.hasPrefix("printed an empty") ? "; it must print the password" : ""
+            throw .passwordCommandFailed(account: account, reason: "(`\(program)`) \(failure.reason)\(hint)")
         }
-        // Read before waiting: a command writing more than a pipe buffer would otherwise block forever.
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+    }
 
-        if process.terminationReason == .uncaughtSignal {
-            throw .passwordCommandFailed(account: account, reason: "was killed by signal \(process.terminationStatus)")
-        }
-        if process.terminationStatus != 0 {
-            throw .passwordCommandFailed(account: account, reason: "exited with status \(process.terminationStatus)")
-        }
-        // Bytes, not Characters: Swift treats "\r\n" as one Character, which would hide the line end.
-        var firstLine = output.prefix { $0 != UInt8(ascii: "\n") }
-        if firstLine.last == UInt8(ascii: "\r") { firstLine = firstLine.dropLast() }
-        guard let password = String(data: firstLine, encoding: .utf8) else {
-            throw .passwordCommandFailed(account: account, reason: "printed something that is not UTF-8 text")
-        }
-        if password.isEmpty {
-            throw .passwordCommandFailed(account: account, reason: "printed an empty first line; it must print the password")
-        }
-        return password
+    /// The command's first word, for errors.
+    private var program: String {
+        let first = command.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) ?? command
+        return LogText.quote(first, limit: 60)
     }
 }

@@ -10,12 +10,12 @@ public enum PasswordSource: Sendable, Hashable, CustomStringConvertible, CustomD
 
     /// The password, running the command when there is one.
     /// - Parameter account: the bare JID, named in errors.
-    public func resolve(account: String) throws(ConfigError) -> String {
+    public func resolve(account: String) async throws(ConfigError) -> String {
         switch self {
         case let .literal(password):
             return password
         case let .command(command):
-            return try PasswordCommand(command: command, account: account).run()
+            return try await PasswordCommand(command: command, account: account).run()
         }
     }
 

@@ -13,6 +13,12 @@ public struct RoostConfig: Sendable, Hashable {
     /// `[general] archive_poll_seconds`: how often the server archive is read for messages Roost was not
     /// offered live (0 = only at login).
     public var archivePollSeconds: Int = 60
+    /// `[general] max_send_bytes`: the largest stanza Roost sends when the server does not announce its
+    /// limit (XEP-0478); a larger `roost send` is refused before anything is sent.
+    public var maxSendBytes: Int = 262_144
+    /// `[general] archive_stall_seconds`: how long the archive may refuse writes (locked, disk full) before
+    /// the agent closes its connections without acknowledging, so the server keeps everything.
+    public var archiveStallSeconds: Int = 600
     /// In file order.
     public var accounts: [AccountConfig]
     /// `[notify]` exactly as written; the notification layer validates it.

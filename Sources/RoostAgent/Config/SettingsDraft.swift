@@ -6,4 +6,6 @@ struct SettingsDraft {
     var keepaliveSeconds: Int?
     var reconnectMaxSeconds: Int?
     var archivePollSeconds: Int?
+    var maxSendBytes: Int?
+    var archiveStallSeconds: Int?
 }

@@ -24,7 +24,9 @@ public final class ControlClient: Sendable {
     /// Sends one raw line and returns the raw answer line (for tests and debugging); nil when the agent hung up.
     public func exchange(_ line: Data, timeoutSeconds: Int = 120) -> Data? {
         channel.withLock { channel -> Data? in
-            guard channel.writeLine(line) else { return nil }
+            // Even when the write fails (the agent refused a request too large and stopped reading), its answer
+            // may be waiting to be read.
+            _ = channel.writeLine(line)
             if case .line(let answer) = channel.readLine(timeoutSeconds: timeoutSeconds) { return answer }
             return nil
         }

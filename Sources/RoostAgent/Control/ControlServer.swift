@@ -140,7 +140,8 @@ public final class ControlServer: Sendable {
             case .closed, .timedOut:
                 return
             case .tooLong:
-                channel.writeLine(ControlJSON.failure(ActionFailure(.tooLarge, "request longer than \(ControlProtocol.maxRequestBytes) bytes"), id: nil))
+                channel.writeLine(ControlJSON.failure(ActionFailure(.tooLarge, "the request is longer than \(ControlProtocol.maxRequestBytes) bytes, the most the agent accepts"), id: nil))
+                channel.finishDiscardingInput(timeoutSeconds: 10)
                 return
             case .line(let line):
                 if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) { continue }

@@ -56,6 +56,25 @@ final class LineChannel {
         }
     }
 
+    /// Ends the conversation gracefully after an answer to a request that was refused unread: stops writing,
+    /// then reads and discards until the peer closes (or the time is up). Closing with unread input would
+    /// reset the connection and destroy the answer before the peer reads it.
+    func finishDiscardingInput(timeoutSeconds: Int) {
+        _ = shutdown(socket.fd, Int32(SHUT_WR))
+        buffer.removeAll()
+        let deadline = Date().addingTimeInterval(TimeInterval(timeoutSeconds))
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while deadline.timeIntervalSinceNow > 0 {
+            var descriptor = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000)))
+            if ready < 0 && errno == EINTR { continue }
+            if ready <= 0 { return }
+            let n = read(socket.fd, &chunk, chunk.count)
+            if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            if n <= 0 { return }
+        }
+    }
+
     /// Writes `data` and a newline; false when the peer is gone.
     @discardableResult
     func writeLine(_ data: Data) -> Bool {

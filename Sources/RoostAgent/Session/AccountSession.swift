@@ -5,45 +5,71 @@ import RoostNotify
 
 /// One account: keeps it connected, routes what arrives into the archive, and acknowledges each stanza
 /// to the server only after its archive transaction committed (ack after commit).
+///
+/// The path of a stanza reads in one direction: the client's reader puts it into `client.events` (bounded)
+/// → `consumeEvents` takes it in stream order → `StanzaRouter` decides what it means → the archive writer
+/// (`IngestPipeline`, bounded; `submit` waits while it is full) commits it → the completion calls
+/// `client.acknowledge`, which lets the connection's writer send `<a h=…/>`. When the archive cannot be
+/// written, `submit` stops returning, this session stops taking events, the reader stops reading the socket,
+/// and the server keeps everything unacknowledged.
 actor AccountSession {
     let account: AccountConfig
     let jid: JID
     nonisolated let client: XMPPClient
     private let pipeline: IngestPipeline
     private let log: Logger
-    private var context: RoutingContext
-    private var backoff: Backoff
-    private(set) var state: AccountState = .idle
-    private var stopping = false
-    private var eventTask: Task<Void, Never>?
-    private var reconnectTask: Task<Void, Never>?
-    private var connectedOnce = false
     private let settings: AgentSettings
+    private let dataDirectory: String
+    private var context: RoutingContext
+    /// Heard when the state changes (the agent watches for "every account failed").
+    private let stateChanged: @Sendable () -> Void
+
+    // Connection lifecycle
+    private(set) var state: AccountState = .idle
+    private var backoff: Backoff
+    private var stopping = false
+    private var passwordKnown = false
+    private var eventTask: Task<Void, Never>?
+    private var connectTask: Task<Void, Never>?
+    private var setupTask: Task<Void, Never>?
     private var pollTask: Task<Void, Never>?
+    /// Carbons are per server session; the roster is loaded once per process (pushes keep it current).
+    private var carbonsEnabled = false
+    private var rosterLoaded = false
+    private var serverHasArchive = false
+    /// When the current stream-management session (or SM-less session) began: outgoing messages still
+    /// unconfirmed from before it are settled against the server archive.
+    private var sessionStartedAt: Int64 = 0
+
+    // Server archive
     private var catchUpRunning = false
-    /// The server-archive mark: catch-up resumes after this id (see `ArchiveCatchUp`).
+    /// The server-archive mark: catch-up resumes after this id (see `ArchiveCatchUp`). Moves only when the
+    /// page that carries it has committed.
     private var archiveMark: String?
     private var archiveMarkTimestamp: Int64?
-    public private(set) var lastCatchUp: Date?
-    /// Counts for tests and status.
+    private(set) var lastCatchUp: Date?
+    private let pageCommits = PageCommits()
+
+    // Counts for status and tests
     private(set) var rejectedStanzas = 0
-    private let catchUpInserted = InsertCounter()
+
+    // Notifications
     private let notifications: NotificationHub
     private var translator: NotificationTranslator
     /// New incoming messages that arrived through catch-up (or late): one summary at the end, never one each.
     private let backlog = MessageBacklog()
     /// The photo hash of each contact's cached vCard ("" = none): a different hash in presence refetches it.
     private var avatarHashes: [String: String] = [:]
-    private let dataDirectory: String
-    /// Stanzas wait until the server's features are known: a stanza-id archived as untrusted could not
-    /// deduplicate against its server-archive copy later.
-    private var trustKnown = false
 
-    init(account: AccountConfig, password: String, settings: AgentSettings, pipeline: IngestPipeline, log: Logger,
+    /// How long an account that needs the user (wrong password, untrusted certificate) waits before trying again.
+    static let userFixRetry: Duration = .seconds(3600)
+
+    init(account: AccountConfig, settings: AgentSettings, pipeline: IngestPipeline, log: Logger,
          resumption: StreamResumptionState?, sync: SyncState?, notifications: NotificationHub,
-         contacts: [ContactRow], pendingRequests: [String]) throws(ConfigError) {
+         contacts: [ContactRow], pendingRequests: [String], stateChanged: @escaping @Sendable () -> Void) throws(ConfigError) {
         self.account = account
         self.notifications = notifications
+        self.stateChanged = stateChanged
         var names: [String: String] = [:]
         var avatars: [String: String] = [:]
         for contact in contacts {
@@ -57,8 +83,10 @@ actor AccountSession {
         self.settings = settings
         archiveMark = sync?.lastStanzaId
         archiveMarkTimestamp = sync?.lastTimestamp
-        var configuration = try ClientConfiguration(account: account, password: password, maxStanzaBytes: settings.maxStanzaBytes)
+        // The password comes later (`password_command` runs off the start-up path, with a timeout).
+        var configuration = try ClientConfiguration(account: account, password: "", maxStanzaBytes: settings.maxStanzaBytes)
         configuration.keepaliveInterval = settings.keepaliveInterval
+        configuration.maxOutboundStanzaBytes = settings.maxSendBytes
         jid = configuration.jid
         let logger = log
         client = XMPPClient(configuration: configuration, resumption: resumption) { level, message in
@@ -81,108 +109,322 @@ actor AccountSession {
         scheduleConnect(after: .zero)
     }
 
+    // MARK: - Connecting
+
     private func scheduleConnect(after delay: Duration) {
-        reconnectTask?.cancel()
-        reconnectTask = Task {
+        connectTask?.cancel()
+        connectTask = Task {
             if delay > .zero { try? await Task.sleep(for: delay) }
             guard !Task.isCancelled else { return }
             await self.connectOnce()
         }
     }
 
+    private func setState(_ new: AccountState) {
+        state = new
+        stateChanged()
+    }
+
     private func connectOnce() async {
         guard !stopping else { return }
-        state = .connecting(attempt: backoff.attempt + 1)
-        let info: SessionInfo
+        // What the last connection delivered must be committed first: its acknowledgements then count
+        // towards the `h` this connection resumes with (and while the archive cannot be written, this waits,
+        // leaving the server to keep everything).
+        await pipeline.flush()
+        guard !stopping else { return }
+        if !passwordKnown {
+            setState(.connecting(attempt: backoff.attempt + 1))
+            do {
+                client.updatePassword(try await account.resolvePassword())
+                passwordKnown = true
+            } catch {
+                // Often passing (a keyring still locked): retried with backoff like a network problem.
+                let delay = backoff.nextDelay()
+                let seconds = Int((delay / .seconds(1)).rounded(.up))
+                setState(.waitingToReconnect(seconds: seconds, lastError: error.description))
+                log.error("\(jid): \(error); trying again in \(seconds)s")
+                scheduleConnect(after: delay)
+                return
+            }
+        }
+        setState(.connecting(attempt: backoff.attempt + 1))
         do {
-            info = try await client.connect()
+            _ = try await client.connect()
+            // The rest happens in stream order, when `.connected` comes through `consumeEvents`.
         } catch {
             handleConnectFailure(error)
-            return
         }
-        backoff.reset()
-        context.ownResource = info.boundJID.resource
-        state = .online(resource: info.boundJID.resource ?? "", streamManagement: info.streamManagement)
-        if !info.resumed || !connectedOnce {
-            // A failed setup request is not a failed connection: a drop shows up as `.disconnected` in the
-            // event stream, which reconnects; anything else is logged and the session goes on.
-            await afterLogin(resumed: info.resumed)
-        } else {
-            // Resumed in-process: nothing the server queued is lost, but messages that went only to the
-            // server archive meanwhile (Roost is at priority -1) are fetched now rather than at the next poll.
-            await catchUp(progress: false)
-        }
-        connectedOnce = true
     }
 
     private func handleConnectFailure(_ error: ClientError) {
         guard !stopping else { return }
-        if error.isPermanent {
-            state = .failed(error.description)
-            log.error("\(jid): \(error) — not retrying; fix the account and restart")
+        if error.needsUser {
+            // A wrong password may have been changed meanwhile: ask the command again next time.
+            if case .command = account.password { passwordKnown = false }
+            needsUser(error.description)
             return
         }
         let delay = backoff.nextDelay()
         let seconds = Int((delay / .seconds(1)).rounded(.up))
-        state = .waitingToReconnect(seconds: seconds, lastError: error.description)
+        setState(.waitingToReconnect(seconds: seconds, lastError: error.description))
         log.warning("\(jid): \(error); retrying in \(seconds)s")
         scheduleConnect(after: delay)
     }
 
-    /// First login of this process, or a fresh session: learn what the server does, turn on carbons (a
-    /// resumed session still has them), load the roster, catch up from the server archive.
-    private func afterLogin(resumed: Bool) async {
-        if let info = try? await client.request(Disco.infoRequest(to: jid)), let disco = Disco.info(in: info) {
-            context.trustsOwnStanzaIDs = disco.supports(Namespace.mam) || disco.supports(Namespace.stanzaID)
+    /// Authentication or certificate trouble: the user must act. Tried again hourly, and at once on SIGHUP
+    /// (`retryNow`).
+    private func needsUser(_ why: String) {
+        setState(.failed(why))
+        log.error("\(jid): \(why) — retrying in \(Int(Self.userFixRetry / .seconds(60))) minutes, or now on SIGHUP (systemctl --user reload roost)")
+        scheduleConnect(after: Self.userFixRetry)
+    }
+
+    /// SIGHUP: an account that waits for the user (or for its backoff) tries again now, asking its
+    /// password_command again.
+    func retryNow() {
+        guard !stopping else { return }
+        switch state {
+        case .failed, .waitingToReconnect:
+            passwordKnown = false
+            backoff.reset()
+            log.info("\(jid): trying again now")
+            scheduleConnect(after: .zero)
+        default:
+            break
         }
-        trustKnown = true
-        if !resumed {
-            do {
-                _ = try await client.request(Carbons.enableRequest())
-            } catch {
-                log.warning("\(jid): the server refused message carbons (\(error)); messages sent from other clients will only be archived through MAM")
+    }
+
+    /// The network changed (an address or route appeared): an account waiting out its backoff retries now.
+    func networkChanged() {
+        guard !stopping, case .waitingToReconnect = state else { return }
+        log.info("\(jid): the network changed; reconnecting now")
+        backoff.reset()
+        scheduleConnect(after: .zero)
+    }
+
+    // MARK: - Events, in stream order
+
+    private func consumeEvents() async {
+        for await event in client.events {
+            switch event {
+            case .connected(let info):
+                connected(info)
+            case .stanza(let stanza):
+                await route(stanza)
+            case .archivePage(let page):
+                await route(page)
+            case .resumptionState(let resumption):
+                await pipeline.submit([.syncState(SyncStateRecord(account: jid.description, streamManagementId: resumption.id,
+                                                                  streamManagementH: resumption.inboundHandled))])
+            case .acknowledged(let originIDs):
+                await pipeline.submit([.delivery(account: jid.description, originIDs: originIDs, state: .sent)])
+            case .unconfirmed(let originIDs):
+                // Settled after the next catch-up: the server archive shows which ones the server has.
+                log.info("\(jid): \(originIDs.count) sent message(s) were not acknowledged before the connection ended; checking the server archive")
+            case .disconnected(let error):
+                disconnected(error)
             }
         }
-        do {
-            let roster = try await client.request(Roster.getRequest())
-            let now = Self.nowMilliseconds()
-            let items = Roster.items(in: roster)
-            for item in items where item.name != nil { context.displayNames[item.jid] = item.name }
-            pipeline.submit(items.map { StanzaRouter.rosterEvent($0, account: jid, now: now) })
-            log.info("\(jid): online; roster has \(items.count) contacts; stanza-ids \(context.trustsOwnStanzaIDs ? "trusted" : "not trusted")")
-        } catch {
-            // Still archive and catch up: the roster comes again with the next session (and its pushes meanwhile).
-            log.warning("\(jid): online, but fetching the roster failed: \(error)")
+    }
+
+    private func connected(_ info: SessionInfo) {
+        backoff.reset()
+        context.ownResource = info.boundJID.resource
+        if let features = info.accountFeatures {
+            serverHasArchive = features.contains(Namespace.mam)
+            context.trustsOwnStanzaIDs = serverHasArchive || features.contains(Namespace.stanzaID)
         }
-        if context.trustsOwnStanzaIDs {
-            await catchUp(progress: true)
+        if !info.resumed {
+            carbonsEnabled = false
+            sessionStartedAt = Self.nowMilliseconds()
+        }
+        setState(.online(resource: info.boundJID.resource ?? "", streamManagement: info.streamManagement))
+        setupTask?.cancel()
+        setupTask = Task { await self.setUp(resumed: info.resumed) }
+    }
+
+    private func disconnected(_ error: ClientError?) {
+        setupTask?.cancel()
+        setupTask = nil
+        guard !stopping else { return }
+        handleConnectFailure(error ?? .disconnected("the server closed the stream"))
+    }
+
+    /// After login: carbons (a resumed session still has them), the roster (once per process), then the
+    /// server archive and polling. Each step is retried while the connection lasts; a failure never turns
+    /// catch-up or polling off.
+    private func setUp(resumed: Bool) async {
+        if !carbonsEnabled {
+            carbonsEnabled = await retrying("enabling message carbons") { () throws(ClientError) in
+                _ = try await self.client.request(Carbons.enableRequest())
+            }
+        }
+        if !rosterLoaded {
+            rosterLoaded = await retrying("fetching the roster") { () throws(ClientError) in
+                let roster = try await self.client.request(Roster.getRequest())
+                await self.loaded(roster: Roster.items(in: roster))
+            }
+        }
+        guard !Task.isCancelled else { return }
+        if serverHasArchive {
+            await catchUp(progress: !resumed)
             startPolling()
+        } else {
+            log.warning("\(jid): the server keeps no archive (XEP-0313): messages sent while Roost is offline cannot be fetched")
+            await settleUnconfirmedSends(serverArchiveRead: false)
         }
+    }
+
+    private func loaded(roster items: [RosterItem]) async {
+        let now = Self.nowMilliseconds()
+        for item in items where item.name != nil { context.displayNames[item.jid] = item.name }
+        await pipeline.submit(items.map { StanzaRouter.rosterEvent($0, account: jid, now: now) })
+        log.info("\(jid): online; roster has \(items.count) contacts; stanza-ids \(context.trustsOwnStanzaIDs ? "trusted" : "not trusted")")
+    }
+
+    /// Runs `step` until it succeeds (true), the server refuses it for good or the connection ends (false).
+    private func retrying(_ what: String, _ step: () async throws(ClientError) -> Void) async -> Bool {
+        var delay = Duration.seconds(1)
+        while !Task.isCancelled, !stopping {
+            do {
+                try await step()
+                return true
+            } catch {
+                if case .stanzaError(let e) = error, e.type == "cancel" || e.type == "auth" {
+                    log.warning("\(jid): \(what): the server refused (\(e)); going on without")
+                    return false
+                }
+                guard client.isConnected else { return false }
+                log.warning("\(jid): \(what) failed: \(error); retrying in \(Int(delay / .seconds(1)))s")
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(60))
+            }
+        }
+        return false
+    }
+
+    private func route(_ stanza: InboundStanza) async {
+        let outcome = StanzaRouter.route(stanza.element, context: context, now: Self.nowMilliseconds())
+        if let why = outcome.rejected {
+            rejectedStanzas += 1
+            log.debug("\(jid): ignored: \(LogText.quote(why))")
+        }
+        for item in outcome.rosterChanges {
+            if item.subscription == .remove { context.displayNames[item.jid] = nil } else if let name = item.name { context.displayNames[item.jid] = name }
+            if item.name != nil && translator.names[item.jid.description.lowercased()] == nil {
+                translator.names[item.jid.description.lowercased()] = item.name
+            }
+        }
+        for reply in outcome.replies {
+            switch reply.name {
+            case "iq": try? client.send(IQ(reply))
+            case "message": try? client.send(Message(reply))
+            default: try? client.send(Presence(reply))
+            }
+        }
+        for case .avatarHash(let contact, let hash) in outcome.notes where avatarHashes[contact.lowercased()] != (hash ?? "") {
+            avatarHashes[contact.lowercased()] = hash ?? ""
+            Task { await self.refreshVCard(of: contact) }
+        }
+        for case .pepAvatar(let contact, let id, let mimeType) in outcome.notes where avatarHashes[contact.lowercased()] != (id ?? "") {
+            avatarHashes[contact.lowercased()] = id ?? ""
+            if let id { Task { await self.fetchPEPAvatar(of: contact, id: id, mimeType: mimeType) } }
+        }
+        let client = self.client
+        let acknowledgement = stanza.acknowledgement
+        let notes = outcome.notes
+        let events = outcome.events
+        let translator = self.translator
+        let notifications = self.notifications
+        let backlog = self.backlog
+        await pipeline.submit(events, progress: progress(acknowledgement)) { result in
+            switch result {
+            case .stored(let outcomes):
+                client.acknowledge(acknowledgement)
+                guard !notes.isEmpty else { return }
+                let (post, late) = translator.events(for: notes, events: events, outcomes: outcomes)
+                for event in post { notifications.post(event) }
+                backlog.add(late)
+            case .refused:
+                // Deliberately not stored (logged by the writer): settled, so acknowledged.
+                client.acknowledge(acknowledgement)
+            case .abandoned:
+                // Not acknowledged: the server keeps it (SM) or its archive has it; it comes back later.
+                break
+            }
+        }
+    }
+
+    private func route(_ page: ArchivePage) async {
+        let (events, newest, rejected) = ArchivePageRouter.events(for: page, context: context, now: Self.nowMilliseconds())
+        if rejected > 0 {
+            rejectedStanzas += rejected
+            log.warning("\(jid): ignored \(rejected) archive results not from the account's own archive or query")
+        }
+        let client = self.client
+        let acknowledgement = page.acknowledgement
+        let translator = self.translator
+        let backlog = self.backlog
+        let commits = pageCommits
+        let queryID = page.queryID
+        await pipeline.submit(events, progress: progress(acknowledgement)) { result in
+            switch result {
+            case .stored(let outcomes):
+                client.acknowledge(acknowledgement)
+                var late: [IncomingMessage] = []
+                var inserted = 0
+                for (event, outcome) in zip(events, outcomes) {
+                    guard case .inserted = outcome, case .message(let record) = event else { continue }
+                    inserted += 1
+                    if let message = translator.incoming(record) { late.append(message) }
+                }
+                backlog.add(late)
+                commits.settle(queryID, .committed(inserted: inserted, newest: newest))
+            case .refused:
+                client.acknowledge(acknowledgement)
+                commits.settle(queryID, .committed(inserted: 0, newest: nil))
+            case .abandoned:
+                commits.settle(queryID, .abandoned)
+            }
+        }
+    }
+
+    private func progress(_ acknowledgement: Acknowledgement) -> IngestPipeline.StreamProgress? {
+        guard let id = acknowledgement.streamID, let h = acknowledgement.handledCount else { return nil }
+        return IngestPipeline.StreamProgress(account: jid.description, streamID: id, handledCount: h)
     }
 
     // MARK: - Server archive
 
-    /// Reads what the server archived since the mark; a failure is logged and retried at the next poll.
+    /// Reads what the server archived since the mark. Each page is committed before the next is asked for,
+    /// so the server's queue of unacknowledged stanzas stays at about one page (ejabberd closes the stream
+    /// past `max_ack_queue`, 5000 by default). A failure is logged and retried at the next poll.
     private func catchUp(progress: Bool) async {
         guard !catchUpRunning, !stopping else { return }
         catchUpRunning = true
         defer { catchUpRunning = false }
-        let run = ArchiveCatchUp(client: client, account: jid, log: log)
-        let insertedBefore = catchUpInserted.value
+        let run = ArchiveCatchUp(client: client, archive: jid, log: log, commits: pageCommits)
         do {
-            let summary = try await run.run(from: archiveMark, lastTimestamp: archiveMarkTimestamp, progress: progress && archiveMark == nil)
-            archiveMark = summary.lastID ?? archiveMark
+            let summary = try await run.run(from: archiveMark, lastTimestamp: archiveMarkTimestamp,
+                                            progress: progress && archiveMark == nil) { mark in
+                // Called after each committed page: the in-memory mark follows the one on disk.
+                await self.advanceMark(to: mark)
+            }
             lastCatchUp = Date()
-            await pipeline.flush()
-            let inserted = catchUpInserted.value - insertedBefore
             let caughtUp = backlog.take()
             if !caughtUp.isEmpty { notifications.post(.catchUpFinished(account: jid.description, messages: caughtUp)) }
-            if inserted > 0 || progress {
-                log.info("\(jid): server archive read (\(summary.pages) pages): \(inserted) new messages")
+            if summary.inserted > 0 || progress {
+                log.info("\(jid): server archive read (\(summary.pages) \(summary.pages == 1 ? "page" : "pages")): \(summary.inserted) new \(summary.inserted == 1 ? "message" : "messages")")
             }
+            await settleUnconfirmedSends(serverArchiveRead: true)
         } catch {
-            log.warning("\(jid): reading the server archive failed: \(error)")
+            log.warning("\(jid): reading the server archive failed: \(error); trying again at the next poll")
         }
+    }
+
+    private func advanceMark(to mark: ArchiveCatchUp.Mark) {
+        archiveMark = mark.id
+        if let timestamp = mark.timestamp { archiveMarkTimestamp = max(archiveMarkTimestamp ?? timestamp, timestamp) }
     }
 
     private func startPolling() {
@@ -201,108 +443,37 @@ actor AccountSession {
         await catchUp(progress: false)
     }
 
-    // MARK: - Events
-
-    private func consumeEvents() async {
-        for await event in client.events {
-            while !trustKnown && !stopping {
-                if case .disconnected = event { break }
-                try? await Task.sleep(for: .milliseconds(5))
+    /// Outgoing messages still `pending` from before the current session, once the server archive was read,
+    /// were not received by the server (what it received it archived, and that copy settled them as sent):
+    /// they are sent again under the same origin-id (receivers that deduplicate show them once). Without a
+    /// server archive, or without the stanza to send, they are marked `failed`. Messages of the current
+    /// session are not touched: stream management settles them.
+    private func settleUnconfirmedSends(serverArchiveRead: Bool) async {
+        guard let reader = try? ArchiveReader(path: settings.archivePath),
+              let unconfirmed = try? reader.unconfirmedMessages(account: jid.description) else { return }
+        var failed: [String] = []
+        var resent = 0
+        for message in unconfirmed where message.delivery == .pending && message.timestamp < sessionStartedAt {
+            guard serverArchiveRead, let raw = message.rawStanza, var element = Element(parsing: raw) else {
+                failed.append(message.originId)
+                continue
             }
-            switch event {
-            case .stanza(let stanza):
-                route(stanza)
-            case .archivePage(let page):
-                route(page)
-            case .resumptionState(let resumption):
-                pipeline.submit([.syncState(SyncStateRecord(account: jid.description, streamManagementId: resumption.id,
-                                                            streamManagementH: resumption.inboundHandled))])
-            case .disconnected(let error):
-                guard !stopping else { continue }
-                let reason = error ?? .disconnected("the server closed the stream")
-                handleConnectFailure(reason)
+            element[attribute: "from"] = nil
+            do {
+                try client.send(Message(element), tracking: message.originId)
+                resent += 1
+            } catch {
+                failed.append(message.originId)
             }
+        }
+        if resent > 0 { log.info("\(jid): sent again \(resent) message(s) the server had not received") }
+        if !failed.isEmpty {
+            log.warning("\(jid): \(failed.count) message(s) could not be sent; `roost log` marks them failed")
+            await pipeline.submit([.delivery(account: jid.description, originIDs: failed, state: .failed)])
         }
     }
 
-    private func route(_ stanza: InboundStanza) {
-        let outcome = StanzaRouter.route(stanza.element, context: context, now: Self.nowMilliseconds())
-        if let why = outcome.rejected {
-            rejectedStanzas += 1
-            log.debug("\(jid): ignored: \(why)")
-        }
-        for item in outcome.rosterChanges {
-            if item.subscription == .remove { context.displayNames[item.jid] = nil } else if let name = item.name { context.displayNames[item.jid] = name }
-        }
-        for reply in outcome.replies {
-            switch reply.name {
-            case "iq": try? client.send(IQ(reply))
-            case "message": try? client.send(Message(reply))
-            default: try? client.send(Presence(reply))
-            }
-        }
-        let client = self.client
-        let acknowledgement = stanza.acknowledgement
-        let log = self.log
-        let jid = self.jid
-        for item in outcome.rosterChanges where item.name != nil && translator.names[item.jid.description.lowercased()] == nil {
-            translator.names[item.jid.description.lowercased()] = item.name
-        }
-        for case .avatarHash(let contact, let hash) in outcome.notes where avatarHashes[contact.lowercased()] != (hash ?? "") {
-            avatarHashes[contact.lowercased()] = hash ?? ""
-            Task { await self.refreshVCard(of: contact) }
-        }
-        for case .pepAvatar(let contact, let id, let mimeType) in outcome.notes where avatarHashes[contact.lowercased()] != (id ?? "") {
-            avatarHashes[contact.lowercased()] = id ?? ""
-            if let id { Task { await self.fetchPEPAvatar(of: contact, id: id, mimeType: mimeType) } }
-        }
-        let notes = outcome.notes
-        let events = outcome.events
-        let translator = self.translator
-        let notifications = self.notifications
-        let backlog = self.backlog
-        pipeline.submit(outcome.events, progress: progress(acknowledgement)) { result in
-            switch result {
-            case .success(let outcomes):
-                client.acknowledge(acknowledgement)
-                guard !notes.isEmpty else { return }
-                let (post, late) = translator.events(for: notes, events: events, outcomes: outcomes)
-                for event in post { notifications.post(event) }
-                backlog.add(late)
-            case .failure(let error):
-                // Not acknowledged: the server keeps it (SM) or MAM has it; nothing is lost, it comes back later.
-                log.error("\(jid): could not archive a stanza: \(error)")
-            }
-        }
-    }
-
-    private func route(_ page: ArchivePage) {
-        let (events, _, rejected) = ArchivePageRouter.events(for: page, context: context, now: Self.nowMilliseconds())
-        if rejected > 0 {
-            rejectedStanzas += rejected
-            log.warning("\(jid): ignored \(rejected) archive results not from the account's own archive or query")
-        }
-        let client = self.client
-        let acknowledgement = page.acknowledgement
-        let counter = catchUpInserted
-        let translator = self.translator
-        let backlog = self.backlog
-        pipeline.submit(events, progress: progress(acknowledgement)) { result in
-            guard case .success(let outcomes) = result else { return }
-            counter.add(outcomes.reduce(0) { if case .inserted = $1 { $0 + 1 } else { $0 } })
-            client.acknowledge(acknowledgement)
-            var late: [IncomingMessage] = []
-            for (event, outcome) in zip(events, outcomes) {
-                if case .inserted = outcome, case .message(let record) = event, let message = translator.incoming(record) { late.append(message) }
-            }
-            backlog.add(late)
-        }
-    }
-
-    private func progress(_ acknowledgement: Acknowledgement) -> IngestPipeline.StreamProgress? {
-        guard let id = acknowledgement.streamID, let h = acknowledgement.handledCount else { return nil }
-        return IngestPipeline.StreamProgress(account: jid.description, streamID: id, handledCount: h)
-    }
+    // MARK: - Contacts' avatars
 
     /// Fetches a contact's vCard (once, and again when its photo hash changes): the avatar for notifications
     /// and the nickname for display, cached under the data dir and in the archive.
@@ -343,24 +514,26 @@ actor AccountSession {
     /// Commits what arrived, tells the server everything is handled, says goodbye.
     func stop() async {
         stopping = true
-        reconnectTask?.cancel()
+        connectTask?.cancel()
         pollTask?.cancel()
+        setupTask?.cancel()
         await pipeline.flush()
         await client.disconnect()
         eventTask?.cancel()
-        pipeline.submit([.syncState(SyncStateRecord(account: jid.description, clearStreamManagement: true))])
-        state = .stopped
+        await pipeline.submit([.syncState(SyncStateRecord(account: jid.description, clearStreamManagement: true))])
+        setState(.stopped)
+    }
+
+    /// The archive could not be written for too long: the connection is closed without acknowledging
+    /// anything more, so the server keeps it all for resumption or its archive. Reconnecting waits until
+    /// the archive takes writes again (`connectOnce` flushes first).
+    func archiveStalled(for duration: Duration) {
+        guard !stopping, client.isConnected else { return }
+        log.error("\(jid): the archive could not be written for \(Int(duration / .seconds(60))) minutes; closing the connection without acknowledging, so the server keeps everything")
+        client.abort(.disconnected("the archive cannot be written"))
     }
 
     func currentState() -> AccountState { state }
-
-    /// The network changed (an address or route appeared): an account waiting out its backoff retries now.
-    func networkChanged() {
-        guard !stopping, case .waitingToReconnect = state else { return }
-        log.info("\(jid): the network changed; reconnecting now")
-        backoff.reset()
-        scheduleConnect(after: .zero)
-    }
 
     func onlineClient() -> XMPPClient? {
         if case .online = state, client.isConnected { return client }

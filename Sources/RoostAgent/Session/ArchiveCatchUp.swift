@@ -3,50 +3,73 @@ import RoostArchive
 import RoostXMPP
 import Synchronization
 
-/// XEP-0313 catch-up: pages through the account's server archive from the last id the local archive is
-/// known complete up to, until the server says `complete`. No cap on count or age.
+/// XEP-0313 catch-up: pages through a server archive (the account's, or a room's) from the last id the
+/// local archive is known complete up to, until the server says `complete`. No cap on count or age.
 ///
 /// The mark only advances through catch-up pages, never through live messages: a live message proves
 /// nothing about the messages before it (they may have gone to offline storage while Roost, at priority
 /// -1, was not offered them), so each catch-up re-reads from the mark and dedup drops what is already here.
 /// The pages themselves reach the archive through the session's event stream (`ArchivePageRouter`), in
-/// stream order with live traffic, so the stream-management count persisted with them stays exact.
+/// stream order with live traffic, so the stream-management count persisted with them stays exact; the
+/// next page is asked for only once the previous one is committed, which paces the server.
 struct ArchiveCatchUp {
     let client: XMPPClient
-    let account: JID
+    /// Whose archive: the account's bare JID, or a room.
+    let archive: JID
     let log: Logger
+    let commits: PageCommits
     var pageSize = 250
     /// When the server no longer knows the mark (`item-not-found`), re-read this far before the newest stored message.
     var fallbackWindow: Int64 = 7 * 24 * 3600 * 1000
 
     struct Summary: Sendable {
         var pages = 0
-        var lastID: String?
+        var inserted = 0
     }
 
-    func run(from mark: String?, lastTimestamp: Int64?, progress: Bool) async throws(ClientError) -> Summary {
-        var summary = Summary(lastID: mark)
+    /// Where the local archive is complete up to, once a page carrying it has committed.
+    struct Mark: Sendable {
+        var id: String
+        var timestamp: Int64?
+    }
+
+    /// - Parameter committed: called after each committed page that moved the mark.
+    func run(from mark: String?, lastTimestamp: Int64?, progress: Bool,
+             committed: @Sendable (Mark) async -> Void) async throws(ClientError) -> Summary {
+        var summary = Summary()
         var after = mark
         var start: String?
+        let isOwnArchive = archive == client.configuration.jid.bare
         while true {
             let queryID = StanzaID.make()
+            let settled = commits.expect(queryID)
             let fin: IQ
             do {
-                fin = try await client.queryArchive(MAM.query(queryID: queryID, afterID: after, start: start, pageSize: pageSize), queryID: queryID)
+                fin = try await client.queryArchive(MAM.query(queryID: queryID, afterID: after, start: start, pageSize: pageSize,
+                                                              to: isOwnArchive ? nil : archive), queryID: queryID)
             } catch {
+                commits.forget(queryID)
                 guard case .stanzaError(let e) = error, e.condition == "item-not-found", after != nil else { throw error }
                 let since = max(0, (lastTimestamp ?? 0) - fallbackWindow)
-                log.warning("\(account): the server no longer knows archive id \(after ?? ""); re-reading from \(XMPPDateTime.format(milliseconds: since))")
+                log.warning("\(archive): the server no longer knows archive id \(LogText.quote(after ?? "")); re-reading from \(XMPPDateTime.format(milliseconds: since))")
                 after = nil
                 start = XMPPDateTime.format(milliseconds: since)
                 continue
             }
+            // The page went into the event stream before the answer; wait until the archive has it.
+            guard case .committed(let inserted, let newest) = await settled.value else {
+                throw .disconnected("the archive stopped before the server archive page was stored")
+            }
             let result = MAM.fin(in: fin)
             summary.pages += 1
+            summary.inserted += inserted
+            if let last = result?.last { await committed(Mark(id: last, timestamp: newest)) }
             if progress, let count = result?.count, count > pageSize {
-                log.info("\(account): reading the server archive: page \(summary.pages) of about \((count + pageSize - 1) / pageSize)")
+                let pages = (count + pageSize - 1) / pageSize
+                if summary.pages == 1 || summary.pages % max(1, pages / 10) == 0 {
+                    log.info("\(archive): reading the server archive: page \(summary.pages) of about \(pages)")
+                }
             }
-            summary.lastID = result?.last ?? summary.lastID
             guard let result, !result.complete, let next = result.last else { break }
             after = next
             start = nil
@@ -55,13 +78,38 @@ struct ArchiveCatchUp {
     }
 }
 
-/// Turns one archive page into archive events: each result is accepted only from the account's own
-/// archive and for the page's query id (CVE-2019-16237 class); the page's last id becomes the new mark.
+/// What the catch-up waits for: each page's commit, reported by its pipeline completion (the writer thread).
+final class PageCommits: Sendable {
+    enum Settled: Sendable {
+        /// Stored: how many new messages, and the newest message time of the page.
+        case committed(inserted: Int, newest: Int64?)
+        case abandoned
+    }
+
+    private let waiting = Mutex<[String: OneShot<Settled>]>([:])
+
+    func expect(_ queryID: String) -> OneShot<Settled> {
+        let shot = OneShot<Settled>()
+        waiting.withLock { $0[queryID] = shot }
+        return shot
+    }
+
+    func forget(_ queryID: String) {
+        _ = waiting.withLock { $0.removeValue(forKey: queryID) }
+    }
+
+    func settle(_ queryID: String, _ outcome: Settled) {
+        waiting.withLock { $0.removeValue(forKey: queryID) }?.fulfil(outcome)
+    }
+}
+
+/// Turns one archive page into archive events: each result is accepted only from the archive queried and
+/// for the page's query id (CVE-2019-16237 class); the page's last id becomes the new mark, in the same
+/// transaction.
 enum ArchivePageRouter {
-    static func events(for page: ArchivePage, context: RoutingContext, now: Int64) -> (events: [ArchiveEvent], accepted: Int, rejected: Int) {
+    static func events(for page: ArchivePage, context: RoutingContext, now: Int64) -> (events: [ArchiveEvent], newest: Int64?, rejected: Int) {
         let account = context.account
         var events: [ArchiveEvent] = []
-        var accepted = 0
         var rejected = 0
         var newest: Int64?
         for element in page.results {
@@ -69,7 +117,6 @@ enum ArchivePageRouter {
                 rejected += 1
                 continue
             }
-            accepted += 1
             let inner = result.message
             let outgoing = inner.from?.bare == account.bare
             let records = StanzaRouter.records(for: inner, direction: outgoing ? .outgoing : .incoming, source: .mam, context: context,
@@ -80,13 +127,6 @@ enum ArchivePageRouter {
         if page.fin.type == .result, let last = MAM.fin(in: page.fin)?.last {
             events.append(.syncState(SyncStateRecord(account: account.description, lastStanzaId: last, lastTimestamp: newest)))
         }
-        return (events, accepted, rejected)
+        return (events, newest, rejected)
     }
-}
-
-/// Counts inserts reported by pipeline completions (which run on the pipeline thread).
-final class InsertCounter: Sendable {
-    private let count = Mutex<Int>(0)
-    func add(_ n: Int) { count.withLock { $0 += n } }
-    var value: Int { count.withLock { $0 } }
 }

@@ -9,4 +9,6 @@ public enum ArchiveEvent: Sendable, Equatable {
     case rosterRemoval(account: String, jid: String, timestamp: Int64)
     case vCard(VCardRecord)
     case syncState(SyncStateRecord)
+    /// Outgoing messages (by origin-id) reached a new delivery state.
+    case delivery(account: String, originIDs: [String], state: DeliveryState)
 }

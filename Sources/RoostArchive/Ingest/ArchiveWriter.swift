@@ -95,6 +95,7 @@ public final class ArchiveWriter: Sendable {
         case .rosterRemoval(let jid, _, _): account = jid
         case .vCard(let record): account = record.account
         case .syncState(let record): account = record.account
+        case .delivery(let jid, _, _): account = jid
         }
         return account.isEmpty ? "event without an account JID" : nil
     }

@@ -51,6 +51,7 @@ final class Ingestor {
         case .rosterRemoval(let account, let jid, let timestamp): return try removeFromRoster(account: account, jid: jid, timestamp: timestamp)
         case .vCard(let record): return try upsert(record)
         case .syncState(let record): return try update(record)
+        case .delivery(let account, let ids, let state): return try updateDelivery(account: account, originIDs: ids, state: state)
         }
     }
 
@@ -71,6 +72,11 @@ final class Ingestor {
         let account = try accountID(record.account, now: record.receivedAt)
         let key = DedupKey.make(for: record)
         if let duplicate = try existingCopy(of: record, account: account, key: key) {
+            if record.direction == .outgoing, record.source != .live {
+                // The server has it (its archive or a carbon handed it back): it was delivered.
+                try database.cached("UPDATE messages SET delivery = 'sent' WHERE id = ? AND delivery IN ('pending', 'failed')")
+                    .run([.integer(duplicate)])
+            }
             return .duplicate(existingId: duplicate)
         }
         if let replaces = record.replaces, let target = try correctionTarget(of: record, replaces: replaces, account: account) {
@@ -80,8 +86,8 @@ final class Ingestor {
         try database.run("""
             INSERT INTO messages (id, account_id, conversation, direction, type, from_jid, from_bare, to_jid, to_bare,
                 sender_name, body, subject, thread, timestamp, received_at, stanza_id, stanza_id_by, stanza_id_trusted,
-                origin_id, message_id, replaces, is_carbon, source, dedup_key, raw)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                origin_id, message_id, replaces, is_carbon, source, dedup_key, raw, delivery)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [
                 .integer(id), .integer(account), .text(record.conversation), .text(record.direction.rawValue),
                 .text(record.kind.rawValue), .text(record.from), .text(JIDText.bare(record.from)), .text(record.to),
@@ -89,7 +95,7 @@ final class Ingestor {
                 SQLValue(record.thread), .integer(record.timestamp), .integer(record.receivedAt), SQLValue(record.stanzaId),
                 SQLValue(record.stanzaIdBy), SQLValue(record.stanzaIdTrusted && record.stanzaId != nil), SQLValue(record.originId),
                 SQLValue(record.messageId), SQLValue(record.replaces), SQLValue(record.isCarbon), .text(record.source.rawValue),
-                .text(key), SQLValue(record.rawStanza),
+                .text(key), SQLValue(record.rawStanza), SQLValue(record.delivery?.rawValue),
             ])
         pendingIndex.append(PendingIndexEntry(id: id, body: record.body, subject: record.subject, sender: record.senderName))
         for attachment in record.attachments {
@@ -285,6 +291,17 @@ final class Ingestor {
             """, [.integer(account), SQLValue(record.lastStanzaId), SQLValue(record.lastTimestamp),
                   SQLValue(record.clearStreamManagement), SQLValue(record.streamManagementId),
                   SQLValue(record.streamManagementH.map { Int64($0) }), SQLValue(record.completedRangesJSON), .integer(now)])
+        return .stored
+    }
+
+    private func updateDelivery(account jid: String, originIDs: [String], state: DeliveryState) throws(SQLiteError) -> InsertOutcome {
+        let account = try accountID(jid, now: Int64(Date().timeIntervalSince1970 * 1000))
+        // A message the server confirmed stays sent; only a pending or failed one moves.
+        let statement = try database.cached("""
+            UPDATE messages SET delivery = ?1
+            WHERE account_id = ?2 AND origin_id = ?3 AND direction = 'out' AND delivery IS NOT NULL AND delivery != 'sent'
+            """)
+        for id in originIDs { try statement.run([.text(state.rawValue), .integer(account), .text(id)]) }
         return .stored
     }
 

@@ -34,13 +34,16 @@ public struct MessageRecord: Sendable, Equatable {
     /// The stanza as received, for export and debugging.
     public var rawStanza: String?
     public var attachments: [AttachmentRecord]
+    /// For a message Roost sends itself: `.pending` until the server acknowledges it; nil otherwise.
+    public var delivery: DeliveryState?
 
     public init(account: String, conversation: String, direction: MessageDirection, kind: MessageKind = .chat,
                 from: String, to: String, senderName: String? = nil, body: String?, subject: String? = nil,
                 thread: String? = nil, timestamp: Int64, receivedAt: Int64? = nil, stanzaId: String? = nil,
                 stanzaIdBy: String? = nil, stanzaIdTrusted: Bool = false, originId: String? = nil,
                 messageId: String? = nil, replaces: String? = nil, isCarbon: Bool = false,
-                source: MessageSource = .live, rawStanza: String? = nil, attachments: [AttachmentRecord] = []) {
+                source: MessageSource = .live, rawStanza: String? = nil, attachments: [AttachmentRecord] = [],
+                delivery: DeliveryState? = nil) {
         self.account = account
         self.conversation = conversation
         self.direction = direction
@@ -63,5 +66,11 @@ public struct MessageRecord: Sendable, Equatable {
         self.source = source
         self.rawStanza = rawStanza
         self.attachments = attachments
+        self.delivery = delivery
     }
+}
+
+/// Where an outgoing message Roost sent stands (see `SchemaV2`).
+public enum DeliveryState: String, Sendable, Codable, CaseIterable {
+    case pending, sent, failed
 }

@@ -3,6 +3,7 @@
 enum Migrator {
     static let migrations: [Migration] = [
         Migration(version: 1, name: "initial schema", sql: SchemaV1.sql),
+        Migration(version: 2, name: "delivery state of outgoing messages", sql: SchemaV2.sql),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

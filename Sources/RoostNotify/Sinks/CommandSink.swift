@@ -9,7 +9,8 @@ struct CommandSink: NotificationSink {
     func deliver(_ notification: OutgoingNotification) async throws(NotifyError) {
         let program = argv.first ?? ""
         let outcome = await ProcessRunner.run(argv: argv, extraEnvironment: NotificationPayload.environment(notification),
-                                              input: NotificationPayload.json(notification), timeoutSeconds: timeoutSeconds, captureOutput: false)
+                                              input: .data(NotificationPayload.json(notification)), output: .discard,
+                                              timeout: .seconds(timeoutSeconds))
         if let failure = outcome.launchFailure { throw .commandFailed(program: program, detail: failure) }
         if outcome.timedOut { throw .timedOut(sink: name, seconds: timeoutSeconds) }
         if outcome.status != 0 { throw .commandFailed(program: program, detail: "exited with status \(outcome.status)") }

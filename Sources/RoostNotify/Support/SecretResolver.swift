@@ -20,13 +20,11 @@ final class SecretResolver: Sendable {
         case let .literal(text):
             return text
         case let .command(command):
-            let outcome = await ProcessRunner.run(argv: ["/bin/sh", "-c", command], input: Data(), timeoutSeconds: 30, captureOutput: true)
-            if outcome.timedOut { throw .secretCommand(sink: sinkName, key: key, detail: "did not finish within 30 s") }
-            if let failure = outcome.launchFailure { throw .secretCommand(sink: sinkName, key: key, detail: failure) }
-            guard outcome.status == 0 else { throw .secretCommand(sink: sinkName, key: key, detail: "exited with status \(outcome.status)") }
-            let line = String(decoding: outcome.output, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).first
-                .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\r")) } ?? ""
-            guard !line.isEmpty else { throw .secretCommand(sink: sinkName, key: key, detail: "printed nothing") }
+            let line: String
+            switch await ProcessRunner.firstLine(ofCommand: command) {
+            case .success(let value): line = value
+            case .failure(let failure): throw .secretCommand(sink: sinkName, key: key, detail: failure.reason)
+            }
             cached.withLock { $0 = line }
             return line
         }

@@ -16,7 +16,14 @@ public struct ClientConfiguration: Sendable {
     public var requestTimeout: Duration
     /// A dead TCP connection is detected within this interval.
     public var keepaliveInterval: Duration
+    /// The largest stanza accepted from the server.
     public var maxStanzaBytes: Int
+    /// The largest stanza Roost sends when the server does not announce its limit (XEP-0478).
+    public var maxOutboundStanzaBytes: Int
+    /// What the connection's write queue holds at most before `send` throws `.outboundQueueFull`.
+    public var outboundQueueBytes: Int
+    /// Whether login asks the account's server what it supports (disco#info) before handing the session over.
+    public var discoversAccount: Bool
     public var streamManagement: Bool
     /// Extra disco#info features the layers above implement (they are advertised with entity caps).
     public var features: [String]
@@ -30,7 +37,8 @@ public struct ClientConfiguration: Sendable {
     public init(jid: JID, password: String, host: String? = nil, port: UInt16? = nil, tlsMode: TLSMode = .starttls,
                 caFile: String? = nil, pinnedSHA256: String? = nil, resource: String = "roost", priority: Int = -1,
                 connectTimeout: Duration = .seconds(15), requestTimeout: Duration = .seconds(30),
-                keepaliveInterval: Duration = .seconds(60), maxStanzaBytes: Int = 1 << 20, streamManagement: Bool = true,
+                keepaliveInterval: Duration = .seconds(60), maxStanzaBytes: Int = 1 << 20,
+                maxOutboundStanzaBytes: Int = 256 * 1024, streamManagement: Bool = true,
                 features: [String] = [], clientName: String = "Roost", clientVersion: String = "0.1",
                 sendsInitialPresence: Bool = true) {
         self.jid = jid.bare
@@ -46,6 +54,9 @@ public struct ClientConfiguration: Sendable {
         self.requestTimeout = requestTimeout
         self.keepaliveInterval = keepaliveInterval
         self.maxStanzaBytes = maxStanzaBytes
+        self.maxOutboundStanzaBytes = maxOutboundStanzaBytes
+        self.outboundQueueBytes = 8 << 20
+        self.discoversAccount = true
         self.streamManagement = streamManagement
         self.features = features
         self.clientName = clientName

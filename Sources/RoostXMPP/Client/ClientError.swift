@@ -17,6 +17,10 @@ public enum ClientError: Error, CustomStringConvertible, Sendable {
     case notConnected
     case disconnected(String)
     case protocolViolation(String)
+    /// The connection's write queue is full: the server is not taking what Roost sends.
+    case outboundQueueFull
+    /// A stanza larger than the server accepts (XEP-0478 `max-bytes`, or the configured default).
+    case stanzaTooLarge(bytes: Int, limit: Int)
 
     /// Authentication problems are not retried: retrying a wrong password only gets the account locked.
     public var isAuthenticationFailure: Bool {
@@ -26,13 +30,16 @@ public enum ClientError: Error, CustomStringConvertible, Sendable {
         }
     }
 
-    /// Failures that a later attempt cannot fix without the user changing something (certificate, config).
-    public var isPermanent: Bool {
+    /// Failures only the user can fix (a wrong password, a disabled account, a certificate Roost must not
+    /// trust): retrying soon would only get the account locked or talk to an impostor. Everything else —
+    /// stream errors such as `policy-violation`, a server that briefly offers no STARTTLS or no usable SASL
+    /// mechanism, timeouts — is worth retrying with backoff.
+    public var needsUser: Bool {
         switch self {
-        case .authenticationFailed, .sasl, .tlsNotOffered, .registrationFailed: true
-        case .tls(let error): error.isCertificateProblem
-        case .streamError(let condition, _): ["host-unknown", "not-authorized", "policy-violation", "improper-addressing"].contains(condition)
-        default: false
+        case .authenticationFailed(let condition, _):
+            return ["not-authorized", "account-disabled", "credentials-expired", "invalid-authzid"].contains(condition)
+        case .tls(let error): return error.isCertificateProblem
+        default: return false
         }
     }
 
@@ -72,6 +79,9 @@ public enum ClientError: Error, CustomStringConvertible, Sendable {
         case .notConnected: return "not connected"
         case .disconnected(let why): return "disconnected: \(why)"
         case .protocolViolation(let what): return "protocol violation: \(what)"
+        case .outboundQueueFull: return "the server is not taking what Roost sends (the write queue is full)"
+        case .stanzaTooLarge(let bytes, let limit):
+            return "the message is too large for the server (\(bytes) bytes; it accepts at most \(limit))"
         }
     }
 }

@@ -1,5 +1,7 @@
 /// What the engine reports to the layer above, in stream order.
 public enum ClientEvent: Sendable {
+    /// A connection is established (or a session resumed); comes before any stanza of it.
+    case connected(SessionInfo)
     /// An inbound stanza. The layer above must call `acknowledge(through: sequence)` once it has handled
     /// (committed) it: only then does the stream-management count include it.
     case stanza(InboundStanza)
@@ -7,6 +9,11 @@ public enum ClientEvent: Sendable {
     case resumptionState(StreamResumptionState)
     /// A page of a `queryArchive` query: its results in stream order, delivered where its `<fin/>` arrived.
     case archivePage(ArchivePage)
+    /// The server acknowledged these tracked stanzas (`send(_:tracking:)`).
+    case acknowledged([String])
+    /// These tracked stanzas were sent on a session that ended without acknowledging them and could not
+    /// be resumed: the server may or may not have them.
+    case unconfirmed([String])
     /// The connection ended; nil when the layer above asked for it.
     case disconnected(ClientError?)
 }
@@ -60,6 +67,10 @@ public struct SessionInfo: Sendable {
     /// True when a previous session was resumed (no roster/presence re-sync needed, nothing was lost).
     public let resumed: Bool
     public let tlsPeerFingerprint: String?
+    /// The account's disco#info features (MAM, stanza-ids, …); nil when the server did not say.
+    public let accountFeatures: Set<String>?
+    /// XEP-0478: the largest stanza the server accepts, when it said.
+    public let maxStanzaBytes: Int?
 }
 
 public enum ClientLogLevel: Int, Sendable, Comparable {

@@ -3,13 +3,19 @@ import Synchronization
 
 /// The engine's public face: one account's connection, its requests and its inbound events.
 ///
-/// Socket reading and negotiation run on a dedicated thread (never on the cooperative pool, since reads block);
-/// inbound stanzas reach the layer above through `events`. A client can `connect()` again after a drop and
-/// then resumes the stream-management session when the server still holds it.
+/// Each connection has two threads of its own: the reader (connect, negotiate, then read, parse and
+/// dispatch until the stream ends) and the writer (`StreamConnection`'s write queue). Inbound stanzas
+/// reach the layer above through `events`, a bounded queue: when the layer above stops taking (the
+/// archive cannot keep up or cannot write), the reader stops reading the socket and the server keeps
+/// what is not acknowledged. A client can `connect()` again after a drop and then resumes the
+/// stream-management session when the server still holds it.
+///
+/// The path of one inbound stanza: socket → TLS → parser → `dispatch` (sequence number) → `events` →
+/// the layer above archives it → `acknowledge(_:)` after the commit → the writer sends `<a h=…/>`.
 public final class XMPPClient: Sendable {
     public let configuration: ClientConfiguration
-    public let events: AsyncStream<ClientEvent>
-    private let continuation: AsyncStream<ClientEvent>.Continuation
+    /// Everything that happened, in stream order; bounded (back-pressure on the reader).
+    public let events: BoundedQueue<ClientEvent>
     private let state: Mutex<State>
     private let log: @Sendable (ClientLogLevel, String) -> Void
 
@@ -20,14 +26,13 @@ public final class XMPPClient: Sendable {
 
     private struct State: ~Copyable {
         var connection: StreamConnection?
+        /// Starts as the configuration's; the layer above may replace it (a `password_command` run again).
+        var password: String
         var boundJID: JID?
         var pending: [String: PendingRequest] = [:]
-        var smEnabled = false
-        var resumption: StreamResumptionState?
-        var handled = HandledCounter()
-        var outbound = OutboundQueue()
+        /// XEP-0198 for the current session; nil when the server has no stream management.
+        var sm: StreamManagementSession?
         var closing = false
-        var lastAckSent: UInt32 = 0
         var generation = 0
         /// Extra children of every presence Roost broadcasts (e.g. the XEP-0153 photo hash).
         var presenceExtras: [Element] = []
@@ -37,32 +42,41 @@ public final class XMPPClient: Sendable {
         var archiveCollectors: [String: [Element]] = [:]
         /// The IQ id of each open MAM query, to deliver its page when the answer arrives.
         var archiveQueryIDs: [String: String] = [:]
+        /// The largest stanza the server accepts (XEP-0478), when it said.
+        var serverStanzaLimit: Int?
+        /// Woken when the server has acknowledged everything sent up to a count (`confirmDelivery`).
+        var deliveryWaiters: [(upTo: UInt32, continuation: CheckedContinuation<Bool, Never>)] = []
+        /// Woken when the reader has finished (clean `disconnect`).
+        var finishWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    public init(configuration: ClientConfiguration, resumption: StreamResumptionState? = nil,
+    public init(configuration: ClientConfiguration, resumption: StreamResumptionState? = nil, eventCapacity: Int = 512,
                 log: @escaping @Sendable (ClientLogLevel, String) -> Void = { _, _ in }) {
         self.configuration = configuration
         self.log = log
-        var s = State()
-        s.resumption = resumption
-        if let resumption { s.handled = HandledCounter(base: resumption.inboundHandled) }
+        var s = State(password: configuration.password)
+        if let resumption { s.sm = StreamManagementSession(restoring: resumption) }
         state = Mutex(s)
-        (events, continuation) = AsyncStream.makeStream(of: ClientEvent.self, bufferingPolicy: .unbounded)
+        events = BoundedQueue(capacity: eventCapacity)
     }
 
     public var boundJID: JID? { state.withLock { $0.boundJID } }
-    public var isConnected: Bool { state.withLock { $0.connection != nil && !$0.closing } }
-    public var resumptionState: StreamResumptionState? {
-        state.withLock { s in
-            guard var r = s.resumption else { return nil }
-            r.inboundHandled = s.handled.h
-            return r
-        }
+
+    /// Uses `password` from the next login on (the configuration's is only the first).
+    public func updatePassword(_ password: String) {
+        state.withLock { $0.password = password }
     }
+    public var isConnected: Bool { state.withLock { $0.connection != nil && !$0.closing } }
+    /// The resumption state with the committed `h` (what a restarted process may resume with).
+    public var resumptionState: StreamResumptionState? { state.withLock { $0.sm?.persistable } }
+
+    /// The largest stanza Roost may send: the server's XEP-0478 limit when it gave one, else the configured default.
+    public var outboundStanzaLimit: Int { state.withLock { $0.serverStanzaLimit } ?? configuration.maxOutboundStanzaBytes }
 
     // MARK: - Connecting
 
-    /// Connects, negotiates TLS and SASL, binds (or resumes), sends initial presence, and starts reading.
+    /// Connects, negotiates TLS and SASL, binds (or resumes), learns the account's features, sends initial
+    /// presence, and starts reading. `events` receives `.connected` before anything of the new session.
     public func connect() async throws(ClientError) -> SessionInfo {
         try await negotiate(purpose: .login)
     }
@@ -77,28 +91,25 @@ public final class XMPPClient: Sendable {
             let thread = Thread { [self] in
                 self.runConnection(purpose: purpose, done: done)
             }
-            thread.name = "roost.xmpp.\(configuration.jid)"
+            thread.name = "roost.xmpp.read.\(configuration.jid)"
             thread.stackSize = 1 << 20
             thread.start()
         }
         return try result.get()
     }
 
-    /// The connection thread: connect, negotiate, report, then read until the stream ends.
+    /// The reader thread: connect, negotiate, hand over the session, then read until the stream ends.
     private func runConnection(purpose: StreamNegotiator.Purpose, done: CheckedContinuation<Result<SessionInfo, ClientError>, Never>) {
         let connection: StreamConnection
         let negotiated: NegotiationResult
         do throws(ClientError) {
             connection = try openConnection()
-            let resumption = state.withLock { s -> StreamResumptionState? in
-                guard var r = s.resumption else { return nil }
-                r.inboundHandled = s.handled.h
-                return r
-            }
-            let negotiator = StreamNegotiator(jid: configuration.jid, password: configuration.password, resource: configuration.resource,
+            let (resumption, password) = state.withLock { ($0.sm?.persistable, $0.password) }
+            var negotiator = StreamNegotiator(jid: configuration.jid, password: password, resource: configuration.resource,
                                               purpose: purpose, streamManagement: configuration.streamManagement,
                                               resumption: resumption, stepTimeout: configuration.requestTimeout,
                                               allowedMechanisms: configuration.saslMechanisms?.map { $0.uppercased() })
+            negotiator.discoverAccount = configuration.discoversAccount
             do {
                 negotiated = try negotiator.run(on: connection)
             } catch {
@@ -109,15 +120,24 @@ public final class XMPPClient: Sendable {
             done.resume(returning: .failure(error))
             return
         }
-        let generation = adopt(connection: connection, negotiated: negotiated)
+        let (generation, resend, unconfirmed) = adopt(connection: connection, negotiated: negotiated)
+        let resumed = if case .resumed = negotiated.streamManagement { true } else { false }
         let info = SessionInfo(boundJID: negotiated.boundJID, mechanism: negotiated.mechanism,
-                               streamManagement: state.withLock { $0.smEnabled },
-                               resumed: { if case .resumed = negotiated.streamManagement { true } else { false } }(),
-                               tlsPeerFingerprint: connection.peerCertificateSHA256)
-        log(.info, "\(configuration.jid): connected as \(negotiated.boundJID) with \(negotiated.mechanism)\(info.resumed ? ", session resumed" : "")")
+                               streamManagement: state.withLock { $0.sm != nil }, resumed: resumed,
+                               tlsPeerFingerprint: connection.peerCertificateSHA256, accountFeatures: negotiated.accountFeatures,
+                               maxStanzaBytes: negotiated.maxStanzaBytes)
+        connection.startWriter(name: "roost.xmpp.write.\(configuration.jid)",
+                               acknowledgement: { [weak self] in self?.takeAcknowledgement() },
+                               failed: { [weak self] error in self?.abort(error, generation: generation) })
+        log(.info, "\(configuration.jid): connected as \(negotiated.boundJID) with \(negotiated.mechanism)\(resumed ? ", session resumed" : "")")
+        if let persist = state.withLock({ $0.sm?.persistable }), !resumed { events.put(.resumptionState(persist)) }
+        if !unconfirmed.isEmpty { events.put(.unconfirmed(unconfirmed)) }
+        events.put(.connected(info))
+        for entry in resend { try? enqueue(entry.element, tracking: entry.tracking, checkingSize: false) }
+        if !resend.isEmpty { log(.info, "\(configuration.jid): resent \(resend.count) stanzas the server had not acknowledged") }
         for element in negotiated.earlyStanzas { dispatch(element, generation: generation) }
-        if !info.resumed, configuration.sendsInitialPresence {
-            try? send(initialPresence())
+        if !resumed, configuration.sendsInitialPresence {
+            try? send(currentPresence())
         }
         done.resume(returning: .success(info))
         readLoop(connection: connection, generation: generation)
@@ -132,7 +152,9 @@ public final class XMPPClient: Sendable {
                 let socket = try Socket.connect(host: endpoint.host, port: endpoint.port, timeout: configuration.connectTimeout)
                 var tls = TLSConfiguration(serverName: configuration.jid.domain, caFile: configuration.caFile, pinnedSHA256: configuration.pinnedSHA256)
                 if endpoint.directTLS { tls.alpn = ["xmpp-client"] }
-                let connection = StreamConnection(socket: socket, tls: tls, maxStanzaBytes: configuration.maxStanzaBytes)
+                let connection = StreamConnection(socket: socket, tls: tls, maxStanzaBytes: configuration.maxStanzaBytes,
+                                                  writeTimeout: configuration.keepaliveInterval,
+                                                  outboxBytes: configuration.outboundQueueBytes)
                 if endpoint.directTLS {
                     do { try connection.startDirectTLS(timeout: configuration.connectTimeout) } catch {
                         connection.close()
@@ -155,48 +177,35 @@ public final class XMPPClient: Sendable {
         throw lastError
     }
 
-    private func adopt(connection: StreamConnection, negotiated: NegotiationResult) -> Int {
-        var toResend: [Element] = []
-        var resumptionEvent: StreamResumptionState?
-        let generation = state.withLock { s -> Int in
+    /// Makes the negotiated connection current and settles stream management: a fresh session starts its
+    /// counters; a resumed one drops what the server has and returns the rest to be sent again. Tracked
+    /// stanzas of a session that could not be resumed are returned as unconfirmed.
+    private func adopt(connection: StreamConnection, negotiated: NegotiationResult) -> (Int, [OutboundQueue.Entry], [String]) {
+        state.withLock { s in
             s.generation += 1
             s.connection = connection
             s.boundJID = negotiated.boundJID
             s.closing = false
+            s.abortReason = nil
+            s.serverStanzaLimit = negotiated.maxStanzaBytes
+            var resend: [OutboundQueue.Entry] = []
+            var lost: [OutboundQueue.Entry] = []
             switch negotiated.streamManagement {
             case .enabled(let id, let resumable, let location, let maxSeconds):
-                s.smEnabled = true
-                s.handled = HandledCounter()
-                s.outbound = OutboundQueue()
-                s.lastAckSent = 0
-                if resumable, let id {
-                    s.resumption = StreamResumptionState(id: id, inboundHandled: 0, location: location, maxSeconds: maxSeconds)
-                    resumptionEvent = s.resumption
-                } else {
-                    s.resumption = nil
-                }
+                lost = s.sm?.outbound.drain() ?? []
+                let resumption = resumable ? id.map { StreamResumptionState(id: $0, inboundHandled: 0, location: location, maxSeconds: maxSeconds) } : nil
+                s.sm = StreamManagementSession(resumption: resumption)
             case .resumed(_, let serverHandled):
-                s.smEnabled = true
-                s.handled = HandledCounter(base: s.handled.h)
-                s.lastAckSent = s.handled.h
-                // After a process restart the queue is empty: continue the count where the server is.
-                do { try s.outbound.acknowledge(serverHandled) } catch { s.outbound = OutboundQueue(continuingAt: serverHandled) }
-                toResend = s.outbound.unacked
-                var fresh = OutboundQueue()
-                for e in toResend { fresh.append(e) }
-                s.outbound = fresh
+                resend = s.sm?.resumed(serverHandled: serverHandled) ?? []
             case .unavailable, .enableFailed:
-                s.smEnabled = false
-                s.resumption = nil
+                lost = s.sm?.outbound.drain() ?? []
+                s.sm = nil
             }
-            return s.generation
+            for element in negotiated.countedStanzas { s.sm?.outbound.append(element) }
+            for waiter in s.deliveryWaiters { waiter.continuation.resume(returning: false) }
+            s.deliveryWaiters.removeAll()
+            return (s.generation, resend, lost.compactMap(\.tracking))
         }
-        if let resumptionEvent { continuation.yield(.resumptionState(resumptionEvent)) }
-        for element in toResend {
-            try? connection.send(XMLSerializer.serialize(element, parentNamespace: Namespace.client))
-        }
-        if !toResend.isEmpty { log(.info, "\(configuration.jid): resent \(toResend.count) unacknowledged stanzas") }
-        return generation
     }
 
     /// The presence Roost broadcasts: its priority, entity caps and any extras set by the layer above.
@@ -211,8 +220,6 @@ public final class XMPPClient: Sendable {
     public func setPresenceExtras(_ elements: [Element]) {
         state.withLock { $0.presenceExtras = elements }
     }
-
-    private func initialPresence() -> Presence { currentPresence() }
 
     // MARK: - Reading
 
@@ -229,7 +236,8 @@ public final class XMPPClient: Sendable {
                 break
             }
             guard let event else {
-                // Idle: probe once; if the probe also goes unanswered for a whole interval, the link is dead.
+                // Idle: probe once; if the probe also goes unanswered for half an interval, the link is dead.
+                // (A probe that cannot even be written ends the connection through the writer's timeout.)
                 if let sent = probeSentAt, ContinuousClock.now - sent >= interval / 2 {
                     endError = .timeout("the server to answer a keepalive")
                     break
@@ -259,41 +267,49 @@ public final class XMPPClient: Sendable {
     }
 
     private func sendKeepaliveProbe(on connection: StreamConnection) {
-        let sm = state.withLock { $0.smEnabled }
-        if sm {
-            try? connection.send(XMLSerializer.serialize(StreamManagement.request()))
+        if state.withLock({ $0.sm != nil }) {
+            connection.outbox.request()
         } else {
-            try? connection.send(XMLSerializer.serialize(Ping.request(to: JID(parsing: configuration.jid.domain)).element, parentNamespace: Namespace.client))
+            try? send(Ping.request(to: JID(parsing: configuration.jid.domain)))
         }
     }
 
     private func finish(connection: StreamConnection, generation: Int, error: ClientError?) {
-        let (wasClosing, aborted, pending) = state.withLock { s -> (Bool, ClientError?, [PendingRequest]) in
-            guard s.generation == generation else { return (true, nil, []) }
+        let (wasClosing, aborted, pending, waiters) = state.withLock { s -> (Bool, ClientError?, [PendingRequest], [CheckedContinuation<Void, Never>]) in
+            guard s.generation == generation else { return (true, nil, [], []) }
             let closing = s.closing
             let aborted = s.abortReason
             s.abortReason = nil
             s.connection = nil
             let pending = Array(s.pending.values)
             s.pending.removeAll()
-            return (closing, aborted, pending)
+            s.archiveCollectors.removeAll()
+            s.archiveQueryIDs.removeAll()
+            for waiter in s.deliveryWaiters { waiter.continuation.resume(returning: false) }
+            s.deliveryWaiters.removeAll()
+            let waiters = s.finishWaiters
+            s.finishWaiters.removeAll()
+            return (closing, aborted, pending, waiters)
         }
         connection.close()
         let reason = aborted ?? error ?? (wasClosing ? nil : .disconnected("the server ended the stream"))
         for p in pending { p.continuation.resume(throwing: reason ?? ClientError.notConnected) }
         if let reason { log(.warning, "\(configuration.jid): \(reason)") }
-        continuation.yield(.disconnected(reason))
+        events.put(.disconnected(reason))
+        for waiter in waiters { waiter.resume() }
     }
 
     private func dispatch(_ element: Element, generation: Int) {
         if element.namespace == Namespace.streamManagement {
-            handleStreamManagement(element)
+            handleStreamManagement(element, generation: generation)
             return
         }
         let acknowledgement = state.withLock { s -> Acknowledgement in
-            guard s.smEnabled else { return Acknowledgement(sequence: 0, generation: generation, streamID: nil, handledCount: nil) }
-            let sequence = s.handled.nextSequence()
-            return Acknowledgement(sequence: sequence, generation: generation, streamID: s.resumption?.id, handledCount: s.handled.h(through: sequence))
+            guard var sm = s.sm else { return Acknowledgement(sequence: 0, generation: generation, streamID: nil, handledCount: nil) }
+            let (sequence, h) = sm.receive()
+            let id = sm.resumption?.id
+            s.sm = sm
+            return Acknowledgement(sequence: sequence, generation: generation, streamID: id, handledCount: h)
         }
         if element.name == "iq", element.namespace == Namespace.client, handleIQ(IQ(element), acknowledgement: acknowledgement) {
             return
@@ -307,32 +323,44 @@ public final class XMPPClient: Sendable {
             // A result is handled once its page is: acknowledging the page covers it.
             if collected { return }
         }
-        continuation.yield(.stanza(InboundStanza(element: element, acknowledgement: acknowledgement)))
+        events.put(.stanza(InboundStanza(element: element, acknowledgement: acknowledgement)))
     }
 
-    private func handleStreamManagement(_ element: Element) {
+    private func handleStreamManagement(_ element: Element, generation: Int) {
         switch element.name {
         case "r":
-            let h = state.withLock { s -> UInt32 in
-                s.lastAckSent = s.handled.ackableH
-                return s.lastAckSent
-            }
-            try? rawSend(StreamManagement.answer(handled: h))
+            state.withLock { $0.connection }?.outbox.acknowledge()
         case "a":
             guard let h = StreamManagement.handledCount(in: element) else { return }
-            let failure = state.withLock { s -> String? in
-                do { try s.outbound.acknowledge(h) } catch {
-                    return "the server acknowledged \(h) stanzas, more than Roost sent"
+            let outcome = state.withLock { s -> Result<[String], OutboundQueue.AckError>? in
+                guard var sm = s.sm else { return nil }
+                defer { s.sm = sm }
+                do throws(OutboundQueue.AckError) {
+                    let confirmed = try sm.acknowledged(h)
+                    let acked = sm.outbound.acked
+                    s.deliveryWaiters.removeAll { waiter in
+                        guard Int32(bitPattern: acked &- waiter.upTo) >= 0 else { return false }
+                        waiter.continuation.resume(returning: true)
+                        return true
+                    }
+                    return .success(confirmed)
+                } catch {
+                    return .failure(error)
                 }
-                return nil
             }
-            if let failure {
+            switch outcome {
+            case .success(let confirmed) where !confirmed.isEmpty:
+                events.put(.acknowledged(confirmed))
+            case .failure(.tooHigh(_, let sent)):
                 // XEP-0198 §4: an `h` above what was sent is a stream error.
-                var error = StreamErrorReader.element(condition: "undefined-condition", text: failure)
+                let text = "the server acknowledged \(h) stanzas, more than Roost sent (\(sent))"
+                var error = StreamErrorReader.element(condition: "undefined-condition", text: text)
                 error.append(Element("handled-count-too-high", namespace: Namespace.streamManagement,
-                                     attributes: [("h", String(h)), ("send-count", String(state.withLock { $0.outbound.sent }))]))
+                                     attributes: [("h", String(h)), ("send-count", String(sent))]))
                 try? rawSend(error)
-                abort(.protocolViolation(failure))
+                abort(.protocolViolation(text), generation: generation)
+            default:
+                break
             }
         default:
             log(.debug, "\(configuration.jid): ignoring stream-management <\(element.name)/>")
@@ -358,14 +386,14 @@ public final class XMPPClient: Sendable {
             }
             if let page {
                 // In stream order, before the requester learns the query finished.
-                continuation.yield(.archivePage(page))
+                events.put(.archivePage(page))
             } else {
                 markHandled(sequence)
             }
             if let request {
                 request.continuation.resume(returning: iq)
             } else {
-                log(.debug, "\(configuration.jid): dropping an IQ answer nobody asked for (id \(id), from \(iq.fromAttribute ?? "-"))")
+                log(.debug, "\(configuration.jid): dropping an IQ answer nobody asked for (id \(LogText.quote(id)), from \(LogText.quote(iq.fromAttribute ?? "-")))")
             }
             return true
         case .get, .set:
@@ -419,18 +447,17 @@ public final class XMPPClient: Sendable {
     // MARK: - Handled count (ack after commit)
 
     /// Declares everything through this stanza (or archive page) handled: call once its archive transaction,
-    /// holding `acknowledgement.handledCount`, has committed. Sends an unsolicited `<a/>` when enough has
-    /// accumulated, so the server can drop them early. Acknowledgements from an earlier connection are ignored.
+    /// holding `acknowledgement.handledCount`, has committed — in stream order. Never blocks and never
+    /// touches the socket: when enough has accumulated it asks the connection's writer to send `<a/>`.
+    /// Acknowledgements from an earlier connection are ignored.
     public func acknowledge(_ acknowledgement: Acknowledgement) {
-        let h = state.withLock { s -> UInt32? in
-            guard s.smEnabled, acknowledgement.sequence > 0, acknowledgement.generation == s.generation else { return nil }
-            s.handled.commit(through: acknowledgement.sequence)
-            let h = s.handled.ackableH
-            guard h &- s.lastAckSent >= 50 else { return nil }
-            s.lastAckSent = h
-            return h
+        let writer = state.withLock { s -> StreamConnection? in
+            guard var sm = s.sm, acknowledgement.sequence > 0, acknowledgement.generation == s.generation else { return nil }
+            let due = sm.commit(through: acknowledgement.sequence)
+            s.sm = sm
+            return due != nil ? s.connection : nil
         }
-        if let h { try? rawSend(StreamManagement.answer(handled: h)) }
+        writer?.outbox.acknowledge()
     }
 
     /// Same as `acknowledge(_:)` for the current connection (for simple clients that handle in order).
@@ -441,29 +468,89 @@ public final class XMPPClient: Sendable {
 
     private func markHandled(_ sequence: UInt64) {
         guard sequence > 0 else { return }
-        state.withLock { $0.handled.markHandled(sequence) }
+        state.withLock { $0.sm?.inbound.markHandled(sequence) }
+    }
+
+    /// Called by the writer when it writes an acknowledgement: the `<a/>` for what is committed now.
+    private func takeAcknowledgement() -> String? {
+        guard let h = state.withLock({ s -> UInt32? in
+            guard var sm = s.sm else { return nil }
+            let h = sm.takeAck()
+            s.sm = sm
+            return h
+        }) else { return nil }
+        return XMLSerializer.serialize(StreamManagement.answer(handled: h))
     }
 
     // MARK: - Sending
 
-    /// Sends a stanza; with stream management it is kept until the server acknowledges it.
-    public func send(_ stanza: some Stanza) throws(ClientError) {
-        let element = stanza.element
-        let connection = try state.withLock { s throws(ClientError) -> StreamConnection in
-            guard let c = s.connection, !s.closing else { throw .notConnected }
-            if s.smEnabled { s.outbound.append(element) }
-            return c
+    /// Queues a stanza for the writer; with stream management it is kept until the server acknowledges it.
+    /// `tracking` names it in `.acknowledged`/`.unconfirmed` events (an outgoing message's origin-id).
+    /// Throws `.stanzaTooLarge` above `outboundStanzaLimit`, `.outboundQueueFull` when the server is not
+    /// taking what was sent, `.notConnected` between connections.
+    public func send(_ stanza: some Stanza, tracking: String? = nil) throws(ClientError) {
+        try enqueue(stanza.element, tracking: tracking, checkingSize: true)
+    }
+
+    /// Serialises and queues under the client's lock, so the order of the stream-management queue is the
+    /// order of the wire.
+    private func enqueue(_ element: Element, tracking: String?, checkingSize: Bool) throws(ClientError) {
+        let text = XMLSerializer.serialize(element, parentNamespace: Namespace.client)
+        let bytes = Array(text.utf8)
+        if checkingSize {
+            let limit = outboundStanzaLimit
+            if bytes.count > limit { throw .stanzaTooLarge(bytes: bytes.count, limit: limit) }
         }
-        try connection.send(XMLSerializer.serialize(element, parentNamespace: Namespace.client))
+        try state.withLock { s throws(ClientError) in
+            guard let c = s.connection, !s.closing else { throw .notConnected }
+            guard c.outbox.enqueue(bytes) else { throw c.outbox.isClosed ? .notConnected : .outboundQueueFull }
+            s.sm?.outbound.append(element, tracking: tracking)
+        }
+    }
+
+    /// Waits until the server has acknowledged everything sent so far (XEP-0198: asks with `<r/>`; without
+    /// stream management, a ping's answer proves the server has processed what came before it). False on
+    /// timeout or when the connection ended first.
+    public func confirmDelivery(timeout: Duration = .seconds(15)) async -> Bool {
+        let (connection, sm) = state.withLock { ($0.connection, $0.sm != nil) }
+        guard let connection else { return false }
+        guard sm else {
+            return (try? await request(Ping.request(to: JID(parsing: configuration.jid.domain)), timeout: timeout)) != nil
+        }
+        return await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            let waitingFor = state.withLock { s -> UInt32? in
+                guard let sm = s.sm, s.connection === connection, sm.outbound.count > 0 else { return nil }
+                s.deliveryWaiters.append((sm.outbound.sent, c))
+                return sm.outbound.sent
+            }
+            guard let waitingFor else {
+                c.resume(returning: state.withLock { $0.connection === connection })
+                return
+            }
+            connection.outbox.request()
+            Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                self?.expireDeliveryWaiter(upTo: waitingFor)
+            }
+        }
+    }
+
+    private func expireDeliveryWaiter(upTo: UInt32) {
+        let expired = state.withLock { s -> [CheckedContinuation<Bool, Never>] in
+            let matching = s.deliveryWaiters.filter { $0.upTo == upTo }.map(\.continuation)
+            s.deliveryWaiters.removeAll { $0.upTo == upTo }
+            return matching
+        }
+        for waiter in expired { waiter.resume(returning: false) }
     }
 
     /// Asks the server to acknowledge what was sent (XEP-0198 `<r/>`).
     public func requestAcknowledgement() {
-        if state.withLock({ $0.smEnabled }) { try? rawSend(StreamManagement.request()) }
+        state.withLock { s in s.sm != nil ? s.connection : nil }?.outbox.request()
     }
 
     /// Number of sent stanzas the server has not acknowledged yet.
-    public var unacknowledgedCount: Int { state.withLock { $0.outbound.unacked.count } }
+    public var unacknowledgedCount: Int { state.withLock { $0.sm?.outbound.count ?? 0 } }
 
     private func rawSend(_ element: Element) throws(ClientError) {
         guard let connection = state.withLock({ $0.connection }) else { throw .notConnected }
@@ -515,8 +602,8 @@ public final class XMPPClient: Sendable {
 
     /// Runs one XEP-0313 query page. Its `<result/>` messages are collected instead of going to `events`
     /// one by one, and delivered as one `.archivePage` event where the answer arrived in the stream (so the
-    /// layer above archives them in order with live traffic). Returns the answer (`<fin/>`) and the number of
-    /// results. Validating each result (its `from`, its query id) is the caller's job.
+    /// layer above archives them in order with live traffic). Returns the answer (`<fin/>`). Validating each
+    /// result (its `from`, its query id) is the caller's job.
     public func queryArchive(_ iq: IQ, queryID: String, timeout: Duration? = nil) async throws(ClientError) -> IQ {
         var iq = iq
         let id = iq.id ?? StanzaID.make()
@@ -539,33 +626,44 @@ public final class XMPPClient: Sendable {
     // MARK: - Leaving
 
     /// Clean logout: acknowledges what was handled, sends unavailable presence and `</stream:stream>`,
-    /// waits briefly for the server to close its side, then closes the socket.
+    /// waits (up to `timeout`) for the server to close its side, then closes the socket.
     public func disconnect(timeout: Duration = .seconds(3)) async {
-        let (connection, h, sm) = state.withLock { s -> (StreamConnection?, UInt32, Bool) in
-            let c = s.connection
-            return (c, s.handled.ackableH, s.smEnabled)
-        }
-        guard let connection else { return }
+        guard let connection = state.withLock({ $0.connection }) else { return }
         try? send(Presence(type: .unavailable))
-        if sm { try? connection.send(XMLSerializer.serialize(StreamManagement.answer(handled: h))) }
+        if state.withLock({ $0.sm != nil }) { connection.outbox.acknowledge() }
         state.withLock {
             $0.closing = true
-            $0.resumption = nil
+            $0.sm?.resumption = nil
         }
-        try? connection.send("</stream:stream>")
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline, state.withLock({ $0.connection != nil }) {
-            try? await Task.sleep(for: .milliseconds(20))
+        _ = connection.outbox.enqueue(Array("</stream:stream>".utf8))
+        connection.finishWriting()
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let finished = state.withLock { s -> Bool in
+                guard s.connection === connection else { return true }
+                s.finishWaiters.append(c)
+                return false
+            }
+            if finished { c.resume() }
+            Task {
+                try? await Task.sleep(for: timeout)
+                connection.close()
+            }
         }
         connection.close()
     }
 
     /// Drops the connection without a goodbye, keeping SM state so the next `connect()` can resume
-    /// (what a network failure looks like; also used by fault tests).
+    /// (what a network failure looks like; also used by fault tests and when the archive cannot write).
     public func abort(_ reason: ClientError = .disconnected("aborted")) {
+        let generation = state.withLock { $0.generation }
+        abort(reason, generation: generation)
+    }
+
+    private func abort(_ reason: ClientError, generation: Int) {
         let connection = state.withLock { s -> StreamConnection? in
-            if s.connection != nil { s.abortReason = reason }
-            return s.connection
+            guard s.generation == generation, let c = s.connection else { return nil }
+            if s.abortReason == nil { s.abortReason = reason }
+            return c
         }
         connection?.close()
     }

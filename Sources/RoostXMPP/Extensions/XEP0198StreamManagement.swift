@@ -45,12 +45,91 @@ public struct StreamResumptionState: Sendable, Equatable, Codable {
     }
 }
 
+/// All of XEP-0198's counting for one session, in one place: which inbound stanzas are handled (and may be
+/// acknowledged), which outbound stanzas the server has not acknowledged yet, and what resumption needs.
+/// It outlives a connection (a resumed session continues the same counts) and lives under the client's lock.
+///
+/// Inbound: every stanza gets a 64-bit sequence number in stream order. The layer above declares a
+/// sequence *committed* once the archive transaction holding it (and the `h` it stands for) is on disk;
+/// the engine itself marks what it answered or consumed (IQ answers, pings) handled at once. `h` is the
+/// contiguous watermark of handled sequences, and what Roost tells the server never runs ahead of what is
+/// committed, since a restarted process resumes with the committed `h` and Prosody refuses a resumption
+/// whose `h` is below what was already acknowledged.
+///
+/// Outbound: `outbound` holds the counted stanzas in exactly the order they were queued for the wire (the
+/// client appends to it and to the connection's write queue under one lock), so a resumption resends
+/// exactly what the server did not acknowledge, with the counter continuing from the server's `h`.
+struct StreamManagementSession: Sendable {
+    /// How the session can be resumed; nil when the server did not offer resumption.
+    var resumption: StreamResumptionState?
+    var inbound: HandledCounter
+    var outbound: OutboundQueue
+    /// The last `h` written to the server.
+    var lastAckSent: UInt32
+    /// Send an unsolicited `<a/>` when this many more stanzas are committed than last acknowledged.
+    static let ackEvery: UInt32 = 50
+
+    /// A fresh session (`<enabled/>`).
+    init(resumption: StreamResumptionState?) {
+        self.resumption = resumption
+        inbound = HandledCounter()
+        outbound = OutboundQueue()
+        lastAckSent = 0
+    }
+
+    /// A session saved by an earlier process, to be resumed: nothing of its outbound queue is known.
+    init(restoring resumption: StreamResumptionState) {
+        self.resumption = resumption
+        inbound = HandledCounter(base: resumption.inboundHandled)
+        outbound = OutboundQueue()
+        lastAckSent = resumption.inboundHandled
+    }
+
+    /// The state to persist for resumption, with the committed `h`.
+    var persistable: StreamResumptionState? {
+        guard var r = resumption else { return nil }
+        r.inboundHandled = inbound.ackableH
+        return r
+    }
+
+    /// `<resumed h=…/>`: drops what the server has, and returns what must be sent again, in order. The
+    /// inbound counter continues from the `h` Roost resumed with.
+    mutating func resumed(serverHandled: UInt32) -> [OutboundQueue.Entry] {
+        inbound = HandledCounter(base: inbound.h)
+        lastAckSent = inbound.h
+        return outbound.resume(serverHandled: serverHandled)
+    }
+
+    /// Records an inbound stanza: its sequence number and the `h` that stands for "handled through it".
+    mutating func receive() -> (sequence: UInt64, handledCount: UInt32) {
+        let sequence = inbound.nextSequence()
+        return (sequence, inbound.h(through: sequence))
+    }
+
+    /// Everything through `sequence` is committed; returns an `h` worth sending unsolicited, if any.
+    mutating func commit(through sequence: UInt64) -> UInt32? {
+        inbound.commit(through: sequence)
+        let h = inbound.ackableH
+        guard h &- lastAckSent >= Self.ackEvery else { return nil }
+        return h
+    }
+
+    /// The `h` to answer `<r/>` with (or to send unsolicited); remembers it as sent.
+    mutating func takeAck() -> UInt32 {
+        lastAckSent = inbound.ackableH
+        return lastAckSent
+    }
+
+    /// `<a h=…/>` from the server: the tracking ids of the stanzas it just confirmed.
+    mutating func acknowledged(_ h: UInt32) throws(OutboundQueue.AckError) -> [String] {
+        try outbound.acknowledge(h).compactMap(\.tracking)
+    }
+}
+
 /// Tracks which inbound stanzas are handled. Sequence numbers are 64-bit and never wrap; `h` is their
 /// contiguous watermark truncated to 32 bits, as the XEP's counter wraps at 2^32.
 ///
-/// `ackLimit` is the highest sequence the layer above has declared committed (and persisted with its `h`):
-/// what Roost tells the server never runs ahead of what a restarted process could claim on resume, since
-/// Prosody refuses a resumption whose `h` is below what was already acknowledged.
+/// `ackLimit` is the highest sequence the layer above has declared committed (and persisted with its `h`).
 struct HandledCounter: Sendable {
     private(set) var received: UInt64 = 0
     private(set) var contiguous: UInt64 = 0
@@ -65,24 +144,23 @@ struct HandledCounter: Sendable {
         return received
     }
 
+    /// One stanza the engine handled itself (answered or consumed); earlier ones may still be pending.
     mutating func markHandled(_ seq: UInt64) {
         guard seq > contiguous, seq <= received else { return }
         outOfOrder.insert(seq)
         while outOfOrder.remove(contiguous + 1) != nil { contiguous += 1 }
     }
 
-    mutating func markHandled(through seq: UInt64) {
-        let upper = min(seq, received)
-        guard upper > contiguous else { return }
-        contiguous = upper
-        outOfOrder = outOfOrder.filter { $0 > upper }
-        while outOfOrder.remove(contiguous + 1) != nil { contiguous += 1 }
-    }
-
-    /// Raises the acknowledgement limit: everything up to `seq` is committed (and the `h` for it persisted).
+    /// Everything through `seq` is committed. Commits arrive in stream order (the archive writer retries a
+    /// failed batch and commits nothing after it meanwhile), so every earlier stanza is settled too.
     mutating func commit(through seq: UInt64) {
-        markHandled(through: seq)
-        ackLimit = max(ackLimit, min(seq, received))
+        let upper = min(seq, received)
+        if upper > contiguous {
+            contiguous = upper
+            outOfOrder = outOfOrder.filter { $0 > upper }
+            while outOfOrder.remove(contiguous + 1) != nil { contiguous += 1 }
+        }
+        ackLimit = max(ackLimit, upper)
     }
 
     /// Everything handled, including stanzas the engine answered itself (used to resume in-process).
@@ -95,32 +173,62 @@ struct HandledCounter: Sendable {
     func h(through seq: UInt64) -> UInt32 { base &+ UInt32(truncatingIfNeeded: seq) }
 }
 
-/// Outbound stanzas kept until the server acknowledges them, for resend on resume.
+/// Outbound stanzas kept until the server acknowledges them, for resend on resume. `sent` and `acked`
+/// are the XEP's 32-bit counters (they wrap); `unacked.count == sent - acked` always.
 struct OutboundQueue: Sendable {
-    private(set) var unacked: [Element] = []
+    struct Entry: Sendable {
+        var element: Element
+        /// Set by the layer above for stanzas whose delivery it records (an outgoing message's origin-id).
+        var tracking: String?
+    }
+
+    private(set) var unacked = Ring<Entry>(minimumCapacity: 16)
     private(set) var sent: UInt32 = 0
-    private var acked: UInt32 = 0
+    private(set) var acked: UInt32 = 0
 
     init() {}
 
-    /// A queue continuing a session whose earlier stanzas were sent by another process (resumed after a restart).
-    init(continuingAt count: UInt32) {
-        sent = count
-        acked = count
-    }
-
-    mutating func append(_ stanza: Element) {
-        unacked.append(stanza)
+    mutating func append(_ element: Element, tracking: String? = nil) {
+        unacked.append(Entry(element: element, tracking: tracking))
         sent &+= 1
     }
 
     enum AckError: Error { case tooHigh(acked: UInt32, sent: UInt32) }
 
-    /// Drops everything the server says it has; an `h` beyond what was sent is a protocol violation.
-    mutating func acknowledge(_ h: UInt32) throws(AckError) {
+    /// Drops (and returns) everything the server says it has; an `h` beyond what was sent is a protocol
+    /// violation, and an `h` below what it acknowledged before changes nothing.
+    mutating func acknowledge(_ h: UInt32) throws(AckError) -> [Entry] {
         let newly = h &- acked
+        if newly > UInt32(Int32.max) { return [] }   // an old `h` arriving late
         guard newly <= UInt32(unacked.count) else { throw .tooHigh(acked: h, sent: sent) }
-        unacked.removeFirst(Int(newly))
+        var confirmed: [Entry] = []
+        for _ in 0..<newly { if let entry = unacked.popFirst() { confirmed.append(entry) } }
         acked = h
+        return confirmed
     }
+
+    /// Continues after `<resumed h=…/>`: what the server has is dropped; the rest is returned to be sent
+    /// again (and appended again by the caller, in order). A queue from another process (empty, counters
+    /// unknown) continues at the server's count.
+    mutating func resume(serverHandled h: UInt32) -> [Entry] {
+        let newly = h &- acked
+        if newly <= UInt32(unacked.count) {
+            for _ in 0..<newly { _ = unacked.popFirst() }
+        } else {
+            unacked = Ring(minimumCapacity: 16)
+        }
+        let resend = unacked.removeAll()
+        sent = h
+        acked = h
+        return resend
+    }
+
+    /// Everything not acknowledged, oldest first, leaving the queue empty (the session is gone).
+    mutating func drain() -> [Entry] {
+        let left = unacked.removeAll()
+        acked = sent
+        return left
+    }
+
+    var count: Int { unacked.count }
 }

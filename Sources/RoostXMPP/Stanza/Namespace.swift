@@ -24,6 +24,7 @@ public enum Namespace {
     public static let rsm = "http://jabber.org/protocol/rsm"
     public static let dataForms = "jabber:x:data"
     public static let streamManagement = "urn:xmpp:sm:3"
+    public static let streamLimits = "urn:xmpp:stream-limits:0"
     public static let ping = "urn:xmpp:ping"
     public static let vcard = "vcard-temp"
     public static let vcardUpdate = "vcard-temp:x:update"

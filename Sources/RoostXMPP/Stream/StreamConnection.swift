@@ -1,47 +1,43 @@
 import Foundation
+import Synchronization
 
 /// A socket with optional TLS and the XML parser on top: the concrete `StreamChannel`.
 ///
-/// One reader thread reads (`nextEvent`); any thread may write (`send`). TLS state is shared by both
-/// directions, so every touch of the engine is under `tlsLock`; the blocking socket read is not.
+/// While the stream is negotiated, the negotiating thread is the only one that reads and writes. Once the
+/// session is established, `startWriter` gives the connection its own writer thread: from then on every
+/// byte goes out through the write queue (`Outbox`: bounded, in order), and a write that makes no progress
+/// within `writeTimeout` ends the connection. The reader (`nextEvent`) and the writer share only the TLS
+/// engine, which is memory-only (I/O-free) and locks itself; only the writer drains its output, so TLS
+/// records reach the wire in the order they were made. No socket I/O ever happens under a shared lock:
+/// a stalled write holds up neither the reader, nor `close()`, nor any other account.
 final class StreamConnection: StreamChannel, @unchecked Sendable {
     private let socket: Socket
     private let tlsConfiguration: TLSConfiguration
-    private var tls: TLSEngine?
-    private let tlsLock = NSLock()
     private let parser: XMLStreamParser
+    /// Written once by the negotiating thread (handshake), before the writer exists; read by both threads after.
+    private let tlsBox = Mutex<TLSEngine?>(nil)
     private var pending: [XMLStreamParser.Event] = []
     private var pendingIndex = 0
-    /// Bytes read from the wire, for the keepalive logic of the reader.
-    private(set) var lastReceive = ContinuousClock.now
+    let outbox: Outbox
+    let writeTimeout: Duration
+    private let writerRunning = Atomic<Bool>(false)
 
-    init(socket: Socket, tls: TLSConfiguration, maxStanzaBytes: Int) {
+    init(socket: Socket, tls: TLSConfiguration, maxStanzaBytes: Int, writeTimeout: Duration, outboxBytes: Int) {
         self.socket = socket
         self.tlsConfiguration = tls
         self.parser = XMLStreamParser(maxStanzaBytes: maxStanzaBytes)
+        self.writeTimeout = writeTimeout
+        self.outbox = Outbox(capacityBytes: outboxBytes)
     }
 
-    var isTLSActive: Bool {
-        tlsLock.lock()
-        defer { tlsLock.unlock() }
-        return tls != nil
-    }
+    private var tls: TLSEngine? { tlsBox.withLock { $0 } }
 
-    var isTLS13: Bool {
-        tlsLock.lock()
-        defer { tlsLock.unlock() }
-        return tls?.isTLS13 ?? false
-    }
-
-    var peerCertificateSHA256: String? {
-        tlsLock.lock()
-        defer { tlsLock.unlock() }
-        return tls?.peerCertificateSHA256
-    }
+    var isTLSActive: Bool { tls != nil }
+    var isTLS13: Bool { tls?.isTLS13 ?? false }
+    var peerCertificateSHA256: String? { tls?.peerCertificateSHA256 }
+    var peerDescription: String { socket.peerDescription }
 
     func channelBindings() -> [ChannelBinding] {
-        tlsLock.lock()
-        defer { tlsLock.unlock() }
         guard let tls else { return [] }
         var bindings: [ChannelBinding] = []
         if let exporter = tls.exporterChannelBinding() { bindings.append(.tlsExporter(exporter)) }
@@ -49,19 +45,29 @@ final class StreamConnection: StreamChannel, @unchecked Sendable {
         return bindings
     }
 
+    // MARK: - Writing
+
+    /// During negotiation: writes at once on the calling (negotiating) thread. Afterwards: queues the text
+    /// for the writer thread (throws `.outboundQueueFull` when the queue is full).
     func send(_ text: String) throws(ClientError) {
-        try send(bytes: Array(text.utf8))
+        let bytes = Array(text.utf8)
+        if writerRunning.load(ordering: .acquiring) {
+            guard outbox.enqueue(bytes) else { throw outbox.isClosed ? .notConnected : .outboundQueueFull }
+        } else {
+            try write(plain: [bytes])
+        }
     }
 
-    func send(bytes: [UInt8]) throws(ClientError) {
-        tlsLock.lock()
-        defer { tlsLock.unlock() }
+    /// Encrypts (when TLS is on) and writes, waiting at most `writeTimeout` for the socket to take bytes.
+    /// Only the negotiating thread, and later only the writer thread, calls this.
+    private func write(plain chunks: [[UInt8]]) throws(ClientError) {
         do {
             if let tls {
-                try tls.writeApplicationData(bytes)
-                try socket.send(tls.getDataForNetwork())
+                for chunk in chunks where !chunk.isEmpty { try tls.writeApplicationData(chunk) }
+                let out = tls.getDataForNetwork()
+                if !out.isEmpty { try socket.send(out, timeout: writeTimeout) }
             } else {
-                try socket.send(bytes)
+                for chunk in chunks where !chunk.isEmpty { try socket.send(chunk, timeout: writeTimeout) }
             }
         } catch let error as TLSError {
             throw .tls(error)
@@ -72,6 +78,41 @@ final class StreamConnection: StreamChannel, @unchecked Sendable {
         }
     }
 
+    /// Starts the writer thread. `acknowledgement` builds the current `<a/>` when one is due (it reads the
+    /// client's counters at the moment of writing); `failed` hears of a write that failed or stalled.
+    func startWriter(name: String, acknowledgement: @escaping @Sendable () -> String?,
+                     failed: @escaping @Sendable (ClientError) -> Void) {
+        writerRunning.store(true, ordering: .releasing)
+        let thread = Thread { [self] in
+            self.runWriter(acknowledgement: acknowledgement, failed: failed)
+        }
+        thread.name = name
+        thread.stackSize = 1 << 19
+        thread.start()
+    }
+
+    private func runWriter(acknowledgement: @Sendable () -> String?, failed: @Sendable (ClientError) -> Void) {
+        while let work = outbox.next() {
+            var chunks: [[UInt8]] = []
+            if work.acknowledge, let ack = acknowledgement() { chunks.append(Array(ack.utf8)) }
+            chunks.append(contentsOf: work.chunks)
+            if work.request { chunks.append(Array(XMLSerializer.serialize(StreamManagement.request()).utf8)) }
+            if work.whitespace { chunks.append([0x20]) }
+            do {
+                if work.finish { tls?.shutdown() }
+                // With nothing of our own to send, this writes what TLS has to say (e.g. a key update answer).
+                try write(plain: chunks)
+            } catch {
+                outbox.close()
+                failed(error)
+                return
+            }
+            if work.finish { return }
+        }
+    }
+
+    // MARK: - Reading
+
     func nextEvent(timeout: Duration) throws(ClientError) -> XMLStreamParser.Event {
         while pendingIndex >= pending.count {
             pending.removeAll(keepingCapacity: true)
@@ -80,7 +121,6 @@ final class StreamConnection: StreamChannel, @unchecked Sendable {
             do { chunk = try socket.receive(timeout: timeout) } catch { throw .transport(error) }
             guard let chunk else { throw .disconnected("the server closed the connection") }
             if chunk.isEmpty { throw .timeout("data from the server") }
-            lastReceive = .now
             let plain = try decrypt(chunk)
             do { pending = try parser.feed(plain) } catch { throw .xml(error) }
         }
@@ -98,24 +138,23 @@ final class StreamConnection: StreamChannel, @unchecked Sendable {
     }
 
     private func decrypt(_ chunk: [UInt8]) throws(ClientError) -> [UInt8] {
-        tlsLock.lock()
-        defer { tlsLock.unlock() }
         guard let tls else { return chunk }
         do {
             tls.consumeDataFromNetwork(chunk)
             let plain = try tls.readApplicationData()
-            // TLS 1.3 may need to answer (key update); those bytes must go out in order with writes.
-            let reply = tls.getDataForNetwork()
-            if !reply.isEmpty { try socket.send(reply) }
+            // TLS 1.3 may need to answer (key update): the writer sends it, in order with everything else.
+            if tls.hasDataForNetwork {
+                if writerRunning.load(ordering: .acquiring) { outbox.flushTLS() } else { try write(plain: []) }
+            }
             return plain
-        } catch let error as TLSError {
-            throw .tls(error)
-        } catch let error as TransportError {
-            throw .transport(error)
+        } catch let error as ClientError {
+            throw error
         } catch {
-            throw .disconnected(String(describing: error))
+            throw .tls(error as? TLSError ?? .handshakeFailed(String(describing: error)))
         }
     }
+
+    // MARK: - TLS and stream restarts (negotiation only)
 
     func startTLS() throws(ClientError) {
         try handshake(deadline: .now + .seconds(30))
@@ -135,10 +174,10 @@ final class StreamConnection: StreamChannel, @unchecked Sendable {
             do {
                 state = try engine.doHandshake()
                 let out = engine.getDataForNetwork()
-                if !out.isEmpty { try socket.send(out) }
+                if !out.isEmpty { try socket.send(out, timeout: writeTimeout) }
             } catch let error as TLSError {
                 // Send the alert, if any, so the server logs why; ignore failures doing so.
-                try? socket.send(engine.getDataForNetwork())
+                try? socket.send(engine.getDataForNetwork(), timeout: .seconds(2))
                 throw .tls(error)
             } catch let error as TransportError {
                 throw .transport(error)
@@ -154,9 +193,7 @@ final class StreamConnection: StreamChannel, @unchecked Sendable {
             if chunk.isEmpty { throw .timeout("the TLS handshake") }
             engine.consumeDataFromNetwork(chunk)
         }
-        tlsLock.lock()
-        tls = engine
-        tlsLock.unlock()
+        tlsBox.withLock { $0 = engine }
     }
 
     func restartStream() {
@@ -165,14 +202,115 @@ final class StreamConnection: StreamChannel, @unchecked Sendable {
         pendingIndex = 0
     }
 
-    /// Sends close_notify where possible and closes the socket; wakes a blocked reader.
+    // MARK: - Closing
+
+    /// Lets the writer send what is queued and TLS close_notify, then stop; the socket stays open for the
+    /// server's answer until `close()`.
+    func finishWriting() {
+        if writerRunning.load(ordering: .acquiring) { outbox.finish() }
+    }
+
+    /// Closes the socket at once (a blocked reader or writer wakes up) and stops the writer.
     func close() {
-        tlsLock.lock()
-        if let tls {
-            tls.shutdown()
-            try? socket.send(tls.getDataForNetwork())
-        }
-        tlsLock.unlock()
+        outbox.close()
         socket.close()
+    }
+}
+
+/// What the writer thread sends: stanza bytes in order (bounded by their size, so a peer that stops
+/// reading cannot grow memory), plus requests that never wait behind a full queue — an acknowledgement
+/// due (the writer asks for the current `h` when it writes), an `<r/>`, a TLS flush, a whitespace ping.
+final class Outbox: @unchecked Sendable {
+    struct Work {
+        var chunks: [[UInt8]] = []
+        var acknowledge = false
+        var request = false
+        var whitespace = false
+        var finish = false
+    }
+
+    let capacityBytes: Int
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var chunks = Ring<[UInt8]>(minimumCapacity: 64)
+    private var bytes = 0
+    private var acknowledgeDue = false
+    private var requestDue = false
+    private var flushDue = false
+    private var whitespaceDue = false
+    private var finishing = false
+    private var closed = false
+
+    init(capacityBytes: Int) {
+        self.capacityBytes = capacityBytes
+    }
+
+    var isClosed: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return closed || finishing
+    }
+
+    /// Queued bytes not yet handed to the writer.
+    var queuedBytes: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return bytes
+    }
+
+    /// False when full (a single chunk larger than the whole capacity is accepted into an empty queue) or closed.
+    func enqueue(_ chunk: [UInt8]) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !closed, !finishing, bytes == 0 || bytes + chunk.count <= capacityBytes else { return false }
+        chunks.append(chunk)
+        bytes += chunk.count
+        condition.signal()
+        return true
+    }
+
+    func acknowledge() { set { $0.acknowledgeDue = true } }
+    func request() { set { $0.requestDue = true } }
+    func flushTLS() { set { $0.flushDue = true } }
+    func whitespace() { set { $0.whitespaceDue = true } }
+    func finish() { set { $0.finishing = true } }
+
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func set(_ change: (Outbox) -> Void) {
+        condition.lock()
+        change(self)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Blocks until there is something to write; nil once closed.
+    func next() -> Work? {
+        condition.lock()
+        defer { condition.unlock() }
+        while !closed && chunks.isEmpty && !acknowledgeDue && !requestDue && !flushDue && !whitespaceDue && !finishing {
+            condition.wait()
+        }
+        if closed { return nil }
+        var work = Work(acknowledge: acknowledgeDue, request: requestDue, whitespace: whitespaceDue)
+        // Batched: one TLS write and one system call for a burst of stanzas, up to a sane size.
+        var batch = 0
+        while let first = chunks.first, work.chunks.isEmpty || batch + first.count <= 256 * 1024 {
+            _ = chunks.popFirst()
+            batch += first.count
+            work.chunks.append(first)
+        }
+        bytes -= batch
+        work.finish = finishing && chunks.isEmpty
+        acknowledgeDue = false
+        requestDue = false
+        flushDue = false
+        whitespaceDue = false
+        return work
     }
 }

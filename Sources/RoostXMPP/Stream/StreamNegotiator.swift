@@ -9,6 +9,19 @@ struct NegotiationResult: Sendable {
     var features: Element
     /// Stanzas that arrived while negotiating (after bind); delivered before anything else.
     var earlyStanzas: [Element]
+    /// What the account's server supports (disco#info of the bare JID), asked as the last step so that
+    /// the layer above knows it before the first stanza; nil when not asked or the server did not answer.
+    var accountFeatures: Set<String>? = nil
+
+    /// Stanzas the negotiator sent after stream management was enabled or resumed (the account disco#info):
+    /// the server counts them, so the client's outbound count must too.
+    var countedStanzas: [Element] = []
+
+    /// XEP-0478: the largest stanza the server accepts from us, when it says so.
+    var maxStanzaBytes: Int? {
+        features.child("limits", namespace: Namespace.streamLimits)?.child("max-bytes", namespace: Namespace.streamLimits)
+            .flatMap { Int($0.text.trimmingCharacters(in: .whitespaces)) }
+    }
 }
 
 enum StreamManagementOutcome: Sendable, Equatable {
@@ -17,6 +30,14 @@ enum StreamManagementOutcome: Sendable, Equatable {
     /// A previous session continued: the server has handled `serverHandled` of our stanzas.
     case resumed(id: String, serverHandled: UInt32)
     case enableFailed
+
+    /// Whether the server now counts the stanzas we send.
+    var isActive: Bool {
+        switch self {
+        case .enabled, .resumed: true
+        case .unavailable, .enableFailed: false
+        }
+    }
 }
 
 /// Runs RFC 6120 stream negotiation over a `StreamChannel`: stream header, STARTTLS (mandatory),
@@ -39,6 +60,8 @@ struct StreamNegotiator {
     let resumption: StreamResumptionState?
     let stepTimeout: Duration
     var allowedMechanisms: [String]? = nil
+    /// Ask the server what the account supports (MAM, stanza-ids) before handing the session over.
+    var discoverAccount = false
 
     func run(on channel: StreamChannel) throws(ClientError) -> NegotiationResult {
         var features = try openStream(on: channel)
@@ -59,19 +82,34 @@ struct StreamNegotiator {
         channel.restartStream()
         features = try openStream(on: channel)
 
-        if streamManagement, let resumption, features.child("sm", namespace: Namespace.streamManagement) != nil {
-            if let resumed = try resume(on: channel, state: resumption) {
-                return NegotiationResult(boundJID: resumed.jid, mechanism: mechanism, streamManagement: resumed.outcome,
-                                         features: features, earlyStanzas: [])
-            }
-        }
         var early: [Element] = []
-        let bound = try bind(on: channel, features: features, early: &early)
-        var sm = StreamManagementOutcome.unavailable
-        if streamManagement, features.child("sm", namespace: Namespace.streamManagement) != nil {
-            sm = try enableStreamManagement(on: channel, early: &early)
+        var result: NegotiationResult
+        if streamManagement, let resumption, features.child("sm", namespace: Namespace.streamManagement) != nil,
+           let resumed = try resume(on: channel, state: resumption) {
+            result = NegotiationResult(boundJID: resumed.jid, mechanism: mechanism, streamManagement: resumed.outcome,
+                                       features: features, earlyStanzas: [])
+        } else {
+            let bound = try bind(on: channel, features: features, early: &early)
+            var sm = StreamManagementOutcome.unavailable
+            if streamManagement, features.child("sm", namespace: Namespace.streamManagement) != nil {
+                sm = try enableStreamManagement(on: channel, early: &early)
+            }
+            result = NegotiationResult(boundJID: bound, mechanism: mechanism, streamManagement: sm, features: features, earlyStanzas: [])
         }
-        return NegotiationResult(boundJID: bound, mechanism: mechanism, streamManagement: sm, features: features, earlyStanzas: early)
+        if discoverAccount {
+            let request = Disco.infoRequest(to: jid.bare)
+            if result.streamManagement.isActive { result.countedStanzas.append(request.element) }
+            result.accountFeatures = try discoverFeatures(request, on: channel, early: &early)
+        }
+        result.earlyStanzas = early
+        return result
+    }
+
+    /// disco#info of the account (XEP-0030); an error answer means "nothing special", a timeout nil.
+    private func discoverFeatures(_ request: IQ, on channel: StreamChannel, early: inout [Element]) throws(ClientError) -> Set<String>? {
+        let answer: IQ
+        do { answer = try iq(request, on: channel, early: &early) } catch .timeout { return nil }
+        return Disco.info(in: answer)?.features ?? []
     }
 
     // MARK: - Stream header and features (RFC 6120 §4.2, §4.3)

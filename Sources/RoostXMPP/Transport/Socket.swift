@@ -60,18 +60,21 @@ public final class Socket: @unchecked Sendable {
                              reason: failures.isEmpty ? "no usable address" : failures.joined(separator: "; "))
     }
 
-    /// Writes all of `bytes`, waiting for the socket to drain as needed.
-    public func send(_ bytes: [UInt8]) throws(TransportError) {
+    /// Writes all of `bytes`, waiting for the socket to drain as needed — up to `timeout` without any
+    /// progress (then `.writeTimedOut`: the peer stopped reading or the path is dead), forever when nil.
+    public func send(_ bytes: [UInt8], timeout: Duration? = nil) throws(TransportError) {
         try sendLock.withLock { _ throws(TransportError) in
             let fd = try beginCall()
             defer { endCall() }
             var offset = 0
+            var deadline = timeout.map { ContinuousClock.now + $0 }
             while offset < bytes.count {
                 let written = bytes.withUnsafeBytes { buffer in
                     Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
                 }
                 if written >= 0 {
                     offset += written
+                    if let timeout, written > 0 { deadline = ContinuousClock.now + timeout }
                     continue
                 }
                 let code = errno
@@ -79,7 +82,9 @@ public final class Socket: @unchecked Sendable {
                 case EINTR:
                     continue
                 case EAGAIN, EWOULDBLOCK:
-                    _ = try wait(fd: fd, for: Int16(POLLOUT), until: nil)
+                    if try !wait(fd: fd, for: Int16(POLLOUT), until: deadline) {
+                        throw .writeTimedOut(seconds: Int((timeout ?? .zero) / .seconds(1)))
+                    }
                 default:
                     throw failure(code)
                 }

@@ -91,6 +91,11 @@ public final class TLSEngine: @unchecked Sendable {
         }
     }
 
+    /// Whether ciphertext is waiting to be sent (e.g. an answer to a post-handshake message).
+    public var hasDataForNetwork: Bool {
+        locked { BIO_ctrl_pending(networkOut) > 0 }
+    }
+
     // MARK: - Session
 
     /// Advances the handshake with what has been consumed so far.

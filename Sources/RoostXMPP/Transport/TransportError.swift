@@ -8,6 +8,8 @@ public enum TransportError: Error, CustomStringConvertible, Equatable {
     case connectTimedOut(host: String, port: UInt16)
     /// The socket was closed locally (by `close()`), so no more I/O is possible.
     case closed
+    /// A write made no progress for this long: the peer stopped reading, or the path to it is dead.
+    case writeTimedOut(seconds: Int)
     /// A read or write failed on an established connection (reset by peer, broken pipe, …).
     case ioError(String)
 
@@ -21,6 +23,8 @@ public enum TransportError: Error, CustomStringConvertible, Equatable {
             return "connecting to \(host) port \(port) timed out; the server or a firewall does not answer"
         case .closed:
             return "the connection was closed"
+        case let .writeTimedOut(seconds):
+            return "the server took nothing Roost sent for \(seconds)s; the connection is stalled"
         case let .ioError(reason):
             return "connection failed: \(reason)"
         }

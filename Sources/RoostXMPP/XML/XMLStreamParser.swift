@@ -224,3 +224,15 @@ public final class XMLStreamParser {
         return Element(expanded.local, namespace: expanded.namespace, attributes: pairs)
     }
 }
+
+extension Element {
+    /// Parses one serialized element (a stanza kept in the archive, say) whose default namespace is
+    /// `jabber:client`; nil when it is not exactly one well-formed element.
+    public init?(parsing xml: String) {
+        let parser = XMLStreamParser(maxStanzaBytes: max(1 << 20, xml.utf8.count + 64))
+        guard let events = try? parser.feed(Array("<wrapper xmlns='\(Namespace.client)'>\(xml)</wrapper>".utf8)) else { return nil }
+        let stanzas = events.compactMap { event -> Element? in if case .stanza(let e) = event { e } else { nil } }
+        guard stanzas.count == 1 else { return nil }
+        self = stanzas[0]
+    }
+}

@@ -28,7 +28,7 @@ struct ConfigCommand: Command {
         if checkPasswords {
             for account in accounts {
                 do {
-                    _ = try account.resolvePassword()
+                    _ = try await account.resolvePassword()
                     passwordStatus[account.jid] = "ok"
                 } catch {
                     failures += 1

@@ -8,9 +8,9 @@ enum NewPassword {
         var description: String { "the two passwords differ; nothing was changed" }
     }
 
-    static func obtain(command: String?, account: String, prompt: String) throws -> String {
+    static func obtain(command: String?, account: String, prompt: String) async throws -> String {
         if let command {
-            return try PasswordSource.command(command).resolve(account: account)
+            return try await PasswordSource.command(command).resolve(account: account)
         }
         let first = try TerminalInput.secret("\(prompt): ")
         let second = try TerminalInput.secret("\(prompt) (again): ")

@@ -24,7 +24,7 @@ struct PasswdCommand: Command {
 
     func run(context: CommandContext) async throws -> ExitCode {
         let link = try AgentLink(context: context, command: "roost passwd")
-        let password = try NewPassword.obtain(command: passwordCommand, account: link.account.jid,
+        let password = try await NewPassword.obtain(command: passwordCommand, account: link.account.jid,
                                               prompt: "New password for \(link.account.jid)")
         let (done, route) = try await link.perform(PasswordChangeAction(newPassword: password))
         if context.options.json {

@@ -45,7 +45,7 @@ struct RegisterCommand: Command {
     func run(context: CommandContext) async throws -> ExitCode {
         let config = try context.loadConfig()
         let template = config.account(jid.description) ?? config.accounts.first { $0.jid.hasSuffix("@" + jid.domain) }
-        let password = try NewPassword.obtain(command: parsed.value("password-command"), account: jid.description,
+        let password = try await NewPassword.obtain(command: parsed.value("password-command"), account: jid.description,
                                               prompt: "Password for \(jid)")
         var photo: Data?
         if let path = parsed.value("photo") {

@@ -11,8 +11,10 @@ struct RunCommand: Command {
         contrib/systemd/roost.service). Every enabled account connects concurrently at priority -1, so \
         messages keep going to your real clients; message carbons and the server archive bring everything \
         you send and receive elsewhere into the local archive. An account that fails to connect is retried \
-        with backoff, except on authentication or certificate errors. SIGTERM or SIGINT: everything received \
-        is committed, unavailable presence is sent, the stream and the archive are closed, and roost exits 0.
+        with backoff; an account whose password or certificate is refused waits for you (it tries again hourly, \
+        and at once on SIGHUP). When every account waits for you, roost exits with status 78. SIGTERM or \
+        SIGINT: everything received is committed, unavailable presence is sent, the stream and the archive \
+        are closed, and roost exits 0.
         """
     static let options: [OptionSpec] = []
 
@@ -41,8 +43,8 @@ struct RunCommand: Command {
         control.start(dispatcher: ControlDispatcher(handle: agent, config: selected))
         log.info("control socket: \(control.path)")
         ServiceNotifier.notify("READY=1\nSTATUS=archiving \(agent.accountCount) account(s)", environment: context.environment)
-        await agent.run(until: signals.signals)
+        let ending = await agent.run(signals: signals.signals)
         ServiceNotifier.notify("STOPPING=1", environment: context.environment)
-        return .ok
+        return ending == .everyAccountFailed ? .config : .ok
     }
 }

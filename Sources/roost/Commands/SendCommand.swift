@@ -8,8 +8,10 @@ struct SendCommand: Command {
     static let usage = "[options] JID [TEXT...]"
     static let discussion = """
         Sends TEXT (the remaining arguments joined by spaces, or, without them, everything read from standard \
-        input) to JID as a chat message, and archives it as sent. Goes through the running agent; when none \
-        runs, roost logs in once itself with the same config, sends and logs out.
+        input) to JID as a chat message. It is archived as pending first and as sent once the server \
+        confirms it; a message larger than the server accepts (XEP-0478, else `max_send_bytes`, 256 KiB) is \
+        refused before anything is sent (exit 2). Goes through the running agent; when none runs, roost logs \
+        in once itself with the same config, sends and logs out.
         """
     static let options: [OptionSpec] = []
 
@@ -36,7 +38,10 @@ struct SendCommand: Command {
         let (sent, route) = try await link.perform(SendMessageAction(to: jid, body: body ?? ""))
         if context.options.json {
             context.output.jsonLine(["ok": true, "to": .string(sent.to), "id": .string(sent.id),
-                                     "timestamp": .string(TimeText.utc(sent.timestamp)), "via": .string(route.rawValue)])
+                                     "timestamp": .string(TimeText.utc(sent.timestamp)), "via": .string(route.rawValue),
+                                     "confirmed": .bool(sent.confirmed ?? true)])
+        } else if sent.confirmed == false {
+            context.output.line("queued for \(sent.to); the server has not confirmed it yet (roost delivers it when it can)")
         } else {
             context.output.line("sent to \(sent.to)")
         }

@@ -3,7 +3,10 @@
 
 Prints "ready PORT" once listening (PORT is the real port when LISTEN_PORT is 0).
 SIGUSR1 cuts every relayed connection at once (both sides see a reset), as a dropped network would;
-new connections are accepted afterwards as before. SIGTERM stops it.
+new connections are accepted afterwards as before. SIGUSR2 stalls every relayed connection instead: the
+proxy stops forwarding in both directions without closing anything (a blackholed route, a peer that went
+to sleep behind a NAT), so both sides' buffers fill and nothing arrives; connections made afterwards are
+relayed normally. It prints "stalled N" on stdout. SIGTERM stops it.
 """
 import asyncio
 import signal
@@ -15,13 +18,18 @@ import sys
 async def main():
     listen_port, host, port = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     open_pairs = set()
+    stall_flags = {}
 
-    async def pipe(reader, writer):
+    async def pipe(reader, writer, stalled):
         try:
             while True:
+                if stalled.is_set():
+                    await asyncio.Event().wait()   # never again: the route is dead, but nobody says so
                 data = await reader.read(65536)
                 if not data:
                     break
+                if stalled.is_set():
+                    await asyncio.Event().wait()
                 writer.write(data)
                 await writer.drain()
         except (ConnectionError, asyncio.CancelledError, OSError):
@@ -39,11 +47,14 @@ async def main():
             client_writer.close()
             return
         pair = (client_writer, server_writer)
+        stalled = asyncio.Event()
         open_pairs.add(pair)
+        stall_flags[pair] = stalled
         try:
-            await asyncio.gather(pipe(client_reader, server_writer), pipe(server_reader, client_writer))
+            await asyncio.gather(pipe(client_reader, server_writer, stalled), pipe(server_reader, client_writer, stalled))
         finally:
             open_pairs.discard(pair)
+            stall_flags.pop(pair, None)
 
     def cut():
         for pair in list(open_pairs):
@@ -58,9 +69,16 @@ async def main():
                 w.transport.abort()
         open_pairs.clear()
 
+    def stall():
+        flags = list(stall_flags.values())
+        for flag in flags:
+            flag.set()
+        print("stalled", len(flags), flush=True)
+
     server = await asyncio.start_server(handle, "127.0.0.1", listen_port)
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGUSR1, cut)
+    loop.add_signal_handler(signal.SIGUSR2, stall)
     stop = loop.create_future()
     loop.add_signal_handler(signal.SIGTERM, lambda: stop.done() or stop.set_result(None))
     print("ready", server.sockets[0].getsockname()[1], flush=True)

@@ -26,6 +26,11 @@ public struct AgentStatusReport: Codable, Sendable, Equatable {
     /// Batches and events the agent committed since it started.
     public var committedBatches: Int
     public var committedEvents: Int
+    /// Since when archive writes fail (UTC milliseconds) and why; nil while writing works.
+    public var archiveFailingSince: Int64?
+    public var archiveFailure: String?
+    /// Events waiting to be committed.
+    public var archiveBacklog: Int?
     public var accounts: [Account]
 }
 

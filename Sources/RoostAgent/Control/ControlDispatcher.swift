@@ -92,8 +92,15 @@ public struct ControlDispatcher: Sendable {
 
     func status() async -> AgentStatusReport {
         let statistics = handle.pipeline.statistics
+        var failingSince: Int64?
+        var failure: String?
+        if case .failing(let since, let cause) = handle.pipeline.health {
+            failingSince = since
+            failure = cause
+        }
         return AgentStatusReport(pid: getpid(), protocolVersion: ControlProtocol.version, archive: handle.archivePath,
                                  committedBatches: statistics.batches, committedEvents: statistics.events,
+                                 archiveFailingSince: failingSince, archiveFailure: failure, archiveBacklog: handle.pipeline.backlog,
                                  accounts: await handle.status().map(AgentStatusReport.Account.init))
     }
 }

@@ -88,7 +88,8 @@ enum StanzaRouter {
 
         if let state = message.chatState, let archiveState = RoostArchive.ChatState(rawValue: state.rawValue), source != .mam {
             events.append(.chatState(ChatStateRecord(account: account.description, conversation: conversation.description,
-                                                      from: (from ?? peer).description, state: archiveState, timestamp: timestamp)))
+                                                      from: (from ?? peer).description, state: archiveState, timestamp: timestamp,
+                                                      messageId: message.id)))
         }
         let body = message.body
         let subject = message.subject

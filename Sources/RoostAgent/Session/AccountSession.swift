@@ -40,6 +40,9 @@ actor AccountSession {
     /// When the current stream-management session (or SM-less session) began: outgoing messages still
     /// unconfirmed from before it are settled against the server archive.
     private var sessionStartedAt: Int64 = 0
+    /// Messages this process already sent again once: if that session ends without them too, they failed
+    /// (a message the server kicks Roost for must not be sent again and again).
+    private var resentOnce: Set<String> = []
 
     // Server archive
     private var catchUpRunning = false
@@ -219,7 +222,13 @@ actor AccountSession {
             case .acknowledged(let originIDs):
                 await pipeline.submit([.delivery(account: jid.description, originIDs: originIDs, state: .sent)])
             case .unconfirmed(let originIDs):
-                // Settled after the next catch-up: the server archive shows which ones the server has.
+                // Settled after the next catch-up: the server archive shows which ones the server has. Those
+                // already sent again once have failed for good.
+                let failed = originIDs.filter { resentOnce.contains($0) }
+                if !failed.isEmpty {
+                    log.warning("\(jid): \(failed.count) message(s) sent again were not acknowledged either; `roost log` marks them failed")
+                    await pipeline.submit([.delivery(account: jid.description, originIDs: failed, state: .failed)])
+                }
                 log.info("\(jid): \(originIDs.count) sent message(s) were not acknowledged before the connection ended; checking the server archive")
             case .disconnected(let error):
                 disconnected(error)
@@ -453,7 +462,8 @@ actor AccountSession {
               let unconfirmed = try? reader.unconfirmedMessages(account: jid.description) else { return }
         var failed: [String] = []
         var resent = 0
-        for message in unconfirmed where message.delivery == .pending && message.timestamp < sessionStartedAt {
+        for message in unconfirmed where message.delivery == .pending && message.timestamp < sessionStartedAt
+            && !resentOnce.contains(message.originId) {
             guard serverArchiveRead, let raw = message.rawStanza, var element = Element(parsing: raw) else {
                 failed.append(message.originId)
                 continue
@@ -461,6 +471,7 @@ actor AccountSession {
             element[attribute: "from"] = nil
             do {
                 try client.send(Message(element), tracking: message.originId)
+                resentOnce.insert(message.originId)
                 resent += 1
             } catch {
                 failed.append(message.originId)

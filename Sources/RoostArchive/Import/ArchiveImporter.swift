@@ -5,7 +5,9 @@ import Foundation
 /// export → import → export gives the same bytes.
 ///
 /// The file is read twice: first every line is checked (nothing is written if any is invalid, unless
-/// `skipInvalid`), then the events are committed in batches.
+/// `skipInvalid`), then the events are committed in batches — short ones (`transactionBudget`) while the
+/// agent writes the same archive, so its commits, and with them the acknowledgements to the servers, are
+/// never held up for long.
 public struct ArchiveImporter: Sendable {
     public static let reportedProblemLimit = 20
     public static let batchSize = 5_000
@@ -16,7 +18,7 @@ public struct ArchiveImporter: Sendable {
         self.archivePath = archivePath
     }
 
-    public func importJSONLines(from path: String, skipInvalid: Bool = false,
+    public func importJSONLines(from path: String, skipInvalid: Bool = false, transactionBudget: Duration? = nil,
                                 progress: @escaping (ExportProgress) -> Void = { _ in }) throws(ImportError) -> ImportSummary {
         let started = Date()
         let lines = try LineReader(path: path)
@@ -53,15 +55,10 @@ public struct ArchiveImporter: Sendable {
         } catch {
             throw .archive(error)
         }
-        var batch: [ArchiveEvent] = []
-        batch.reserveCapacity(Self.batchSize + 16)
         var done = 0
         var lastReport = Date.distantPast
-        func commit() throws(ImportError) {
-            guard !batch.isEmpty else { return }
-            let outcomes: [InsertOutcome]
-            do throws(ArchiveError) { outcomes = try writer.commit(batch) } catch { throw .archive(error) }
-            for (event, outcome) in zip(batch, outcomes) {
+        var committer = BatchCommitter(writer: writer, transactionBudget: transactionBudget, maximumBatch: Self.batchSize) { events, outcomes in
+            for (event, outcome) in zip(events, outcomes) {
                 switch (event, outcome) {
                 case (.message, .inserted): summary.messages += 1
                 case (.message, .duplicate): summary.duplicates += 1
@@ -71,7 +68,6 @@ public struct ArchiveImporter: Sendable {
                 default: break
                 }
             }
-            batch.removeAll(keepingCapacity: true)
             let now = Date()
             if now.timeIntervalSince(lastReport) >= 0.2 {
                 lastReport = now
@@ -86,16 +82,16 @@ public struct ArchiveImporter: Sendable {
                 done += 1
                 switch item {
                 case .message(let events):
-                    batch += events
+                    try committer.add(events)
                 case .chatState(let record):
-                    batch.append(.chatState(record))
+                    try committer.add(.chatState(record))
                 case .presence(let record):
                     do throws(ArchiveError) {
                         if try deduplicator.isDuplicate(record) { break }
                     } catch {
                         throw ImportError.archive(error)
                     }
-                    batch.append(.presence(record))
+                    try committer.add(.presence(record))
                 case .contact(let roster, let removedAt, let vCard):
                     let newer: (roster: Bool, vCard: Bool)
                     do throws(ArchiveError) {
@@ -106,18 +102,20 @@ public struct ArchiveImporter: Sendable {
                         throw ImportError.archive(error)
                     }
                     if let roster, !newer.roster {
-                        batch.append(.rosterItem(roster))
-                        if let removedAt { batch.append(.rosterRemoval(account: roster.account, jid: roster.jid, timestamp: removedAt)) }
+                        var events: [ArchiveEvent] = [.rosterItem(roster)]
+                        if let removedAt { events.append(.rosterRemoval(account: roster.account, jid: roster.jid, timestamp: removedAt)) }
+                        try committer.add(events)
                     }
-                    if let vCard, !newer.vCard { batch.append(.vCard(vCard)) }
+                    if let vCard, !newer.vCard { try committer.add(.vCard(vCard)) }
                     summary.contacts += 1
                 }
-                if batch.count >= Self.batchSize { try commit() }
                 return true
             }
-            try commit()
+            try committer.flush()
         } catch let error as ImportError {
             throw error
+        } catch let error as ArchiveError {
+            throw .archive(error)
         } catch {
             throw .unreadable(path: path, errno: 5)
         }

@@ -199,9 +199,10 @@ final class Ingestor {
     private func insert(_ record: ChatStateRecord) throws(SQLiteError) -> InsertOutcome {
         let account = try accountID(record.account, now: record.timestamp)
         try database.run("""
-            INSERT INTO chat_states (account_id, conversation, from_jid, state, timestamp) VALUES (?, ?, ?, ?, ?)
+            INSERT INTO chat_states (account_id, conversation, from_jid, state, timestamp, message_id) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT DO NOTHING
-            """, [.integer(account), .text(record.conversation), .text(record.from), .text(record.state.rawValue), .integer(record.timestamp)])
+            """, [.integer(account), .text(record.conversation), .text(record.from), .text(record.state.rawValue), .integer(record.timestamp),
+                  SQLValue(record.messageId)])
         return database.changes == 0 ? .duplicate(existingId: nil) : .stored
     }
 

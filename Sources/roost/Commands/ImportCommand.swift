@@ -10,7 +10,9 @@ struct ImportCommand: Command {
         Reads FILE, written by `roost export --format jsonl`, into the archive named by the config (created if \
         missing), with the archive's dedup rules: messages already stored, repeated corrections, chat states and \
         presence changes are skipped, so importing twice adds nothing. Every line is checked first: if any is \
-        invalid, the problems are listed by line number and nothing is imported, unless --skip-invalid. \
+        invalid, the problems are listed by line number and nothing is imported, unless --skip-invalid. While \
+        `roost run` is running, the import writes in short transactions (about 50 ms each), so the agent keeps \
+        archiving live messages meanwhile. \
         Exit status: 0 imported, 1 invalid lines (nothing imported), 2 invalid command line.
         """
     static let options: [OptionSpec] = [
@@ -41,11 +43,15 @@ struct ImportCommand: Command {
         }
         let meter = ProgressMeter(output: context.output, enabled: context.output.standardErrorIsTTY && !context.options.quiet,
                                   noun: "lines")
+        // While the agent runs, short transactions: its commits (and its acknowledgements to the servers)
+        // wait at most one of them.
+        let agentRuns = AgentLink.agentStatus(environment: context.environment) != nil
         let summary: ImportSummary
         do {
-            summary = try ArchiveImporter(archivePath: config.archivePath).importJSONLines(from: file, skipInvalid: skipInvalid) {
-                meter.show($0)
-            }
+            summary = try ArchiveImporter(archivePath: config.archivePath)
+                .importJSONLines(from: file, skipInvalid: skipInvalid, transactionBudget: agentRuns ? .milliseconds(50) : nil) {
+                    meter.show($0)
+                }
         } catch {
             meter.clear()
             throw ImportFailure(error: error)

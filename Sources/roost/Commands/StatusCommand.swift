@@ -12,8 +12,10 @@ struct StatusCommand: Command {
         connection state, server, bound resource, whether stream management is on, the last read of the server \
         archive and how many sent stanzas the server has not acknowledged yet; then shows the archive's size and \
         counts. When no agent runs it says so and shows the archive only.
+        When the archive cannot be written (locked by another program, disk full), it says since when and why: \
+        the agent then acknowledges nothing to the servers, which keep every message until it can. \
         Exit status: 0 when the agent runs and no account has failed; 3 when an account has failed (wrong \
-        password, certificate problem) or no agent is running.
+        password, certificate problem) or no agent is running; 1 while archive writes fail.
         """
     static let options: [OptionSpec] = []
 
@@ -35,9 +37,17 @@ struct StatusCommand: Command {
             if json {
                 output.jsonLine(["kind": "agent", "running": true, "pid": .int(Int64(report.pid)), "socket": .string(socket),
                                  "archive": .string(report.archive), "committed_batches": .int(report.committedBatches),
-                                 "committed_events": .int(report.committedEvents)])
+                                 "committed_events": .int(report.committedEvents),
+                                 "archive_writes": .string(report.archiveFailingSince == nil ? "ok" : "failing"),
+                                 "archive_failing_since": report.archiveFailingSince.map { .string(TimeText.utc($0)) } ?? .null,
+                                 "archive_failure": report.archiveFailure.map { .string($0) } ?? .null,
+                                 "archive_backlog": .int(report.archiveBacklog ?? 0)])
             } else {
                 output.line("agent: running (pid \(report.pid)), control socket \(socket)")
+                if let since = report.archiveFailingSince {
+                    output.line("  archive writes failing since \(TimeText.local(since, seconds: true)) (\(report.archiveFailure ?? "unknown cause")); "
+                        + "nothing is acknowledged to the servers meanwhile, so nothing is lost; \(report.archiveBacklog ?? 0) events wait")
+                }
             }
             for account in accounts {
                 if json {
@@ -61,7 +71,8 @@ struct StatusCommand: Command {
         }
         showArchive(config.archivePath, context: context)
         if report == nil { return .connection }
-        return accounts.contains(where: \.isFailed) ? .connection : .ok
+        if accounts.contains(where: \.isFailed) { return .connection }
+        return report?.archiveFailingSince == nil ? .ok : .nothingFound
     }
 
     private func showArchive(_ path: String, context: CommandContext) {

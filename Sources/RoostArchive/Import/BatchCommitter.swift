@@ -1,0 +1,54 @@
+import Foundation
+
+/// Commits a stream of archive events in batches, for bulk writers (imports, repairs).
+///
+/// With a transaction budget (while `roost run` is writing the same archive), each transaction is kept
+/// short: the batch size adapts so that a commit takes about the budget (halved when a commit ran long,
+/// grown while commits are quick), so the agent's own commits never wait long for the write lock. Without
+/// one, batches are as large as `maximumBatch` for speed.
+public struct BatchCommitter {
+    public let writer: ArchiveWriter
+    public let transactionBudget: Duration?
+    public let maximumBatch: Int
+    private var batch: [ArchiveEvent] = []
+    private var limit: Int
+    /// Runs after each commit with the committed events and their outcomes, in order.
+    private let committed: ([ArchiveEvent], [InsertOutcome]) -> Void
+
+    public init(writer: ArchiveWriter, transactionBudget: Duration?, maximumBatch: Int = 5_000,
+                committed: @escaping ([ArchiveEvent], [InsertOutcome]) -> Void) {
+        self.writer = writer
+        self.transactionBudget = transactionBudget
+        self.maximumBatch = maximumBatch
+        self.committed = committed
+        limit = transactionBudget == nil ? maximumBatch : min(maximumBatch, 200)
+        batch.reserveCapacity(limit + 16)
+    }
+
+    /// Adds events (kept together in one transaction); commits when the batch is full.
+    public mutating func add(_ events: [ArchiveEvent]) throws(ArchiveError) {
+        batch += events
+        if batch.count >= limit { try flush() }
+    }
+
+    public mutating func add(_ event: ArchiveEvent) throws(ArchiveError) {
+        try add([event])
+    }
+
+    /// Commits what is pending.
+    public mutating func flush() throws(ArchiveError) {
+        guard !batch.isEmpty else { return }
+        let started = ContinuousClock.now
+        let outcomes = try writer.commit(batch)
+        let took = ContinuousClock.now - started
+        committed(batch, outcomes)
+        batch.removeAll(keepingCapacity: true)
+        if let budget = transactionBudget {
+            if took > budget {
+                limit = max(10, limit / 2)
+            } else if took < budget / 2 {
+                limit = min(maximumBatch, limit + limit / 4 + 1)
+            }
+        }
+    }
+}

@@ -64,6 +64,8 @@ public final class IngestPipeline: Sendable {
     }
 
     private struct Counters {
+        /// Shutting down and the archive still cannot be written: everything left is abandoned.
+        var abandoning = false
         var batches = 0
         var events = 0
         var health = Health.ok
@@ -118,6 +120,20 @@ public final class IngestPipeline: Sendable {
     /// Waits until everything submitted before this call is committed (and its completions ran).
     public func flush() async {
         _ = await commit([])
+    }
+
+    /// Like `flush`, but gives up after `limit` (the archive cannot be written): true when everything was
+    /// committed.
+    public func flush(within limit: Duration) async -> Bool {
+        let result = OneShot<Outcome>()
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            result.fulfil(.abandoned)
+        }
+        defer { timer.cancel() }
+        await submit(Submission(events: []) { result.fulfil($0) })
+        if case .stored = await result.value { return true }
+        return false
     }
 
     /// Commits what is queued (retrying a failing commit for up to the stop grace), then stops the thread.
@@ -178,6 +194,10 @@ public final class IngestPipeline: Sendable {
     /// Commits a batch, retrying transient failures until they pass (or, once stopping, until the grace
     /// period is over); isolates submissions the database refuses for good.
     private func commitRetrying(_ batch: [Submission]) {
+        if counters.withLock({ $0.abandoning }) {
+            for submission in batch { submission.completion(.abandoned) }
+            return
+        }
         var delay = Duration.milliseconds(100)
         var stopDeadline: ContinuousClock.Instant?
         while true {
@@ -203,7 +223,8 @@ public final class IngestPipeline: Sendable {
                     let deadline = stopDeadline ?? (ContinuousClock.now + stopGrace)
                     stopDeadline = deadline
                     if ContinuousClock.now >= deadline {
-                        log.error("archive: giving up on \(batch.reduce(0) { $0 + $1.events.count }) events at shutdown; they were not acknowledged, so the server keeps them")
+                        log.error("archive: giving up at shutdown on \(batch.reduce(0) { $0 + $1.events.count } + queue.load) events; they were not acknowledged, so the server keeps them")
+                        counters.withLock { $0.abandoning = true }
                         for submission in batch { submission.completion(.abandoned) }
                         return
                     }

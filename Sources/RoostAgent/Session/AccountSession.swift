@@ -522,16 +522,20 @@ actor AccountSession {
 
     // MARK: - Stopping
 
-    /// Commits what arrived, tells the server everything is handled, says goodbye.
+    /// Commits what arrived, tells the server everything committed is handled, says goodbye. When the archive
+    /// cannot be written, waits for it a little only: what is not committed is not acknowledged either, so the
+    /// server keeps it.
     func stop() async {
         stopping = true
         connectTask?.cancel()
         pollTask?.cancel()
         setupTask?.cancel()
-        await pipeline.flush()
+        let committed = await pipeline.flush(within: .seconds(10))
         await client.disconnect()
         eventTask?.cancel()
-        await pipeline.submit([.syncState(SyncStateRecord(account: jid.description, clearStreamManagement: true))])
+        if committed {
+            await pipeline.submit([.syncState(SyncStateRecord(account: jid.description, clearStreamManagement: true))])
+        }
         setState(.stopped)
     }
 

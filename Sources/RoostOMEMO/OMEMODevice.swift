@@ -1,4 +1,5 @@
 internal import COMEMO
+public import RoostXMPP
 internal import COpenSSL
 import Foundation
 import RoostArchive

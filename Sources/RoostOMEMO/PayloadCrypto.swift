@@ -1,3 +1,4 @@
+import RoostXMPP
 internal import COpenSSL
 
 /// The payload encryption of each OMEMO version (the ratchet only carries the key material):

@@ -1,4 +1,5 @@
 internal import COMEMO
+import RoostXMPP
 import Foundation
 
 /// Owns libomemo-c's global context (with the OpenSSL crypto provider) and wraps the library calls Roost

@@ -1,4 +1,5 @@
 internal import COMEMO
+import RoostXMPP
 import RoostArchive
 
 /// Connects libomemo-c's store callbacks to a `KeyStore`, for one namespace: OMEMO 0.3 and OMEMO 2 sessions

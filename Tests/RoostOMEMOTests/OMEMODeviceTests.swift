@@ -1,3 +1,4 @@
+import RoostXMPP
 import Foundation
 import Testing
 @testable import RoostOMEMO
@@ -160,5 +161,41 @@ import Testing
         #expect(decrypted.plaintext == Array("from phone".utf8))
         #expect(alice.identities(of: "bob@roost.test").count == 2)
         #expect(alice.identities(of: "alice@roost.test").first?.own == true)
+    }
+}
+
+/// XEP-0384 and XEP-0420 elements survive a trip through XML.
+@Suite struct OMEMOElementTests {
+    @Test(arguments: OMEMONamespace.allCases)
+    func encryptedAndBundleElementsRoundTrip(_ namespace: OMEMONamespace) throws {
+        let encrypted = OMEMOEncryptedElement(
+            namespace: namespace, senderDevice: 4242,
+            keys: [OMEMOKeyElement(jid: namespace == .omemo2 ? "alice@roost.test" : nil, device: 7, isKeyExchange: true, data: [1, 2, 3]),
+                   OMEMOKeyElement(jid: namespace == .omemo2 ? "bob@roost.test" : nil, device: 8, isKeyExchange: false, data: [4])],
+            iv: namespace == .legacy ? Array(repeating: 9, count: 12) : nil, payload: [5, 6])
+        let message = OMEMO.message(to: try #require(JID(parsing: "bob@roost.test")), id: "m1", encrypted: encrypted)
+        let xml = XMLSerializer.serialize(message.element)
+        let parsed = try #require(Element(parsing: xml))
+        #expect(OMEMO.encrypted(in: Message(parsed)) == encrypted)
+        #expect(Message(parsed).body == OMEMO.fallbackBody)
+
+        let device = try OMEMODevice(storePath: NSTemporaryDirectory() + "roost-omemo-\(UUID().uuidString).sqlite", account: "a@roost.test")
+        let bundle = try device.bundle(for: namespace)
+        let element = try #require(Element(parsing: XMLSerializer.serialize(OMEMO.bundleElement(namespace, bundle))))
+        #expect(OMEMO.bundle(in: element, namespace) == bundle)
+        let list = OMEMO.deviceListElement(namespace, devices: [1, 2])
+        #expect(OMEMO.devices(in: try #require(Element(parsing: XMLSerializer.serialize(list))), namespace) == [1, 2])
+    }
+
+    @Test func envelopeCarriesBodyAndAddresses() throws {
+        let alice = try #require(JID(parsing: "alice@roost.test/phone"))
+        let bob = try #require(JID(parsing: "bob@roost.test"))
+        let bytes = StanzaContentEncryption.envelope(body: "grüß <dich> & 你好", from: alice, to: bob)
+        let envelope = try #require(StanzaContentEncryption.parse(bytes))
+        #expect(envelope.body == "grüß <dich> & 你好")
+        #expect(envelope.from == alice.bare)
+        #expect(envelope.to == bob)
+        #expect(envelope.time != nil)
+        #expect(StanzaContentEncryption.parse(Array("not xml".utf8)) == nil)
     }
 }

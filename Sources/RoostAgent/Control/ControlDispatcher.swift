@@ -52,6 +52,9 @@ public struct ControlDispatcher: Sendable {
         register(VCardPublishAction.self)
         register(PasswordChangeAction.self)
         register(UnregisterAction.self)
+        register(OMEMOFingerprintsAction.self)
+        register(OMEMOTrustAction.self)
+        register(OMEMORetryAction.self)
         return table
     }()
 

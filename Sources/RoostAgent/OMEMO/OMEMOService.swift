@@ -233,3 +233,30 @@ final class OMEMOService: Sendable {
         }
     }
 }
+
+extension OMEMOService {
+    /// Reads a device's bundle to learn its identity key (for `roost omemo fingerprints`).
+    func learnIdentity(of jid: JID, device id: UInt32, namespace: OMEMONamespace, client: XMPPClient) async throws {
+        let answer = try await client.request(OMEMO.itemsRequest(node: OMEMO.bundleNode(namespace, device: id), from: jid,
+                                                                  itemID: OMEMO.bundleItemID(namespace, device: id)))
+        guard let bundle = OMEMO.bundle(inItemsResult: answer, namespace) else { return }
+        try device.buildSession(namespace: namespace, jid: jid.description, device: id, bundle: bundle)
+    }
+
+    /// Decrypts an archived undecryptable message again (`roost omemo retry`): body, encryption and the ratchet
+    /// token to commit once the archive took the body; nil when it still cannot be decrypted.
+    func retryDecrypt(_ message: Message, sender: JID) -> (String, MessageEncryption, UInt64)? {
+        guard let element = OMEMO.encrypted(in: message) else { return nil }
+        let (result, token) = device.decrypt(element, sender: sender.description, recipient: account.description)
+        guard case .success(let decrypted) = result, let plaintext = decrypted.plaintext else { return nil }
+        let body: String
+        if element.namespace == .omemo2 {
+            guard let text = StanzaContentEncryption.parse(plaintext)?.body else { return nil }
+            body = text
+        } else {
+            body = String(decoding: plaintext, as: UTF8.self)
+        }
+        return (body, MessageEncryption(protocolNamespace: element.namespace.rawValue, senderDevice: Int64(element.senderDevice),
+                                        fingerprint: decrypted.fingerprint, trust: decrypted.trust.rawValue), token)
+    }
+}

@@ -141,6 +141,7 @@ class Peer(slixmpp.ClientXMPP):
         self.add_event_handler("connection_failed", lambda e: self.fail("connection failed: %s" % e))
         self.register_handler(CoroutineCallback("omemo-peer: messages", MatchXPath("{jabber:client}message"), self.on_message))
         self.listening = False
+        self.refreshed = set()
 
     def fail(self, reason):
         self.failure = self.failure or reason
@@ -201,7 +202,10 @@ class Peer(slixmpp.ClientXMPP):
         xep = self["xep_0384"]
         namespace = NAMESPACES[self.args.namespace]
         recipient = slixmpp.JID(to)
-        await xep.refresh_device_lists({recipient}, force_download=True)
+        if recipient.bare not in self.refreshed:
+            # Read the device lists now, not from an earlier run's cache: Roost's device may be new.
+            await xep.refresh_device_lists({recipient, slixmpp.JID(self.boundjid.bare)}, force_download=True)
+            self.refreshed.add(recipient.bare)
         manager = await xep.get_session_manager()
         if namespace == twomemo.twomemo.NAMESPACE:
             plaintext = envelope(body, self.boundjid.bare, recipient.bare)

@@ -243,12 +243,26 @@ class Peer(slixmpp.ClientXMPP):
         node.text = base64.b64encode(bytes(data)).decode()
 
 
-async def drain(peer):
-    sm = peer.plugin.get("xep_0198", None) if hasattr(peer.plugin, "get") else None
-    deadline = time.monotonic() + 30
-    while sm is not None and sm.unacked_queue and time.monotonic() < deadline:
-        sm.request_ack()
-        await asyncio.sleep(0.1)
+async def drain(peer, timeout=60):
+    """Waits until the server acknowledged every stanza sent (XEP-0198); fails the run otherwise."""
+    sm = peer.plugin["xep_0198"] if "xep_0198" in peer.plugin else None
+    if sm is None or not sm.enabled_out:
+        raise RuntimeError("the server did not enable stream management; cannot know that every message arrived")
+    deadline = time.monotonic() + timeout
+    # send() only queues: the stream management plugin counts a stanza once it is written out.
+    while not peer.waiting_queue.empty():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the send queue did not empty within %ss" % timeout)
+        await asyncio.sleep(0.05)
+    sm.request_ack()
+    last_request = time.monotonic()
+    while sm.unacked_queue:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the server did not acknowledge all messages within %ss" % timeout)
+        if time.monotonic() - last_request > 1:
+            sm.request_ack()
+            last_request = time.monotonic()
+        await asyncio.sleep(0.05)
 
 
 async def main(args):
@@ -289,8 +303,7 @@ async def main(args):
             emit("device", jid=args.rest[0], device=info.device_id, namespaces=sorted(info.namespaces),
                  active=sorted(ns for ns, on in info.active.items() if on) if isinstance(info.active, dict) else None)
     await drain(peer)
-    peer.disconnect()
-    await asyncio.sleep(0.3)
+    await peer.disconnect()
     return status
 
 

@@ -45,7 +45,10 @@ final class OMEMOService: Sendable {
     func decrypt(_ input: StanzaRouter.EncryptedInput) -> StanzaRouter.DecryptionOutcome {
         let keys = dedupKeys(input)
         let seen = state.withLock { state in keys.contains { key in state.inFlight.values.contains { $0.contains(key) } } }
-        if seen || isArchived(input) { return .skip("already archived") }
+        if seen || isArchived(input) {
+            log.debug("\(account): not decrypting a copy of \(seen ? "a message being archived" : "an archived message") from \(input.sender) (id \(input.message.id ?? "-"))")
+            return .skip("already archived")
+        }
         guard let element = OMEMO.encrypted(in: input.message) else {
             return .undecryptable(MessageEncryption(protocolNamespace: nil, failure: "malformed encrypted element"))
         }
@@ -76,6 +79,7 @@ final class OMEMOService: Sendable {
             return .decrypted(body: String(decoding: plaintext, as: UTF8.self), encryption)
         case .failure(.duplicate):
             // The ratchet never runs ahead of the archive, so a used key means this message is archived.
+            log.info("\(account): an encrypted message from \(input.sender) (id \(input.message.id ?? "-")) reuses a message key: a copy, not archived again")
             return .skip("already decrypted")
         case .failure(let failure):
             if failure == .payloadAuthentication {

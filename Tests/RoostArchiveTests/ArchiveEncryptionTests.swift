@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RoostArchive
 
-/// Schema v2: OMEMO messages keep how they were encrypted; an undecryptable one has no body until a late
+/// Schema v3: OMEMO messages keep how they were encrypted; an undecryptable one has no body until a late
 /// decryption fills it in, and then search finds it.
 @Suite struct ArchiveEncryptionTests {
     @Test func encryptionIsStoredShownAndFilledInLater() throws {

@@ -109,7 +109,7 @@ public struct OMEMORetryAction: AccountAction {
         }
         var decrypted = 0
         for row in rows {
-            guard let element = XMLStreamParser.element(fromFragment: row.rawStanza) else { continue }
+            guard let element = Element(parsing: row.rawStanza) else { continue }
             let message = Message(element)
             let sender = row.direction == .incoming ? (message.from?.bare ?? context.account) : context.account
             guard let (body, encryption, token) = omemo.retryDecrypt(message, sender: sender) else { continue }

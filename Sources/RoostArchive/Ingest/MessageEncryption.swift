@@ -1,4 +1,4 @@
-/// How a message was end-to-end encrypted, and what became of it. Stored with the message (schema v2).
+/// How a message was end-to-end encrypted, and what became of it. Stored with the message (schema v3).
 public struct MessageEncryption: Sendable, Equatable, Codable {
     /// `omemo`.
     public var scheme: String

@@ -6,7 +6,7 @@ enum MessageRowReading {
         m.edited, m.is_carbon, m.source, \(encryptionColumns)
         """
 
-    /// The OMEMO columns (schema v2), read by `encryption(_:at:)`.
+    /// The OMEMO columns (schema v3), read by `encryption(_:at:)`.
     static let encryptionColumns = "m.encryption, m.e2e_namespace, m.e2e_device, m.e2e_fingerprint, m.e2e_trust, m.e2e_failure"
 
     static func encryption(_ row: Statement.Row, at column: Int32) -> MessageEncryption? {

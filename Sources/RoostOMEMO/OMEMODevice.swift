@@ -241,8 +241,8 @@ public final class OMEMODevice: @unchecked Sendable {
         guard let bridge = bridges[namespace] else { throw .invalidBundle("unknown namespace") }
         do {
             return try locked { () throws -> OMEMOEncryptedElement in
-                for recipient in recipients where store.isPending(.session(namespace: namespace.rawValue, jid: recipient.jid.lowercased(), device: recipient.device)) {
-                    _ = recipient
+                // Encrypting on top of state that waits for the archive would save that state early.
+                if recipients.contains(where: { store.isPending(.session(namespace: namespace.rawValue, jid: $0.jid.lowercased(), device: $0.device)) }) {
                     throw OMEMOError.busy
                 }
                 guard let sealed = PayloadCrypto.seal(plaintext, namespace: namespace) else {

@@ -24,11 +24,14 @@ let package = Package(
         .systemLibrary(name: "CNotify", pkgConfig: "glib-2.0", providers: [.apt(["libnotify-dev"])]),
         .systemLibrary(name: "CResolv"),
         .systemLibrary(name: "CSystem"),
+        .systemLibrary(name: "COMEMO", pkgConfig: "libomemo-c", providers: [.apt(["libomemo-c-dev"])]),
 
         .target(name: "RoostXMPP", dependencies: ["COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
         .target(name: "RoostArchive", dependencies: ["CSQLite"], swiftSettings: strict),
+        // OMEMO device (libomemo-c with an OpenSSL crypto provider); keys in their own SQLite store.
+        .target(name: "RoostOMEMO", dependencies: ["COMEMO", "COpenSSL", "RoostArchive", "RoostXMPP"], swiftSettings: strict),
         .target(name: "RoostNotify", dependencies: ["CNotify", "CGLib", "CCurl", "CSystem", "RoostArchive"], swiftSettings: strict),
-        .target(name: "RoostAgent", dependencies: ["RoostXMPP", "RoostArchive", "RoostNotify", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv", "CSystem"], swiftSettings: strict),
+        .target(name: "RoostAgent", dependencies: ["RoostXMPP", "RoostArchive", "RoostNotify", "RoostOMEMO", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv", "CSystem"], swiftSettings: strict),
         .executableTarget(name: "roost", dependencies: ["RoostAgent", "RoostArchive", "RoostNotify", "RoostXMPP"], swiftSettings: strict),
         .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostAgent"], swiftSettings: strict),
 
@@ -37,6 +40,7 @@ let package = Package(
 
         .testTarget(name: "RoostXMPPTests", dependencies: ["RoostXMPP", "COpenSSL", "RoostTestSupport"], swiftSettings: strict),
         .testTarget(name: "RoostNotifyTests", dependencies: ["RoostNotify"], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "RoostOMEMOTests", dependencies: ["RoostOMEMO", "RoostXMPP"], swiftSettings: strict),
         .testTarget(name: "RoostArchiveTests", dependencies: ["RoostArchive"], swiftSettings: strict),
         .testTarget(name: "RoostAgentTests", dependencies: ["RoostAgent", "RoostXMPP", "RoostArchive", "RoostTestSupport"], swiftSettings: strict),
         .testTarget(name: "RoostCLITests", dependencies: ["RoostArchive", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP"], swiftSettings: strict),

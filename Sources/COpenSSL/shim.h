@@ -10,6 +10,8 @@
 #include <openssl/pem.h>
 #include <openssl/bio.h>
 #include <openssl/sha.h>
+#include <openssl/kdf.h>
+#include <openssl/params.h>
 
 // Many OpenSSL "functions" are macros over SSL_ctrl / BIO_ctrl, which Swift cannot import;
 // these wrappers give them real, typed function signatures.

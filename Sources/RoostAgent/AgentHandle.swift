@@ -19,6 +19,11 @@ extension Agent: AgentHandle {
         return await session.onlineClient()
     }
 
+    /// The account's OMEMO device, when `omemo = on`.
+    func omemo(for account: String) -> OMEMOService? {
+        sessions.first(where: { $0.jid.description.caseInsensitiveCompare(account) == .orderedSame })?.omemo
+    }
+
     public func status() async -> [AccountStatus] {
         var out: [AccountStatus] = []
         for session in sessions { out.append(await session.status()) }

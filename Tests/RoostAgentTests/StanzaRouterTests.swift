@@ -121,3 +121,61 @@ struct StanzaRouterTests {
         #expect(out.events.isEmpty)
     }
 }
+
+/// The router with a scripted decryptor (the capability the OMEMO service provides): what is archived for an
+/// `<encrypted/>` message, and that the fallback body never is.
+@Suite("Stanza router: encrypted messages")
+struct StanzaRouterEncryptionTests {
+    let now: Int64 = 1_700_000_000_000
+    let encrypted = """
+        <message from='bob@roost.test/phone' to='alice@roost.test/roost' type='chat' id='e1'>\
+        <body>I sent you an OMEMO encrypted message but your client doesn't seem to support that.</body>\
+        <encrypted xmlns='eu.siacs.conversations.axolotl'><header sid='7'><key rid='9'>AAEC</key><iv>AAAAAAAAAAAAAAAA</iv></header>\
+        <payload>AAE=</payload></encrypted><stanza-id xmlns='urn:xmpp:sid:0' id='S9' by='alice@roost.test'/></message>
+        """
+
+    func route(_ outcome: StanzaRouter.DecryptionOutcome, seen: InputBox = InputBox()) -> StanzaRouter.Outcome {
+        var context = RoutingContext(account: try! JID("alice@roost.test"), trustsOwnStanzaIDs: true, displayNames: [:])
+        context.decryptor = { input in
+            seen.set(input)
+            return outcome
+        }
+        return StanzaRouter.route(parse(encrypted), context: context, now: now)
+    }
+
+    final class InputBox: @unchecked Sendable {
+        private(set) var input: StanzaRouter.EncryptedInput?
+        func set(_ value: StanzaRouter.EncryptedInput) { input = value }
+    }
+
+    @Test func decryptedBodyIsArchivedWithItsEncryption() throws {
+        let how = MessageEncryption(protocolNamespace: "eu.siacs.conversations.axolotl", senderDevice: 7, fingerprint: "ab", trust: "blind")
+        let seen = InputBox()
+        let out = route(.decrypted(body: "the secret", how), seen: seen)
+        let m = try #require(messages(out).first)
+        #expect(m.body == "the secret")
+        #expect(m.encryption == how)
+        #expect(out.notes == [.incomingMessage(eventIndex: 0)])
+        // The decryptor got the trusted stanza-id, so it can recognise an archived copy before decrypting.
+        #expect(seen.input?.stanzaID == "S9")
+        #expect(seen.input?.sender.description == "bob@roost.test/phone")
+    }
+
+    @Test func undecryptableIsArchivedWithoutTheFallbackBody() throws {
+        let how = MessageEncryption(protocolNamespace: "eu.siacs.conversations.axolotl", senderDevice: 7, failure: "not encrypted for this device")
+        let out = route(.undecryptable(how))
+        let m = try #require(messages(out).first)
+        #expect(m.body == nil)
+        #expect(m.encryption?.failure == "not encrypted for this device")
+        #expect(m.rawStanza?.contains("<payload>AAE=</payload>") == true)
+        #expect(out.notes == [.incomingMessage(eventIndex: 0)])
+    }
+
+    @Test func keyTransportAndCopiesAreNotArchived() {
+        #expect(messages(route(.skip("key transport"))).isEmpty)
+        // Without OMEMO (omemo = off) the message is archived as it came.
+        let context = RoutingContext(account: try! JID("alice@roost.test"), trustsOwnStanzaIDs: true, displayNames: [:])
+        let plain = messages(StanzaRouter.route(parse(encrypted), context: context, now: now))
+        #expect(plain.first?.encryption == nil && plain.first?.body?.hasPrefix("I sent you") == true)
+    }
+}

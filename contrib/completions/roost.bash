@@ -30,7 +30,7 @@ _roost() {
     COMPREPLY=()
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="run search log stats verify config status roster requests send vcard presence register passwd unregister export import notify help"
+    local commands="run search log stats verify config status roster requests send omemo vcard presence register passwd unregister export import notify help"
     local global="--config --account --json --verbose --quiet --log-level --help --version"
 
     case $prev in
@@ -75,7 +75,12 @@ _roost() {
                 1) arguments="accept deny" ;;
                 2) arguments=$(_roost_contacts) ;;
             esac ;;
-        send) [[ ${#words[@]} == 1 ]] && arguments=$(_roost_contacts) ;;
+        send) options="--plaintext"; [[ ${#words[@]} == 1 ]] && arguments=$(_roost_contacts) ;;
+        omemo)
+            case ${#words[@]} in
+                1) arguments="fingerprints trust distrust retry" ;;
+                2) [[ ${words[1]} != retry ]] && arguments=$(_roost_contacts) ;;
+            esac ;;
         vcard)
             options="--refresh --nickname --fullname --photo --no-photo"
             case ${#words[@]} in

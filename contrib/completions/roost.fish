@@ -24,7 +24,7 @@ function __roost_contacts
     roost roster --cached --json --config (__roost_config_file) 2>/dev/null | sed -n 's/.*"jid":"\([^"]*\)".*/\1/p'
 end
 
-set -l commands run search log stats verify config status roster requests send vcard presence register passwd unregister export import notify help
+set -l commands run search log stats verify config status roster requests send omemo vcard presence register passwd unregister export import notify help
 complete -c roost -f
 complete -c roost -n "not __fish_seen_subcommand_from $commands" -a "$commands"
 
@@ -56,6 +56,10 @@ complete -c roost -n '__fish_seen_subcommand_from roster' -l cached
 complete -c roost -n '__fish_seen_subcommand_from requests; and not __fish_seen_subcommand_from accept deny' -a 'accept deny'
 complete -c roost -n '__fish_seen_subcommand_from requests; and __fish_seen_subcommand_from accept deny' -a '(__roost_contacts)'
 complete -c roost -n '__fish_seen_subcommand_from requests' -l add
+
+complete -c roost -n '__fish_seen_subcommand_from send' -l plaintext
+complete -c roost -n '__fish_seen_subcommand_from omemo; and not __fish_seen_subcommand_from fingerprints trust distrust retry' -a 'fingerprints trust distrust retry'
+complete -c roost -n '__fish_seen_subcommand_from omemo; and __fish_seen_subcommand_from fingerprints trust distrust' -a '(__roost_contacts)'
 
 complete -c roost -n '__fish_seen_subcommand_from vcard; and not __fish_seen_subcommand_from show set' -a 'show set'
 complete -c roost -n '__fish_seen_subcommand_from vcard; and __fish_seen_subcommand_from show' -a '(__roost_contacts)'

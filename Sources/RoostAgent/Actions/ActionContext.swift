@@ -10,6 +10,10 @@ public struct ActionContext: Sendable {
     public let dataDirectory: String
     /// The account's presence priority, repeated in presence updates (a vCard photo change).
     public let priority: Int
+    /// Roost's OMEMO device for the account (nil with `omemo = off`) and when `roost send` encrypts.
+    var omemo: OMEMOService? = nil
+    var omemoSend: OMEMOSendSetting = .auto
+    var archivePath: String? = nil
 
     public init(client: XMPPClient, account: JID, archive: ActionArchive, dataDirectory: String, priority: Int) {
         self.client = client

@@ -40,9 +40,18 @@ public enum OneShotLogin {
             throw ActionFailure(.internalError, "could not open the archive \(config.archivePath): \(error)")
         }
         let pipeline = IngestPipeline(writer: writer, log: log)
-        let context = ActionContext(client: client, account: configuration.jid, archive: ActionArchive(pipeline: pipeline),
-                                    dataDirectory: (config.archivePath as NSString).deletingLastPathComponent,
-                                    priority: configuration.priority)
+        let dataDirectory = (config.archivePath as NSString).deletingLastPathComponent
+        var context = ActionContext(client: client, account: configuration.jid, archive: ActionArchive(pipeline: pipeline),
+                                    dataDirectory: dataDirectory, priority: configuration.priority)
+        context.archivePath = config.archivePath
+        context.omemoSend = account.omemoSend
+        if account.omemo {
+            do {
+                context.omemo = try OMEMOService(account: configuration.jid, dataDirectory: dataDirectory, archivePath: config.archivePath, log: log)
+            } catch {
+                log.warning("\(account.jid): OMEMO is unavailable: \(error)")
+            }
+        }
         let result: Result<Action.Result, ActionFailure>
         do { result = .success(try await action.perform(in: context)) } catch { result = .failure(error) }
         await pipeline.drainAndStop()

@@ -1,6 +1,7 @@
 import Foundation
 import RoostArchive
 import RoostXMPP
+import RoostOMEMO
 
 /// `message.send`: one chat message, archived as outgoing. It carries an XEP-0359 origin-id so the copy the
 /// server archive hands back later is recognised as the same message.
@@ -14,10 +15,13 @@ public struct SendMessageAction: AccountAction {
 
     public var to: String
     public var body: String
+    /// Send unencrypted even into an encrypted conversation.
+    public var plaintext: Bool?
 
-    public init(to: String, body: String) {
+    public init(to: String, body: String, plaintext: Bool = false) {
         self.to = to
         self.body = body
+        self.plaintext = plaintext ? true : nil
     }
 
     public struct Sent: Codable, Sendable, Equatable {
@@ -26,6 +30,10 @@ public struct SendMessageAction: AccountAction {
         public var timestamp: Int64
         /// The server confirmed it received the message (false: still pending, settled later).
         public var confirmed: Bool?
+        /// `omemo` when the message went out encrypted.
+        public var encryption: String?
+        /// How many devices it was encrypted for.
+        public var devices: Int?
     }
 
     /// How long `perform` waits for the server's confirmation.
@@ -39,6 +47,11 @@ public struct SendMessageAction: AccountAction {
         let id = StanzaID.make()
         var message = Message(to: recipient, type: .chat, body: body, id: id)
         message.add(StanzaIDs.originIDElement(id))
+        var encrypted: OMEMOService.Outgoing?
+        if let preferred = try encryptionNeeded(for: recipient, in: context) {
+            encrypted = try await context.omemo!.encrypt(body, to: recipient, id: id, preferred: preferred, client: context.client)
+            message = encrypted!.message
+        }
         message.add(Element("active", namespace: Namespace.chatStates))
         let size = XMLSerializer.serialize(message.element, parentNamespace: Namespace.client).utf8.count
         let limit = context.client.outboundStanzaLimit
@@ -49,11 +62,12 @@ public struct SendMessageAction: AccountAction {
         let from = context.client.boundJID ?? context.account
         var stored = message
         stored.element[attribute: "from"] = from.description
-        let record = MessageRecord(account: context.account.description, conversation: recipient.description, direction: .outgoing,
+        var record = MessageRecord(account: context.account.description, conversation: recipient.description, direction: .outgoing,
                                    kind: .chat, from: from.description, to: recipient.description,
                                    senderName: context.account.description, body: body, timestamp: now, receivedAt: now,
                                    originId: id, messageId: id, source: .live, rawStanza: XMLSerializer.serialize(stored.element),
                                    delivery: .pending)
+        record.encryption = encrypted?.encryption
         try await context.archive.record([.message(record)])
         do {
             try context.client.send(message, tracking: id)
@@ -65,6 +79,19 @@ public struct SendMessageAction: AccountAction {
         if confirmed {
             try await context.archive.record([.delivery(account: context.account.description, originIDs: [id], state: .sent)])
         }
-        return Sent(to: recipient.description, id: id, timestamp: now, confirmed: confirmed)
+        return Sent(to: recipient.description, id: id, timestamp: now, confirmed: confirmed, encryption: encrypted?.encryption.scheme,
+                    devices: encrypted?.recipients)
+    }
+
+    /// nil: send plaintext. Else encrypt, preferring the namespace the conversation last used (nil inside: none).
+    /// `omemo_send = auto` encrypts when the conversation's newest message was encrypted; plaintext into such a
+    /// conversation needs `--plaintext`.
+    private func encryptionNeeded(for recipient: JID, in context: ActionContext) throws(ActionFailure) -> OMEMONamespace?? {
+        guard context.omemo != nil, plaintext != true, context.omemoSend != .never else { return nil }
+        let last = (try? ArchiveReader(path: context.archivePath ?? "").lastMessageEncryption(account: context.account.description,
+                                                                                          conversation: recipient.description)) ?? nil
+        let lastEncryption = last ?? nil
+        guard context.omemoSend == .always || lastEncryption != nil else { return nil }
+        return .some(lastEncryption?.protocolNamespace.flatMap(OMEMONamespace.init(rawValue:)))
     }
 }

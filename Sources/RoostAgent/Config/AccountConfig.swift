@@ -14,6 +14,9 @@ public struct AccountConfig: Sendable, Hashable {
     public var resource: String
     public var priority: Int
     public var enabled: Bool
+    /// `omemo = on|off`: Roost is an OMEMO device of the account and decrypts what is encrypted for it.
+    public var omemo: Bool = true
+    public var omemoSend: OMEMOSendSetting = .auto
 
     public static let defaultResource = "roost"
     public static let defaultPriority = -1

@@ -10,6 +10,8 @@ struct AccountDraft {
     var resource: String?
     var priority: Int?
     var enabled: Bool?
+    var omemo: Bool?
+    var omemoSend: OMEMOSendSetting?
 
     func build(jid: String) throws(ConfigValueError) -> AccountConfig {
         let source: PasswordSource
@@ -21,7 +23,7 @@ struct AccountDraft {
         case (nil, nil):
             throw ConfigValueError("needs `password` or `password_command`")
         }
-        return AccountConfig(
+        var config = AccountConfig(
             jid: jid,
             password: source,
             host: host,
@@ -33,5 +35,8 @@ struct AccountDraft {
             priority: priority ?? AccountConfig.defaultPriority,
             enabled: enabled ?? true
         )
+        config.omemo = omemo ?? true
+        config.omemoSend = omemoSend ?? .auto
+        return config
     }
 }

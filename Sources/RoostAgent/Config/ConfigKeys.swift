@@ -43,5 +43,7 @@ enum ConfigKeys {
         "resource": { draft, value, _ throws(ConfigValueError) in draft.resource = try Parse.nonEmpty(value) },
         "priority": { draft, value, _ throws(ConfigValueError) in draft.priority = try Parse.integer(value, in: -128...127, what: "a priority") },
         "enabled": { draft, value, _ throws(ConfigValueError) in draft.enabled = try Parse.boolean(value) },
+        "omemo": { draft, value, _ throws(ConfigValueError) in draft.omemo = try Parse.boolean(value) },
+        "omemo_send": { draft, value, _ throws(ConfigValueError) in draft.omemoSend = try Parse.choice(value, of: OMEMOSendSetting.self) },
     ]
 }

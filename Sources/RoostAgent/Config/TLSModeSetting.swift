@@ -7,3 +7,13 @@ public enum TLSModeSetting: String, Sendable, CaseIterable, Hashable {
     /// TLS from the first byte (XEP-0368), usually port 5223.
     case direct
 }
+
+/// When `roost send` encrypts (`omemo_send = auto|always|never`).
+public enum OMEMOSendSetting: String, Sendable, CaseIterable, Hashable {
+    /// Encrypt when the conversation is encrypted (its last message was); plaintext then needs `--plaintext`.
+    case auto
+    /// Always encrypt; a contact without OMEMO devices is an error.
+    case always
+    /// Never encrypt.
+    case never
+}

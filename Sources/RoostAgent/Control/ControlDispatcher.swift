@@ -7,13 +7,19 @@ public struct ControlDispatcher: Sendable {
 
     private let handle: any AgentHandle
     private let priorities: [String: Int]
+    private let omemoSend: [String: OMEMOSendSetting]
     private let dataDirectory: String
 
     public init(handle: any AgentHandle, config: RoostConfig) {
         self.handle = handle
         var priorities: [String: Int] = [:]
-        for account in config.accounts { priorities[account.jid.lowercased()] = account.priority }
+        var omemoSend: [String: OMEMOSendSetting] = [:]
+        for account in config.accounts {
+            priorities[account.jid.lowercased()] = account.priority
+            omemoSend[account.jid.lowercased()] = account.omemoSend
+        }
         self.priorities = priorities
+        self.omemoSend = omemoSend
         dataDirectory = (handle.archivePath as NSString).deletingLastPathComponent
     }
 
@@ -46,6 +52,9 @@ public struct ControlDispatcher: Sendable {
         register(VCardPublishAction.self)
         register(PasswordChangeAction.self)
         register(UnregisterAction.self)
+        register(OMEMOFingerprintsAction.self)
+        register(OMEMOTrustAction.self)
+        register(OMEMORetryAction.self)
         return table
     }()
 
@@ -85,8 +94,11 @@ public struct ControlDispatcher: Sendable {
             let state = await handle.status().first { $0.account.caseInsensitiveCompare(account) == .orderedSame }?.state.description ?? "unknown"
             return ControlJSON.failure(ActionFailure(.connection, "\(account) is not online in the agent (\(state))"), id: header.id)
         }
-        let context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline),
+        var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline),
                                     dataDirectory: dataDirectory, priority: priorities[account.lowercased()] ?? -1)
+        context.omemo = (handle as? Agent)?.omemo(for: account)
+        context.omemoSend = omemoSend[account.lowercased()] ?? .auto
+        context.archivePath = handle.archivePath
         return await handler(line, header.id, context)
     }
 

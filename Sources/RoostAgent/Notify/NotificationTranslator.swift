@@ -17,7 +17,8 @@ struct NotificationTranslator: Sendable {
     let knownRequests = KnownRequests()
 
     func incoming(_ record: MessageRecord) -> IncomingMessage? {
-        guard let body = record.body, record.direction == .incoming else { return nil }
+        guard record.direction == .incoming, var body = record.body ?? record.encryption.map({ _ in "encrypted message, could not be decrypted" }) else { return nil }
+        if let encryption = record.encryption, encryption.isDecrypted, !encryption.isTrusted { body = "(untrusted device) " + body }
         let sender = record.kind == .groupchat ? record.from : record.conversation
         let name = names[sender.lowercased()] ?? record.senderName ?? sender
         return IncomingMessage(account: account, conversation: record.conversation, from: record.from, displayName: name, body: body,

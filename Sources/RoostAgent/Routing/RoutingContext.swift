@@ -10,4 +10,6 @@ struct RoutingContext: Sendable {
     var ownNickname: String?
     /// Roost's own bound resource, which is never one of "the user's other clients".
     var ownResource: String? = nil
+    /// Decrypts OMEMO messages (nil: `omemo = off`, encrypted messages are archived as they come).
+    var decryptor: StanzaRouter.Decryptor? = nil
 }

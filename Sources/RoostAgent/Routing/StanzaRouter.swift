@@ -19,6 +19,27 @@ enum StanzaRouter {
         var notes: [RoutingNote] = []
     }
 
+    /// An `<encrypted/>` message (OMEMO) as the decryptor needs it.
+    struct EncryptedInput: Sendable {
+        var message: Message
+        var sender: JID
+        var conversation: JID
+        var direction: MessageDirection
+        /// The server's stanza-id, when trusted (the archive's dedup key).
+        var stanzaID: String?
+    }
+
+    enum DecryptionOutcome: Sendable, Equatable {
+        case decrypted(body: String, MessageEncryption)
+        /// Archived without a body, with the reason and the encrypted stanza.
+        case undecryptable(MessageEncryption)
+        /// Archive no message: key transport, heartbeat, or a copy of an archived message.
+        case skip(String)
+    }
+
+    /// Decrypts for the router. A capability passed in through the context, so the router itself stays pure.
+    typealias Decryptor = @Sendable (EncryptedInput) -> DecryptionOutcome
+
     static func route(_ element: Element, context: RoutingContext, now: Int64) -> Outcome {
         switch element.name {
         case "message": return route(message: Message(element), context: context, now: now)
@@ -91,9 +112,10 @@ enum StanzaRouter {
                                                       from: (from ?? peer).description, state: archiveState, timestamp: timestamp,
                                                       messageId: message.id)))
         }
-        let body = message.body
+        var body = message.body
         let subject = message.subject
-        guard body != nil || (subject != nil && kind == .groupchat) else { return events }
+        let encrypted = context.decryptor != nil && OMEMO.isEncrypted(message)
+        guard encrypted || body != nil || (subject != nil && kind == .groupchat) else { return events }
 
         var stanzaID: String?
         var stanzaIDBy: String?
@@ -109,24 +131,40 @@ enum StanzaRouter {
             stanzaIDBy = account.description
             trusted = context.trustsOwnStanzaIDs
         }
+        var encryption: MessageEncryption?
+        if encrypted, let decryptor = context.decryptor {
+            let input = EncryptedInput(message: message, sender: from ?? peer, conversation: conversation, direction: direction,
+                                       stanzaID: trusted ? stanzaID : nil)
+            switch decryptor(input) {
+            case .skip: return events
+            case .decrypted(let text, let how):
+                body = text
+                encryption = how
+            case .undecryptable(let how):
+                // Never the fallback body ("I sent you an OMEMO encrypted message…"): raw keeps the payload.
+                body = nil
+                encryption = how
+            }
+        }
         let senderJID = (from ?? peer).bare
         let senderName = direction == .outgoing ? (context.ownNickname ?? account.description)
             : (context.displayNames[senderJID] ?? senderJID.description)
-        let record = MessageRecord(
+        var record = MessageRecord(
             account: account.description, conversation: conversation.description, direction: direction, kind: kind,
             from: (from ?? peer).description, to: (to ?? account).description, senderName: senderName,
             body: body, subject: subject, thread: message.thread, timestamp: timestamp, receivedAt: now,
             stanzaId: stanzaID, stanzaIdBy: stanzaIDBy, stanzaIdTrusted: trusted, originId: message.stanzaIDs.originID,
             messageId: message.id, replaces: message.replacesID, isCarbon: source == .carbon, source: source,
             rawStanza: XMLSerializer.serialize(message.element),
-            attachments: OutOfBandData.urls(in: message).map { AttachmentRecord(url: $0) })
+            attachments: encryption == nil ? OutOfBandData.urls(in: message).map { AttachmentRecord(url: $0) } : [])
+        record.encryption = encryption
         events.append(.message(record))
         return events
     }
 
     private static func incomingNotes(_ events: [ArchiveEvent]) -> [RoutingNote] {
         events.indices.compactMap { i in
-            if case .message(let m) = events[i], m.direction == .incoming, m.body != nil { return .incomingMessage(eventIndex: i) }
+            if case .message(let m) = events[i], m.direction == .incoming, m.body != nil || m.encryption != nil { return .incomingMessage(eventIndex: i) }
             return nil
         }
     }

@@ -21,6 +21,8 @@ actor AccountSession {
     private let settings: AgentSettings
     private let dataDirectory: String
     private var context: RoutingContext
+    /// Roost's OMEMO device for this account (nil with `omemo = off`, or when its key store cannot be opened).
+    let omemo: OMEMOService?
     /// Heard when the state changes (the agent watches for "every account failed").
     private let stateChanged: @Sendable () -> Void
 
@@ -104,6 +106,17 @@ actor AccountSession {
         self.log = log
         backoff = Backoff(cap: settings.reconnectCap)
         context = RoutingContext(account: configuration.jid, trustsOwnStanzaIDs: false, displayNames: [:])
+        if account.omemo {
+            do {
+                omemo = try OMEMOService(account: configuration.jid, dataDirectory: dataDirectory, archivePath: settings.archivePath, log: log)
+            } catch {
+                log.error("\(configuration.jid): OMEMO is off for this run: \(error)")
+                omemo = nil
+            }
+        } else {
+            omemo = nil
+        }
+        context.decryptor = omemo?.decryptor
     }
 
     /// Starts connecting in the background; returns at once.
@@ -275,6 +288,10 @@ actor AccountSession {
             }
         }
         guard !Task.isCancelled else { return }
+        if let omemo {
+            let client = self.client
+            Task { await omemo.publish(client: client) }
+        }
         if serverHasArchive {
             await catchUp(progress: !resumed)
             startPolling()
@@ -313,7 +330,14 @@ actor AccountSession {
     }
 
     private func route(_ stanza: InboundStanza) async {
+        if let omemo, stanza.element.name == "message", let list = OMEMO.deviceListEvent(in: Message(stanza.element)) {
+            let client = self.client
+            Task { await omemo.deviceListChanged(jid: list.jid, namespace: list.namespace, devices: list.devices, client: client) }
+        }
+        // Decryption happens inside routing (the context's decryptor); its ratchet state is saved only once
+        // the archive has the messages, in the completion below.
         let outcome = StanzaRouter.route(stanza.element, context: context, now: Self.nowMilliseconds())
+        let ratchet = omemo?.takeToken() ?? 0
         if let why = outcome.rejected {
             rejectedStanzas += 1
             log.debug("\(jid): ignored: \(LogText.quote(why))")
@@ -346,7 +370,9 @@ actor AccountSession {
         let translator = self.translator
         let notifications = self.notifications
         let backlog = self.backlog
+        let omemo = self.omemo
         await pipeline.submit(events, progress: progress(acknowledgement)) { result in
+            omemo?.archiveSettled(result, ratchet: ratchet, client: client)
             switch result {
             case .stored(let outcomes):
                 client.acknowledge(acknowledgement)
@@ -366,6 +392,8 @@ actor AccountSession {
 
     private func route(_ page: ArchivePage) async {
         let (events, newest, rejected) = ArchivePageRouter.events(for: page, context: context, now: Self.nowMilliseconds())
+        let ratchet = omemo?.takeToken() ?? 0
+        let omemo = self.omemo
         if rejected > 0 {
             rejectedStanzas += rejected
             log.warning("\(jid): ignored \(rejected) archive results not from the account's own archive or query")
@@ -377,6 +405,7 @@ actor AccountSession {
         let commits = pageCommits
         let queryID = page.queryID
         await pipeline.submit(events, progress: progress(acknowledgement)) { result in
+            omemo?.archiveSettled(result, ratchet: ratchet, client: client)
             switch result {
             case .stored(let outcomes):
                 client.acknowledge(acknowledgement)

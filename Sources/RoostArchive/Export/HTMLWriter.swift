@@ -108,7 +108,7 @@ final class HTMLWriter: ExportWriter {
             html += "<div class=\"name\">\(HTMLText.escape(sender))</div>"
         }
         lastSender = outgoing ? nil : sender
-        let text = message.body ?? TranscriptPhrases.placeholder(for: message)
+        let text = (message.body ?? TranscriptPhrases.placeholder(for: message)) + TranscriptPhrases.encryptionMark(for: message)
         if !text.isEmpty { html += "<div class=\"text\">\(HTMLText.escape(text))</div>" }
         for attachment in message.attachments {
             html += try attachmentHTML(attachment, of: message, context: context)

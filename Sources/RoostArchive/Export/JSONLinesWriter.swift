@@ -121,6 +121,14 @@ final class JSONLinesWriter: ExportWriter {
         json.timeField("timestamp", message.timestamp)
         json.timeField("received_at", message.receivedAt)
         json.field("body", message.body)
+        if let encryption = message.encryption {
+            json.field("encryption", encryption.scheme)
+            json.field("encryption_namespace", encryption.protocolNamespace)
+            json.field("sender_device", encryption.senderDevice)
+            json.field("sender_fingerprint", encryption.fingerprint)
+            json.field("sender_trust", encryption.trust)
+            json.field("undecryptable", encryption.failure)
+        }
         json.field("subject", message.subject)
         json.field("thread", message.thread)
         json.field("stanza_id", message.stanzaId)

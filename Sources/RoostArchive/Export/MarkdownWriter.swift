@@ -41,6 +41,7 @@ final class MarkdownWriter: ExportWriter {
             let message = try view.load()
             let who = context.contacts.sender(of: message, accountID: slice.accountID)
             var text = MarkdownText.escape(message.body ?? TranscriptPhrases.placeholder(for: message))
+            text += MarkdownText.escape(TranscriptPhrases.encryptionMark(for: message))
             if message.edited { text += " *(edited)*" }
             for attachment in message.attachments {
                 let copy = try context.attachments?.copy(attachment, of: message)

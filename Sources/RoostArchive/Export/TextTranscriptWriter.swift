@@ -35,6 +35,7 @@ final class TextTranscriptWriter: ExportWriter {
             let message = try view.load()
             let who = context.contacts.sender(of: message, accountID: slice.accountID)
             var text = message.body ?? TranscriptPhrases.placeholder(for: message)
+            text += TranscriptPhrases.encryptionMark(for: message)
             if message.edited { text += " (edited)" }
             for attachment in message.attachments {
                 let copy = try context.attachments?.copy(attachment, of: message)

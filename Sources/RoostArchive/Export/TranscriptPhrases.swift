@@ -45,9 +45,16 @@ enum TranscriptPhrases {
     /// The text shown for a message without a body.
     static func placeholder(for message: ArchivedMessage) -> String {
         if message.retracted { return "(message retracted)" }
+        if let text = message.encryption?.undecryptableText { return "(\(text))" }
         if let subject = message.subject { return "(subject) \(subject)" }
         if !message.attachments.isEmpty { return "" }
         return "(no text)"
+    }
+
+    /// Marks an end-to-end encrypted message in transcripts: ` [OMEMO]`, ` [OMEMO, untrusted device]`, or "".
+    static func encryptionMark(for message: ArchivedMessage) -> String {
+        guard let encryption = message.encryption, encryption.isDecrypted else { return "" }
+        return encryption.isTrusted ? " [OMEMO]" : " [OMEMO, untrusted device]"
     }
 
     /// `Thursday 15 January 2026`-style heading text for the day containing `milliseconds`.

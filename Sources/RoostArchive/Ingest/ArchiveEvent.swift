@@ -11,4 +11,6 @@ public enum ArchiveEvent: Sendable, Equatable {
     case syncState(SyncStateRecord)
     /// Outgoing messages (by origin-id) reached a new delivery state.
     case delivery(account: String, originIDs: [String], state: DeliveryState)
+    /// A message stored as undecryptable was decrypted later.
+    case messageDecrypted(MessageDecryption)
 }

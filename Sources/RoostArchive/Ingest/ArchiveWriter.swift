@@ -96,6 +96,7 @@ public final class ArchiveWriter: Sendable {
         case .vCard(let record): account = record.account
         case .syncState(let record): account = record.account
         case .delivery(let jid, _, _): account = jid
+        case .messageDecrypted: return nil
         }
         return account.isEmpty ? "event without an account JID" : nil
     }

@@ -52,6 +52,7 @@ final class Ingestor {
         case .vCard(let record): return try upsert(record)
         case .syncState(let record): return try update(record)
         case .delivery(let account, let ids, let state): return try updateDelivery(account: account, originIDs: ids, state: state)
+        case .messageDecrypted(let decryption): return try apply(decryption)
         }
     }
 
@@ -98,6 +99,7 @@ final class Ingestor {
                 .text(key), SQLValue(record.rawStanza), SQLValue(record.delivery?.rawValue),
             ])
         pendingIndex.append(PendingIndexEntry(id: id, body: record.body, subject: record.subject, sender: record.senderName))
+        if let encryption = record.encryption { try store(encryption, of: id) }
         for attachment in record.attachments {
             try database.run("INSERT INTO attachments (message_row, url, local_path, mime, size) VALUES (?, ?, ?, ?, ?)",
                              [.integer(id), .text(attachment.url), SQLValue(attachment.localPath), SQLValue(attachment.mime),
@@ -182,6 +184,24 @@ final class Ingestor {
         try database.run("UPDATE messages SET body = ?, edited = ? WHERE id = ?",
                          [SQLValue(record.body), .integer(revision), .integer(target.id)])
         return .corrected(id: target.id, revision: Int(revision))
+    }
+
+    private func store(_ encryption: MessageEncryption, of id: Int64) throws(SQLiteError) {
+        try database.run("""
+            UPDATE messages SET encryption = ?, e2e_namespace = ?, e2e_device = ?, e2e_fingerprint = ?, e2e_trust = ?, e2e_failure = ?
+            WHERE id = ?
+            """, [.text(encryption.scheme), SQLValue(encryption.protocolNamespace), SQLValue(encryption.senderDevice),
+                  SQLValue(encryption.fingerprint), SQLValue(encryption.trust), SQLValue(encryption.failure), .integer(id)])
+    }
+
+    /// A late decryption fills in the body of a row still marked undecryptable (the index follows by trigger).
+    private func apply(_ decryption: MessageDecryption) throws(SQLiteError) -> InsertOutcome {
+        try flushIndex()
+        try database.run("UPDATE messages SET body = ? WHERE id = ? AND e2e_failure IS NOT NULL",
+                         [.text(decryption.body), .integer(decryption.messageID)])
+        guard database.changes > 0 else { return .duplicate(existingId: decryption.messageID) }
+        try store(decryption.encryption, of: decryption.messageID)
+        return .stored
     }
 
     private func allocateID(timestamp: Int64) throws(SQLiteError) -> Int64 {

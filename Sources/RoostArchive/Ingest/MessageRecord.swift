@@ -36,6 +36,8 @@ public struct MessageRecord: Sendable, Equatable {
     public var attachments: [AttachmentRecord]
     /// For a message Roost sends itself: `.pending` until the server acknowledges it; nil otherwise.
     public var delivery: DeliveryState?
+    /// Set when the message arrived end-to-end encrypted (`body` is then the plaintext, or nil if undecryptable).
+    public var encryption: MessageEncryption? = nil
 
     public init(account: String, conversation: String, direction: MessageDirection, kind: MessageKind = .chat,
                 from: String, to: String, senderName: String? = nil, body: String?, subject: String? = nil,

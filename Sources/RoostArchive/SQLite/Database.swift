@@ -3,15 +3,16 @@ import Foundation
 
 /// One SQLite connection. Owns the `sqlite3*` handle and closes it in `deinit`.
 /// Not thread-safe by itself: the archive wraps each connection in a lock.
-final class Database {
-    enum Mode: Equatable {
+/// `package`: the OMEMO key store (RoostOMEMO) uses the same wrapper for its own file.
+package final class Database {
+    package enum Mode: Equatable {
         /// Creates the file (0600) and folders (0700) when missing.
         case readWrite
         case readOnly
     }
 
     /// `PRAGMA synchronous` for the connection; the live writer uses `.full` so an acked message is on disk.
-    enum Synchronous: String, Sendable {
+    package enum Synchronous: String, Sendable {
         case off = "OFF", normal = "NORMAL", full = "FULL"
     }
 
@@ -19,7 +20,7 @@ final class Database {
     let path: String
     private var statementCache: [String: Statement] = [:]
 
-    init(path: String, mode: Mode, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = 5000) throws(SQLiteError) {
+    package init(path: String, mode: Mode, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = 5000) throws(SQLiteError) {
         if mode == .readWrite { try DatabaseFile.prepare(path: path) }
         var db: OpaquePointer?
         let flags = (mode == .readWrite ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
@@ -55,7 +56,7 @@ final class Database {
     }
 
     /// Runs one or more statements without parameters (schema, pragmas).
-    func execute(_ sql: String) throws(SQLiteError) {
+    package func execute(_ sql: String) throws(SQLiteError) {
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if rc != SQLITE_OK {
@@ -66,7 +67,7 @@ final class Database {
     }
 
     /// A cached prepared statement for SQL the archive itself writes (never user text).
-    func cached(_ sql: String) throws(SQLiteError) -> Statement {
+    package func cached(_ sql: String) throws(SQLiteError) -> Statement {
         if let statement = statementCache[sql] { return statement }
         let statement = try Statement(database: self, sql: sql)
         statementCache[sql] = statement
@@ -78,16 +79,16 @@ final class Database {
         try Statement(database: self, sql: sql)
     }
 
-    func run(_ sql: String, _ values: [SQLValue] = []) throws(SQLiteError) {
+    package func run(_ sql: String, _ values: [SQLValue] = []) throws(SQLiteError) {
         try cached(sql).run(values)
     }
 
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
-    var changes: Int32 { sqlite3_changes(handle) }
+    package var changes: Int32 { sqlite3_changes(handle) }
 
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction: the write lock is taken up front, so a concurrent
     /// writer waits at BEGIN (busy timeout) instead of failing halfway. Rolls back when `body` throws.
-    func write<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+    package func write<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         try run("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -100,7 +101,7 @@ final class Database {
     }
 
     /// Runs `body` in a deferred read transaction so multi-statement reads see one snapshot.
-    func read<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+    package func read<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         try run("BEGIN DEFERRED")
         defer { try? run("COMMIT") }
         return try body()

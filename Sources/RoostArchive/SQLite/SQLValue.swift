@@ -1,5 +1,5 @@
 /// A value bound to or read from a statement. Internal: C types and SQL never leak out of the archive.
-enum SQLValue: Sendable, Equatable {
+package enum SQLValue: Sendable, Equatable {
     case null
     case integer(Int64)
     case real(Double)
@@ -8,8 +8,8 @@ enum SQLValue: Sendable, Equatable {
 }
 
 extension SQLValue {
-    init(_ value: String?) { self = value.map { .text($0) } ?? .null }
-    init(_ value: Int64?) { self = value.map { .integer($0) } ?? .null }
-    init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
-    init(_ value: Bool) { self = .integer(value ? 1 : 0) }
+    package init(_ value: String?) { self = value.map { .text($0) } ?? .null }
+    package init(_ value: Int64?) { self = value.map { .integer($0) } ?? .null }
+    package init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
+    package init(_ value: Bool) { self = .integer(value ? 1 : 0) }
 }

@@ -5,7 +5,7 @@ private let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.
 
 /// A prepared statement. Owns its `sqlite3_stmt` and finalizes it in `deinit`.
 /// Use `reset()` between executions when the statement is cached.
-final class Statement {
+package final class Statement {
     let handle: OpaquePointer
     let sql: String
     private unowned let database: Database
@@ -71,7 +71,7 @@ final class Statement {
     }
 
     /// Runs a statement that returns no rows (or whose rows are ignored).
-    func run(_ values: [SQLValue] = []) throws(SQLiteError) {
+    package func run(_ values: [SQLValue] = []) throws(SQLiteError) {
         reset()
         try bind(values)
         while try step() {}
@@ -79,7 +79,7 @@ final class Statement {
     }
 
     /// Streams rows to `body`; the row view is only valid inside the call.
-    func forEachRow(_ values: [SQLValue] = [], _ body: (Row) throws(SQLiteError) -> Bool) throws(SQLiteError) {
+    package func forEachRow(_ values: [SQLValue] = [], _ body: (Row) throws(SQLiteError) -> Bool) throws(SQLiteError) {
         reset()
         try bind(values)
         defer { sqlite3_reset(handle) }
@@ -89,7 +89,7 @@ final class Statement {
     }
 
     /// The first row's first column as an integer, or nil when there is no row or it is NULL.
-    func scalarInt(_ values: [SQLValue] = []) throws(SQLiteError) -> Int64? {
+    package func scalarInt(_ values: [SQLValue] = []) throws(SQLiteError) -> Int64? {
         var result: Int64?
         try forEachRow(values) { row in
             result = row.optionalInt(0)
@@ -99,29 +99,36 @@ final class Statement {
     }
 
     /// A read-only view of the current row.
-    struct Row {
+    package struct Row {
         let statement: Statement
 
         var columnCount: Int32 { sqlite3_column_count(statement.handle) }
 
-        func isNull(_ column: Int32) -> Bool {
+        package func isNull(_ column: Int32) -> Bool {
             sqlite3_column_type(statement.handle, column) == SQLITE_NULL
         }
 
-        func int(_ column: Int32) -> Int64 { sqlite3_column_int64(statement.handle, column) }
+        package func int(_ column: Int32) -> Int64 { sqlite3_column_int64(statement.handle, column) }
 
-        func optionalInt(_ column: Int32) -> Int64? { isNull(column) ? nil : int(column) }
+        package func optionalInt(_ column: Int32) -> Int64? { isNull(column) ? nil : int(column) }
 
-        func bool(_ column: Int32) -> Bool { int(column) != 0 }
+        package func bool(_ column: Int32) -> Bool { int(column) != 0 }
 
         func double(_ column: Int32) -> Double { sqlite3_column_double(statement.handle, column) }
 
-        func text(_ column: Int32) -> String { optionalText(column) ?? "" }
+        package func text(_ column: Int32) -> String { optionalText(column) ?? "" }
 
-        func optionalText(_ column: Int32) -> String? {
+        package func optionalText(_ column: Int32) -> String? {
             guard let bytes = sqlite3_column_text(statement.handle, column) else { return nil }
             let count = Int(sqlite3_column_bytes(statement.handle, column))
             return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+        }
+
+        package func optionalBlob(_ column: Int32) -> [UInt8]? {
+            if isNull(column) { return nil }
+            let count = Int(sqlite3_column_bytes(statement.handle, column))
+            guard count > 0, let bytes = sqlite3_column_blob(statement.handle, column) else { return [] }
+            return Array(UnsafeRawBufferPointer(start: bytes, count: count))
         }
     }
 }

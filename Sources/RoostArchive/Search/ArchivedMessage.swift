@@ -31,6 +31,8 @@ public struct ArchivedMessage: Sendable, Equatable {
     /// Empty unless the message was corrected: revision 0 is the original, then one entry per correction.
     public var revisions: [MessageRevision]
     public var attachments: [AttachmentRecord]
+    /// Set for messages that arrived end-to-end encrypted.
+    public var encryption: MessageEncryption? = nil
 
     public var edited: Bool { !revisions.isEmpty }
 

@@ -25,6 +25,11 @@ public struct MessageRow: Sendable, Equatable {
     public var source: MessageSource
     /// The words and phrases of the query that found this row (empty for transcripts).
     public var highlighter: Highlighter
+    /// Set for messages that arrived end-to-end encrypted.
+    public var encryption: MessageEncryption? = nil
+
+    /// The body, or what to show instead for a message that could not be decrypted.
+    public var displayBody: String? { body ?? encryption?.undecryptableText.map { "[\($0)]" } }
 
     public var edited: Bool { revisions > 0 }
 

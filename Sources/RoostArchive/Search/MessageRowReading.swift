@@ -3,8 +3,18 @@ enum MessageRowReading {
     static let columns = """
         m.id, (SELECT jid FROM accounts WHERE id = m.account_id), m.conversation, m.direction, m.type, m.from_jid, m.to_jid,
         m.sender_name, m.timestamp, m.received_at, m.body, m.subject, m.thread, m.stanza_id, m.origin_id, m.message_id,
-        m.edited, m.is_carbon, m.source
+        m.edited, m.is_carbon, m.source, \(encryptionColumns)
         """
+
+    /// The OMEMO columns (schema v3), read by `encryption(_:at:)`.
+    static let encryptionColumns = "m.encryption, m.e2e_namespace, m.e2e_device, m.e2e_fingerprint, m.e2e_trust, m.e2e_failure"
+
+    static func encryption(_ row: Statement.Row, at column: Int32) -> MessageEncryption? {
+        guard let scheme = row.optionalText(column) else { return nil }
+        return MessageEncryption(scheme: scheme, protocolNamespace: row.optionalText(column + 1), senderDevice: row.optionalInt(column + 2),
+                                 fingerprint: row.optionalText(column + 3), trust: row.optionalText(column + 4),
+                                 failure: row.optionalText(column + 5))
+    }
 
     static func row(_ row: Statement.Row, highlighter: Highlighter) -> MessageRow {
         MessageRow(
@@ -15,6 +25,6 @@ enum MessageRowReading {
             receivedAt: row.int(9), body: row.optionalText(10), subject: row.optionalText(11), thread: row.optionalText(12),
             stanzaId: row.optionalText(13), originId: row.optionalText(14), messageId: row.optionalText(15),
             revisions: Int(row.int(16)), isCarbon: row.bool(17), source: MessageSource(rawValue: row.text(18)) ?? .live,
-            highlighter: highlighter)
+            highlighter: highlighter, encryption: encryption(row, at: 19))
     }
 }

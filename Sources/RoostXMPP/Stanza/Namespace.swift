@@ -37,6 +37,7 @@ public enum Namespace {
     public static let mucUser = "http://jabber.org/protocol/muc#user"
     public static let pubsub = "http://jabber.org/protocol/pubsub"
     public static let pubsubEvent = "http://jabber.org/protocol/pubsub#event"
+    public static let pubsubOwner = "http://jabber.org/protocol/pubsub#owner"
     public static let avatarData = "urn:xmpp:avatar:data"
     public static let avatarMetadata = "urn:xmpp:avatar:metadata"
     public static let version = "jabber:iq:version"

@@ -78,6 +78,9 @@ extension MessageRow {
             "revisions": .int(revisions),
             "carbon": .bool(isCarbon),
             "source": .string(source.rawValue),
+            "encryption": .string(encryption?.scheme),
+            "sender_trust": .string(encryption?.trust),
+            "undecryptable": .string(encryption?.failure),
         ]
     }
 
@@ -85,8 +88,9 @@ extension MessageRow {
     func humanLine(highlight: Bool, showConversation: Bool = true) -> String {
         let arrow = direction == .incoming ? "<" : ">"
         let who = direction == .incoming ? (senderName ?? from) : "me"
-        var text = body ?? subject.map { "(subject) \($0)" } ?? ""
-        if highlight { text = highlightedBody(open: "\u{1B}[1;33m", close: "\u{1B}[0m") }
+        var text = displayBody ?? subject.map { "(subject) \($0)" } ?? ""
+        if highlight, body != nil { text = highlightedBody(open: "\u{1B}[1;33m", close: "\u{1B}[0m") }
+        if let encryption, encryption.isDecrypted, !encryption.isTrusted { text += " [untrusted device]" }
         text = text.replacingOccurrences(of: "\n", with: "\n    ")
         let edited = edited ? " (edited)" : ""
         if showConversation {

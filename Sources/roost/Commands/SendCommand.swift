@@ -11,18 +11,25 @@ struct SendCommand: Command {
         input) to JID as a chat message. It is archived as pending first and as sent once the server \
         confirms it; a message larger than the server accepts (XEP-0478, else `max_send_bytes`, 256 KiB) is \
         refused before anything is sent (exit 2). Goes through the running agent; when none runs, roost logs \
-        in once itself with the same config, sends and logs out.
+        in once itself with the same config, sends and logs out. \
+        When the conversation is encrypted (its newest message was OMEMO-encrypted, or `omemo_send = always`), \
+        the message is encrypted for every trusted device of JID and of your own account; a contact without \
+        OMEMO devices is then an error, and sending plaintext into the conversation needs --plaintext.
         """
-    static let options: [OptionSpec] = []
+    static let options: [OptionSpec] = [
+        .flag("plaintext", help: "send unencrypted even into an OMEMO-encrypted conversation"),
+    ]
 
     let jid: String
     let text: String?
+    let plaintext: Bool
 
     init(parsed: ParsedArguments) throws(UsageError) {
         guard let first = parsed.positionals.first else { throw UsageError("missing JID", command: parsed.command) }
         jid = first
         let words = parsed.positionals.dropFirst()
         text = words.isEmpty ? nil : words.joined(separator: " ")
+        plaintext = parsed.flag("plaintext")
     }
 
     func run(context: CommandContext) async throws -> ExitCode {
@@ -35,15 +42,16 @@ struct SendCommand: Command {
             if typed.hasSuffix("\n") { typed.removeLast() }
             body = typed
         }
-        let (sent, route) = try await link.perform(SendMessageAction(to: jid, body: body ?? ""))
+        let (sent, route) = try await link.perform(SendMessageAction(to: jid, body: body ?? "", plaintext: plaintext))
         if context.options.json {
             context.output.jsonLine(["ok": true, "to": .string(sent.to), "id": .string(sent.id),
                                      "timestamp": .string(TimeText.utc(sent.timestamp)), "via": .string(route.rawValue),
-                                     "confirmed": .bool(sent.confirmed ?? true)])
+                                     "confirmed": .bool(sent.confirmed ?? true),
+                                     "encryption": .string(sent.encryption)])
         } else if sent.confirmed == false {
             context.output.line("queued for \(sent.to); the server has not confirmed it yet (roost delivers it when it can)")
         } else {
-            context.output.line("sent to \(sent.to)")
+            context.output.line("sent to \(sent.to)" + (sent.encryption != nil ? " (OMEMO, \(sent.devices ?? 0) devices)" : ""))
         }
         return .ok
     }

@@ -1,0 +1,76 @@
+import Foundation
+import RoostArchive
+import RoostOMEMO
+import RoostXMPP
+
+extension OMEMOService {
+    /// An encrypted message ready to send, and how to archive it.
+    struct Outgoing {
+        var message: Message
+        var encryption: MessageEncryption
+        var recipients: Int
+    }
+
+    /// Encrypts `body` for every trusted device of `contact` and of the account (Roost's own device aside), in
+    /// the namespace the conversation uses (`preferred`, else OMEMO 2 when the contact has OMEMO 2 devices,
+    /// else 0.3). Sessions are started from bundles where needed.
+    func encrypt(_ body: String, to contact: JID, id: String, preferred: OMEMONamespace?, client: XMPPClient) async throws(ActionFailure) -> Outgoing {
+        var lists: [OMEMONamespace: [UInt32]] = [:]
+        for namespace in OMEMONamespace.allCases {
+            lists[namespace] = (try? await deviceList(of: contact.bare, namespace, client: client)) ?? []
+        }
+        let namespace = preferred.flatMap { lists[$0]?.isEmpty == false ? $0 : nil }
+            ?? (lists[.omemo2]?.isEmpty == false ? .omemo2 : .legacy)
+        guard let contactDevices = lists[namespace], !contactDevices.isEmpty else {
+            throw ActionFailure(.notFound, "\(contact.bare) has no OMEMO devices (no published device list); send with --plaintext to send unencrypted")
+        }
+        let ownDevices = ((try? await deviceList(of: account, namespace, client: client)) ?? []).filter { $0 != device.deviceID }
+        var recipients: [(jid: String, device: UInt32)] = []
+        var problems: [String] = []
+        for (jid, devices) in [(contact.bare, contactDevices), (account, ownDevices)] {
+            for id in devices {
+                if !device.hasSession(namespace: namespace, jid: jid.description, device: id) {
+                    do {
+                        let answer = try await client.request(OMEMO.itemsRequest(node: OMEMO.bundleNode(namespace, device: id), from: jid,
+                                                                                  itemID: OMEMO.bundleItemID(namespace, device: id)))
+                        guard let bundle = OMEMO.bundle(inItemsResult: answer, namespace) else { throw OMEMOError.invalidBundle("no bundle") }
+                        try device.buildSession(namespace: namespace, jid: jid.description, device: id, bundle: bundle)
+                    } catch {
+                        problems.append("\(jid) device \(id): \(error)")
+                        continue
+                    }
+                }
+                guard device.trust(jid: jid.description, device: id)?.isTrusted == true else {
+                    problems.append("\(jid) device \(id) is not trusted")
+                    continue
+                }
+                recipients.append((jid.description, id))
+            }
+        }
+        guard recipients.contains(where: { $0.jid == contact.bare.description }) else {
+            let why = problems.isEmpty ? "" : " (\(problems.joined(separator: "; ")))"
+            throw ActionFailure(.refused, "no trusted OMEMO device of \(contact.bare) could be reached\(why); trust one with `roost omemo trust`, or send with --plaintext")
+        }
+        for problem in problems { log.info("\(account): not encrypting for \(problem)") }
+        let plaintext = namespace == .omemo2
+            ? StanzaContentEncryption.envelope(body: body, from: account, to: contact.bare)
+            : Array(body.utf8)
+        var element: OMEMOEncryptedElement?
+        // A session whose state still waits for the archive commit of an incoming message is busy for a moment.
+        for _ in 0..<200 {
+            do {
+                element = try device.encrypt(plaintext, namespace: namespace, for: recipients)
+                break
+            } catch .busy {
+                try? await Task.sleep(for: .milliseconds(25))
+            } catch {
+                throw ActionFailure(.internalError, "encrypting for \(contact.bare): \(error)")
+            }
+        }
+        guard let element else { throw ActionFailure(.internalError, "encrypting for \(contact.bare): the OMEMO state stayed busy") }
+        let encryption = MessageEncryption(protocolNamespace: namespace.rawValue, senderDevice: Int64(device.deviceID),
+                                           fingerprint: device.fingerprint, trust: OMEMOTrust.verified.rawValue)
+        return Outgoing(message: OMEMO.message(to: contact.bare, id: id, encrypted: element), encryption: encryption,
+                        recipients: recipients.count)
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+import RoostTestSupport
+import RoostXMPP
+
+/// Roost as the user's own OMEMO device, against an independent implementation: slixmpp-omemo 2.2.0 (PyPI,
+/// in the virtualenv contrib/scripts/test makes; ROOST_TEST_OMEMO_PYTHON) driving contrib/scripts/omemo-peer.py
+/// as bob and as alice's phone, through the suite's Prosody (PEP on).
+@Suite("End to end: OMEMO", .serialized, .enabled(if: TestServer.isAvailable))
+struct OMEMOEndToEndTests {
+    let server: TestServer
+
+    init() throws {
+        server = try TestServer.require()
+    }
+
+    /// alice (Roost's account), bob, and alice's phone: accounts, peer state files and Roost's config.
+    struct Setup {
+        let dir: TestDirectory
+        let alice: JID
+        let alicePassword: String
+        let bob: JID
+        let bobPassword: String
+        let config: String
+        var archive: String { "\(dir.path)/data/archive.sqlite" }
+    }
+
+    func setUp() async throws -> Setup {
+        let dir = try TestDirectory()
+        let (aliceClient, alice, alicePassword) = try await server.registeredClient("alice")
+        await aliceClient.disconnect()
+        let (bobClient, bob, bobPassword) = try await server.registeredClient("bob")
+        await bobClient.disconnect()
+        let config = try server.roostConfig(in: dir, account: alice.description, password: alicePassword,
+                                            extra: "")
+        return Setup(dir: dir, alice: alice, alicePassword: alicePassword, bob: bob, bobPassword: bobPassword, config: config)
+    }
+
+    static var python: String? { ProcessInfo.processInfo.environment["ROOST_TEST_OMEMO_PYTHON"] }
+
+    /// Runs omemo-peer.py to completion; returns its JSON lines. A missing virtualenv fails the test.
+    @discardableResult
+    func peer(_ setup: Setup, as who: String, _ arguments: [String], timeout: TimeInterval = 120) throws -> [[String: Any]] {
+        let running = try startPeer(setup, as: who, arguments)
+        let deadline = Date().addingTimeInterval(timeout)
+        while running.isRunning && Date() < deadline { usleep(50_000) }
+        let (status, output) = running.stop(signal: SIGKILL, timeout: 1)
+        #expect(status == 0, "omemo-peer \(arguments.joined(separator: " ")) failed (\(status)):\n\(output.suffix(3000))")
+        return Self.jsonLines(output)
+    }
+
+    func startPeer(_ setup: Setup, as who: String, _ arguments: [String]) throws -> RunningRoost {
+        guard let python = Self.python else {
+            Issue.record("ROOST_TEST_OMEMO_PYTHON is not set: run the suite with contrib/scripts/test, which makes the slixmpp-omemo virtualenv")
+            throw WaitTimedOut(what: "the OMEMO peer")
+        }
+        let (jid, password, resource) = switch who {
+        case "bob": (setup.bob, setup.bobPassword, "peer")
+        default: (setup.alice, setup.alicePassword, "phone")
+        }
+        let script = TestServer.packageRoot + "/contrib/scripts/omemo-peer.py"
+        return try RoostBinary.startProgram(python, ["-W", "ignore", script] + arguments + [
+            "--jid", jid.description, "--password", password, "--resource", resource, "--data", "\(setup.dir.path)/\(who).json",
+            "--host", server.host, "--port", String(server.port), "--ca", server.caFile,
+        ])
+    }
+
+    static func jsonLines(_ text: String) -> [[String: Any]] {
+        text.split(separator: "\n").compactMap { line in
+            guard line.hasPrefix("{") else { return nil }
+            return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+    }
+
+    func sql(_ setup: Setup, _ query: String) throws -> String {
+        try ArchiveCount.sqlite(setup.archive, query).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Waits until `query` (a count) reaches `count`; returns the last value.
+    func waitForCount(_ setup: Setup, _ query: String, _ count: Int, timeout: TimeInterval = 60) async throws -> Int {
+        let deadline = Date().addingTimeInterval(timeout)
+        var value = 0
+        while Date() < deadline {
+            value = Int((try? sql(setup, query)) ?? "") ?? 0
+            if value >= count { return value }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        return value
+    }
+
+    func startRoost(_ setup: Setup) throws -> RunningRoost {
+        let roost = try RoostBinary.start(["run", "--config", setup.config, "-v"])
+        try roost.waitForLog("OMEMO device")
+        return roost
+    }
+
+    @Test func bobsMessagesInBothNamespacesCarbonsAndRoostSend() async throws {
+        let setup = try await setUp()
+        try peer(setup, as: "alice", ["setup"])
+        let roost = try startRoost(setup)
+        defer { roost.stop(signal: SIGKILL) }
+
+        // 50 messages in each namespace, decrypted, each once, searchable; never the fallback body.
+        for namespace in ["oldmemo", "twomemo"] {
+            try peer(setup, as: "bob", ["flood", setup.alice.description, "50", "--namespace", namespace, "--prefix", namespace])
+        }
+        let decrypted = "SELECT count(*) FROM messages WHERE encryption = 'omemo' AND e2e_failure IS NULL AND direction = 'in'"
+        #expect(try await waitForCount(setup, decrypted, 100) == 100, "roost log:\n\(roost.stderrSoFar.suffix(4000))")
+        #expect(try sql(setup, "SELECT count(DISTINCT body) FROM messages WHERE body LIKE '%mo-% secret'") == "100")
+        #expect(try sql(setup, "SELECT count(*) FROM messages WHERE body LIKE '%OMEMO encrypted%'") == "0")
+        #expect(try sql(setup, "SELECT count(DISTINCT e2e_namespace) FROM messages WHERE encryption = 'omemo'") == "2")
+        let found = try RoostBinary.run(["search", "--config", setup.config, "--json", "--limit", "0", "twomemo-17"]).jsonLines
+        #expect(found.count == 1)
+
+        // Roost's device sits in alice's published device list together with her phone's.
+        let devices = try peer(setup, as: "bob", ["devices", setup.alice.description]).filter { $0["event"] as? String == "device" }
+        #expect(devices.count == 2, "\(devices)")
+
+        // alice's phone writes to bob: the sent carbons reach Roost and are archived decrypted as outgoing.
+        try peer(setup, as: "alice", ["send", setup.bob.description, "from the phone 1", "from the phone 2"])
+        let carbons = "SELECT count(*) FROM messages WHERE direction = 'out' AND is_carbon = 1 AND body LIKE 'from the phone %' AND encryption = 'omemo'"
+        #expect(try await waitForCount(setup, carbons, 2) == 2, "roost log:\n\(roost.stderrSoFar.suffix(4000))")
+
+        // roost send into the encrypted conversation: bob's client decrypts exactly the text.
+        let listener = try startPeer(setup, as: "bob", ["listen", "12"])
+        try await Task.sleep(for: .seconds(4))
+        let text = "from roost 你好 <&> \(UUID().uuidString.prefix(6))"
+        let sent = try RoostBinary.run(["send", "--config", setup.config, "--json", setup.bob.description, text])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(sent.stdout.contains("\"encryption\":\"omemo\""))
+        let deadline = Date().addingTimeInterval(20)
+        while listener.isRunning && Date() < deadline { usleep(100_000) }
+        let heard = Self.jsonLines(listener.stop(signal: SIGKILL).stderr)
+        #expect(heard.contains { $0["event"] as? String == "message" && $0["body"] as? String == text }, "bob heard: \(heard)")
+        #expect(try sql(setup, "SELECT encryption FROM messages WHERE direction = 'out' AND body = '\(text.replacingOccurrences(of: "'", with: "''"))'") == "omemo")
+    }
+
+    @Test func offlineMessagesForAnotherDeviceAndForgedOnes() async throws {
+        let setup = try await setUp()
+        try peer(setup, as: "alice", ["setup"])
+        // Before Roost's device exists: encrypted for alice's phone only.
+        try peer(setup, as: "bob", ["send", setup.alice.description, "before roost existed"])
+        var roost = try startRoost(setup)
+        defer { roost.stop(signal: SIGKILL) }
+        let undecryptable = "SELECT count(*) FROM messages WHERE e2e_failure = 'not encrypted for this device' AND body IS NULL AND raw LIKE '%<payload%'"
+        #expect(try await waitForCount(setup, undecryptable, 1) == 1, "roost log:\n\(roost.stderrSoFar.suffix(4000))")
+        #expect(try sql(setup, "SELECT count(*) FROM messages WHERE body LIKE '%OMEMO encrypted%'") == "0")
+        let log = try RoostBinary.run(["log", "--config", setup.config, setup.bob.description]).stdout
+        #expect(log.contains("could not be decrypted: not encrypted for this device"), "\(log)")
+
+        // Once bob's client sees Roost's device it builds a session with it: new messages decrypt.
+        try peer(setup, as: "bob", ["send", setup.alice.description, "after roost exists"])
+        #expect(try await waitForCount(setup, "SELECT count(*) FROM messages WHERE body = 'after roost exists' AND encryption = 'omemo'", 1) == 1)
+
+        // Forged payload (bad MAC) and a damaged key: archived as undecryptable, Roost carries on.
+        try peer(setup, as: "bob", ["send", setup.alice.description, "forged payload", "--corrupt", "payload"])
+        try peer(setup, as: "bob", ["send", setup.alice.description, "damaged key", "--corrupt", "key"])
+        let forged = "SELECT count(*) FROM messages WHERE e2e_failure IS NOT NULL AND e2e_failure != 'not encrypted for this device'"
+        #expect(try await waitForCount(setup, forged, 2) == 2, "roost log:\n\(roost.stderrSoFar.suffix(4000))")
+        #expect(try sql(setup, "SELECT count(*) FROM messages WHERE body IN ('forged payload', 'damaged key')") == "0")
+        #expect(roost.isRunning)
+
+        // While Roost is down: fetched from the server archive and decrypted at start.
+        roost.stop(signal: SIGTERM)
+        try peer(setup, as: "bob", ["flood", setup.alice.description, "5", "--prefix", "offline"])
+        roost = try startRoost(setup)
+        #expect(try await waitForCount(setup, "SELECT count(*) FROM messages WHERE body LIKE 'offline-% secret' AND encryption = 'omemo'", 5) == 5,
+                "roost log:\n\(roost.stderrSoFar.suffix(4000))")
+        try await Task.sleep(for: .seconds(2))
+        #expect(try sql(setup, "SELECT count(*) FROM messages WHERE body LIKE 'offline-% secret'") == "5")
+    }
+
+    @Test func killNineDuringAnEncryptedFlood() async throws {
+        let setup = try await setUp()
+        try peer(setup, as: "alice", ["setup"])
+        let roost = Restarter(arguments: ["run", "--config", setup.config, "-v"])
+        try await roost.start(waitingFor: "OMEMO device")
+        let count = 1000
+        let flood = try startPeer(setup, as: "bob", ["flood", setup.alice.description, String(count), "--prefix", "kill"])
+        var kills = 0
+        while flood.isRunning && kills < 15 {
+            try await Task.sleep(for: .milliseconds(Int.random(in: 300...900)))
+            try await roost.killAndRestart()
+            kills += 1
+        }
+        let deadline = Date().addingTimeInterval(240)
+        while flood.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(200)) }
+        let peerOutput = flood.stop(signal: SIGKILL).stderr
+        #expect(peerOutput.contains("\"count\": \(count)"), "the flood did not finish:\n\(peerOutput.suffix(2000))")
+        let query = "SELECT count(*) FROM messages WHERE body LIKE 'kill-% secret' AND encryption = 'omemo' AND e2e_failure IS NULL"
+        let decrypted = try await waitForCount(setup, query, count, timeout: 180)
+        try await Task.sleep(for: .seconds(3))
+        let log = await roost.stop()
+        #expect(decrypted == count, "roost log:\n\(log.suffix(4000))")
+        #expect(try sql(setup, "SELECT count(*) FROM messages WHERE body LIKE 'kill-% secret'") == String(count))
+        #expect(try sql(setup, "SELECT count(DISTINCT body) FROM messages WHERE body LIKE 'kill-% secret'") == String(count))
+        #expect(try sql(setup, "SELECT count(*) FROM messages WHERE e2e_failure IS NOT NULL") == "0")
+        #expect(kills > 0)
+        print("OMEMO kill -9 test: \(kills) kills, \(decrypted) of \(count) decrypted exactly once")
+    }
+}

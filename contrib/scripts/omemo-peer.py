@@ -1,0 +1,344 @@
+#!/usr/bin/env python3
+"""omemo-peer.py: an independent OMEMO client (slixmpp-omemo, PyPI) as the other side of Roost's tests.
+
+Runs in the virtualenv contrib/scripts/test creates (slixmpp 1.17 + slixmpp-omemo 2.2.0 with both the
+oldmemo (0.3) and twomemo (OMEMO 2) backends). Logs in, publishes its OMEMO device (keys kept in --data, a
+JSON file, so a later run is the same device), does one thing, and exits. What it observes goes to stdout
+as JSON lines; diagnostics to stderr. Exit status: 0 success, 1 failure, 2 usage error.
+
+slixmpp-omemo 2.2.0 has no XEP-0420 (SCE) support, so for OMEMO 2 this script builds and unpacks the
+`<envelope/>` itself and calls the session manager directly.
+
+Commands:
+  setup                              publish the device and exit (prints its id and fingerprint)
+  send TO BODY...                    one encrypted message per BODY (--namespace oldmemo|twomemo)
+  flood TO N                         N encrypted messages "<prefix>-1".."<prefix>-N"
+  listen SECONDS                     print every decrypted message (and undecryptable ones) for SECONDS
+  devices JID                        print JID's device lists in both namespaces
+
+  --corrupt payload|key              damage what is sent: flip a payload byte (bad MAC) or a key byte
+"""
+
+import argparse
+import asyncio
+import base64
+import json
+import logging
+import os
+import random
+import string
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+try:
+    import slixmpp
+    from slixmpp.plugins import register_plugin
+    from slixmpp.xmlstream.handler import CoroutineCallback
+    from slixmpp.xmlstream.matcher import MatchXPath
+    from omemo.storage import Just, Nothing, Storage
+    import oldmemo
+    import oldmemo.etree
+    import twomemo
+    import twomemo.etree
+    from slixmpp_omemo import XEP_0384
+except ImportError as e:
+    sys.stderr.write("omemo-peer: %s; run it with the virtualenv python contrib/scripts/test makes "
+                     "(pip install slixmpp-omemo==2.2.0)\n" % e)
+    sys.exit(1)
+
+NAMESPACES = {"oldmemo": oldmemo.oldmemo.NAMESPACE, "twomemo": twomemo.twomemo.NAMESPACE}
+SCE = "urn:xmpp:sce:1"
+
+
+def emit(event, **fields):
+    sys.stdout.write(json.dumps({"event": event, **fields}, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+class JSONStorage(Storage):
+    def __init__(self, path):
+        super().__init__()
+        self.path = path
+        self.data = {}
+        if os.path.exists(path):
+            with open(path, encoding="utf8") as f:
+                self.data = json.load(f)
+
+    async def _load(self, key):
+        return Just(self.data[key]) if key in self.data else Nothing()
+
+    async def _store(self, key, value):
+        self.data[key] = value
+        self._save()
+
+    async def _delete(self, key):
+        self.data.pop(key, None)
+        self._save()
+
+    def _save(self):
+        tmp = self.path + ".tmp"
+        with open(tmp, "w", encoding="utf8") as f:
+            json.dump(self.data, f)
+        os.replace(tmp, self.path)
+
+
+class OMEMOPlugin(XEP_0384):
+    default_config = {"fallback_message": "This message is OMEMO encrypted.", "json_file_path": None}
+
+    def plugin_init(self):
+        self._storage = JSONStorage(self.json_file_path)
+        super().plugin_init()
+
+    @property
+    def storage(self):
+        return self._storage
+
+    @property
+    def _btbv_enabled(self):
+        return True
+
+    async def _devices_blindly_trusted(self, blindly_trusted, identifier):
+        pass
+
+    async def _prompt_manual_trust(self, manually_trusted, identifier):
+        raise RuntimeError("manual trust needed for %s" % manually_trusted)
+
+
+register_plugin(OMEMOPlugin)
+
+
+def envelope(body, sender, recipient):
+    """XEP-0420 envelope with a body, random padding, time, to and from."""
+    env = ET.Element("{%s}envelope" % SCE)
+    content = ET.SubElement(env, "{%s}content" % SCE)
+    ET.SubElement(content, "{jabber:client}body").text = body
+    ET.SubElement(env, "{%s}rpad" % SCE).text = "".join(random.choice(string.ascii_letters) for _ in range(random.randint(0, 50)))
+    ET.SubElement(env, "{%s}time" % SCE, stamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    ET.SubElement(env, "{%s}to" % SCE, jid=recipient)
+    ET.SubElement(env, "{%s}from" % SCE, jid=sender)
+    return ET.tostring(env, encoding="utf-8")
+
+
+class Peer(slixmpp.ClientXMPP):
+    def __init__(self, args):
+        super().__init__(args.jid, args.password)
+        self.args = args
+        self.ca_certs = args.ca or None
+        self.ready = asyncio.Event()
+        self.failure = None
+        self.use_message_ids = True
+        # The test server offers STARTTLS on the given port; slixmpp 1.17 would try direct TLS first.
+        self.enable_direct_tls = False
+        self.register_plugin("xep_0030")
+        self.register_plugin("xep_0060")
+        self.register_plugin("xep_0163")
+        self.register_plugin("xep_0380")
+        self.register_plugin("xep_0198", {"allow_resume": False})
+        self.register_plugin("xep_0384", {"json_file_path": args.data}, module=sys.modules[__name__])
+        self.add_event_handler("session_start", self.on_start)
+        self.add_event_handler("failed_auth", lambda _: self.fail("authentication failed"))
+        self.add_event_handler("connection_failed", lambda e: self.fail("connection failed: %s" % e))
+        self.register_handler(CoroutineCallback("omemo-peer: messages", MatchXPath("{jabber:client}message"), self.on_message))
+        self.listening = False
+        self.refreshed = set()
+
+    def fail(self, reason):
+        self.failure = self.failure or reason
+        self.ready.set()
+
+    async def on_start(self, _):
+        self.send_presence(ppriority=self.args.priority)
+        await self.get_roster()
+        manager = await self["xep_0384"].get_session_manager()
+        info = (await manager.get_own_device_information())[0]
+        emit("online", jid=str(self.boundjid), device=info.device_id)
+        self.ready.set()
+
+    async def on_message(self, stanza):
+        if not self.listening:
+            return
+        xep = self["xep_0384"]
+        inner = stanza
+        carbon = None
+        for kind in ("received", "sent"):
+            wrapper = stanza.xml.find("{urn:xmpp:carbons:2}%s" % kind)
+            if wrapper is not None:
+                forwarded = wrapper.find("{urn:xmpp:forward:0}forwarded/{jabber:client}message")
+                if forwarded is None:
+                    return
+                inner = slixmpp.Message(self, forwarded)
+                carbon = kind
+        if not xep.is_encrypted(inner):
+            if inner["body"]:
+                emit("plain", sender=str(inner["from"]), body=inner["body"], carbon=carbon)
+            return
+        try:
+            body, namespace, device = await self.decrypt(inner)
+            if body is not None:
+                emit("message", sender=str(inner["from"]), body=body, namespace=namespace, device=device, carbon=carbon)
+        except Exception as e:
+            emit("undecryptable", sender=str(inner["from"]), error="%s: %s" % (type(e).__name__, e), carbon=carbon)
+
+    async def decrypt(self, stanza):
+        manager = await self["xep_0384"].get_session_manager()
+        sender = stanza["from"].bare
+        two = stanza.xml.find("{%s}encrypted" % twomemo.twomemo.NAMESPACE)
+        if two is not None:
+            message = twomemo.etree.parse_message(two, sender)
+            plaintext, device = (await manager.decrypt(message))[:2]
+            if plaintext is None:
+                return None, "twomemo", device.device_id
+            env = ET.fromstring(plaintext)
+            body = env.find("{%s}content/{jabber:client}body" % SCE)
+            return (body.text if body is not None else None), "twomemo", device.device_id
+        old = stanza.xml.find("{%s}encrypted" % oldmemo.oldmemo.NAMESPACE)
+        message = await oldmemo.etree.parse_message(old, sender, self.boundjid.bare, manager)
+        plaintext, device = (await manager.decrypt(message))[:2]
+        return (plaintext.decode("utf-8") if plaintext is not None else None), "oldmemo", device.device_id
+
+    async def encrypted(self, to, body):
+        """One encrypted message stanza for `to` (and the account's other devices) in --namespace."""
+        xep = self["xep_0384"]
+        namespace = NAMESPACES[self.args.namespace]
+        recipient = slixmpp.JID(to)
+        if recipient.bare not in self.refreshed:
+            # Read the device lists now, not from an earlier run's cache: Roost's device may be new.
+            await xep.refresh_device_lists({recipient, slixmpp.JID(self.boundjid.bare)}, force_download=True)
+            self.refreshed.add(recipient.bare)
+        manager = await xep.get_session_manager()
+        if namespace == twomemo.twomemo.NAMESPACE:
+            plaintext = envelope(body, self.boundjid.bare, recipient.bare)
+        else:
+            plaintext = body.encode("utf-8")
+        messages, errors = await manager.encrypt(frozenset({recipient.bare}), {namespace: plaintext},
+                                                 backend_priority_order=[namespace])
+        if errors:
+            sys.stderr.write("omemo-peer: encryption errors: %s\n" % (errors,))
+        stanza = self.make_message(mto=recipient, mtype="chat")
+        stanza["body"] = "This message is OMEMO encrypted."
+        stanza.enable("store")
+        for message in messages:
+            element = (twomemo.etree.serialize_message(message) if message.namespace == twomemo.twomemo.NAMESPACE
+                       else oldmemo.etree.serialize_message(message))
+            self.corrupt(element, message.namespace)
+            stanza.append(element)
+        stanza["eme"]["namespace"] = namespace
+        stanza["eme"]["name"] = "OMEMO"
+        origin = ET.SubElement(stanza.xml, "{urn:xmpp:sid:0}origin-id")
+        origin.set("id", stanza["id"])
+        return stanza
+
+    def corrupt(self, element, namespace):
+        what = self.args.corrupt
+        if not what:
+            return
+        node = None
+        if what == "payload":
+            node = element.find("{%s}payload" % namespace)
+        else:
+            node = next(iter(element.iter("{%s}key" % namespace)), None)
+        data = bytearray(base64.b64decode(node.text))
+        data[len(data) // 2] ^= 0x5A
+        node.text = base64.b64encode(bytes(data)).decode()
+
+
+async def drain(peer, timeout=60):
+    """Waits until the server acknowledged every stanza sent (XEP-0198); fails the run otherwise."""
+    sm = peer.plugin["xep_0198"] if "xep_0198" in peer.plugin else None
+    if sm is None or not sm.enabled_out:
+        raise RuntimeError("the server did not enable stream management; cannot know that every message arrived")
+    deadline = time.monotonic() + timeout
+    # send() only queues: the stream management plugin counts a stanza once it is written out.
+    while not peer.waiting_queue.empty():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the send queue did not empty within %ss" % timeout)
+        await asyncio.sleep(0.05)
+    sm.request_ack()
+    last_request = time.monotonic()
+    while sm.unacked_queue:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the server did not acknowledge all messages within %ss" % timeout)
+        if time.monotonic() - last_request > 1:
+            sm.request_ack()
+            last_request = time.monotonic()
+        await asyncio.sleep(0.05)
+
+
+async def main(args):
+    peer = Peer(args)
+    peer.connect(host=args.host, port=args.port)
+    try:
+        await asyncio.wait_for(peer.ready.wait(), args.timeout)
+    except asyncio.TimeoutError:
+        peer.fail("no session within %ss" % args.timeout)
+    if peer.failure:
+        sys.stderr.write("omemo-peer: %s\n" % peer.failure)
+        return 1
+    status = 0
+    if args.command == "send":
+        for body in args.rest[1:]:
+            stanza = await peer.encrypted(args.rest[0], body)
+            stanza.send()
+            emit("sent", to=args.rest[0], id=stanza["id"], body=body)
+    elif args.command == "flood":
+        to, count = args.rest[0], int(args.rest[1])
+        for i in range(1, count + 1):
+            stanza = await peer.encrypted(to, "%s-%d %s" % (args.prefix, i, "secret"))
+            stanza["id"] = "%s-%d" % (args.prefix, i)
+            stanza.xml.find("{urn:xmpp:sid:0}origin-id").set("id", stanza["id"])
+            stanza.send()
+            if i % 100 == 0:
+                emit("progress", sent=i)
+                await drain(peer)
+        emit("sent", count=count)
+    elif args.command == "listen":
+        peer.listening = True
+        await asyncio.sleep(float(args.rest[0]))
+    elif args.command == "devices":
+        xep = peer["xep_0384"]
+        await xep.refresh_device_lists({slixmpp.JID(args.rest[0])}, force_download=True)
+        manager = await xep.get_session_manager()
+        for info in await manager.get_device_information(args.rest[0]):
+            emit("device", jid=args.rest[0], device=info.device_id, namespaces=sorted(info.namespaces),
+                 active=sorted(ns for ns, on in info.active.items() if on) if isinstance(info.active, dict) else None)
+    await drain(peer)
+    await peer.disconnect()
+    return status
+
+
+def parse():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["setup", "send", "flood", "listen", "devices"])
+    parser.add_argument("rest", nargs="*")
+    parser.add_argument("--as", dest="user", help="alice, bob or carol: JID and password from the test server's env")
+    parser.add_argument("--jid")
+    parser.add_argument("--password")
+    parser.add_argument("--resource", default="omemo-peer")
+    parser.add_argument("--data", required=True, help="JSON file keeping this device's OMEMO state")
+    parser.add_argument("--namespace", choices=sorted(NAMESPACES), default="oldmemo")
+    parser.add_argument("--corrupt", choices=["payload", "key"])
+    parser.add_argument("--prefix", default="omemo")
+    parser.add_argument("--priority", type=int, default=0)
+    parser.add_argument("--host", default=os.environ.get("ROOST_TEST_HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("ROOST_TEST_PORT", "5222")))
+    parser.add_argument("--ca", default=os.environ.get("ROOST_TEST_CA_FILE"))
+    parser.add_argument("--timeout", type=float, default=30)
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args()
+    if args.user:
+        upper = args.user.upper()
+        args.jid = args.jid or os.environ.get("ROOST_TEST_%s_JID" % upper)
+        args.password = args.password or os.environ.get("ROOST_TEST_%s_PASSWORD" % upper)
+    if not args.jid or not args.password:
+        parser.error("--jid and --password (or --as USER) are required")
+    args.jid = "%s/%s" % (args.jid.split("/")[0], args.resource)
+    needs = {"send": 2, "flood": 2, "listen": 1, "devices": 1, "setup": 0}[args.command]
+    if len(args.rest) < needs:
+        parser.error("%s needs %d argument(s)" % (args.command, needs))
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.ERROR, stream=sys.stderr)
+    return args
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(parse())))

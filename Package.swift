@@ -41,7 +41,7 @@ let package = Package(
         .testTarget(name: "RoostXMPPTests", dependencies: ["RoostXMPP", "COpenSSL", "RoostTestSupport"], swiftSettings: strict),
         .testTarget(name: "RoostNotifyTests", dependencies: ["RoostNotify"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "RoostOMEMOTests", dependencies: ["RoostOMEMO", "RoostXMPP"], swiftSettings: strict),
-        .testTarget(name: "RoostArchiveTests", dependencies: ["RoostArchive"], swiftSettings: strict),
+        .testTarget(name: "RoostArchiveTests", dependencies: ["RoostArchive"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "RoostAgentTests", dependencies: ["RoostAgent", "RoostXMPP", "RoostArchive", "RoostTestSupport"], swiftSettings: strict),
         .testTarget(name: "RoostCLITests", dependencies: ["RoostArchive", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP"], swiftSettings: strict),
     ],

@@ -36,9 +36,14 @@ final class ExportClock {
     func startOfMonth(year: Int, month: Int) -> Int64 {
         let normalizedYear = year + (month - 1) / 12
         let normalizedMonth = (month - 1) % 12 + 1
-        let localMidnight = CivilTime.days(year: normalizedYear, month: normalizedMonth, day: 1) * 86_400_000
+        return utc(fromLocal: CivilTime.days(year: normalizedYear, month: normalizedMonth, day: 1) * 86_400_000)
+    }
+
+    /// UTC milliseconds of a wall-clock time of the zone, given as milliseconds since 1970-01-01 00:00 local.
+    /// (A time skipped or repeated by a daylight-saving change gets one of the two readings.)
+    func utc(fromLocal local: Int64) -> Int64 {
         // The offset in force at that local time; try the offset of the instant itself, then correct once.
-        let guess = localMidnight - Int64(offset(at: localMidnight)) * 1000
-        return localMidnight - Int64(offset(at: guess)) * 1000
+        let guess = local - Int64(offset(at: local)) * 1000
+        return local - Int64(offset(at: guess)) * 1000
     }
 }

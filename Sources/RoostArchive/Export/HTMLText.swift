@@ -1,6 +1,7 @@
 import Foundation
 
-/// Escaping for HTML text and attribute values, and the link targets the pages may contain.
+/// Escaping for HTML text and attribute values, the link targets the pages may contain, and the way back from
+/// a message's (X)HTML to its text (Pidgin's logs).
 enum HTMLText {
     /// Escapes `& < > " '` so any text, including markup a contact typed, shows literally.
     static func escape(_ text: String) -> String {
@@ -18,6 +19,50 @@ enum HTMLText {
             }
         }
         return result
+    }
+
+    /// The text of an (X)HTML fragment: line breaks for `<br>`, other tags dropped (a link shows its text),
+    /// character references decoded.
+    static func plainText(_ markup: String) -> String {
+        var result = ""
+        var rest = Substring(markup)
+        while let open = rest.firstIndex(where: { $0 == "<" || $0 == "&" }) {
+            result += rest[..<open]
+            rest = rest[open...]
+            if rest.first == "<" {
+                guard let close = rest.firstIndex(of: ">") else { break }
+                let tag = rest[rest.index(after: rest.startIndex)..<close].lowercased()
+                if tag == "br" || tag.hasPrefix("br ") || tag.hasPrefix("br/") { result += "\n" }
+                rest = rest[rest.index(after: close)...]
+            } else {
+                guard let semicolon = rest.prefix(12).firstIndex(of: ";"),
+                      let decoded = character(rest[rest.index(after: rest.startIndex)..<semicolon]) else {
+                    result += "&"
+                    rest = rest.dropFirst()
+                    continue
+                }
+                result.unicodeScalars.append(decoded)
+                rest = rest[rest.index(after: semicolon)...]
+            }
+        }
+        result += rest
+        return result
+    }
+
+    private static func character(_ name: Substring) -> Unicode.Scalar? {
+        switch name {
+        case "amp": return "&"
+        case "lt": return "<"
+        case "gt": return ">"
+        case "quot": return "\""
+        case "apos": return "'"
+        case "nbsp": return "\u{A0}"
+        default:
+            guard name.first == "#" else { return nil }
+            let digits = name.dropFirst()
+            let value = digits.first == "x" || digits.first == "X" ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits)
+            return value.flatMap(Unicode.Scalar.init)
+        }
     }
 
     /// Only web and XMPP addresses become links (never `javascript:` or `data:`); relative paths of copied

@@ -18,7 +18,8 @@ public struct ArchiveImporter: Sendable {
         self.archivePath = archivePath
     }
 
-    public func importJSONLines(from path: String, skipInvalid: Bool = false, transactionBudget: Duration? = nil,
+    /// With `dryRun` the lines go into a private copy of the archive (see `DryRunArchive`): exact counts, no change.
+    public func importJSONLines(from path: String, skipInvalid: Bool = false, transactionBudget: Duration? = nil, dryRun: Bool = false,
                                 progress: @escaping (ExportProgress) -> Void = { _ in }) throws(ImportError) -> ImportSummary {
         let started = Date()
         let lines = try LineReader(path: path)
@@ -47,27 +48,19 @@ public struct ArchiveImporter: Sendable {
         summary.skipped = problems
         summary.skippedCount = invalid
 
+        let copy = dryRun ? try DryRunArchive(of: archivePath) : nil
         let writer: ArchiveWriter
         let deduplicator: ImportDeduplicator
         do throws(ArchiveError) {
-            writer = try ArchiveWriter(path: archivePath, durability: .normal)
-            deduplicator = try ImportDeduplicator(reader: try ArchiveReader(path: archivePath))
+            writer = try ArchiveWriter(path: copy?.path ?? archivePath, durability: .normal)
+            deduplicator = try ImportDeduplicator(reader: try ArchiveReader(path: copy?.path ?? archivePath))
         } catch {
             throw .archive(error)
         }
         var done = 0
         var lastReport = Date.distantPast
         var committer = BatchCommitter(writer: writer, transactionBudget: transactionBudget, maximumBatch: Self.batchSize) { events, outcomes in
-            for (event, outcome) in zip(events, outcomes) {
-                switch (event, outcome) {
-                case (.message, .inserted): summary.messages += 1
-                case (.message, .duplicate): summary.duplicates += 1
-                case (.message, .corrected): summary.corrections += 1
-                case (.chatState, .stored): summary.chatStates += 1
-                case (.presence, .stored): summary.presenceChanges += 1
-                default: break
-                }
-            }
+            summary.count(events, outcomes)
             let now = Date()
             if now.timeIntervalSince(lastReport) >= 0.2 {
                 lastReport = now

@@ -1,9 +1,19 @@
-/// Why an import failed. Invalid lines abort before anything is committed (unless they are skipped).
+/// Why an import failed. Nothing is written when the source is found invalid: jsonl lines and other clients'
+/// histories are read through once before the first write (see `ArchiveImporter`, `ClientImporter`).
 public enum ImportError: Error, Sendable, CustomStringConvertible {
     case unreadable(path: String, errno: Int32)
     /// The first problems (at most `ArchiveImporter.reportedProblemLimit`) and how many lines were invalid.
     case invalidLines([ImportProblem], invalidCount: Int, path: String)
     case archive(ArchiveError)
+    /// `--format auto` found no history it knows at the path, or the path is not what `--format` said.
+    case unrecognised(path: String, reason: String)
+    /// The client's database or log is truncated or damaged.
+    case sourceDamaged(path: String, detail: String)
+    /// The source names no account (or several) where one is needed.
+    case accountNeeded(path: String, reason: String)
+    /// `--account` names an account the source has no history of.
+    case accountNotInSource(account: String, found: [String], path: String)
+    case invalidTimeZone(String)
 
     public var description: String {
         switch self {
@@ -17,6 +27,18 @@ public enum ImportError: Error, Sendable, CustomStringConvertible {
             return text
         case .archive(let error):
             return error.description
+        case .unrecognised(let path, let reason):
+            return "\(path): \(reason)"
+        case .sourceDamaged(let path, let detail):
+            return "\(path) is damaged or truncated (\(detail)); nothing was imported. "
+                + "Copy the file again from where the client keeps it, or repair it with `sqlite3 FILE .recover`."
+        case .accountNeeded(let path, let reason):
+            return "\(path): \(reason); name the account with --account JID"
+        case .accountNotInSource(let account, let found, let path):
+            let list = found.isEmpty ? "none" : found.joined(separator: ", ")
+            return "\(path) has no history of \(account) (accounts found: \(list))"
+        case .invalidTimeZone(let name):
+            return "unknown time zone \(name); use a name such as Europe/Berlin or UTC"
         }
     }
 }

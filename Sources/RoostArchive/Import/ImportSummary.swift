@@ -11,12 +11,37 @@ public struct ImportSummary: Sendable, Equatable {
     public var chatStates = 0
     public var presenceChanges = 0
     public var contacts = 0
+    /// Imported messages whose files were found on the client's disk.
+    public var files = 0
+    /// Messages of another client's history that were not imported, by reason, and the first few of them.
+    public var refused: [String: Int] = [:]
+    public var refusedExamples: [ImportRefusal] = []
+    /// Entries of another client's history that are not messages (status changes, calls, …), by kind.
+    public var notMessages: [String: Int] = [:]
     /// Lines skipped with `--skip-invalid`.
     public var skipped: [ImportProblem] = []
     public var skippedCount = 0
     public var seconds = 0.0
 
     public init() {}
+
+    public var refusedCount: Int { refused.values.reduce(0, +) }
+
+    /// Counts what a commit did with each event (`BatchCommitter`'s report).
+    public mutating func count(_ events: [ArchiveEvent], _ outcomes: [InsertOutcome]) {
+        for (event, outcome) in zip(events, outcomes) {
+            switch (event, outcome) {
+            case (.message(let record), .inserted):
+                messages += 1
+                files += record.attachments.count { $0.localPath != nil }
+            case (.message, .duplicate): duplicates += 1
+            case (.message, .corrected): corrections += 1
+            case (.chatState, .stored): chatStates += 1
+            case (.presence, .stored): presenceChanges += 1
+            default: break
+            }
+        }
+    }
 
     public var messagesPerSecond: Double { seconds > 0 ? Double(messages + duplicates + corrections) / seconds : 0 }
 }

@@ -61,6 +61,11 @@ public final class ArchiveWriter: Sendable {
         }
     }
 
+    /// Starts a new pass of an import (see `CrossSourceMatch`).
+    func beginImportPass() {
+        ingestor.withLock { $0.beginImportPass() }
+    }
+
     /// The stored resume state of an account, or nil if none was saved yet.
     public func syncState(account: String) throws(ArchiveError) -> SyncState? {
         try ingestor.withLock { ingestor throws(ArchiveError) -> SyncState? in

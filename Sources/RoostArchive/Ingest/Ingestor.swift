@@ -18,6 +18,10 @@ final class Ingestor {
     /// write one tiny segment per message. See "Full text" in `SchemaV1`.
     private var pendingIndex: [PendingIndexEntry] = []
 
+    /// What the current import pass took of stored rows (see `CrossSourceMatch`): every text of a row it stored,
+    /// the texts it matched of others. Empty outside imports.
+    var importClaims: [Int64: ImportClaim] = [:]
+
     init(database: Database) {
         self.database = database
     }
@@ -26,6 +30,11 @@ final class Ingestor {
     func discardCaches() {
         accountIDs.removeAll()
         pendingIndex.removeAll()
+    }
+
+    /// Starts a new import pass: rows stored or matched by earlier passes may be matched again.
+    func beginImportPass() {
+        importClaims.removeAll()
     }
 
     /// Indexes the batch's new messages; must run before COMMIT.
@@ -78,12 +87,17 @@ final class Ingestor {
                 try database.cached("UPDATE messages SET delivery = 'sent' WHERE id = ? AND delivery IN ('pending', 'failed')")
                     .run([.integer(duplicate)])
             }
+            if record.source == .import { importClaims[duplicate, default: .texts([])].add(CrossSourceMatch.comparableText(record.body)) }
             return .duplicate(existingId: duplicate)
         }
         if let replaces = record.replaces, let target = try correctionTarget(of: record, replaces: replaces, account: account) {
             return try applyCorrection(record, to: target, key: key)
         }
+        if let duplicate = try crossSourceCopy(of: record, account: account) {
+            return .duplicate(existingId: duplicate)
+        }
         let id = try allocateID(timestamp: record.timestamp)
+        if record.source == .import { importClaims[id] = .whole }
         try database.run("""
             INSERT INTO messages (id, account_id, conversation, direction, type, from_jid, from_bare, to_jid, to_bare,
                 sender_name, body, subject, thread, timestamp, received_at, stanza_id, stanza_id_by, stanza_id_trusted,
@@ -132,25 +146,26 @@ final class Ingestor {
     private struct CorrectionTarget {
         let id: Int64
         let edited: Int64
+        let imported: Bool
     }
 
     /// The newest message of the conversation whose id or origin-id is `replaces`, if sent by the same sender
     /// (same full JID in groupchat, where nicks are the identity; same bare JID otherwise).
     private func correctionTarget(of record: MessageRecord, replaces: String, account: Int64) throws(SQLiteError) -> CorrectionTarget? {
-        var found: (id: Int64, from: String, edited: Int64)?
+        var found: (id: Int64, from: String, edited: Int64, imported: Bool)?
         try database.cached("""
-            SELECT id, from_jid, edited FROM messages
+            SELECT id, from_jid, edited, source = 'import' FROM messages
             WHERE conversation = ? AND account_id = ? AND (message_id = ?3 OR origin_id = ?3)
             ORDER BY id DESC LIMIT 1
             """).forEachRow([.text(record.conversation), .integer(account), .text(replaces)]) { row in
-            found = (row.int(0), row.text(1), row.int(2))
+            found = (row.int(0), row.text(1), row.int(2), row.bool(3))
             return false
         }
         guard let found else { return nil }
         let sameSender = record.kind == .groupchat
             ? found.from == record.from
             : JIDText.bare(found.from).lowercased() == JIDText.bare(record.from).lowercased()
-        return sameSender ? CorrectionTarget(id: found.id, edited: found.edited) : nil
+        return sameSender ? CorrectionTarget(id: found.id, edited: found.edited, imported: found.imported) : nil
     }
 
     private func applyCorrection(_ record: MessageRecord, to target: CorrectionTarget, key: String) throws(SQLiteError) -> InsertOutcome {
@@ -161,6 +176,11 @@ final class Ingestor {
             WHERE message_row = ?1 AND (dedup_key = ?2 OR (?3 IS NOT NULL AND stanza_id = ?3 AND stanza_id_trusted = 1))
             """).scalarInt([.integer(target.id), .text(key), record.stanzaIdTrusted ? SQLValue(record.stanzaId) : .null])
         if seen != nil { return .duplicate(existingId: target.id) }
+        if (record.source == .import || target.imported), try sameTextSeen(record.body, revisionsOf: target) {
+            // The same edit recorded by two sources (an imported client history and the server archive) carries
+            // different ids; the text it produced is what identifies it (see `CrossSourceMatch`).
+            return .duplicate(existingId: target.id)
+        }
         if target.edited == 0 {
             try database.run("""
                 INSERT INTO message_revisions (message_row, revision, body, from_jid, timestamp, received_at, stanza_id,
@@ -202,6 +222,19 @@ final class Ingestor {
         guard database.changes > 0 else { return .duplicate(existingId: decryption.messageID) }
         try store(decryption.encryption, of: decryption.messageID)
         return .stored
+    }
+
+    /// Whether `body` already is the text of the message or of one of its revisions.
+    private func sameTextSeen(_ body: String?, revisionsOf target: CorrectionTarget) throws(SQLiteError) -> Bool {
+        let text = CrossSourceMatch.comparableText(body)
+        var seen = false
+        try database.cached("""
+            SELECT body FROM messages WHERE id = ?1 UNION ALL SELECT body FROM message_revisions WHERE message_row = ?1
+            """).forEachRow([.integer(target.id)]) { row in
+            seen = CrossSourceMatch.comparableText(row.optionalText(0)) == text
+            return !seen
+        }
+        return seen
     }
 
     private func allocateID(timestamp: Int64) throws(SQLiteError) -> Int64 {

@@ -9,6 +9,8 @@ package final class Database {
         /// Creates the file (0600) and folders (0700) when missing.
         case readWrite
         case readOnly
+        /// `path` is an SQLite URI (`file:…?mode=ro`, `immutable=1`): for reading other programs' databases.
+        case readOnlyURI
     }
 
     /// `PRAGMA synchronous` for the connection; the live writer uses `.full` so an acked message is on disk.
@@ -23,7 +25,12 @@ package final class Database {
     package init(path: String, mode: Mode, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = 5000) throws(SQLiteError) {
         if mode == .readWrite { try DatabaseFile.prepare(path: path) }
         var db: OpaquePointer?
-        let flags = (mode == .readWrite ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let access = switch mode {
+        case .readWrite: SQLITE_OPEN_READWRITE
+        case .readOnly: SQLITE_OPEN_READONLY
+        case .readOnlyURI: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+        }
+        let flags = access | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"

@@ -5,6 +5,7 @@ enum Migrator {
         Migration(version: 1, name: "initial schema", sql: SchemaV1.sql),
         Migration(version: 2, name: "delivery state of outgoing messages", sql: SchemaV2.sql),
         Migration(version: 3, name: "end-to-end encryption of messages", sql: SchemaV3.sql),
+        Migration(version: 4, name: "index of imported messages", sql: SchemaV4.sql),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

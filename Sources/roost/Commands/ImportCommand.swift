@@ -1,59 +1,124 @@
 import Foundation
 import RoostArchive
 
-/// `roost import FILE --format jsonl`: a jsonl export back into the configured archive.
+/// `roost import PATH`: a jsonl export, or another client's history (Gajim, Dino, Profanity, Pidgin), into the
+/// configured archive with the archive's dedup rules.
 struct ImportCommand: Command {
     static let name = "import"
-    static let summary = "import a jsonl export into the archive (deduplicated)"
-    static let usage = "[options] FILE"
+    static let summary = "import a jsonl export or Gajim, Dino, Profanity or Pidgin history (deduplicated)"
+    static let usage = "[options] PATH"
     static let discussion = """
-        Reads FILE, written by `roost export --format jsonl`, into the archive named by the config (created if \
-        missing), with the archive's dedup rules: messages already stored, repeated corrections, chat states and \
-        presence changes are skipped, so importing twice adds nothing. Every line is checked first: if any is \
-        invalid, the problems are listed by line number and nothing is imported, unless --skip-invalid. While \
-        `roost run` is running, the import writes in short transactions (about 50 ms each), so the agent keeps \
-        archiving live messages meanwhile. \
-        Exit status: 0 imported, 1 invalid lines (nothing imported), 2 invalid command line.
+        Imports PATH into the archive named by the config (created if missing). PATH is a jsonl file written by \
+        `roost export --format jsonl`, or another client's history: Gajim's logs.db or data folder \
+        (~/.local/share/gajim), Dino's dino.db or data folder (~/.local/share/dino), Profanity's data folder \
+        (~/.local/share/profanity: its chat log databases and text logs), Pidgin's ~/.purple or a folder or log \
+        file in logs/jabber — or a home folder, where each client's usual place is looked at. With --format auto \
+        (the default) roost says what it found. Messages go through the same dedup as live ones: ids first, \
+        otherwise the same sender and text within a time window (see docs/import.md), so importing twice, or a \
+        history that overlaps what roost fetched from the server, adds nothing twice. Clients' databases are \
+        read from a private snapshot (the client may keep running) and checked first: a damaged or truncated \
+        source stops the import before anything is written. Files the client downloaded are linked when still \
+        on disk. --account imports one account of a history that holds several. A jsonl file is checked \
+        line by line first: if any line is invalid, nothing is imported unless --skip-invalid. While `roost run` \
+        is running, the import writes in short transactions (about 50 ms each), so the agent keeps archiving \
+        live messages meanwhile. \
+        Exit status: 0 imported (some messages may be refused; they are listed), 1 the source is invalid, \
+        unreadable or damaged (nothing imported), 2 invalid command line.
         """
     static let options: [OptionSpec] = [
-        .value("format", short: "f", placeholder: "FORMAT", help: "the file's format: jsonl (the default and only one)"),
-        .flag("skip-invalid", help: "import the valid lines and report the invalid ones"),
+        .value("format", short: "f", placeholder: "FORMAT",
+               help: "what PATH holds: auto (the default), jsonl, gajim, dino, profanity or pidgin"),
+        .flag("dry-run", short: "n", help: "report what would be added, found already archived, or refused; change nothing"),
+        .flag("skip-invalid", help: "jsonl: import the valid lines and report the invalid ones"),
+        .values("me", placeholder: "NAME", help: "pidgin: a name you appear under in plain-text logs (repeatable)"),
+        .value("time-zone", placeholder: "ZONE",
+               help: "zone of log times written without an offset (Profanity before 0.13); default: this machine's"),
     ]
 
     enum Format: String, CaseIterable {
-        case jsonl
+        case auto, jsonl, gajim, dino, profanity, pidgin
     }
 
-    let file: String
+    let path: String
+    let format: Format
+    let dryRun: Bool
     let skipInvalid: Bool
+    let ownNames: [String]
+    let timeZone: TimeZone
 
     init(parsed: ParsedArguments) throws(UsageError) {
-        file = try parsed.onePositional(named: "FILE")
-        _ = try parsed.choice("format", of: Format.self)
+        path = try parsed.onePositional(named: "PATH")
+        format = try parsed.choice("format", of: Format.self) ?? .auto
+        dryRun = parsed.flag("dry-run")
         skipInvalid = parsed.flag("skip-invalid")
+        ownNames = parsed.values("me")
+        if let name = parsed.value("time-zone") {
+            guard let zone = TimeZone(identifier: name) else {
+                throw UsageError(ImportError.invalidTimeZone(name).description, command: parsed.command)
+            }
+            timeZone = zone
+        } else {
+            timeZone = .current
+        }
+        if skipInvalid && ![.auto, .jsonl].contains(format) {
+            throw UsageError("--skip-invalid is for jsonl files", command: parsed.command)
+        }
     }
 
     func run(context: CommandContext) async throws -> ExitCode {
         let config = try context.loadConfig()
-        guard FileManager.default.isReadableFile(atPath: file) else {
-            throw ImportFailure(error: .unreadable(path: file, errno: FileManager.default.fileExists(atPath: file) ? 13 : 2))
-        }
-        if context.options.account != nil {
-            context.output.warning("--account is ignored by import: every account in the file is imported")
-        }
         let meter = ProgressMeter(output: context.output, enabled: context.output.standardErrorIsTTY && !context.options.quiet,
-                                  noun: "lines")
+                                  noun: "messages")
+        defer { meter.clear() }
         // While the agent runs, short transactions: its commits (and its acknowledgements to the servers)
         // wait at most one of them.
-        let agentRuns = AgentLink.agentStatus(environment: context.environment) != nil
+        let budget: Duration? = AgentLink.agentStatus(environment: context.environment) != nil ? .milliseconds(50) : nil
+        if format == .jsonl || (format == .auto && Self.looksLikeJSONLines(path)) {
+            return try importJSONLines(context: context, archivePath: config.archivePath, budget: budget, meter: meter)
+        }
+        let options = ClientImporter.Options(format: format == .auto ? nil : ClientFormat(rawValue: format.rawValue),
+                                             account: context.options.account, dryRun: dryRun, timeZone: timeZone,
+                                             ownNames: ownNames, transactionBudget: budget)
+        let summary: ImportSummary
+        var sources: [ClientImporter.Found] = []
+        do {
+            summary = try ClientImporter(archivePath: config.archivePath).importHistory(at: path, options: options, found: { found in
+                sources = found
+                guard !context.options.json && !context.options.quiet else { return }
+                for source in found {
+                    let accounts = source.accounts.isEmpty ? "" : " — " + source.accounts.joined(separator: ", ")
+                    context.output.standardError.write("found \(source.description)\(accounts)\n")
+                }
+            }, progress: { meter.show($0) })
+        } catch {
+            throw ImportFailure(error: error)
+        }
+        meter.clear()
+        report(summary, sources: sources, context: context)
+        return .ok
+    }
+
+    /// A regular file that is neither SQLite nor a Pidgin log, starting with `{`.
+    private static func looksLikeJSONLines(_ path: String) -> Bool {
+        if path.hasSuffix(".jsonl") || path.hasSuffix(".json") { return true }
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 64)) ?? Data()
+        return head.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == UInt8(ascii: "{")
+    }
+
+    private func importJSONLines(context: CommandContext, archivePath: String, budget: Duration?, meter: ProgressMeter) throws -> ExitCode {
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw ImportFailure(error: .unreadable(path: path, errno: FileManager.default.fileExists(atPath: path) ? 13 : 2))
+        }
+        if context.options.account != nil {
+            context.output.warning("--account is ignored for jsonl files: every account in the file is imported")
+        }
         let summary: ImportSummary
         do {
-            summary = try ArchiveImporter(archivePath: config.archivePath)
-                .importJSONLines(from: file, skipInvalid: skipInvalid, transactionBudget: agentRuns ? .milliseconds(50) : nil) {
-                    meter.show($0)
-                }
+            summary = try ArchiveImporter(archivePath: archivePath)
+                .importJSONLines(from: path, skipInvalid: skipInvalid, transactionBudget: budget, dryRun: dryRun) { meter.show($0) }
         } catch {
-            meter.clear()
             throw ImportFailure(error: error)
         }
         meter.clear()
@@ -65,13 +130,14 @@ struct ImportCommand: Command {
         }
         if context.options.json {
             context.output.jsonLine([
-                "file": .string(file), "archive": .string(config.archivePath), "lines": .int(summary.lines),
-                "messages": .int(summary.messages), "duplicates": .int(summary.duplicates), "corrections": .int(summary.corrections),
-                "chat_states": .int(summary.chatStates), "presence": .int(summary.presenceChanges), "contacts": .int(summary.contacts),
+                "file": .string(path), "archive": .string(archivePath), "format": .string("jsonl"), "dry_run": .bool(dryRun),
+                "lines": .int(summary.lines), "messages": .int(summary.messages), "duplicates": .int(summary.duplicates),
+                "corrections": .int(summary.corrections), "chat_states": .int(summary.chatStates),
+                "presence": .int(summary.presenceChanges), "contacts": .int(summary.contacts),
                 "skipped": .int(summary.skippedCount), "seconds": .double(summary.seconds),
             ])
         } else if !context.options.quiet {
-            var text = "imported \(summary.messages) new message\(summary.messages == 1 ? "" : "s")"
+            var text = "\(dryRun ? "would import" : "imported") \(summary.messages) new message\(summary.messages == 1 ? "" : "s")"
             if summary.corrections > 0 { text += ", \(summary.corrections) corrections" }
             if summary.duplicates > 0 { text += " (\(summary.duplicates) already archived)" }
             var extras: [String] = []
@@ -79,10 +145,52 @@ struct ImportCommand: Command {
             if summary.presenceChanges > 0 { extras.append("\(summary.presenceChanges) presence changes") }
             if summary.contacts > 0 { extras.append("\(summary.contacts) contacts") }
             if !extras.isEmpty { text += "; " + extras.joined(separator: ", ") }
-            text += String(format: " from %@ in %.1f s", file, summary.seconds)
+            text += String(format: " from %@ in %.1f s", path, summary.seconds)
             context.output.line(text)
         }
         return .ok
+    }
+
+    private static func counts(_ counts: [String: Int]) -> JSONObject {
+        JSONObject(counts.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })
+    }
+
+    private func report(_ summary: ImportSummary, sources: [ClientImporter.Found], context: CommandContext) {
+        if context.options.json {
+            context.output.jsonLine([
+                "path": .string(path), "dry_run": .bool(dryRun),
+                "sources": .array(sources.map { source in
+                    .object(["format": .string(source.format.rawValue), "description": .string(source.description),
+                             "accounts": .array(source.accounts.map { .string($0) })])
+                }),
+                "messages": .int(summary.lines), "added": .int(summary.messages), "duplicates": .int(summary.duplicates),
+                "corrections": .int(summary.corrections), "files": .int(summary.files),
+                "refused": .int(summary.refusedCount),
+                "refused_reasons": .object(Self.counts(summary.refused)),
+                "refused_examples": .array(summary.refusedExamples.map {
+                    .object(["reason": .string($0.reason), "location": .string($0.location)])
+                }),
+                "not_messages": .object(Self.counts(summary.notMessages)),
+                "seconds": .double(summary.seconds),
+            ])
+            return
+        }
+        guard !context.options.quiet else { return }
+        var text = "\(dryRun ? "would add" : "added") \(summary.messages) new message\(summary.messages == 1 ? "" : "s")"
+        if summary.corrections > 0 { text += " and \(summary.corrections) correction\(summary.corrections == 1 ? "" : "s")" }
+        text += "; \(summary.duplicates) already archived"
+        if summary.refusedCount > 0 { text += "; \(summary.refusedCount) refused" }
+        if summary.files > 0 { text += "; \(summary.files) with files found on disk" }
+        text += String(format: " (%d messages read in %.1f s)", summary.lines, summary.seconds)
+        context.output.line(text)
+        for (reason, count) in summary.refused.sorted(by: { $0.value > $1.value || $0.value == $1.value && $0.key < $1.key }) {
+            let examples = summary.refusedExamples.filter { $0.reason == reason }.map(\.location)
+            context.output.line("  refused \(count): \(reason) (\(examples.joined(separator: "; "))\(count > examples.count ? "; …" : ""))")
+        }
+        if !summary.notMessages.isEmpty {
+            let kinds = summary.notMessages.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+            context.output.line("  not messages, left out: " + kinds.joined(separator: ", "))
+        }
     }
 }
 
@@ -90,7 +198,8 @@ struct ImportFailure: CommandFailure {
     let error: ImportError
     var exitCode: ExitCode {
         switch error {
-        case .invalidLines, .unreadable: .nothingFound
+        case .invalidLines, .unreadable, .unrecognised, .sourceDamaged, .accountNeeded, .accountNotInSource: .nothingFound
+        case .invalidTimeZone: .usage
         case .archive: .internalError
         }
     }

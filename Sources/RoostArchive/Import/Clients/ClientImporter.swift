@@ -1,0 +1,148 @@
+public import Foundation
+
+/// Imports other clients' histories (Gajim, Dino, Profanity, Pidgin) through the same path and dedup rules as
+/// everything else (`BatchCommitter`, `CrossSourceMatch`).
+///
+/// Nothing half-imported: every source is read through once before the first write (a damaged database or
+/// an unknown account stops the import there); then the messages are committed in batches. If the import is
+/// interrupted after that (killed, disk full), running it again completes it: what was stored is recognised
+/// as duplicates. A dry run does the whole import into a private snapshot of the archive, so its counts are
+/// exactly what the real import would do, and the archive is not touched.
+public struct ClientImporter: Sendable {
+    public struct Options: Sendable {
+        /// nil: recognise the client.
+        public var format: ClientFormat?
+        /// Import only this account's history (a bare JID).
+        public var account: String?
+        public var dryRun: Bool
+        /// The zone of local times that carry no offset (Profanity's logs before 0.13).
+        public var timeZone: TimeZone
+        /// Names that are the user's in Pidgin's plain-text logs.
+        public var ownNames: [String]
+        /// Short transactions of about this long, while the agent writes the same archive (see `BatchCommitter`).
+        public var transactionBudget: Duration?
+
+        public init(format: ClientFormat? = nil, account: String? = nil, dryRun: Bool = false, timeZone: TimeZone = .current,
+                    ownNames: [String] = [], transactionBudget: Duration? = nil) {
+            self.format = format
+            self.account = account
+            self.dryRun = dryRun
+            self.timeZone = timeZone
+            self.ownNames = ownNames
+            self.transactionBudget = transactionBudget
+        }
+    }
+
+    /// What was found at the path, before anything is imported.
+    public struct Found: Sendable {
+        public var format: ClientFormat
+        public var description: String
+        public var accounts: [String]
+    }
+
+    public static let reportedRefusalsPerReason = 3
+
+    public let archivePath: String
+
+    public init(archivePath: String) {
+        self.archivePath = archivePath
+    }
+
+    /// Imports the histories at `path`. `found` hears what was recognised (before the first write);
+    /// `progress` hears how far the writing got.
+    public func importHistory(at path: String, options: Options, found: ([Found]) -> Void = { _ in },
+                              progress: @escaping (ExportProgress) -> Void = { _ in }) throws(ImportError) -> ImportSummary {
+        let started = Date()
+        let account = try options.account.map { text throws(ImportError) -> String in
+            guard let jid = ClientText.bareJID(text) else { throw .accountNeeded(path: path, reason: "\(text) is not a JID") }
+            return jid
+        }
+        let sources = try ClientSources.open(path: path, format: options.format, timeZone: options.timeZone, ownNames: options.ownNames)
+        var descriptions: [Found] = []
+        var allAccounts: Set<String> = []
+        for source in sources {
+            let accounts = try source.reader.accounts()
+            allAccounts.formUnion(accounts)
+            descriptions.append(Found(format: source.format, description: source.reader.description, accounts: accounts))
+        }
+        if let account, !allAccounts.isEmpty, !allAccounts.contains(account) {
+            throw .accountNotInSource(account: account, found: allAccounts.sorted(), path: path)
+        }
+        found(descriptions)
+
+        // First pass: read everything, count, and stop at the first damaged source before anything is written.
+        var summary = ImportSummary()
+        var total = 0
+        for source in sources {
+            try source.reader.read(account: account) { item throws(ImportError) in
+                switch item {
+                case .message: total += 1
+                case .refused(let reason, let location):
+                    summary.refused[reason, default: 0] += 1
+                    if summary.refused[reason]! <= Self.reportedRefusalsPerReason {
+                        summary.refusedExamples.append(ImportRefusal(reason: reason, location: location))
+                    }
+                case .notMessage(let kind): summary.notMessages[kind, default: 0] += 1
+                }
+            }
+        }
+
+        // Second pass: into the archive, or into a private copy of it for a dry run.
+        let target = options.dryRun ? try DryRunArchive(of: archivePath) : nil
+        let writer: ArchiveWriter
+        do throws(ArchiveError) {
+            writer = try ArchiveWriter(path: target?.path ?? archivePath, durability: .normal)
+        } catch {
+            throw .archive(error)
+        }
+        var done = 0
+        var lastReport = Date.distantPast
+        var committer = BatchCommitter(writer: writer, transactionBudget: options.transactionBudget,
+                                       maximumBatch: ArchiveImporter.batchSize) { events, outcomes in
+            summary.count(events, outcomes)
+            done += events.count
+            let now = Date()
+            if now.timeIntervalSince(lastReport) >= 0.2 {
+                lastReport = now
+                progress(ExportProgress(done: done, total: total, elapsedSeconds: now.timeIntervalSince(started)))
+            }
+        }
+        for source in sources {
+            // Each source is its own pass: its messages may match those of the sources before it.
+            writer.beginImportPass()
+            try source.reader.read(account: account) { item throws(ImportError) in
+                guard case .message(let record) = item else { return }
+                summary.lines += 1
+                do throws(ArchiveError) { try committer.add(.message(record)) } catch { throw .archive(error) }
+            }
+            do throws(ArchiveError) { try committer.flush() } catch { throw .archive(error) }
+        }
+        summary.seconds = Date().timeIntervalSince(started)
+        progress(ExportProgress(done: done, total: total, elapsedSeconds: summary.seconds))
+        return summary
+    }
+}
+
+/// A private copy of the archive (SQLite's backup API, so a running agent is not disturbed), deleted when
+/// dropped: a dry run imports into it for exact counts.
+final class DryRunArchive {
+    let path: String
+    private let folder: String
+
+    init(of archivePath: String) throws(ImportError) {
+        folder = NSTemporaryDirectory() + "roost-dry-run-" + UUID().uuidString
+        path = folder + "/archive.sqlite"
+        guard mkdir(folder, 0o700) == 0 else { throw .unreadable(path: folder, errno: errno) }
+        guard FileManager.default.fileExists(atPath: archivePath) else { return }
+        do throws(SQLiteError) {
+            try Database(path: archivePath, mode: .readOnly).backup(to: path)
+        } catch {
+            try? FileManager.default.removeItem(atPath: folder)
+            throw .archive(.sqlite(error))
+        }
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+}

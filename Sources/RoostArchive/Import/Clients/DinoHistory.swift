@@ -1,0 +1,202 @@
+import Foundation
+
+/// Dino's database: `dino.db` in `~/.local/share/dino/`, built by Dino's Qlite layer from the table classes in
+/// libdino/src/service/database.vala; its version is the `_meta` row `version` (11 in Dino 0.1, 17 in 0.2,
+/// 22 in 0.3, 25–26 in 0.4, 29 in 0.5, 32 on the development branch in 2026). Facts used here:
+///
+/// - `account` (id, bare_jid), `jid` (id, bare_jid);
+/// - `message`: account_id, counterpart_id → jid, counterpart_resource (the peer's resource; the sender's nick
+///   in rooms), our_resource (the own resource; the own nick in rooms), direction (1 sent, 0 received),
+///   type (0 error, 1 chat, 2 group chat, 3 private message in a room), time (UTC seconds, the sender's or
+///   server's stamp), local_time (UTC seconds of receipt), body, stanza_id (the message id), server_id (the
+///   server archive's stanza-id, version 10 and up);
+/// - `message_correction` (Dino 0.2 and later): message_id (the correcting message's row) → to_stanza_id (the
+///   corrected message's id; in rooms Dino may name it by its server id), to_message_db_id (version 31 and up);
+///   the corrected message keeps its row;
+/// - `file_transfer`: direction, time, file_name, path (relative to `files/` beside `dino.db`), mime_type,
+///   size, info (for HTTP uploads the row id of the message that carried the link);
+/// - `reaction` (Dino 0.4 and later) and `call` (0.3 and later), which are not messages.
+final class DinoHistory: ClientHistoryReader {
+    private let snapshot: SourceSnapshot
+    private let version: Int
+    private let filesFolder: String
+
+    static func open(_ snapshot: SourceSnapshot) throws(ImportError) -> DinoHistory? {
+        let tables = try snapshot.tables()
+        guard tables.isSuperset(of: ["_meta", "account", "jid", "message"]),
+              try snapshot.columns(of: "message").isSuperset(of: ["counterpart_id", "counterpart_resource", "local_time"]) else {
+            return nil
+        }
+        var version = 0
+        try snapshot.query("SELECT int_val FROM _meta WHERE name = 'version'") { row in version = Int(row.int(0)) }
+        return DinoHistory(snapshot: snapshot, version: version)
+    }
+
+    private init(snapshot: SourceSnapshot, version: Int) {
+        self.snapshot = snapshot
+        self.version = version
+        filesFolder = (snapshot.originalPath as NSString).deletingLastPathComponent + "/files"
+    }
+
+    var description: String { "Dino: \(snapshot.originalPath) (database version \(version))" }
+
+    func accounts() throws(ImportError) -> [String] {
+        var accounts: Set<String> = []
+        try snapshot.query("SELECT DISTINCT a.bare_jid FROM message m JOIN account a ON a.id = m.account_id") { row in
+            if let jid = ClientText.bareJID(row.optionalText(0)) { accounts.insert(jid) }
+        }
+        return accounts.sorted()
+    }
+
+    private struct Transfer {
+        let id: Int64
+        let account: String?
+        let conversation: String?
+        let resource: String?
+        let direction: MessageDirection
+        let time: Int64
+        let localTime: Int64?
+        let fileName: String?
+        let attachment: AttachmentRecord
+        let messageRow: Int64?
+    }
+
+    func read(account wanted: String?, _ body: (ClientItem) throws(ImportError) -> Void) throws(ImportError) {
+        let tables = try snapshot.tables()
+        let columns = try snapshot.columns(of: "message")
+        let serverID = columns.contains("server_id") ? "m.server_id" : "NULL"
+
+        var transfers: [Transfer] = []
+        if tables.contains("file_transfer") {
+            try snapshot.query("""
+                SELECT f.id, a.bare_jid, j.bare_jid, f.counterpart_resource, f.direction, f.time, f.local_time, f.file_name,
+                       f.path, f.mime_type, f.size, f.info
+                FROM file_transfer f LEFT JOIN account a ON a.id = f.account_id LEFT JOIN jid j ON j.id = f.counterpart_id
+                ORDER BY f.id
+                """) { row in
+                let path = row.optionalText(8).map { $0.hasPrefix("/") ? $0 : filesFolder + "/" + $0 }
+                let local = path.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+                let attachment = AttachmentRecord(url: local.map { "file://" + $0 } ?? "", localPath: local,
+                                                  mime: row.optionalText(9), size: row.optionalInt(10).flatMap { $0 >= 0 ? $0 : nil })
+                transfers.append(Transfer(
+                    id: row.int(0), account: ClientText.bareJID(row.optionalText(1)), conversation: ClientText.bareJID(row.optionalText(2)),
+                    resource: ClientText.nonEmpty(row.optionalText(3)), direction: row.int(4) == 1 ? .outgoing : .incoming,
+                    time: row.int(5) * 1000, localTime: row.optionalInt(6).map { $0 * 1000 }, fileName: ClientText.nonEmpty(row.optionalText(7)),
+                    attachment: attachment, messageRow: row.optionalText(11).flatMap { Int64($0) }))
+            }
+        }
+        var transfersByMessage: [Int64: [Transfer]] = [:]
+        for transfer in transfers { if let row = transfer.messageRow { transfersByMessage[row, default: []].append(transfer) } }
+
+        // Correcting message row → the id of the message it corrects (resolved below to the original's message id).
+        var correctionOf: [Int64: (toStanzaID: String?, toRow: Int64?)] = [:]
+        if tables.contains("message_correction") {
+            let toRow = try snapshot.columns(of: "message_correction").contains("to_message_db_id") ? "to_message_db_id" : "NULL"
+            try snapshot.query("SELECT message_id, to_stanza_id, \(toRow) FROM message_correction") { row in
+                correctionOf[row.int(0)] = (ClientText.nonEmpty(row.optionalText(1)), row.optionalInt(2))
+            }
+        }
+
+        var seenMessageRows: Set<Int64> = []
+        var messageIDOfRow: [Int64: String] = [:]
+        var messageIDByServerID: [String: String] = [:]
+        var corrections: [(message: ClientMessage, row: Int64)] = []
+        try snapshot.query("""
+            SELECT m.id, a.bare_jid, j.bare_jid, m.counterpart_resource, m.our_resource, m.direction, m.type, m.time,
+                   m.local_time, m.body, m.stanza_id, \(serverID)
+            FROM message m LEFT JOIN account a ON a.id = m.account_id LEFT JOIN jid j ON j.id = m.counterpart_id
+            ORDER BY m.time, m.id
+            """) { row throws(ImportError) in
+            let rowID = row.int(0)
+            let location = "message row \(rowID)"
+            guard let account = ClientText.bareJID(row.optionalText(1)) else {
+                return try body(.refused(reason: "no valid account JID", location: location))
+            }
+            if let wanted, account != wanted { return }
+            seenMessageRows.insert(rowID)
+            guard let conversation = ClientText.bareJID(row.optionalText(2)) else {
+                return try body(.refused(reason: "no valid contact JID", location: location))
+            }
+            let type = row.int(6)
+            guard (1...3).contains(type) else {
+                return try body(type == 0 ? .notMessage("error messages")
+                                : .refused(reason: "unknown message type \(type)", location: location))
+            }
+            guard let text = ClientText.nonEmpty(row.optionalText(9)) else {
+                // A file sent without a link (Jingle) is imported from its file_transfer row below.
+                if transfersByMessage[rowID] != nil { return }
+                return try body(.refused(reason: "empty message", location: location))
+            }
+            guard !row.isNull(7) else { return try body(.refused(reason: "no time recorded", location: location)) }
+            let direction: MessageDirection = row.int(5) == 1 ? .outgoing : .incoming
+            var message = ClientMessage(account: account, conversation: conversation, kind: type == 2 ? .groupchat : .chat,
+                                        direction: direction, body: text, timestamp: row.int(7) * 1000,
+                                        receivedAt: row.optionalInt(8).map { $0 * 1000 })
+            let peerResource = ClientText.nonEmpty(row.optionalText(3))
+            let ownResource = ClientText.nonEmpty(row.optionalText(4))
+            switch (type, direction) {
+            case (2, .outgoing): message.resource = ownResource ?? peerResource
+            case (_, .incoming), (3, _): message.resource = peerResource
+            default: message.resource = nil
+            }
+            message.messageId = ClientText.nonEmpty(row.optionalText(10))
+            if let serverID = ClientText.nonEmpty(row.optionalText(11)) {
+                message.stanzaId = serverID
+                message.stanzaIdBy = type == 2 ? conversation : account
+                if let id = message.messageId { messageIDByServerID[serverID] = id }
+            }
+            if let id = message.messageId { messageIDOfRow[rowID] = id }
+            message.attachments = (transfersByMessage[rowID] ?? []).map { transfer in
+                var attachment = transfer.attachment
+                if attachment.url.isEmpty || Self.isLink(text) { attachment.url = text }
+                return attachment
+            }.filter { !$0.url.isEmpty }
+            if correctionOf[rowID] != nil {
+                corrections.append((message, rowID))
+                return
+            }
+            try body(.message(message.record))
+        }
+
+        // Files sent without a message (Jingle file transfer): the file name stands for the text.
+        for transfer in transfers where transfer.messageRow.map({ !seenMessageRows.contains($0) }) ?? true {
+            let location = "file_transfer row \(transfer.id)"
+            guard let account = transfer.account else {
+                try body(.refused(reason: "file transfer without a valid account JID", location: location))
+                continue
+            }
+            if let wanted, account != wanted { continue }
+            guard let conversation = transfer.conversation, let name = transfer.fileName ?? transfer.attachment.localPath else {
+                try body(.refused(reason: "file transfer without a contact or file name", location: location))
+                continue
+            }
+            var message = ClientMessage(account: account, conversation: conversation, direction: transfer.direction,
+                                        body: name, timestamp: transfer.time, receivedAt: transfer.localTime)
+            message.resource = transfer.direction == .incoming ? transfer.resource : nil
+            if !transfer.attachment.url.isEmpty { message.attachments = [transfer.attachment] }
+            try body(.message(message.record))
+        }
+
+        for (correction, row) in corrections {
+            var message = correction
+            let target = correctionOf[row]
+            message.replaces = target?.toRow.flatMap { messageIDOfRow[$0] }
+                ?? target?.toStanzaID.flatMap { messageIDByServerID[$0] } ?? target?.toStanzaID
+            try body(.message(message.record))
+        }
+
+        // Not messages, counted so the report says what stayed behind.
+        for (table, kind, condition) in [("reaction", "reactions (Roost keeps none yet)", "t.emojis IS NOT NULL AND t.emojis != ''"),
+                                         ("call", "calls", "1")] where tables.contains(table) {
+            try snapshot.query("""
+                SELECT count(*) FROM \(table) t JOIN account a ON a.id = t.account_id WHERE \(condition) AND (?1 IS NULL OR lower(a.bare_jid) = ?1)
+                """, [SQLValue(wanted)]) { row throws(ImportError) in
+                for _ in 0..<row.int(0) { try body(.notMessage(kind)) }
+            }
+        }
+    }
+
+    private static func isLink(_ text: String) -> Bool {
+        !text.contains(where: \.isWhitespace) && (text.hasPrefix("https://") || text.hasPrefix("http://") || text.hasPrefix("aesgcm://"))
+    }
+}

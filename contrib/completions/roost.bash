@@ -38,6 +38,9 @@ _roost() {
         --account) COMPREPLY=($(compgen -W "$(_roost_accounts)" -- "$cur")); return ;;
         --log-level) COMPREPLY=($(compgen -W "error warning info debug" -- "$cur")); return ;;
         --tls) COMPREPLY=($(compgen -W "starttls direct" -- "$cur")); return ;;
+        --format|-f) COMPREPLY=($(compgen -W "auto jsonl gajim dino profanity pidgin" -- "$cur")); return ;;
+        --time-zone) COMPREPLY=($(compgen -W "UTC $(cd /usr/share/zoneinfo 2>/dev/null && find . -type f -name '[A-Z]*' | sed 's|^\./||')" -- "$cur")); return ;;
+        --me) return ;;
         --name|--group|--message|--nickname|--fullname|--password-command|--host|--port|--limit|-n|--offset) return ;;
     esac
 
@@ -45,7 +48,8 @@ _roost() {
     local words=()
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-            --config|--account|--log-level|--name|--group|--message|--nickname|--fullname|--photo|--password-command|--host|--port|--tls|--ca-file|--limit|-n|--offset) ((i++)) ;;
+            --config|--account|--log-level|--name|--group|--message|--nickname|--fullname|--photo|--password-command|--host|--port|--tls|--ca-file|--limit|--offset|--format|-f|--time-zone|--me) ((i++)) ;;
+            -n) [[ ${words[0]} != import ]] && ((i++)) ;;
             -*) ;;
             *) words+=("${COMP_WORDS[i]}") ;;
         esac
@@ -92,9 +96,12 @@ _roost() {
         passwd) options="--password-command" ;;
         unregister) options="--yes" ;;
         help) [[ ${#words[@]} == 1 ]] && arguments=$commands ;;
+        import) options="--format --dry-run --skip-invalid --me --time-zone" ;;
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$options $global" -- "$cur"))
+    elif [[ $command == import ]]; then
+        COMPREPLY=($(compgen -f -- "$cur"))
     else
         COMPREPLY=($(compgen -W "$arguments" -- "$cur"))
     fi

@@ -123,6 +123,16 @@ enum ImportClaim: Equatable {
 }
 
 extension Ingestor {
+    /// Imported messages are always compared; others only while the archive holds imported rows (one lookup in
+    /// the partial index `messages_imported` per batch).
+    func mayMatchAcrossSources(_ record: MessageRecord) throws(SQLiteError) -> Bool {
+        if record.source == .import { return true }
+        if let known = importedRowsExist { return known }
+        let exists = try database.cached("SELECT 1 FROM messages WHERE source = 'import' LIMIT 1").scalarInt() != nil
+        importedRowsExist = exists
+        return exists
+    }
+
     /// Rule set of `CrossSourceMatch`: the stored copy of `record` from another source, if any. The stored row
     /// is handed the ids it lacked (a trusted stanza-id, origin-id, message id) so that later copies (a resend,
     /// a MAM page) are recognised by the exact rules and corrections find it.

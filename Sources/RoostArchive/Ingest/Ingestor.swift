@@ -22,6 +22,10 @@ final class Ingestor {
     /// the texts it matched of others. Empty outside imports.
     var importClaims: [Int64: ImportClaim] = [:]
 
+    /// Whether the archive holds imported rows, asked once per batch (an import may run beside the agent):
+    /// live messages are compared with imported rows only when there are some.
+    var importedRowsExist: Bool?
+
     init(database: Database) {
         self.database = database
     }
@@ -30,6 +34,7 @@ final class Ingestor {
     func discardCaches() {
         accountIDs.removeAll()
         pendingIndex.removeAll()
+        importedRowsExist = nil
     }
 
     /// Starts a new import pass: rows stored or matched by earlier passes may be matched again.
@@ -39,6 +44,7 @@ final class Ingestor {
 
     /// Indexes the batch's new messages; must run before COMMIT.
     func flushIndex() throws(SQLiteError) {
+        importedRowsExist = nil
         guard !pendingIndex.isEmpty else { return }
         let statement = try database.cached("""
             INSERT INTO message_fts (rowid, body, subject, sender, cjk)
@@ -93,11 +99,14 @@ final class Ingestor {
         if let replaces = record.replaces, let target = try correctionTarget(of: record, replaces: replaces, account: account) {
             return try applyCorrection(record, to: target, key: key)
         }
-        if let duplicate = try crossSourceCopy(of: record, account: account) {
+        if try mayMatchAcrossSources(record), let duplicate = try crossSourceCopy(of: record, account: account) {
             return .duplicate(existingId: duplicate)
         }
         let id = try allocateID(timestamp: record.timestamp)
-        if record.source == .import { importClaims[id] = .whole }
+        if record.source == .import {
+            importClaims[id] = .whole
+            importedRowsExist = true
+        }
         try database.run("""
             INSERT INTO messages (id, account_id, conversation, direction, type, from_jid, from_bare, to_jid, to_bare,
                 sender_name, body, subject, thread, timestamp, received_at, stanza_id, stanza_id_by, stanza_id_trusted,

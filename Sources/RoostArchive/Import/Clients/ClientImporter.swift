@@ -113,6 +113,11 @@ public struct ClientImporter: Sendable {
             try source.reader.read(account: account) { item throws(ImportError) in
                 guard case .message(let record) = item else { return }
                 summary.lines += 1
+                // SEAM (issue 14, file store): attachments whose file the client still has carry its path in
+                // `localPath` (outside Roost's folder). Once the content-addressed file store is on main, copy
+                // each such file into it here (`FileStore.put(contentsOf:)`, then `sha256` set and `localPath`
+                // cleared), as the jsonl import restores exported files, so the archive no longer depends on the
+                // client's folder. Until then the rows link the client's copy.
                 do throws(ArchiveError) { try committer.add(.message(record)) } catch { throw .archive(error) }
             }
             do throws(ArchiveError) { try committer.flush() } catch { throw .archive(error) }

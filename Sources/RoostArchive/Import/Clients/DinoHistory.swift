@@ -97,7 +97,8 @@ final class DinoHistory: ClientHistoryReader {
             }
         }
 
-        var seenMessageRows: Set<Int64> = []
+        // Rows that became messages: a file transfer whose message did not (no text) is imported on its own.
+        var messageRows: Set<Int64> = []
         var messageIDOfRow: [Int64: String] = [:]
         var messageIDByServerID: [String: String] = [:]
         var corrections: [(message: ClientMessage, row: Int64)] = []
@@ -113,7 +114,6 @@ final class DinoHistory: ClientHistoryReader {
                 return try body(.refused(reason: "no valid account JID", location: location))
             }
             if let wanted, account != wanted { return }
-            seenMessageRows.insert(rowID)
             guard let conversation = ClientText.bareJID(row.optionalText(2)) else {
                 return try body(.refused(reason: "no valid contact JID", location: location))
             }
@@ -151,6 +151,7 @@ final class DinoHistory: ClientHistoryReader {
                 if attachment.url.isEmpty || Self.isLink(text) { attachment.url = text }
                 return attachment
             }.filter { !$0.url.isEmpty }
+            messageRows.insert(rowID)
             if correctionOf[rowID] != nil {
                 corrections.append((message, rowID))
                 return
@@ -159,7 +160,7 @@ final class DinoHistory: ClientHistoryReader {
         }
 
         // Files sent without a message (Jingle file transfer): the file name stands for the text.
-        for transfer in transfers where transfer.messageRow.map({ !seenMessageRows.contains($0) }) ?? true {
+        for transfer in transfers where transfer.messageRow.map({ !messageRows.contains($0) }) ?? true {
             let location = "file_transfer row \(transfer.id)"
             guard let account = transfer.account else {
                 try body(.refused(reason: "file transfer without a valid account JID", location: location))

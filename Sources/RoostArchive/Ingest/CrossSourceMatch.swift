@@ -12,9 +12,8 @@
 ///    crosswise, since clients use one value for both) from the same sender, is the same message.
 /// 3. Otherwise the same sender (chat: the same direction; group chat: the same nick) and the same text
 ///    (whitespace runs folded; for an edited message its text or any earlier one) within `contentWindow` is the
-///    same message; the nearest in time wins. Ids that
-///    disagree veto this: two trusted stanza-ids, two stanza-ids from the same archive, two origin-ids, or two
-///    message ids in a one-to-one chat.
+///    same message; the nearest in time wins. Ids that disagree veto this: two trusted stanza-ids, two
+///    stanza-ids from the same archive, two origin-ids, or two message ids in a one-to-one chat.
 ///
 /// Why windows and not equal times: clients store their own receipt or send time, in whole seconds (Dino,
 /// Pidgin, Profanity's text logs) or floats (Gajim), while the server archive stamps its own arrival time;

@@ -215,6 +215,17 @@ struct CrossSourceDedupTests {
         #expect(outcomes.allSatisfy { if case .inserted = $0 { true } else { false } })
     }
 
+    @Test func aMessageRoostSendsIsNeverTakenForAnImportedOne() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        _ = try writer.commit([imported("ok", at: 0, direction: .outgoing)])
+        var sent = MessageRecord(account: Fixture.account, conversation: Fixture.peer, direction: .outgoing, from: Fixture.account + "/roost",
+                                 to: Fixture.peer, body: "ok", timestamp: Fixture.baseTime + 30_000, originId: "o-1", messageId: "o-1")
+        sent.delivery = .pending
+        let outcome = try writer.commit([.message(sent)])
+        guard case .inserted = outcome[0] else { Issue.record("\(outcome)"); return }
+    }
+
     @Test func disagreeingMessageIDsVetoTheTextMatchButEqualOnesMatchFarApart() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()

@@ -122,10 +122,12 @@ enum ImportClaim: Equatable {
 }
 
 extension Ingestor {
-    /// Imported messages are always compared; others only while the archive holds imported rows (one lookup in
-    /// the partial index `messages_imported` per batch).
+    /// Imported messages are always compared; others (copies from the server) only while the archive holds
+    /// imported rows (one lookup in the partial index `messages_imported` per batch).
     func mayMatchAcrossSources(_ record: MessageRecord) throws(SQLiteError) -> Bool {
         if record.source == .import { return true }
+        // A message Roost sends itself is new by definition, whatever an imported log holds.
+        if record.delivery != nil { return false }
         if let known = importedRowsExist { return known }
         let exists = try database.cached("SELECT 1 FROM messages WHERE source = 'import' LIMIT 1").scalarInt() != nil
         importedRowsExist = exists

@@ -180,15 +180,16 @@ struct ImportOverLiveArchiveTests {
         // 1. Roost archives what bob (slixmpp) sends and what alice answers from her phone (slixmpp again).
         let first = try RoostUnderTest(server: server, account: alice, password: alicePassword)
         let agent = try first.startAgent()
+        defer { agent.stop() }
         try peer(bob, bobPassword, resource: "laptop", ["send", alice.description] + bodies)
         try peer(alice, alicePassword, resource: "phone", ["send", bob.description, "reply \(marker) 好的"])
         try first.eventually("the four messages in roost's archive", timeout: 40) { try search(first).count >= 4 }
-        agent.stop()
         let live = try search(first)
         #expect(live.count == 4)
         #expect(live.allSatisfy { ($0["stanza_id"] as? String) != nil })
 
-        // 2. The same conversation as Pidgin and Dino stored it, each with two messages Roost never saw.
+        // 2. The same conversation as Pidgin and Dino stored it, each with two messages Roost never saw, imported
+        // while the agent runs (short transactions beside its own).
         let liveFile = first.directory.path + "/live.jsonl"
         try live.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }.joined(separator: "\n")
             .write(toFile: liveFile, atomically: true, encoding: .utf8)
@@ -202,6 +203,10 @@ struct ImportOverLiveArchiveTests {
             #expect(report["duplicates"] as? Int == live.count, "\(name): \(report)")
         }
         #expect(try search(first).count == live.count + 4)
+        // The agent kept archiving meanwhile.
+        try peer(bob, bobPassword, resource: "laptop", ["send", alice.description, "after the import \(marker)"])
+        try first.eventually("the message sent after the import", timeout: 40) { try search(first).count == live.count + 5 }
+        agent.stop()
 
         // 3. The other way round: a new archive that starts from the imported Pidgin log, then catches up with
         // the server archive: the server's copies are recognised, and the imported rows take their stanza-ids.
@@ -215,8 +220,11 @@ struct ImportOverLiveArchiveTests {
             try search(second).filter { ($0["body"] as? String)?.contains(marker) == true }
                 .allSatisfy { ($0["stanza_id"] as? String) != nil }
         }
+        try second.eventually("the message sent after the import, from the server archive", timeout: 40) {
+            try search(second).count == live.count + 3
+        }
         let rows = try search(second)
-        #expect(rows.count == live.count + 2, "\(rows.map { $0["body"] ?? "" })")
+        #expect(rows.count == live.count + 3, "\(rows.map { $0["body"] ?? "" })")
         for body in bodies { #expect(rows.filter { $0["body"] as? String == body }.count == 1) }
     }
 }

@@ -24,8 +24,21 @@ enum Subprocess {
             for p in argv { free(p) }
             for p in envp { free(p) }
         }
+        // The test runner's threads block some signals (and roost ignores SIGPIPE): a child starts with an
+        // empty mask and default handlers, so a test can signal it (the TCP proxy's SIGUSR1/SIGUSR2).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGUSR1, SIGUSR2, SIGHUP, SIGINT, SIGTERM] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
         guard rc == 0 else { throw ScriptFailed(command: path, output: String(cString: strerror(rc))) }
         return pid
     }

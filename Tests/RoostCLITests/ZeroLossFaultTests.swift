@@ -207,5 +207,8 @@ final class TCPProxy: @unchecked Sendable {
 
     func cut() { kill(process.pid, SIGUSR1) }
 
+    /// Stops forwarding on every relayed connection without closing it (prints "stalled N").
+    func stall() { kill(process.pid, SIGUSR2) }
+
     func stop() { process.stop(signal: SIGTERM, timeout: 5) }
 }

@@ -13,7 +13,8 @@ ROOST_TEST_ALICE_JID / ROOST_TEST_ALICE_PASSWORD.
 Commands:
   send TO BODY...          one message per BODY argument (type chat unless --type)
   flood TO N               N messages "msg-1".."msg-N" with ids "<prefix>-1".., then wait until the
-                           server acknowledged all of them (XEP-0198), or --drain seconds without SM
+                           server acknowledged all of them (XEP-0198), or --drain seconds without SM;
+                           --chatstate-every K adds a standalone chat state after every K messages
   chatstate TO STATE       a bare XEP-0085 chat state (active, composing, paused, inactive, gone)
   subscribe TO             ask TO for a presence subscription; --wait S waits for the answer
   accept-all [SECONDS]     approve every subscription request for SECONDS (default 10), subscribing back
@@ -194,14 +195,23 @@ async def cmd_send(peer, args):
 
 async def cmd_flood(peer, args):
     started = time.monotonic()
+    prefix = args.id_prefix or "flood"
+    states = 0
     for i in range(1, args.count + 1):
-        msg = peer.make_message(mto=args.to, mbody="msg-%d" % i, mtype=args.type)
-        msg["id"] = "%s-%d" % (args.id_prefix or "flood", i)
+        msg = peer.make_message(mto=args.to, mbody="msg-%d%s" % (i, args.body_suffix), mtype=args.type)
+        msg["id"] = "%s-%d" % (prefix, i)
         msg.send()
+        if args.chatstate_every and i % args.chatstate_every == 0:
+            # A standalone chat state (XEP-0085) with an id of its own: <prefix>-cs-<n>, alternating states.
+            states += 1
+            state = peer.make_message(mto=args.to, mtype=args.type)
+            state["id"] = "%s-cs-%d" % (prefix, states)
+            state["chat_state"] = "composing" if states % 2 else "paused"
+            state.send()
         if i % 500 == 0:
             await asyncio.sleep(0)  # let the send queue drain instead of buffering everything
     acked = await sm_drain(peer, args.timeout)
-    emit("flood", to=args.to, count=args.count, acked=acked,
+    emit("flood", to=args.to, count=args.count, chatstates=states, acked=acked,
          seconds=round(time.monotonic() - started, 3))
     if acked is False:
         raise TimeoutError("the server did not acknowledge all %d messages within %ss" % (args.count, args.timeout))
@@ -243,6 +253,7 @@ async def cmd_presence(peer, args):
 
 
 async def cmd_listen(peer, args):
+    emit("listening", jid=str(peer.boundjid), seconds=args.seconds)
     await asyncio.sleep(args.seconds)
 
 
@@ -347,6 +358,9 @@ def parse_args(argv):
     with_message_opts(s)
     s.add_argument("--thread"); s.add_argument("--chatstate", choices=CHAT_STATES)
     s = command("flood"); s.add_argument("to"); s.add_argument("count", type=int); with_message_opts(s)
+    s.add_argument("--body-suffix", default="", help="appended to each body (to make messages larger)")
+    s.add_argument("--chatstate-every", type=int, default=0, metavar="K",
+                   help="after every K messages also send a standalone chat state (ids <prefix>-cs-1, ...)")
     s = command("chatstate"); s.add_argument("to"); s.add_argument("state", choices=CHAT_STATES)
     s.add_argument("--drain", type=float, default=1)
     s = command("subscribe"); s.add_argument("to")

@@ -85,7 +85,7 @@ public final class IngestPipeline: Sendable {
     /// - Parameters:
     ///   - capacity: events queued at most before `submit` suspends.
     ///   - healthChanged: called on the writer thread when commits start or stop failing.
-    public init(writer: ArchiveWriter, log: Logger, maxBatchEvents: Int = 5000, capacity: Int = 20_000,
+    public init(writer: ArchiveWriter, log: Logger, maxBatchEvents: Int = 5000, capacity: Int = 5000,
                 stopGrace: Duration = .seconds(10), healthChanged: @escaping @Sendable (Health) -> Void = { _ in }) {
         self.writer = writer
         self.log = log

@@ -256,10 +256,10 @@ actor AccountSession {
             serverHasArchive = features.contains(Namespace.mam)
             context.trustsOwnStanzaIDs = serverHasArchive || features.contains(Namespace.stanzaID)
         }
-        if !info.resumed {
-            carbonsEnabled = false
-            sessionStartedAt = Self.nowMilliseconds()
-        }
+        if !info.resumed { carbonsEnabled = false }
+        // A fresh session, or the first of this process (resuming one of an earlier process): outgoing
+        // messages still pending from before it are settled after the next catch-up.
+        if !info.resumed || sessionStartedAt == 0 { sessionStartedAt = Self.nowMilliseconds() }
         setState(.online(resource: info.boundJID.resource ?? "", streamManagement: info.streamManagement))
         setupTask?.cancel()
         setupTask = Task { await self.setUp(resumed: info.resumed) }

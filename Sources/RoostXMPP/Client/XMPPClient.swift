@@ -122,14 +122,15 @@ public final class XMPPClient: Sendable {
         }
         let (generation, resend, unconfirmed) = adopt(connection: connection, negotiated: negotiated)
         let resumed = if case .resumed = negotiated.streamManagement { true } else { false }
-        let info = SessionInfo(boundJID: negotiated.boundJID, mechanism: negotiated.mechanism,
+        let info = SessionInfo(boundJID: negotiated.boundJID, mechanism: negotiated.authentication.mechanism,
+                               channelBinding: negotiated.authentication.channelBinding,
                                streamManagement: state.withLock { $0.sm != nil }, resumed: resumed,
                                tlsPeerFingerprint: connection.peerCertificateSHA256, accountFeatures: negotiated.accountFeatures,
                                maxStanzaBytes: negotiated.maxStanzaBytes)
         connection.startWriter(name: "roost.xmpp.write.\(configuration.jid)",
                                acknowledgement: { [weak self] in self?.takeAcknowledgement() },
                                failed: { [weak self] error in self?.abort(error, generation: generation) })
-        log(.info, "\(configuration.jid): connected as \(negotiated.boundJID) with \(negotiated.mechanism)\(resumed ? ", session resumed" : "")")
+        log(.info, "\(configuration.jid): connected as \(negotiated.boundJID) with \(info.mechanism)\(info.channelBinding.map { " (\($0))" } ?? "")\(resumed ? ", session resumed" : "")")
         if let persist = state.withLock({ $0.sm?.persistable }), !resumed { events.put(.resumptionState(persist)) }
         if !unconfirmed.isEmpty { events.put(.unconfirmed(unconfirmed)) }
         events.put(.connected(info))

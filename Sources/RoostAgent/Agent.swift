@@ -110,7 +110,7 @@ public final class Agent: Sendable {
         let monitor = NetworkMonitor {
             for session in sessions { Task { await session.networkChanged() } }
         }
-        if monitor == nil { log.debug("no netlink: reconnects rely on backoff alone") }
+        log.debug(monitor == nil ? "no netlink: reconnects rely on backoff alone" : "watching the network for changes (netlink)")
         var stallWatch: Task<Void, Never>?
         var ending = Ending.stopped(signal: 0)
         loop: for await happening in happenings {

@@ -53,3 +53,14 @@ public struct WaitTimedOut: Error, CustomStringConvertible {
     public init(what: String) { self.what = what }
     public var description: String { "timed out waiting for \(what)" }
 }
+
+/// Checks `condition` every 100 ms until it holds, or throws after `timeout`: waiting for a state (a row
+/// count, a line in a log, a command's answer) instead of sleeping and hoping.
+public func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        if try await condition() { return }
+        guard ContinuousClock.now < deadline else { throw WaitTimedOut(what: what) }
+        try await Task.sleep(for: .milliseconds(100))
+    }
+}

@@ -70,6 +70,7 @@ public enum TestRequirement: Sendable, CustomStringConvertible {
 
 public struct RequirementMissing: Error, CustomStringConvertible {
     public let missing: [String]
+    public init(missing: [String]) { self.missing = missing }
     public var description: String { "this test needs " + missing.joined(separator: "; and ") }
 }
 

@@ -8,7 +8,7 @@ import Synchronization
 public final class Agent: Sendable {
     public let config: RoostConfig
     public let settings: AgentSettings
-    private let log: Logger
+    let log: Logger
     private let writer: ArchiveWriter
     public let pipeline: IngestPipeline
     let sessions: [AccountSession]

@@ -18,6 +18,7 @@ struct ControlServerTests {
         let pipeline: IngestPipeline
 
         func client(for account: String) async -> XMPPClient? { nil }
+        func stopAccount(_ account: String) async {}
 
         func status() async -> [AccountStatus] {
             [AccountStatus(account: "me@example.org", state: .failed("authentication failed: not-authorized"), server: "example.org",

@@ -276,5 +276,10 @@ struct StreamManagementCounterTests {
         #expect(XMPPClient.answer(from: bob, fromAttribute: "bob@example.org", matches: bob, account: account))
         #expect(!XMPPClient.answer(from: account, fromAttribute: "alice@example.org", matches: bob, account: account))
         #expect(!XMPPClient.answer(from: nil, fromAttribute: nil, matches: bob, account: account))
+        // ejabberd answers an account removal sent to the server from the session's own full JID.
+        let server = try JID("example.org"), session = try JID("alice@example.org/roost"), other = try JID("alice@example.org/phone")
+        #expect(XMPPClient.answer(from: session, fromAttribute: "alice@example.org/roost", matches: server, account: account, bound: session))
+        #expect(!XMPPClient.answer(from: other, fromAttribute: "alice@example.org/phone", matches: server, account: account, bound: session))
+        #expect(!XMPPClient.answer(from: session, fromAttribute: "alice@example.org/roost", matches: bob, account: account, bound: session))
     }
 }

@@ -18,13 +18,12 @@ public enum RoostBinary {
         return env
     }
 
+    /// The `roost` built beside the running test bundle (same build directory and configuration), or
+    /// `ROOST_TEST_BINARY` when set.
     public static var path: String {
-        let root = TestServer.packageRoot
-        for config in ["debug", "release"] {
-            let candidate = "\(root)/.build/\(config)/roost"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return "\(root)/.build/debug/roost"
+        if let chosen = ProcessInfo.processInfo.environment["ROOST_TEST_BINARY"], !chosen.isEmpty { return chosen }
+        let bundle = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: bundle).deletingLastPathComponent().appendingPathComponent("roost").path
     }
 
     public struct Result: Sendable {

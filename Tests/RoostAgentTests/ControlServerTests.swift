@@ -46,7 +46,7 @@ struct ControlServerTests {
     }
 
     private func ask(_ client: ControlClient, _ line: String) async throws -> [String: Any] {
-        let answer = try #require(try await offPool { client.exchange(Data(line.utf8), timeoutSeconds: 10) })
+        let answer = try #require(try await offPool { client.exchange(Data(line.utf8), timeoutSeconds: 30) })
         return try #require(try JSONSerialization.jsonObject(with: answer) as? [String: Any])
     }
 

@@ -90,7 +90,7 @@ struct NotifyRulesTests {
         await notifier.flush()
         #expect(sink.notifications.map(\.count) == [1])
         // The window's end shows the four held back as one update.
-        #expect(await NotifyFixtures.eventually(15) { sink.notifications.count == 2 })
+        #expect(await NotifyFixtures.eventually(30) { sink.notifications.count >= 2 })
         #expect(sink.notifications.map(\.count) == [1, 5])
         #expect(sink.notifications.last?.text == "5 new messages\nm5")
         // Reading the conversation elsewhere starts the count again, at once (events are handled in order).

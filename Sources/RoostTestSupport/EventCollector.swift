@@ -28,7 +28,7 @@ public final class EventCollector: Sendable {
     }
 
     /// Waits until `predicate` holds for some stanza seen so far, up to `timeout`.
-    public func waitForStanza(timeout: Duration = .seconds(10), _ predicate: (Element) -> Bool) async throws -> Element {
+    public func waitForStanza(timeout: Duration = .seconds(30), _ predicate: (Element) -> Bool) async throws -> Element {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let match = stanzas.first(where: predicate) { return match }
@@ -38,7 +38,7 @@ public final class EventCollector: Sendable {
         throw WaitTimedOut(what: "a matching stanza; the last ones seen:\n  \(seen)")
     }
 
-    public func waitForEvent(timeout: Duration = .seconds(10), _ predicate: (ClientEvent) -> Bool) async throws -> ClientEvent {
+    public func waitForEvent(timeout: Duration = .seconds(30), _ predicate: (ClientEvent) -> Bool) async throws -> ClientEvent {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let match = events.first(where: predicate) { return match }

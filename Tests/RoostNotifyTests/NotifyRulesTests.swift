@@ -88,7 +88,8 @@ struct NotifyRulesTests {
         let (notifier, sink) = notifier(["coalesce_seconds": "4", "when": "always"])
         for n in 1...5 { notifier.post(.message(NotifyFixtures.message("m\(n)"))) }
         await notifier.flush()
-        #expect(sink.notifications.map(\.count) == [1])
+        // The first message at once (on a loaded machine the window may already have ended by now).
+        #expect(sink.notifications.first?.count == 1)
         // The window's end shows the four held back as one update.
         #expect(await NotifyFixtures.eventually(30) { sink.notifications.count >= 2 })
         #expect(sink.notifications.map(\.count) == [1, 5])

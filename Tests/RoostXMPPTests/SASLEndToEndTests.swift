@@ -100,3 +100,70 @@ struct SASLEndToEndTests {
         }
     }
 }
+
+/// tls-exporter, tls-server-end-point and XEP-0440, which neither Debian 12 server implements, against an
+/// implementation independent of Roost's: contrib/scripts/scram-plus-server.py (pyOpenSSL for TLS and the
+/// binding data, Python's hashlib/hmac for SCRAM). It checks the client's binding data and proof and reports
+/// what it verified; the test checks that Roost chose the binding the server listed and says so.
+@Suite("End to end: SCRAM-PLUS bindings and XEP-0440 against an independent verifier",
+       .requires(.tool("/usr/bin/python3"), .tool(TestServer.packageRoot + "/contrib/scripts/make-certs")))
+struct SCRAMPlusVerifierTests {
+    struct Case: CustomStringConvertible {
+        let tls: String
+        let mechanisms: [String]
+        let bindings: [String]
+        let mechanism: String
+        let binding: String?
+        var description: String { "TLS \(tls), \(mechanisms.joined(separator: ",")) listing [\(bindings.joined(separator: ","))]" }
+    }
+
+    static let cases = [
+        Case(tls: "1.3", mechanisms: ["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"], bindings: ["tls-server-end-point", "tls-exporter"],
+             mechanism: "SCRAM-SHA-256-PLUS", binding: "tls-exporter"),
+        Case(tls: "1.3", mechanisms: ["SCRAM-SHA-512-PLUS", "SCRAM-SHA-512"], bindings: ["tls-server-end-point"],
+             mechanism: "SCRAM-SHA-512-PLUS", binding: "tls-server-end-point"),
+        Case(tls: "1.2", mechanisms: ["SCRAM-SHA-1-PLUS", "SCRAM-SHA-1"], bindings: ["tls-server-end-point", "tls-unique"],
+             mechanism: "SCRAM-SHA-1-PLUS", binding: "tls-unique"),
+        Case(tls: "1.2", mechanisms: ["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"], bindings: ["tls-server-end-point"],
+             mechanism: "SCRAM-SHA-256-PLUS", binding: "tls-server-end-point"),
+        // The server lists only a type TLS 1.3 lacks: SCRAM without binding ("n"), which the server accepts.
+        Case(tls: "1.3", mechanisms: ["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"], bindings: ["tls-unique"],
+             mechanism: "SCRAM-SHA-256", binding: nil),
+    ]
+
+    @Test(arguments: cases) func roostBindsAsTheServerListed(_ c: Case) async throws {
+        try TestRequirement.check(.tool("/usr/bin/python3"))
+        let dir = try TestDirectory("roost-scram-plus")
+        let certs = try dir.makeCertificates(domain: "roost.test")
+        let password = "pw-\(UUID().uuidString.prefix(8))"
+        let server = try RoostBinary.startProgram("/usr/bin/python3", [
+            TestServer.packageRoot + "/contrib/scripts/scram-plus-server.py", "--cert", certs + "/server.crt", "--key", certs + "/server.key",
+            "--domain", "roost.test", "--user", "verifier", "--tls", c.tls,
+            "--mechanisms", c.mechanisms.joined(separator: ","), "--bindings", c.bindings.joined(separator: ","),
+        ], environment: ["SCRAM_PLUS_PASSWORD": password])
+        defer { server.stop(signal: SIGKILL, timeout: 5) }
+        func events() -> [[String: Any]] {
+            server.stderrSoFar.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+        var port: UInt16 = 0
+        try await waitUntil("the verifier to listen") {
+            port = (events().first { $0["event"] as? String == "listening" }?["port"] as? Int).map(UInt16.init) ?? 0
+            return port != 0 || !server.isRunning
+        }
+        try #require(port != 0, "the verifier did not start:\n\(server.stderrSoFar)")
+        let config = ClientConfiguration(jid: try JID("verifier@roost.test"), password: password, host: "127.0.0.1", port: port,
+                                         caFile: certs + "/ca.crt", resource: "roost", connectTimeout: .seconds(10),
+                                         requestTimeout: .seconds(5), keepaliveInterval: .seconds(30))
+        let client = XMPPClient(configuration: config)
+        let info = try await client.connect()
+        #expect(info.mechanism == c.mechanism, "\(c)")
+        #expect(info.channelBinding == c.binding, "\(c)")
+        await client.disconnect()
+        // The verifier's side: exactly one exchange, and it checked the binding Roost reported.
+        let auths = events().filter { $0["event"] as? String == "auth" }
+        #expect(auths.count == 1, "\(c): \(auths)")
+        #expect(auths.first?["ok"] as? Bool == true, "\(c): \(auths)")
+        #expect(auths.first?["binding"] as? String == c.binding, "\(c): \(auths)")
+        #expect(auths.first?["tls"] as? String == "TLSv\(c.tls)", "\(c): \(auths)")
+    }
+}

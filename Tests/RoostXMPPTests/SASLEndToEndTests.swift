@@ -6,7 +6,7 @@ import RoostTestSupport
 /// Every SASL mechanism Roost offers, against the real server: Prosody 0.12 for SCRAM-SHA-1, SCRAM-SHA-256 and
 /// their -PLUS variants, ejabberd 23.01 for SCRAM-SHA-1 and SCRAM-SHA-512 and theirs (contrib/scripts/test runs
 /// this suite against both), PLAIN on each. Both servers bind -PLUS to tls-unique only, and only on TLS 1.2
-/// hosts; neither implements tls-exporter, tls-server-end-point or XEP-0440, which the unit tests cover.
+/// hosts; neither implements tls-exporter, tls-server-end-point or XEP-0440 (`SCRAMPlusVerifierTests` below).
 @Suite("End to end: SASL mechanisms and channel binding", .requires(.server))
 struct SASLEndToEndTests {
     let server: TestServer

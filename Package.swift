@@ -33,13 +33,14 @@ let package = Package(
         .target(name: "RoostNotify", dependencies: ["CNotify", "CGLib", "CCurl", "CSystem", "RoostArchive"], swiftSettings: strict),
         .target(name: "RoostAgent", dependencies: ["RoostXMPP", "RoostArchive", "RoostNotify", "RoostOMEMO", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv", "CSystem"], swiftSettings: strict),
         .executableTarget(name: "roost", dependencies: ["RoostAgent", "RoostArchive", "RoostNotify", "RoostXMPP"], swiftSettings: strict),
-        .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostAgent"], swiftSettings: strict),
+        .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostAgent", "RoostXMPP", "RoostNotify"], swiftSettings: strict),
 
-        // Shared by the test targets only: finds the Prosody started by contrib/scripts/prosody-test-server.
+        // Shared by the test targets only: the test servers (contrib/scripts/*-test-server), the slixmpp peer,
+        // the roost binary, and the requirements switch (ROOST_TEST_REQUIRE_ALL).
         .target(name: "RoostTestSupport", dependencies: ["RoostXMPP"], swiftSettings: strict),
 
         .testTarget(name: "RoostXMPPTests", dependencies: ["RoostXMPP", "COpenSSL", "RoostTestSupport"], swiftSettings: strict),
-        .testTarget(name: "RoostNotifyTests", dependencies: ["RoostNotify"], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "RoostNotifyTests", dependencies: ["RoostNotify", "RoostTestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "RoostOMEMOTests", dependencies: ["RoostOMEMO", "RoostXMPP"], swiftSettings: strict),
         .testTarget(name: "RoostArchiveTests", dependencies: ["RoostArchive"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "RoostAgentTests", dependencies: ["RoostAgent", "RoostXMPP", "RoostArchive", "RoostTestSupport"], swiftSettings: strict),

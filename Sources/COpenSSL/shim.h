@@ -38,3 +38,7 @@ static inline int roost_X509_NAME_print_rfc2253(BIO *bio, const X509_NAME *name)
 static inline int roost_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) {
     return (int)SSL_CTX_set_max_proto_version(ctx, version);
 }
+// Whether the handshake used the extended master secret (RFC 7627); tls-unique is only sound with it.
+static inline long roost_SSL_get_extms_support(SSL *ssl) { return SSL_get_extms_support(ssl); }
+// SSL_OP_NO_EXTENDED_MASTER_SECRET is built by a macro Swift does not import; used by tests to play an old server.
+static inline void roost_SSL_CTX_disable_extms(SSL_CTX *ctx) { SSL_CTX_set_options(ctx, SSL_OP_NO_EXTENDED_MASTER_SECRET); }

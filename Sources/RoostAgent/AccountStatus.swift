@@ -11,4 +11,8 @@ public struct AccountStatus: Sendable {
     /// Outbound stanzas the server has not acknowledged yet.
     public var unacknowledgedOutbound: Int
     public var rejectedStanzas: Int
+    /// The presence priority Roost announces.
+    public var priority: Int = 0
+    /// The account's other resources that are available right now (the user's phone, desktop client, …).
+    public var otherClientsOnline: Int = 0
 }

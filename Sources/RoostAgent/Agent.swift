@@ -8,7 +8,7 @@ import Synchronization
 public final class Agent: Sendable {
     public let config: RoostConfig
     public let settings: AgentSettings
-    private let log: Logger
+    let log: Logger
     private let writer: ArchiveWriter
     public let pipeline: IngestPipeline
     let sessions: [AccountSession]
@@ -110,7 +110,7 @@ public final class Agent: Sendable {
         let monitor = NetworkMonitor {
             for session in sessions { Task { await session.networkChanged() } }
         }
-        if monitor == nil { log.debug("no netlink: reconnects rely on backoff alone") }
+        log.debug(monitor == nil ? "no netlink: reconnects rely on backoff alone" : "watching the network for changes (netlink)")
         var stallWatch: Task<Void, Never>?
         var ending = Ending.stopped(signal: 0)
         loop: for await happening in happenings {

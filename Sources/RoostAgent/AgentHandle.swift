@@ -8,6 +8,8 @@ public protocol AgentHandle: Sendable {
     /// The account's client while it is online; nil while connecting or failed.
     func client(for account: String) async -> XMPPClient?
     func status() async -> [AccountStatus]
+    /// Stops the account for the rest of the agent's run (it was deleted on the server).
+    func stopAccount(_ account: String) async
 }
 
 extension Agent: AgentHandle {
@@ -28,5 +30,11 @@ extension Agent: AgentHandle {
         var out: [AccountStatus] = []
         for session in sessions { out.append(await session.status()) }
         return out
+    }
+
+    public func stopAccount(_ account: String) async {
+        guard let session = sessions.first(where: { $0.jid.description.caseInsensitiveCompare(account) == .orderedSame }) else { return }
+        log.info("\(account): deleted on the server; not reconnecting")
+        await session.stop()
     }
 }

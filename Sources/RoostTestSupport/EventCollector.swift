@@ -28,7 +28,7 @@ public final class EventCollector: Sendable {
     }
 
     /// Waits until `predicate` holds for some stanza seen so far, up to `timeout`.
-    public func waitForStanza(timeout: Duration = .seconds(10), _ predicate: (Element) -> Bool) async throws -> Element {
+    public func waitForStanza(timeout: Duration = .seconds(30), _ predicate: (Element) -> Bool) async throws -> Element {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let match = stanzas.first(where: predicate) { return match }
@@ -38,7 +38,7 @@ public final class EventCollector: Sendable {
         throw WaitTimedOut(what: "a matching stanza; the last ones seen:\n  \(seen)")
     }
 
-    public func waitForEvent(timeout: Duration = .seconds(10), _ predicate: (ClientEvent) -> Bool) async throws -> ClientEvent {
+    public func waitForEvent(timeout: Duration = .seconds(30), _ predicate: (ClientEvent) -> Bool) async throws -> ClientEvent {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let match = events.first(where: predicate) { return match }
@@ -52,4 +52,15 @@ public struct WaitTimedOut: Error, CustomStringConvertible {
     public let what: String
     public init(what: String) { self.what = what }
     public var description: String { "timed out waiting for \(what)" }
+}
+
+/// Checks `condition` every 100 ms until it holds, or throws after `timeout`: waiting for a state (a row
+/// count, a line in a log, a command's answer) instead of sleeping and hoping.
+public func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        if try await condition() { return }
+        guard ContinuousClock.now < deadline else { throw WaitTimedOut(what: what) }
+        try await Task.sleep(for: .milliseconds(100))
+    }
 }

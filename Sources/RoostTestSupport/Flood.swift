@@ -58,24 +58,37 @@ public enum ArchiveCount {
     public static func tally(archive: String, flood: Flood) throws -> Tally {
         let sql = """
             SELECT count(*), count(DISTINCT message_id), \
-            sum(body = '\(flood.prefix) message ' || substr(message_id, \(flood.prefix.count + 2)) || ' 消息' || (CAST(substr(message_id, \(flood.prefix.count + 2)) AS INTEGER) % 97)) \
+            coalesce(sum(body = '\(flood.prefix) message ' || substr(message_id, \(flood.prefix.count + 2)) || ' 消息' || (CAST(substr(message_id, \(flood.prefix.count + 2)) AS INTEGER) % 97)), 0) \
             FROM messages WHERE message_id LIKE '\(flood.prefix)-%';
             """
-        let out = try sqlite(archive, sql).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").map { Int($0) ?? 0 }
-        guard out.count == 3 else { return Tally(rows: 0, distinctIDs: 0, matchingBodies: 0) }
-        return Tally(rows: out[0], distinctIDs: out[1], matchingBodies: out[2])
+        let text = try sqlite(archive, sql).trimmingCharacters(in: .whitespacesAndNewlines)
+        let numbers = text.split(separator: "|", omittingEmptySubsequences: false).compactMap { Int($0) }
+        guard numbers.count == 3 else { throw SQLiteQueryFailed(path: archive, message: "unexpected answer \"\(text)\"") }
+        return Tally(rows: numbers[0], distinctIDs: numbers[1], matchingBodies: numbers[2])
     }
 
+    /// Runs `sql` with the sqlite3 shell on a read-only connection (waiting up to 5 s for a lock) and
+    /// returns its output; a failed query throws with sqlite3's message rather than reading as no rows.
     public static func sqlite(_ path: String, _ sql: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = ["-readonly", path, sql]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
+        process.arguments = ["-readonly", "-cmd", ".timeout 5000", path, sql]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
         try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        let collector = PipeCollector(out: out, err: err)
         process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        let (stdout, stderr) = collector.finish()
+        guard process.terminationStatus == 0 else {
+            throw SQLiteQueryFailed(path: path, message: "exit \(process.terminationStatus): \(stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        return stdout
     }
+}
+
+public struct SQLiteQueryFailed: Error, CustomStringConvertible {
+    public let path: String
+    public let message: String
+    public var description: String { "sqlite3 on \(path) failed: \(message)" }
 }

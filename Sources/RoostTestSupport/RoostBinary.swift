@@ -18,13 +18,12 @@ public enum RoostBinary {
         return env
     }
 
+    /// The `roost` built beside the running test bundle (same build directory and configuration), or
+    /// `ROOST_TEST_BINARY` when set.
     public static var path: String {
-        let root = TestServer.packageRoot
-        for config in ["debug", "release"] {
-            let candidate = "\(root)/.build/\(config)/roost"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return "\(root)/.build/debug/roost"
+        if let chosen = ProcessInfo.processInfo.environment["ROOST_TEST_BINARY"], !chosen.isEmpty { return chosen }
+        let bundle = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: bundle).deletingLastPathComponent().appendingPathComponent("roost").path
     }
 
     public struct Result: Sendable {
@@ -181,5 +180,32 @@ final class PipeCollector: @unchecked Sendable {
     func finish() -> (String, String) {
         _ = group.wait(timeout: .now() + 10)
         return lock.withLock { (String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self)) }
+    }
+}
+
+extension RoostBinary {
+    /// The account lines of `roost status --json` from the agent running with `config`.
+    public static func accountStatus(config: String, environment: [String: String] = [:]) throws -> [[String: Any]] {
+        try run(["status", "--json", "--config", config], environment: environment).jsonLines.filter { $0["kind"] as? String == "account" }
+    }
+
+    /// Waits until the agent running with `config` has read the server archive in a run that began after
+    /// `instant` (two completed reads after it: reads do not overlap, so the second began after the first
+    /// ended). Then whatever the server had archived by `instant` went through a catch-up, e.g. so that a test
+    /// can show the archive's copy of live messages did not duplicate them.
+    public static func waitForServerArchiveRead(config: String, after instant: Date, environment: [String: String] = [:],
+                                                timeout: Duration = .seconds(30)) async throws {
+        let parse = ISO8601DateFormatter()
+        parse.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var first: Date?
+        try await waitUntil("two server-archive reads after \(instant)", timeout: timeout) {
+            let text = try accountStatus(config: config, environment: environment).first?["last_catch_up"] as? String
+            guard let read = text.flatMap(parse.date(from:)), read > instant else { return false }
+            guard let first else {
+                first = read
+                return false
+            }
+            return read > first
+        }
     }
 }

@@ -11,6 +11,19 @@ public final class TestDirectory: @unchecked Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
+    /// A throwaway CA and a server certificate for `domain` (contrib/scripts/make-certs) in `certs/`; returns
+    /// that folder (ca.crt, server.crt, server.key).
+    public func makeCertificates(domain: String) throws -> String {
+        let folder = path + "/certs"
+        let log = path + "/make-certs.log"
+        let status = try Subprocess.run(TestServer.packageRoot + "/contrib/scripts/make-certs", [folder, domain],
+                                        environment: ProcessInfo.processInfo.environment, outputPath: log)
+        guard status == 0 else {
+            throw ScriptFailed(command: "make-certs", output: (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+        }
+        return folder
+    }
+
     /// Writes a file with mode 0600 and returns its path.
     @discardableResult
     public func write(_ name: String, _ text: String, mode: Int = 0o600) throws -> String {

@@ -18,6 +18,7 @@ struct ControlServerTests {
         let pipeline: IngestPipeline
 
         func client(for account: String) async -> XMPPClient? { nil }
+        func stopAccount(_ account: String) async {}
 
         func status() async -> [AccountStatus] {
             [AccountStatus(account: "me@example.org", state: .failed("authentication failed: not-authorized"), server: "example.org",
@@ -45,7 +46,7 @@ struct ControlServerTests {
     }
 
     private func ask(_ client: ControlClient, _ line: String) async throws -> [String: Any] {
-        let answer = try #require(try await offPool { client.exchange(Data(line.utf8), timeoutSeconds: 10) })
+        let answer = try #require(try await offPool { client.exchange(Data(line.utf8), timeoutSeconds: 30) })
         return try #require(try JSONSerialization.jsonObject(with: answer) as? [String: Any])
     }
 

@@ -155,4 +155,22 @@ import RoostArchive
         // The archive is intact afterwards.
         #expect(try bodies("").count == 11)
     }
+
+    /// On a synthetic archive (15% CJK), every kind of query finds the same rows newest-first and ranked.
+    /// Its ingest and search figures are in `roost-bench search`, not here: the machine is shared.
+    @Test func syntheticArchiveRankedAndNewestFirstAgree() throws {
+        let archive = TemporaryArchive()
+        let count = 3_000
+        _ = try SyntheticArchive.build(at: archive.path, messages: count, cjkShare: 0.15, seed: 7)
+        let reader = try archive.reader()
+        #expect(try reader.stats().totalMessages == count)
+        var found = 0
+        for query in ["the", "\"good morning\"", "消息", "from:contact1 date:30d..", "the you", "zorblax"] {
+            let rows = try reader.search(query: query, limit: count)
+            let ranked = try reader.search(query: query, order: .rank, limit: count)
+            #expect(Set(rows.map(\.id)) == Set(ranked.map(\.id)), "\(query)")
+            found += rows.count
+        }
+        #expect(found > 0)
+    }
 }

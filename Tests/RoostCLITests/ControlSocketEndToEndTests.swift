@@ -5,11 +5,14 @@ import RoostTestSupport
 import RoostXMPP
 
 /// The control socket of a real `roost run`: private, single-owner, robust against garbage.
-@Suite("Control socket of roost run", .enabled(if: TestServer.isAvailable))
+@Suite("Control socket of roost run", .requires(.server))
 struct ControlSocketEndToEndTests {
     let server: TestServer
 
-    init() throws { server = try TestServer.require() }
+    init() throws {
+        try TestRequirement.check(.server)
+        server = try TestServer.require()
+    }
 
     @Test func refusesSecondAgentAnswersGarbageAndReplacesStaleSocket() async throws {
         let (own, alice, password) = try await server.registeredClient("alice")

@@ -3,54 +3,57 @@ import Testing
 import RoostTestSupport
 import RoostXMPP
 
-/// `roost run` as a user runs it, against the real Prosody, with peers on Roost's own client library.
-@Suite("End to end: roost run archives everything", .enabled(if: TestServer.isAvailable))
+/// `roost run` as a user runs it, against the real server; the user's phone, the contact, the stranger and
+/// the attacker are slixmpp peers (contrib/scripts/xmpp-peer.py).
+@Suite("End to end: roost run archives everything", .requires(.server))
 struct EndToEndRunTests {
     let server: TestServer
 
-    init() throws { server = try TestServer.require() }
-
-    private func client(_ jid: JID, _ password: String, resource: String, priority: Int) -> XMPPClient {
-        var config = server.configuration(for: jid, password: password, resource: resource)
-        config.priority = priority
-        return XMPPClient(configuration: config)
+    init() throws {
+        try TestRequirement.check(.server)
+        server = try TestServer.require()
     }
 
-    /// Polls `roost search --json` until `count` rows match or the deadline passes.
-    private func waitForMessages(_ query: [String], count: Int, config: String, timeout: TimeInterval = 30) throws -> [[String: Any]] {
-        let deadline = Date().addingTimeInterval(timeout)
+    /// Waits until `roost search --json` finds `count` rows.
+    private func waitForMessages(_ query: [String], count: Int, config: String) async throws -> [[String: Any]] {
         var rows: [[String: Any]] = []
-        while Date() < deadline {
+        try await waitUntil("\(count) archived messages") {
             rows = try RoostBinary.run(["search", "--config", config, "--json", "--limit", "0"] + query).jsonLines
-            if rows.count >= count { return rows }
-            Thread.sleep(forTimeInterval: 0.3)
+            return rows.count >= count
         }
         return rows
+    }
+
+    private func rejectedStanzas(_ config: String) throws -> Int {
+        try RoostBinary.accountStatus(config: config).first?["rejected_stanzas"] as? Int ?? -1
     }
 
     @Test func archivesMessagesStatesPresenceAndRequestsOnceEach() async throws {
         let dir = try TestDirectory()
         // The user's phone (priority 1), a contact, a stranger who asks to be friends, and an attacker.
-        let (phone, alice, alicePassword) = try await server.registeredClient("alice", resource: "phone")
-        let (bob, bobJID, _) = try await server.registeredClient("bob", resource: "laptop")
-        let (carol, _, _) = try await server.registeredClient("carol")
-        let (mallory, _, _) = try await server.registeredClient("mallory")
-        let phoneEvents = EventCollector(phone)
-        let bobEvents = EventCollector(bob)
-        // Prosody sends subscription requests and roster pushes to "interested" resources only:
-        // those that fetched the roster, as real clients do.
-        for c in [phone, bob, carol, mallory] { _ = try await c.request(Roster.getRequest()) }
-        try phone.send(Presence(priority: 1))
-        try bob.send(Presence(priority: 1))
+        let (aliceClient, alice, alicePassword) = try await server.registeredClient("alice")
+        await aliceClient.disconnect()
+        let phone = try await XMPPPeer.start(on: server, jid: alice, password: alicePassword, resource: "phone")
+        let bob = try await XMPPPeer.registered(on: server, "bob", resource: "laptop")
+        let carol = try await XMPPPeer.registered(on: server, "carol")
+        let mallory = try await XMPPPeer.registered(on: server, "mallory")
+        let bobJID = bob.jid
+        try await phone.presence(priority: 1)
+        try await bob.presence(priority: 1)
 
         // Mutual subscription between alice and bob, so bob's presence reaches alice.
-        try phone.send(Presence(type: .subscribe, to: bobJID))
-        _ = try await bobEvents.waitForStanza { $0.name == "presence" && Presence($0).type == .subscribe }
-        try bob.send(Presence(type: .subscribed, to: alice))
-        try bob.send(Presence(type: .subscribe, to: alice))
-        _ = try await phoneEvents.waitForStanza { Presence($0).type == .subscribe }
-        try phone.send(Presence(type: .subscribed, to: bobJID))
-        try await Task.sleep(for: .milliseconds(300))
+        try await phone.presence(to: bobJID, type: "subscribe")
+        _ = try await bob.presence("subscribe", from: alice)
+        try await bob.presence(to: alice, type: "subscribed")
+        try await bob.presence(to: alice, type: "subscribe")
+        _ = try await phone.presence("subscribe", from: bobJID)
+        try await phone.presence(to: bobJID, type: "subscribed")
+        // Settled once alice's roster says "both" for bob.
+        _ = try await phone.next("bob as a contact both ways") { event in
+            event.kind == "roster-push" && (event.fields["items"] as? [[String: Any]] ?? []).contains {
+                $0["jid"] as? String == bobJID.description && $0["subscription"] as? String == "both"
+            }
+        }
 
         let config = try server.roostConfig(in: dir, account: alice.description, password: alicePassword)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
@@ -61,34 +64,37 @@ struct EndToEndRunTests {
         // Bob writes to alice's bare JID: the phone gets it, Roost gets carbons.
         let big = String(repeating: "長文 long text ", count: 65_536 / 18)
         let bodies = ["plain latin text", "中文消息：你好，好友！", "emoji 🎉👍 party", "<b>markup</b> & \"quotes\" 'apos'", big]
-        var composing = Message(to: alice, type: .chat)
-        composing.setChatState(.composing)
-        try bob.send(composing)
-        for body in bodies {
-            var m = Message(to: alice, type: .chat, body: body)
-            m.setChatState(.active)
-            try bob.send(m)
-        }
-        var paused = Message(to: alice, type: .chat)
-        paused.setChatState(.paused)
-        try bob.send(paused)
-        try bob.send(Presence(show: .away, status: "gone fishing", priority: 1))
+        try await bob.call("chatstate", ["to": alice.description, "state": "composing"])
+        for body in bodies { try await bob.send(to: alice, body: body, chatState: "active") }
+        try await bob.call("chatstate", ["to": alice.description, "state": "paused"])
+        try await bob.presence(show: "away", status: "gone fishing", priority: 1)
         // The user answers from the phone: Roost archives it through a sent carbon.
-        try phone.send(Message(to: bobJID, type: .chat, body: "reply from the phone"))
+        try await phone.send(to: bobJID, body: "reply from the phone")
         // A stranger asks to be friends.
-        try carol.send(Presence(type: .subscribe, to: alice, status: "hi, I'm Carol"))
-        // Mallory forges a carbon and a roster push straight to Roost's resource.
-        try mallory.send(Message(XMLStreamParserHelper.parse("""
-            <message to='\(roostJID)' type='chat'><received xmlns='urn:xmpp:carbons:2'><forwarded xmlns='urn:xmpp:forward:0'>\
+        try await carol.presence(to: alice, type: "subscribe", status: "hi, I'm Carol")
+
+        let rows = try await waitForMessages([], count: bodies.count + 1, config: config)
+        let received = Date()
+
+        // Mallory forges a carbon and a roster push straight to Roost's resource: both reach Roost (its count
+        // of refused stanzas grows with each) and neither changes anything.
+        let refusedBefore = try rejectedStanzas(config)
+        try await mallory.call("raw", ["xml": """
+            <message to='\(roostJID)' type='chat' xmlns='jabber:client'><received xmlns='urn:xmpp:carbons:2'><forwarded xmlns='urn:xmpp:forward:0'>\
             <message xmlns='jabber:client' from='\(bobJID)/laptop' to='\(alice)' type='chat'><body>forged carbon text</body></message>\
             </forwarded></received></message>
-            """)))
-        let spoof = IQ(type: .set, to: roostJID, payload: Element("query", namespace: Namespace.roster,
-            children: [.element(RosterItem(jid: try JID("mallory-evil@roost.test"), name: "Trusted Friend").element)]))
-        async let spoofAnswer: IQ = mallory.request(spoof, timeout: .seconds(10))
+            """])
+        try await waitUntil("Roost to refuse the forged carbon") { try rejectedStanzas(config) == refusedBefore + 1 }
+        let spoof = try await mallory.call("iq", ["xml": """
+            <iq type='set' to='\(roostJID)'><query xmlns='jabber:iq:roster'><item jid='mallory-evil@\(server.domain)' name='Trusted Friend'/></query></iq>
+            """])
+        try await waitUntil("Roost to refuse the spoofed roster push") { try rejectedStanzas(config) == refusedBefore + 2 }
+        // The spoofed push was refused with an error.
+        #expect(spoof["type"] == "error")
+        #expect(spoof["xml"]?.contains("service-unavailable") == true, "\(spoof)")
 
-        let rows = try waitForMessages([], count: bodies.count + 1, config: config)
-        try await Task.sleep(for: .seconds(3)) // let a poll of the server archive run too: still once each
+        // A read of the server archive after everything arrived finds it all already there: still once each.
+        try await RoostBinary.waitForServerArchiveRead(config: config, after: received)
         let all = try RoostBinary.run(["search", "--config", config, "--json", "--limit", "0"]).jsonLines
         #expect(all.count == bodies.count + 1, "rows: \(all.map { $0["body"] ?? "" })")
         for body in bodies {
@@ -123,34 +129,18 @@ struct EndToEndRunTests {
         #expect(conversation?["messages"] as? Int == bodies.count + 1)
         #expect(conversation?["outgoing"] as? Int == 1)
 
-        // The spoofed push was refused with an error, and nothing of it reached the archive.
-        do {
-            _ = try await spoofAnswer
-            Issue.record("Roost accepted a roster push from a stranger")
-        } catch let error as ClientError {
-            guard case .stanzaError(let e) = error else { Issue.record("unexpected \(error)"); return }
-            #expect(e.condition == "service-unavailable")
-        }
-
         // SIGTERM: clean exit 0, after which the archive is intact and the subscription request is in it.
         let (status, stderr) = roost.stop(signal: SIGTERM)
         #expect(status == 0, "\(stderr)")
         #expect(stderr.contains("stopped"))
         #expect(!stderr.contains(alicePassword))
-        let sqlite = Process()
-        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        sqlite.arguments = ["\(dir.path)/data/archive.sqlite",
-                            "SELECT (SELECT count(*) FROM subscription_requests WHERE jid LIKE 'carol-%'), (SELECT count(*) FROM contacts WHERE jid LIKE 'mallory-evil%')"]
-        let pipe = Pipe()
-        sqlite.standardOutput = pipe
-        try sqlite.run()
-        sqlite.waitUntilExit()
-        let counts = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(counts == "1|0")
+        let counts = try ArchiveCount.sqlite("\(dir.path)/data/archive.sqlite",
+            "SELECT (SELECT count(*) FROM subscription_requests WHERE jid LIKE 'carol-%'), (SELECT count(*) FROM contacts WHERE jid LIKE 'mallory-evil%')")
+        #expect(counts.trimmingCharacters(in: .whitespacesAndNewlines) == "1|0")
         let attributes = try FileManager.default.attributesOfItem(atPath: "\(dir.path)/data/archive.sqlite")
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
 
-        for c in [phone, bob, carol, mallory] { await c.disconnect() }
+        for peer in [phone, bob, carol, mallory] { await peer.stop() }
     }
 
     @Test func configErrorsAreClearAndNonZero() throws {
@@ -168,15 +158,5 @@ struct EndToEndRunTests {
         let e = try RoostBinary.run(["run", "--config", empty])
         #expect(e.status != 0)
         #expect(e.stderr.contains("no account"))
-    }
-}
-
-/// Parses one stanza from text (for hand-made hostile stanzas).
-enum XMLStreamParserHelper {
-    static func parse(_ s: String) -> Element {
-        let parser = XMLStreamParser()
-        let events = try! parser.feed(Array("<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' version='1.0'>\(s)".utf8))
-        for case .stanza(let e) in events { return e }
-        fatalError("no stanza")
     }
 }

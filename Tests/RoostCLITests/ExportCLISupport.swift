@@ -1,16 +1,16 @@
 import Foundation
 import RoostArchive
+import RoostTestSupport
 
-/// Runs the built `roost` binary (`.build/debug/roost`, found from this file's path) against a temporary
-/// config whose only setting is the archive path, and captures stdout, stderr and the exit status.
+/// Runs the built `roost` binary (beside the test bundle, `RoostBinary.path`) against a temporary config
+/// whose only setting is the archive path, and captures stdout, stderr and the exit status; a run that takes
+/// longer than `timeout` is killed and reported.
 final class ExportCLISandbox {
     let folder: String
     var archive: String { folder + "/archive.sqlite" }
     var config: String { folder + "/config.ini" }
 
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
-    static let binary = packageRoot + "/.build/debug/roost"
+    static var binary: String { RoostBinary.path }
 
     struct Result {
         let status: Int32
@@ -56,7 +56,7 @@ final class ExportCLISandbox {
         }
     }
 
-    func roost(_ arguments: [String], stdout: FileHandle? = nil, shell: String? = nil) throws -> Result {
+    func roost(_ arguments: [String], stdout: FileHandle? = nil, shell: String? = nil, timeout: TimeInterval = 120) throws -> Result {
         let process = Process()
         if let shell {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -72,6 +72,13 @@ final class ExportCLISandbox {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        // A hung export must fail the test, not the whole run: kill it at the deadline (the reads then end).
+        let timedOut = TimeoutFlag()
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [process] in
+            guard process.isRunning else { return }
+            timedOut.set()
+            kill(process.processIdentifier, SIGKILL)
+        }
         nonisolated(unsafe) var outData = Data()
         let group = DispatchGroup()
         if stdout == nil {
@@ -84,8 +91,15 @@ final class ExportCLISandbox {
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        let stderr = String(decoding: errData, as: UTF8.self) + (timedOut.isSet ? "\n[killed: still running after \(Int(timeout)) s]" : "")
+        return Result(status: timedOut.isSet ? -1 : process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: stderr)
+    }
+
+    private final class TimeoutFlag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        func set() { lock.withLock { value = true } }
+        var isSet: Bool { lock.withLock { value } }
     }
 
     func contents(_ name: String) throws -> String {

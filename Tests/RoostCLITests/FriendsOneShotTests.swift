@@ -4,17 +4,21 @@ import RoostTestSupport
 import RoostXMPP
 
 /// The same commands with no agent running: roost logs in once by itself, acts, archives and logs out.
-@Suite("Friends without an agent (one-shot login)", .enabled(if: TestServer.isAvailable))
+/// The contacts are slixmpp peers (contrib/scripts/xmpp-peer.py).
+@Suite("Friends without an agent (one-shot login)", .requires(.server))
 struct FriendsOneShotTests {
     let server: TestServer
 
-    init() throws { server = try TestServer.require() }
+    init() throws {
+        try TestRequirement.check(.server)
+        server = try TestServer.require()
+    }
 
     @Test func addSendDenyAndStatusWithoutAgent() async throws {
         let (own, alice, alicePassword) = try await server.registeredClient("alice")
         await own.disconnect()
-        let carol = try await FriendsPeer.make(server, "carol")
-        let dave = try await FriendsPeer.make(server, "dave")
+        let carol = try await XMPPPeer.registered(on: server, "carol", resource: "phone")
+        let dave = try await XMPPPeer.registered(on: server, "dave", resource: "phone")
         let roost = try RoostUnderTest(server: server, account: alice, password: alicePassword)
 
         let status = try roost.run(["status"])
@@ -24,26 +28,25 @@ struct FriendsOneShotTests {
         let add = try roost.run(["roster", "add", carol.jid.description, "--group", "Family", "--json"])
         #expect(add.status == 0, "\(add.stderr)")
         #expect(add.jsonLines.first?["via"] as? String == "one-shot")
-        _ = try await carol.waitForPresence(.subscribe, from: alice)
-        try carol.client.send(Presence(type: .subscribed, to: alice))
-        try roost.eventually("subscription to") { try roost.rosterEntry(carol.jid)?["subscription"] as? String == "to" }
+        _ = try await carol.presence("subscribe", from: alice)
+        try await carol.presence(to: alice, type: "subscribed")
+        try await waitUntil("subscription to") { try roost.rosterEntry(carol.jid)?["subscription"] as? String == "to" }
         // The one-shot login stays invisible: it sent no available presence.
-        #expect(!carol.events.stanzas.contains { $0.name == "presence" && Presence($0).type == .available && Presence($0).from?.bare == alice })
+        #expect(!carol.events.contains { $0.kind == "presence" && $0["kind"] == "available" && $0["from"]?.hasPrefix(alice.description) == true })
 
         let send = try roost.run(["send", carol.jid.description, "one-shot hello", "--json"])
         #expect(send.status == 0, "\(send.stderr)")
         #expect(send.jsonLines.first?["via"] as? String == "one-shot")
-        _ = try await carol.events.waitForStanza { $0.name == "message" && Message($0).body == "one-shot hello" }
+        _ = try await carol.message { $0["body"] == "one-shot hello" }
         let archived = try roost.json(["search", "is:out", "hello"])
         #expect(archived.count == 1)
         #expect(archived.first?["conversation"] as? String == carol.jid.description)
 
-        // A request that arrived while nothing ran, refused.
-        try dave.client.send(Presence(type: .subscribe, to: alice))
-        try await Task.sleep(for: .milliseconds(300))
+        // A request that arrived while nothing ran (the server acknowledged it), refused.
+        try await dave.presence(to: alice, type: "subscribe")
         let deny = try roost.run(["requests", "deny", dave.jid.description])
         #expect(deny.status == 0, "\(deny.stderr)")
-        _ = try await dave.waitForPresence(.unsubscribed, from: alice)
+        _ = try await dave.presence("unsubscribed", from: alice)
 
         // The archive keeps the roster and the answers; the cached roster needs no server.
         let cached = try roost.json(["roster", "--cached"])
@@ -57,7 +60,7 @@ struct FriendsOneShotTests {
         #expect(refused.status == 3, "\(refused.stderr)")
         #expect(refused.stderr.contains("not-authorized"))
         #expect(!refused.stderr.contains("wrong-password-xyz"))
-        for peer in [carol, dave] { await peer.client.disconnect() }
+        for peer in [carol, dave] { await peer.stop() }
     }
 
     @Test func registerWithVCardThenPasswdThenUnregister() async throws {
@@ -73,12 +76,13 @@ struct FriendsOneShotTests {
         #expect(register.stderr.contains("[account \(newJID)]"))
         #expect(!register.stdout.contains("first-secret-1") && !register.stderr.contains("first-secret-1"))
 
-        let client = XMPPClient(configuration: server.configuration(for: newJID, password: "first-secret-1"))
-        _ = try await client.connect()
-        let card = VCard.from(try await client.request(VCard.request(for: nil)))
-        #expect(card.nickname == "新人")
-        #expect(card.photo?.mimeType == "image/gif")
-        await client.disconnect()
+        // Another client logs in with the new account and reads the vCard Roost published.
+        let newcomer = try await XMPPPeer.start(on: server, jid: newJID, password: "first-secret-1")
+        let card = try await newcomer.call("vcard-get")
+        #expect(card["nickname"] == "新人")
+        #expect(card["photo_type"] == "image/gif")
+        #expect(card["photo_base64"] == Data("GIF89a-not-really-an-image".utf8).base64EncodedString())
+        await newcomer.stop()
 
         let again = try roost.run(["register", newJID.description, "--password-command", "echo x"])
         #expect(again.status == 1)
@@ -99,5 +103,29 @@ struct FriendsOneShotTests {
         #expect(unregister.status == 0, "\(unregister.stderr)")
         let gone = XMPPClient(configuration: server.configuration(for: newJID, password: "second-secret-2"))
         await #expect(throws: ClientError.self) { _ = try await gone.connect() }
+    }
+
+    /// Through the running agent: the removal is a success (exit 0), and the agent stops the account instead
+    /// of logging in again to an account that no longer exists. ejabberd answers from the session's own JID
+    /// and closes the stream with <conflict/> "User removed"; Prosody answers and closes.
+    @Test func unregisterThroughTheAgentStopsTheAccount() async throws {
+        let (own, jid, password) = try await server.registeredClient("gone")
+        await own.disconnect()
+        let roost = try RoostUnderTest(server: server, account: jid, password: password)
+        let agent = try roost.startAgent()
+        defer { agent.stop(signal: SIGKILL) }
+        let unregister = try roost.run(["unregister", "--yes", "--json"])
+        #expect(unregister.status == 0, "\(unregister.stderr)")
+        #expect(unregister.jsonLines.first?["via"] as? String == "agent")
+        try await waitUntil("the account stopped in the agent") {
+            try roost.json(["status"]).contains { $0["kind"] as? String == "account" && $0["state"] as? String == "stopped" }
+        }
+        // Stopped for good: no second login (which would fail: the account is gone).
+        #expect(!agent.stderrSoFar.contains("authentication failed"), "\(agent.stderrSoFar)")
+        #expect(agent.stderrSoFar.contains("deleted on the server"))
+        let gone = XMPPClient(configuration: server.configuration(for: jid, password: password))
+        await #expect(throws: ClientError.self) { _ = try await gone.connect() }
+        let (exit, _) = agent.stop(signal: SIGTERM)
+        #expect(exit == 0)
     }
 }

@@ -5,17 +5,23 @@ import RoostXMPP
 
 /// The seed app's friend features from the CLI while `roost run` is running: every command goes through
 /// the control socket, and what it does is archived by the agent.
-@Suite("Friends through the running agent", .enabled(if: TestServer.isAvailable))
+/// The contacts are slixmpp peers (contrib/scripts/xmpp-peer.py).
+@Suite("Friends through the running agent", .requires(.server))
 struct FriendsThroughAgentTests {
     let server: TestServer
 
-    init() throws { server = try TestServer.require() }
+    init() throws {
+        try TestRequirement.check(.server)
+        server = try TestServer.require()
+    }
 
     @Test func addAcceptSendVCardPresenceRemove() async throws {
         let (own, alice, alicePassword) = try await server.registeredClient("alice")
         await own.disconnect()
-        let bob = try await FriendsPeer.make(server, "bob")
-        let carol = try await FriendsPeer.make(server, "carol")
+        let bob = try await XMPPPeer.registered(on: server, "bob", resource: "phone")
+        let carol = try await XMPPPeer.registered(on: server, "carol", resource: "phone")
+        try await bob.presence(priority: 1)
+        try await carol.presence(priority: 1)
         let roost = try RoostUnderTest(server: server, account: alice, password: alicePassword)
         let agent = try roost.startAgent()
         defer { agent.stop(signal: SIGKILL) }
@@ -30,47 +36,50 @@ struct FriendsThroughAgentTests {
         #expect(add.status == 0, "\(add.stderr)")
         #expect(add.jsonLines.first?["via"] as? String == "agent")
         #expect(add.jsonLines.first?["pending"] as? Bool == true)
-        _ = try await bob.waitForPresence(.subscribe, from: alice)
-        try bob.client.send(Presence(type: .subscribed, to: alice))
-        try bob.client.send(Presence(type: .subscribe, to: alice, status: "hi from bob"))
-        try roost.eventually("bob's request in `roost requests`") {
+        _ = try await bob.presence("subscribe", from: alice)
+        try await bob.presence(to: alice, type: "subscribed")
+        try await bob.presence(to: alice, type: "subscribe", status: "hi from bob")
+        try await waitUntil("bob's request in `roost requests`") {
             try roost.json(["requests"]).contains { $0["jid"] as? String == bob.jid.description && $0["message"] as? String == "hi from bob" }
         }
         let accept = try roost.run(["requests", "accept", bob.jid.description])
         #expect(accept.status == 0, "\(accept.stderr)")
         #expect(accept.stdout.contains("accepted"))
-        try roost.eventually("subscription both") { try roost.rosterEntry(bob.jid)?["subscription"] as? String == "both" }
+        try await waitUntil("subscription both") { try roost.rosterEntry(bob.jid)?["subscription"] as? String == "both" }
         let entry = try #require(try roost.rosterEntry(bob.jid))
         #expect(entry["name"] as? String == "Bob")
         #expect(entry["groups"] as? [String] == ["Friends"])
         #expect(try roost.json(["requests"]).isEmpty)
 
         // A stranger's request, denied.
-        try carol.client.send(Presence(type: .subscribe, to: alice))
-        try roost.eventually("carol's request") { try roost.json(["requests"]).contains { $0["jid"] as? String == carol.jid.description } }
+        try await carol.presence(to: alice, type: "subscribe")
+        try await waitUntil("carol's request") { try roost.json(["requests"]).contains { $0["jid"] as? String == carol.jid.description } }
         let deny = try roost.run(["requests", "deny", carol.jid.description])
         #expect(deny.status == 0, "\(deny.stderr)")
-        _ = try await carol.waitForPresence(.unsubscribed, from: alice)
+        _ = try await carol.presence("unsubscribed", from: alice)
         #expect(try roost.json(["requests"]).isEmpty)
 
         // send: delivered to bob with an origin-id, archived once as outgoing.
         let send = try roost.run(["send", bob.jid.description, "你好 Bob, from roost"])
         #expect(send.status == 0, "\(send.stderr)")
-        let message = Message(try await bob.events.waitForStanza { $0.name == "message" && Message($0).body == "你好 Bob, from roost" })
-        #expect(message.stanzaIDs.originID != nil)
+        let message = try await bob.message { $0["body"] == "你好 Bob, from roost" }
+        #expect(message["xml"]?.contains("urn:xmpp:sid:0") == true && message["xml"]?.contains("origin-id") == true, "\(message)")
         let piped = try roost.run(["send", bob.jid.description], stdin: "from stdin\n")
         #expect(piped.status == 0, "\(piped.stderr)")
-        _ = try await bob.events.waitForStanza { $0.name == "message" && Message($0).body == "from stdin" }
-        try await Task.sleep(for: .seconds(3)) // a server-archive poll runs: the MAM copy must not duplicate it
+        _ = try await bob.message { $0["body"] == "from stdin" }
+        // A read of the server archive after the sends: the archive's copy must not duplicate them.
+        try await RoostBinary.waitForServerArchiveRead(config: roost.config, after: Date(), environment: roost.environment)
         let sent = try roost.json(["search", "--limit", "0", "is:out"])
         #expect(sent.filter { $0["body"] as? String == "你好 Bob, from roost" }.count == 1, "\(sent)")
         #expect(sent.contains { $0["body"] as? String == "from stdin" })
 
         // presence history: bob goes away, then offline.
-        try bob.client.send(Presence(show: .away, status: "lunch", priority: 1))
-        try await Task.sleep(for: .milliseconds(500))
-        try bob.client.send(Presence(type: .unavailable))
-        try roost.eventually("bob offline in the presence log") {
+        try await bob.presence(show: "away", status: "lunch", priority: 1)
+        try await waitUntil("bob away in the presence log") {
+            try roost.json(["presence", bob.jid.description]).contains { $0["show"] as? String == "away" }
+        }
+        try await bob.presence(type: "unavailable")
+        try await waitUntil("bob offline in the presence log") {
             try roost.json(["presence", bob.jid.description]).contains { $0["kind"] as? String == "presence" && $0["availability"] as? String == "unavailable" }
         }
         let history = try roost.run(["presence", bob.jid.description, "--json"])
@@ -82,7 +91,7 @@ struct FriendsThroughAgentTests {
         let human = try roost.run(["presence", bob.jid.description])
         #expect(human.stdout.contains("last seen"))
         #expect(try roost.run(["presence", "nobody@roost.test"]).status == 1)
-        try bob.client.send(Presence(priority: 1))
+        try await bob.presence(priority: 1)
 
         // vCard set: the peer reads it back, and the photo hash reaches it in presence.
         let photo = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1F, 0x15, 0xC4, 0x89])
@@ -94,19 +103,16 @@ struct FriendsThroughAgentTests {
         let hash = try #require(published["photo_hash"] as? String)
         #expect(hash.count == 40)
         #expect(published["pep"] as? Bool == true)
-        let peerView = VCard.from(try await bob.client.request(VCard.request(for: alice)))
-        #expect(peerView.nickname == "小爱")
-        #expect(peerView.fullName == "Alice Example")
-        #expect(peerView.photo?.data == photo)
-        let announced = try await bob.events.waitForStanza { e in
-            e.name == "presence" && Presence(e).from?.bare == alice && VCardAvatarUpdate.photoHash(in: Presence(e)) == .some(hash)
-        }
-        #expect(Presence(announced).priority == -1)
+        let peerView = try await bob.call("vcard-get", ["jid": alice.description])
+        #expect(peerView["nickname"] == "小爱")
+        #expect(peerView["fullname"] == "Alice Example")
+        #expect(peerView["photo_base64"] == photo.base64EncodedString())
+        let announced = try await bob.presence("available", from: alice) { $0["photo_hash"] == hash }
+        #expect(announced["priority"] == "-1")
 
         // vCard show: bob's card from the server (--refresh), then from the cache with its avatar file.
-        var bobCard = VCard(fullName: "Bob Builder", nickname: "bobby")
-        bobCard.photo = VCard.Photo(mimeType: "image/png", data: photo)
-        _ = try await bob.client.request(VCard.publishRequest(bobCard))
+        try await bob.call("vcard-set", ["fullname": "Bob Builder", "nickname": "bobby", "photo_type": "image/png",
+                                         "photo_base64": photo.base64EncodedString()])
         let fetched = try #require(try roost.json(["vcard", "show", bob.jid.description, "--refresh"]).first)
         #expect(fetched["nickname"] as? String == "bobby")
         #expect(fetched["source"] as? String == "server")
@@ -136,6 +142,6 @@ struct FriendsThroughAgentTests {
         #expect(exit == 0)
         #expect(!log.contains(alicePassword))
         #expect(!FileManager.default.fileExists(atPath: roost.socketPath))
-        for peer in [bob, carol] { await peer.client.disconnect() }
+        for peer in [bob, carol] { await peer.stop() }
     }
 }

@@ -4,33 +4,43 @@ import RoostTestSupport
 import RoostXMPP
 
 /// `roost run` raising desktop notifications on the private session bus that contrib/scripts/test starts,
-/// where python3-dbusmock plays the notification server and logs every call to ROOST_TEST_NOTIFY_LOG.
-@Suite("End to end: notifications from roost run",
-       .enabled(if: TestServer.isAvailable && ProcessInfo.processInfo.environment["ROOST_TEST_NOTIFY_LOG"] != nil))
+/// where python3-dbusmock plays the notification server and logs every call to ROOST_TEST_NOTIFY_LOG. The
+/// log is shared by every test: each looks only for lines naming its own contacts (unique JIDs) or marker.
+/// The contacts are slixmpp peers (contrib/scripts/xmpp-peer.py).
+@Suite("End to end: notifications from roost run", .requires(.server, .notificationLog))
 struct NotificationsEndToEndTests {
     let server: TestServer
     let notifyLog: String
 
     init() throws {
+        try TestRequirement.check(.server, .notificationLog)
         server = try TestServer.require()
         notifyLog = ProcessInfo.processInfo.environment["ROOST_TEST_NOTIFY_LOG"] ?? ""
     }
 
-    private func waitForNotification(containing text: String, timeout: TimeInterval = 20) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let log = try? String(contentsOfFile: notifyLog, encoding: .utf8), log.contains(text) { return true }
-            Thread.sleep(forTimeInterval: 0.2)
+    /// The lines of the shared notification log that contain every one of `parts`.
+    private func notifications(containing parts: String...) -> [String] { notifications(containing: parts) }
+
+    private func waitForNotification(_ parts: String..., roost: RunningRoost) async throws {
+        do {
+            try await waitUntil("a notification with \(parts)") { !notifications(containing: parts).isEmpty }
+        } catch {
+            Issue.record("no notification containing \(parts); roost log:\n\(roost.stderrSoFar.suffix(3000))")
+            throw error
         }
-        return false
+    }
+
+    private func notifications(containing parts: [String]) -> [String] {
+        let log = (try? String(contentsOfFile: notifyLog, encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").map(String.init).filter { line in parts.allSatisfy(line.contains) }
     }
 
     @Test func messagesRequestsAndCatchUpSummary() async throws {
         let dir = try TestDirectory()
         let (aliceClient, alice, password) = try await server.registeredClient("alice")
         await aliceClient.disconnect()
-        let (bob, _, _) = try await server.registeredClient("bob")
-        let (carol, carolJID, _) = try await server.registeredClient("carol")
+        let bob = try await XMPPPeer.registered(on: server, "bob")
+        let carol = try await XMPPPeer.registered(on: server, "carol")
         let config = try server.roostConfig(in: dir, account: alice.description, password: password)
         var roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
@@ -38,34 +48,35 @@ struct NotificationsEndToEndTests {
 
         // None of alice's other clients is online: she is away, so a live message is notified.
         let marker = "notify-\(UUID().uuidString.prefix(8))"
-        try bob.send(Message(to: try alice.with(resource: "roost"), type: .chat, body: "\(marker) 你好 <b>bold</b>"))
-        #expect(waitForNotification(containing: marker), "no notification with \(marker); roost log:\n\(roost.stderrSoFar)")
+        try await bob.send(to: try alice.with(resource: "roost"), body: "\(marker) 你好 <b>bold</b>")
+        try await waitForNotification(marker, roost: roost)
 
         // A friend request gets its own notification, with Accept/Deny actions.
-        try carol.send(Presence(type: .subscribe, to: alice, status: "hi from carol"))
-        #expect(waitForNotification(containing: carolJID.description))
+        try await carol.presence(to: alice, type: "subscribe", status: "hi from carol")
+        try await waitForNotification(carol.jid.description, roost: roost)
 
         // Messages that arrive while roost is down come back through catch-up as one summary.
         roost.stop(signal: SIGTERM)
-        // The server archive stamps whole seconds; "newer than the last notification" needs the next second.
-        try await Task.sleep(for: .milliseconds(1100))
-        for i in 1...3 { try bob.send(Message(to: alice, type: .chat, body: "while away \(i) \(marker)")) }
-        bob.requestAcknowledgement()
-        try await Task.sleep(for: .milliseconds(500))
+        // Catch-up summarises what is newer than the last notification, and the server archive stamps whole
+        // seconds: wait until the clock is in a later second than that notification.
+        let notifiedSecond = Int(Date().timeIntervalSince1970)
+        try await waitUntil("the next second", timeout: .seconds(3)) { Int(Date().timeIntervalSince1970) > notifiedSecond }
+        // Each send returns once the server acknowledged it (XEP-0198), so all three are stored.
+        for i in 1...3 { try await bob.send(to: alice, body: "while away \(i) \(marker)") }
         roost = try RoostBinary.start(["run", "--config", config, "-v"])
         try roost.waitForLog("server archive read")
-        #expect(waitForNotification(containing: "3 messages from"), "no catch-up summary; roost log:\n\(roost.stderrSoFar)")
-        let log = (try? String(contentsOfFile: notifyLog, encoding: .utf8)) ?? ""
-        #expect(!log.contains("while away 1 \(marker)"), "catch-up must not notify message by message")
-        await bob.disconnect()
-        await carol.disconnect()
+        // The summary names bob, whose account name no other test uses.
+        try await waitForNotification("3 messages from", bob.jid.localpart ?? "?", roost: roost)
+        #expect(notifications(containing: "while away 1 \(marker)").isEmpty, "catch-up must not notify message by message")
+        await bob.stop()
+        await carol.stop()
     }
 
     @Test func noNotificationServerLeavesArchivingAlone() async throws {
         let dir = try TestDirectory()
         let (aliceClient, alice, password) = try await server.registeredClient("alice")
         await aliceClient.disconnect()
-        let (bob, _, _) = try await server.registeredClient("bob")
+        let bob = try await XMPPPeer.registered(on: server, "bob")
         let config = try server.roostConfig(in: dir, account: alice.description, password: password)
         // A bus address where nothing listens.
         let roost = try RoostBinary.start(["run", "--config", config, "-v"],
@@ -73,20 +84,19 @@ struct NotificationsEndToEndTests {
         defer { roost.stop(signal: SIGKILL) }
         try roost.waitForLog("online")
         let target = try alice.with(resource: "roost")
-        for i in 1...20 { try bob.send(Message(to: target, type: .chat, body: "no bus \(i)")) }
-        let deadline = Date().addingTimeInterval(20)
+        for i in 1...20 { try await bob.send(to: target, body: "no bus \(i)") }
         var rows = 0
-        while Date() < deadline {
+        try await waitUntil("20 archived messages") {
             rows = try RoostBinary.run(["search", "--config", config, "--json", "--limit", "0", "bus"]).jsonLines.count
-            if rows >= 20 { break }
-            try await Task.sleep(for: .milliseconds(200))
+            return rows >= 20
         }
         #expect(rows == 20)
         let (status, log) = roost.stop(signal: SIGTERM)
         #expect(status == 0)
+        // README: "a missing notification server is logged once".
         let warnings = log.components(separatedBy: "\n").filter { $0.contains("WARN") && ($0.contains("bus") || $0.contains("notification")) }
-        #expect(warnings.count <= 2, "\(warnings)")
-        await bob.disconnect()
+        #expect(warnings.count == 1, "\(warnings)")
+        await bob.stop()
     }
 }
 
@@ -97,18 +107,22 @@ final class PrivateNotificationServer: @unchecked Sendable {
     let mock: RunningRoost
     let address: String
 
-    init() throws {
+    init() async throws {
+        try TestRequirement.check(.tool("/usr/bin/dbus-daemon"), .tool("/usr/bin/gdbus"))
         bus = try RoostBinary.startProgram("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address=1"])
-        try bus.waitForLog("unix:", timeout: 10)
+        // The address is complete once its line is.
+        try await waitUntil("dbus-daemon to print its address", timeout: .seconds(10)) { [bus] in
+            bus.stderrSoFar.hasPrefix("unix:") && bus.stderrSoFar.contains("\n")
+        }
         address = bus.stderrSoFar.split(separator: "\n").first.map(String.init) ?? ""
         mock = try RoostBinary.startProgram("/usr/bin/python3", ["-m", "dbusmock", "--session", "-t", "notification_daemon",
                                                                  "-p", "{\"capabilities\": \"actions body body-markup icon-static\"}"],
                                             environment: ["DBUS_SESSION_BUS_ADDRESS": address])
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, !gdbus(["--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
-                                         "--method", "org.freedesktop.DBus.NameHasOwner", "org.freedesktop.Notifications"]).contains("true") {
-            Thread.sleep(forTimeInterval: 0.1)
+        let owner = { [address] in
+            Self.gdbus(address, ["--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                                 "--method", "org.freedesktop.DBus.NameHasOwner", "org.freedesktop.Notifications"])
         }
+        try await waitUntil("dbusmock to own org.freedesktop.Notifications", timeout: .seconds(20)) { owner().contains("true") }
     }
 
     deinit {
@@ -118,142 +132,133 @@ final class PrivateNotificationServer: @unchecked Sendable {
 
     /// The mock's call log (method names and arguments, as gdbus prints them).
     var calls: String {
-        gdbus(["--dest", "org.freedesktop.Notifications", "--object-path", "/org/freedesktop/Notifications",
-               "--method", "org.freedesktop.DBus.Mock.GetCalls"])
+        Self.gdbus(address, ["--dest", "org.freedesktop.Notifications", "--object-path", "/org/freedesktop/Notifications",
+                             "--method", "org.freedesktop.DBus.Mock.GetCalls"])
     }
 
     func invokeAction(id: Int, _ action: String) {
-        _ = gdbus(["--dest", "org.freedesktop.Notifications", "--object-path", "/org/freedesktop/Notifications",
-                   "--method", "org.freedesktop.DBus.Mock.EmitSignal", "org.freedesktop.Notifications", "ActionInvoked", "us",
-                   "[<uint32 \(id)>, <'\(action)'>]"])
+        _ = Self.gdbus(address, ["--dest", "org.freedesktop.Notifications", "--object-path", "/org/freedesktop/Notifications",
+                                 "--method", "org.freedesktop.DBus.Mock.EmitSignal", "org.freedesktop.Notifications", "ActionInvoked", "us",
+                                 "[<uint32 \(id)>, <'\(action)'>]"])
     }
 
-    func gdbus(_ arguments: [String]) -> String {
+    static func gdbus(_ address: String, _ arguments: [String]) -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/gdbus")
-        process.arguments = ["call", "--address", address] + arguments
+        process.arguments = ["call", "--timeout", "5", "--address", address] + arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        try? process.run()
+        do { try process.run() } catch { return "gdbus could not run: \(error)" }
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)
     }
 }
 
-@Suite("End to end: answering a friend request from its notification",
-       .enabled(if: TestServer.isAvailable && FileManager.default.isExecutableFile(atPath: "/usr/bin/gdbus")))
+@Suite("End to end: answering a friend request from its notification", .requires(.server, .tool("/usr/bin/gdbus")))
 struct NotificationActionEndToEndTests {
     @Test func acceptButtonAnswersTheRequestOnTheServer() async throws {
+        try TestRequirement.check(.server, .tool("/usr/bin/gdbus"))
         let server = try TestServer.require()
-        let notifications = try PrivateNotificationServer()
+        let notifications = try await PrivateNotificationServer()
         let dir = try TestDirectory()
         let (aliceClient, alice, password) = try await server.registeredClient("alice")
         await aliceClient.disconnect()
-        let (carol, _, _) = try await server.registeredClient("carol")
-        _ = try await carol.request(Roster.getRequest())
-        let carolEvents = EventCollector(carol)
+        let carol = try await XMPPPeer.registered(on: server, "carol")
         let config = try server.roostConfig(in: dir, account: alice.description, password: password)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
         defer { roost.stop(signal: SIGKILL) }
         try roost.waitForLog("online")
-        try carol.send(Presence(type: .subscribe, to: alice, status: "hi"))
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline, !notifications.calls.contains("'accept'") { try await Task.sleep(for: .milliseconds(200)) }
+        try await carol.presence(to: alice, type: "subscribe", status: "hi")
+        try await waitUntil("a notification with an Accept button") { notifications.calls.contains("'accept'") }
         #expect(notifications.calls.contains("'Accept'"), "no notification with actions: \(notifications.calls)\n\(roost.stderrSoFar)")
+        let requests = try RoostBinary.run(["requests", "--config", config, "--json"])
+        #expect(requests.stdout.contains(carol.jid.description), "the request is pending before the button is pressed")
         // The request is the first notification on this server: id 1.
         notifications.invokeAction(id: 1, "accept")
-        let answer = try await carolEvents.waitForStanza { $0.name == "presence" && Presence($0).type == .subscribed }
-        #expect(Presence(answer).from?.bare == alice)
+        let answer = try await carol.presence("subscribed", from: alice)
+        #expect(answer["from"].flatMap(JID.init(parsing:))?.bare == alice)
         // The answer is archived: the request is no longer pending.
-        try await Task.sleep(for: .milliseconds(500))
-        let pending = try RoostBinary.run(["requests", "--config", config, "--json"])
-        #expect(!pending.stdout.contains("carol-"), "\(pending.stdout)")
-        await carol.disconnect()
+        try await waitUntil("carol's request answered in the archive") {
+            !(try RoostBinary.run(["requests", "--config", config, "--json"]).stdout.contains(carol.jid.description))
+        }
+        await carol.stop()
     }
 }
 
-@Suite("End to end: notifications show the contact's vCard name and avatar",
-       .enabled(if: TestServer.isAvailable && FileManager.default.isExecutableFile(atPath: "/usr/bin/gdbus")))
+@Suite("End to end: notifications show the contact's vCard name and avatar", .requires(.server, .tool("/usr/bin/gdbus")))
 struct NotificationAvatarEndToEndTests {
     @Test func avatarFromThePresenceHashIsFetchedAndShown() async throws {
+        try TestRequirement.check(.server, .tool("/usr/bin/gdbus"))
         let server = try TestServer.require()
-        let notifications = try PrivateNotificationServer()
+        let notifications = try await PrivateNotificationServer()
         let dir = try TestDirectory()
         let (aliceClient, alice, password) = try await server.registeredClient("alice")
         await aliceClient.disconnect()
-        let (bob, _, _) = try await server.registeredClient("bob")
+        let bob = try await XMPPPeer.registered(on: server, "bob")
         // Bob publishes a vCard with a nickname and a photo, and announces its hash (XEP-0153).
         let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: UInt8(7), count: 64))
-        _ = try await bob.request(VCard.publishRequest(VCard(fullName: "Robert Example", nickname: "Bobby",
-                                                             photo: .init(mimeType: "image/png", data: png))))
+        try await bob.call("vcard-set", ["fullname": "Robert Example", "nickname": "Bobby", "photo_type": "image/png",
+                                         "photo_base64": png.base64EncodedString()])
         let config = try server.roostConfig(in: dir, account: alice.description, password: password)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
         defer { roost.stop(signal: SIGKILL) }
         try roost.waitForLog("online")
         let target = try alice.with(resource: "roost")
-        var presence = Presence(to: target, priority: 1)
-        presence.add(VCardAvatarUpdate.element(photoHash: "0123456789abcdef0123456789abcdef01234567"))
-        try bob.send(presence)
+        try await bob.presence(to: target, priority: 1, photoHash: "0123456789abcdef0123456789abcdef01234567")
         try roost.waitForLog("cached the vCard of", timeout: 20)
-        try bob.send(Message(to: target, type: .chat, body: "hello with avatar"))
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline, !notifications.calls.contains("hello with avatar") { try await Task.sleep(for: .milliseconds(200)) }
+        try await bob.send(to: target, body: "hello with avatar")
+        try await waitUntil("the notification of bob's message") { notifications.calls.contains("hello with avatar") }
         let calls = notifications.calls
         #expect(calls.contains("'Bobby'"), "\(calls)")
         #expect(calls.contains("/avatars/"), "\(calls)")
-        await bob.disconnect()
+        await bob.stop()
     }
 }
 
-@Suite("End to end: PEP avatars (XEP-0084) of contacts",
-       .enabled(if: TestServer.isAvailable && FileManager.default.isExecutableFile(atPath: "/usr/bin/gdbus")))
+@Suite("End to end: PEP avatars (XEP-0084) of contacts", .requires(.server, .tool("/usr/bin/gdbus")))
 struct PEPAvatarEndToEndTests {
     @Test func publishedAvatarIsFetchedAndShown() async throws {
+        try TestRequirement.check(.server, .tool("/usr/bin/gdbus"))
         let server = try TestServer.require()
-        let notifications = try PrivateNotificationServer()
+        let notifications = try await PrivateNotificationServer()
         let dir = try TestDirectory()
-        let (phone, alice, password) = try await server.registeredClient("alice", resource: "phone")
-        let (bob, bobJID, _) = try await server.registeredClient("bob")
-        let phoneEvents = EventCollector(phone)
-        let bobEvents = EventCollector(bob)
-        for c in [phone, bob] { _ = try await c.request(Roster.getRequest()) }
+        let (aliceClient, alice, password) = try await server.registeredClient("alice")
+        await aliceClient.disconnect()
+        let phone = try await XMPPPeer.start(on: server, jid: alice, password: password, resource: "phone")
+        let bob = try await XMPPPeer.registered(on: server, "bob")
         // Mutual subscription: PEP notifications go to contacts subscribed to bob's presence.
-        try phone.send(Presence(type: .subscribe, to: bobJID))
-        _ = try await bobEvents.waitForStanza { $0.name == "presence" && Presence($0).type == .subscribe }
-        try bob.send(Presence(type: .subscribed, to: alice))
-        try bob.send(Presence(type: .subscribe, to: alice))
-        _ = try await phoneEvents.waitForStanza { $0.name == "presence" && Presence($0).type == .subscribe }
-        try phone.send(Presence(type: .subscribed, to: bobJID))
-        await phone.disconnect()
+        try await phone.presence(to: bob.jid, type: "subscribe")
+        _ = try await bob.presence("subscribe", from: alice)
+        try await bob.presence(to: alice, type: "subscribed")
+        try await bob.presence(to: alice, type: "subscribe")
+        _ = try await phone.presence("subscribe", from: bob.jid)
+        try await phone.presence(to: bob.jid, type: "subscribed")
+        await phone.stop()
 
         let config = try server.roostConfig(in: dir, account: alice.description, password: password)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
         defer { roost.stop(signal: SIGKILL) }
         try roost.waitForLog("online")
-        try await Task.sleep(for: .milliseconds(500))
 
-        // Bob publishes an avatar over PEP: the data node, then the metadata that announces it.
+        // Bob publishes an avatar over PEP: the data node, then the metadata that announces it. The server
+        // notifies Roost (+notify in its caps), or sends the last item once it has learnt the caps.
         let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: UInt8(9), count: 80))
         let id = try HashAlgorithm.sha1.digest(Array(png)).map { String(format: "%02x", $0) }.joined()
-        func publish(_ node: String, _ payload: Element) -> IQ {
-            var item = Element("item", namespace: Namespace.pubsub, attributes: [("id", id)])
-            item.append(payload)
-            let publish = Element("publish", namespace: Namespace.pubsub, attributes: [("node", node)], children: [.element(item)])
-            return IQ(type: .set, payload: Element("pubsub", namespace: Namespace.pubsub, children: [.element(publish)]))
+        func publish(_ node: String, _ payload: String) -> String {
+            "<iq type='set'><pubsub xmlns='http://jabber.org/protocol/pubsub'><publish node='\(node)'><item id='\(id)'>\(payload)</item></publish></pubsub></iq>"
         }
-        _ = try await bob.request(publish(Namespace.avatarData, Element("data", namespace: Namespace.avatarData, text: png.base64EncodedString())))
-        var metadata = Element("metadata", namespace: Namespace.avatarMetadata)
-        metadata.append(Element("info", namespace: Namespace.avatarMetadata,
-                                attributes: [("bytes", String(png.count)), ("id", id), ("type", "image/png")]))
-        _ = try await bob.request(publish(Namespace.avatarMetadata, metadata))
+        let data = try await bob.call("iq", ["xml": publish(Namespace.avatarData, "<data xmlns='\(Namespace.avatarData)'>\(png.base64EncodedString())</data>")])
+        #expect(data["type"] == "result", "\(data)")
+        let metadata = try await bob.call("iq", ["xml": publish(Namespace.avatarMetadata,
+                                                 "<metadata xmlns='\(Namespace.avatarMetadata)'><info bytes='\(png.count)' id='\(id)' type='image/png'/></metadata>")])
+        #expect(metadata["type"] == "result", "\(metadata)")
         try roost.waitForLog("cached the PEP avatar of", timeout: 20)
 
-        try bob.send(Message(to: try alice.with(resource: "roost"), type: .chat, body: "pep avatar hello"))
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline, !notifications.calls.contains("pep avatar hello") { try await Task.sleep(for: .milliseconds(200)) }
+        try await bob.send(to: try alice.with(resource: "roost"), body: "pep avatar hello")
+        try await waitUntil("the notification of bob's message") { notifications.calls.contains("pep avatar hello") }
         #expect(notifications.calls.contains("/avatars/\(id)"), "\(notifications.calls)")
-        await bob.disconnect()
+        await bob.stop()
     }
 }

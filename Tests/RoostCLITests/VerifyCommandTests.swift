@@ -5,7 +5,7 @@ import RoostXMPP
 
 /// `roost verify` against the shared test server: it finds what the server archive holds and the local
 /// archive lacks, `--repair` fills the gap, and a second run finds nothing.
-@Suite("roost verify", .serialized, .enabled(if: TestServer.isAvailable))
+@Suite("roost verify", .serialized, .requires(.server))
 struct VerifyCommandTests {
     struct Setup {
         let dir: TestDirectory
@@ -16,6 +16,7 @@ struct VerifyCommandTests {
     }
 
     func setUp() async throws -> Setup {
+        try TestRequirement.check(.server)
         let server = try TestServer.require()
         let (aliceClient, alice, password) = try await server.registeredClient("verify")
         await aliceClient.disconnect()
@@ -104,12 +105,11 @@ struct VerifyCommandTests {
         let sent = try RoostBinary.run(["send", "--config", setup.config, setup.bob.configuration.jid.bare.description, "hello from alice"])
         #expect(sent.status == 0, "\(sent.stderr)")
         await setup.bob.disconnect()
-        let deadline = Date().addingTimeInterval(30)
-        while try ArchiveCount.tally(archive: setup.archive, flood: flood).rows < 30, Date() < deadline {
-            try await Task.sleep(for: .milliseconds(200))
+        try await waitUntil("the flood in the archive", timeout: .seconds(30)) {
+            try ArchiveCount.tally(archive: setup.archive, flood: flood).rows >= 30
         }
-        // Let the agent read its own sent message back from the server archive (archive_poll_seconds = 2).
-        try await Task.sleep(for: .seconds(3))
+        // The agent reads its own sent message back from the server archive (archive_poll_seconds = 2).
+        try await RoostBinary.waitForServerArchiveRead(config: setup.config, after: Date())
         let result = try verify(setup)
         #expect(result.status == 0, "\(result.report)")
         #expect(result.report["missing"] as? Int == 0)

@@ -43,9 +43,17 @@ struct NotifyConfigTests {
         ])
         #expect(problems.isEmpty)
         #expect(config.sinks.map(\.name) == ["desktop", "mail", "ntfy", "script"])
-        if case let .command(command) = config.sinks[3].kind { #expect(command.argv == ["notify-phone", "--title", "new message"]) }
+        guard case let .command(command) = config.sinks[3].kind else {
+            Issue.record("sink script is not a command sink: \(config.sinks[3].kind)")
+            return
+        }
+        #expect(command.argv == ["notify-phone", "--title", "new message"])
         #expect(config.sinks[3].events == [.message, .request])
-        if case let .email(mail) = config.sinks[1].kind { #expect(mail.tls == .direct && mail.digestMinutes == 15) }
+        guard case let .email(mail) = config.sinks[1].kind else {
+            Issue.record("sink mail is not an e-mail sink: \(config.sinks[1].kind)")
+            return
+        }
+        #expect(mail.tls == .direct && mail.digestMinutes == 15)
     }
 
     @Test func plaintextMailOnlyToLoopbackAndSecretsNeverInProblems() {

@@ -1,17 +1,23 @@
 import Foundation
+import RoostTestSupport
 import Testing
 @testable import RoostNotify
 
 /// One private D-Bus session bus for the whole test process: GLib and libnotify keep one connection to
 /// "the" session bus per process, so every desktop test shares it (and runs serialized).
 enum PrivateSessionBus {
-    static let address: String = {
-        let daemon = try! BackgroundProcess(["/usr/bin/dbus-daemon", "--session", "--nofork", "--print-address=1"])
+    /// The bus's address; throws (each test that needs it fails) when dbus-daemon cannot be started.
+    static func address() throws -> String { try started.get() }
+
+    private static let started: Result<String, any Error> = Result {
+        try TestRequirement.check(.tool("/usr/bin/dbus-daemon"), .tool("/usr/bin/gdbus"))
+        let daemon = try BackgroundProcess(["/usr/bin/dbus-daemon", "--session", "--nofork", "--print-address=1"])
         let address = daemon.firstLine()
+        guard address.hasPrefix("unix:") else { throw RequirementMissing(missing: ["a session bus from dbus-daemon (it printed \"\(address)\")"]) }
         setenv("DBUS_SESSION_BUS_ADDRESS", address, 1)
         keepAlive = daemon
         return address
-    }()
+    }
 
     nonisolated(unsafe) private static var keepAlive: BackgroundProcess?
 
@@ -26,7 +32,7 @@ final class MockNotificationServer {
     private let process: BackgroundProcess
 
     init(capabilities: String = "body body-markup icon-static") async throws {
-        _ = PrivateSessionBus.address
+        _ = try PrivateSessionBus.address()
         process = try BackgroundProcess([NotifyFixtures.python, "-m", "dbusmock", "--session", "-t", "notification_daemon",
                                          "-p", "{\"capabilities\": \"\(capabilities)\"}"])
         let up = await NotifyFixtures.eventually(10) { PrivateSessionBus.nameHasOwner("org.freedesktop.Notifications") }
@@ -54,15 +60,15 @@ final class MockNotificationServer {
 @Suite("Notify desktop sink (libnotify on a private D-Bus with dbusmock)", .serialized)
 struct NotifyDesktopTests {
     private func desktopNotifier(_ notify: [String: String], actions: (any NotificationActions)? = nil, log: LogCollector = LogCollector(),
-                                 idle: IdleProbe = IdleProbe { nil }) -> Notifier {
-        _ = PrivateSessionBus.address
+                                 idle: IdleProbe = IdleProbe { nil }) throws -> Notifier {
+        _ = try PrivateSessionBus.address()
         let config = NotifyFixtures.config(notify)
         return Notifier(config: config, actions: actions, statePath: nil, log: log.log, clock: .system, idle: idle, factory: SinkFactory())
     }
 
     @Test func messageShowsNameEscapedBodyAndAvatar() async throws {
         let server = try await MockNotificationServer()
-        let notifier = desktopNotifier(["when": "always"])
+        let notifier = try desktopNotifier(["when": "always"])
         notifier.post(.message(NotifyFixtures.message("<b>hi</b> & \"you\"", avatar: "/tmp/roost-avatars/bob.png")))
         await notifier.flush()
         let notify = try #require(server.calls("Notify").first)
@@ -78,7 +84,7 @@ struct NotifyDesktopTests {
 
     @Test func plainBodyWhenTheServerHasNoMarkup() async throws {
         let server = try await MockNotificationServer(capabilities: "body")
-        let notifier = desktopNotifier(["when": "always"])
+        let notifier = try desktopNotifier(["when": "always"])
         notifier.post(.message(NotifyFixtures.message("a < b")))
         await notifier.flush()
         #expect(server.calls("Notify").first?[4] as? String == "a < b")
@@ -88,10 +94,11 @@ struct NotifyDesktopTests {
 
     @Test func coalescedMessagesReplaceOneNotificationAndReadClosesIt() async throws {
         let server = try await MockNotificationServer()
-        let notifier = desktopNotifier(["when": "always", "coalesce_seconds": "1"])
+        let notifier = try desktopNotifier(["when": "always", "coalesce_seconds": "1"])
         for n in 1...3 { notifier.post(.message(NotifyFixtures.message("message \(n)"))) }
         await notifier.flush()
-        try await Task.sleep(for: .milliseconds(1400))
+        // The first message is shown at once, the other two when the one-second window ends.
+        #expect(await NotifyFixtures.eventually(30) { server.calls("Notify").count >= 2 })
         await notifier.flush()
         let calls = server.calls("Notify")
         #expect(calls.count == 2)
@@ -108,7 +115,7 @@ struct NotifyDesktopTests {
     @Test func friendRequestHasActionsAndPressingAcceptAnswers() async throws {
         let server = try await MockNotificationServer(capabilities: "body body-markup actions")
         let actions = RecordingActions()
-        let notifier = desktopNotifier(["when": "always"], actions: actions)
+        let notifier = try desktopNotifier(["when": "always"], actions: actions)
         notifier.post(.subscriptionRequest(account: "alice@example.org", from: "eve@example.net", displayName: "Eve", text: nil))
         await notifier.flush()
         let notify = try #require(server.calls("Notify").first)
@@ -125,7 +132,7 @@ struct NotifyDesktopTests {
 
     @Test func friendRequestWithoutActionsNamesTheCommands() async throws {
         let server = try await MockNotificationServer(capabilities: "body")
-        let notifier = desktopNotifier(["when": "always"], actions: RecordingActions())
+        let notifier = try desktopNotifier(["when": "always"], actions: RecordingActions())
         notifier.post(.subscriptionRequest(account: "alice@example.org", from: "eve@example.net", displayName: nil, text: nil))
         await notifier.flush()
         let notify = try #require(server.calls("Notify").first)
@@ -138,7 +145,7 @@ struct NotifyDesktopTests {
     @Test func awayRulesSuppressWhileAnotherResourceIsAvailable() async throws {
         let server = try await MockNotificationServer()
         let log = LogCollector()
-        let notifier = desktopNotifier(["coalesce_seconds": "0"], log: log)
+        let notifier = try desktopNotifier(["coalesce_seconds": "0"], log: log)
         notifier.post(.ownPresence(account: "alice@example.org", resource: "desktop-client", available: true, show: nil))
         notifier.post(.message(NotifyFixtures.message("seen at the other client")))
         await notifier.flush()
@@ -153,7 +160,7 @@ struct NotifyDesktopTests {
     }
 
     @Test func idleTimeComesFromTheMutterIdleMonitor() async throws {
-        _ = PrivateSessionBus.address
+        _ = try PrivateSessionBus.address()
         let monitor = try BackgroundProcess([NotifyFixtures.python, "-m", "dbusmock", "--session", "org.gnome.Mutter.IdleMonitor",
                                              "/org/gnome/Mutter/IdleMonitor/Core", "org.gnome.Mutter.IdleMonitor"])
         defer { monitor.stop() }
@@ -166,7 +173,7 @@ struct NotifyDesktopTests {
 
     @Test func catchUpOf500MessagesShowsOneSummary() async throws {
         let server = try await MockNotificationServer()
-        let notifier = desktopNotifier([:])
+        let notifier = try desktopNotifier([:])
         let start = Int64(Date().timeIntervalSince1970 * 1000) + 1000
         let messages = (0..<500).map { NotifyFixtures.message("m\($0)", from: "c\($0 % 3)@example.org", name: "C\($0 % 3)", at: start + Int64($0)) }
         notifier.post(.catchUpFinished(account: "alice@example.org", messages: messages))
@@ -178,15 +185,13 @@ struct NotifyDesktopTests {
         await server.stop()
     }
 
-    @Test func withoutANotificationServerPostReturnsAtOnceAndWarnsOnce() async throws {
-        #expect(!PrivateSessionBus.nameHasOwner("org.freedesktop.Notifications"))
+    /// How fast `post` returns without a server is measured by `roost-bench notify`, not asserted here.
+    @Test func withoutANotificationServerEveryPostIsHandledAndWarnsOnce() async throws {
         let log = LogCollector()
-        let notifier = desktopNotifier(["when": "always", "coalesce_seconds": "0"], log: log)
-        let started = Date()
+        let notifier = try desktopNotifier(["when": "always", "coalesce_seconds": "0"], log: log)
+        #expect(!PrivateSessionBus.nameHasOwner("org.freedesktop.Notifications"))
         for n in 0..<1000 { notifier.post(.message(NotifyFixtures.message("m\(n)", from: "c\(n % 50)@example.org"))) }
-        #expect(Date().timeIntervalSince(started) < 0.5)
         await notifier.flush()
-        #expect(Date().timeIntervalSince(started) < 10)
         #expect(log.count(.warning, containing: "no desktop notification server") == 1)
         let results = await notifier.testAllSinks()
         #expect(results.count == 1)

@@ -77,21 +77,40 @@ struct NotifySinkTests {
         #expect(!logs.all.contains("sekrit"))
     }
 
-    @Test func webhookGivesUpOnClientErrorsWithoutLeakingTheToken() async throws {
+    @Test func webhookRetriesServerErrorsThenGivesUpWithoutLeakingTheToken() async throws {
         let directory = NotifyFixtures.temporaryDirectory()
         let log = directory + "/requests.jsonl"
-        let server = try BackgroundProcess([NotifyFixtures.python, NotifyFixtures.path("webhook_server.py"), log, "100"])
+        let server = try BackgroundProcess([NotifyFixtures.python, NotifyFixtures.path("webhook_server.py"), log, "100", "500"])
         defer { server.stop() }
         let port = server.firstLine()
         let logs = LogCollector()
         let notifier = notifier(sinks: ["hook": ["type": "webhook", "url": "http://127.0.0.1:\(port)/", "token": "sekrit", "retries": "1"]], log: logs)
         let results = await notifier.testAllSinks()
-        #expect(webhookRequests(log).count == 2)
+        #expect(webhookRequests(log).count == 2, "a 5xx is retried (retries = 1)")
         guard case .failure(let error) = results.first?.result else {
             Issue.record("expected a failure")
             return
         }
         #expect(error == .http(host: "127.0.0.1", status: 500))
+        #expect(!error.description.contains("sekrit"))
+        await notifier.shutdown()
+    }
+
+    @Test func webhookGivesUpOnClientErrorsAtOnce() async throws {
+        let directory = NotifyFixtures.temporaryDirectory()
+        let log = directory + "/requests.jsonl"
+        let server = try BackgroundProcess([NotifyFixtures.python, NotifyFixtures.path("webhook_server.py"), log, "100", "403"])
+        defer { server.stop() }
+        let port = server.firstLine()
+        let notifier = notifier(sinks: ["hook": ["type": "webhook", "url": "http://127.0.0.1:\(port)/", "token": "sekrit", "retries": "3"]])
+        let results = await notifier.testAllSinks()
+        // A 4xx will not change by asking again: one request, however many retries are allowed.
+        #expect(webhookRequests(log).count == 1)
+        guard case .failure(let error) = results.first?.result else {
+            Issue.record("expected a failure")
+            return
+        }
+        #expect(error == .http(host: "127.0.0.1", status: 403))
         #expect(!error.description.contains("sekrit"))
         await notifier.shutdown()
     }

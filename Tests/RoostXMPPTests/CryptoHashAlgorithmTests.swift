@@ -16,6 +16,14 @@ import Testing
         #expect(hex(mac) == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
     }
 
+    @Test func sha512OfABCAndHMACRFC4231TestCase1() throws {
+        // FIPS 180-4 example "abc"; RFC 4231 §4.2.
+        #expect(hex(try HashAlgorithm.sha512.digest(Array("abc".utf8)))
+                == "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f")
+        let mac = try HashAlgorithm.sha512.hmac(key: [UInt8](repeating: 0x0b, count: 20), data: Array("Hi There".utf8))
+        #expect(hex(mac) == "87aa7cdea5ef619d4ff0b4241a1d6cb02379f4e2ce4ec2787ad0b30545e17cdedaa833b7d6b8a702038b274eaea3f4e4be9d914eeb61f1702e696c203a126854")
+    }
+
     @Test func hmacSHA256RFC4231TestCase2() throws {
         let mac = try HashAlgorithm.sha256.hmac(key: Array("Jefe".utf8), data: Array("what do ya want for nothing?".utf8))
         #expect(hex(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")

@@ -9,8 +9,12 @@ private final class ScriptedChannel: StreamChannel {
     var isTLSActive = false
     var isTLS13 = false
     var restarts = 0
+    var bindings: [ChannelBinding] = []
 
-    init(_ script: [XMLStreamParser.Event]) { self.script = script }
+    init(_ script: [XMLStreamParser.Event], bindings: [ChannelBinding] = []) {
+        self.script = script
+        self.bindings = bindings
+    }
 
     func send(_ text: String) throws(ClientError) { sent.append(text) }
     func nextEvent(timeout: Duration) throws(ClientError) -> XMLStreamParser.Event {
@@ -19,7 +23,7 @@ private final class ScriptedChannel: StreamChannel {
     }
     func startTLS() throws(ClientError) { isTLSActive = true; restarts += 1 }
     func restartStream() { restarts += 1 }
-    func channelBindings() -> [ChannelBinding] { [] }
+    func channelBindings() -> [ChannelBinding] { bindings }
 }
 
 private func xml(_ s: String) -> Element {
@@ -75,7 +79,8 @@ struct NegotiatorScriptedTests {
         }])
         let result = try negotiator().run(on: channel)
         #expect(result.boundJID.description == "alice@example.org/roost")
-        #expect(result.mechanism == "PLAIN")
+        #expect(result.authentication.mechanism == "PLAIN")
+        #expect(result.authentication.channelBinding == nil)
         #expect(result.streamManagement == .enabled(id: "sm1", resumable: true, location: nil, maxSeconds: 300))
         #expect(script.sent[0].contains("to='example.org'"))
         #expect(!script.sent[0].contains("from="), "the JID must not be sent before TLS")
@@ -107,6 +112,43 @@ struct NegotiatorScriptedTests {
             #expect(error.isAuthenticationFailure)
             #expect(!error.description.contains("secret"))
         }
+    }
+
+    /// What the client sent in each `<auth/>`: the mechanism and the GS2 header of the initial response.
+    private func authAttempts(_ sent: [String]) -> [String] {
+        sent.filter { $0.hasPrefix("<auth ") }.map { auth in
+            let mechanism = auth.components(separatedBy: "mechanism=\"")[1].prefix { $0 != "\"" }
+            let payload = auth.components(separatedBy: ">")[1].components(separatedBy: "<")[0]
+            let initial = String(decoding: Data(base64Encoded: payload) ?? Data(), as: UTF8.self)
+            return "\(mechanism) \(initial.components(separatedBy: "n=")[0])"
+        }
+    }
+
+    @Test func guessedBindingRejectedRetriesWithoutPlusOnTheSameStream() {
+        // ejabberd 23.01 on TLS 1.2: -PLUS offered without XEP-0440. A server that rejects tls-unique gets a
+        // second exchange without binding; the failure of that one is what the caller sees.
+        let features = XMLStreamParser.Event.stanza(xml("<stream:features><mechanisms xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><mechanism>PLAIN</mechanism><mechanism>SCRAM-SHA-1-PLUS</mechanism><mechanism>SCRAM-SHA-1</mechanism></mechanisms></stream:features>"))
+        let badBinding = XMLStreamParser.Event.stanza(xml("<failure xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><not-authorized/><text>Invalid channel binding</text></failure>"))
+        let wrongPassword = XMLStreamParser.Event.stanza(xml("<failure xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><not-authorized/></failure>"))
+        let script = ScriptedChannel([header, tlsFeatures, proceed, header, features, badBinding, wrongPassword],
+                                     bindings: [.tlsUnique([1, 2, 3]), .tlsServerEndPoint([4])])
+        #expect(throws: ClientError.self) { try negotiator().run(on: script) }
+        #expect(authAttempts(script.sent) == ["SCRAM-SHA-1-PLUS p=tls-unique,,", "SCRAM-SHA-1 n,,"])
+    }
+
+    @Test func listedBindingIsNeverDroppedAfterAFailure() {
+        // The server listed tls-unique (XEP-0440) and we used it: a failure is final, not a reason to go unbound.
+        let features = XMLStreamParser.Event.stanza(xml("<stream:features><mechanisms xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><mechanism>SCRAM-SHA-1-PLUS</mechanism><mechanism>SCRAM-SHA-1</mechanism></mechanisms><sasl-channel-binding xmlns='urn:xmpp:sasl-cb:0'><channel-binding type='tls-unique'/></sasl-channel-binding></stream:features>"))
+        let failure = XMLStreamParser.Event.stanza(xml("<failure xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><not-authorized/></failure>"))
+        let script = ScriptedChannel([header, tlsFeatures, proceed, header, features, failure, failure], bindings: [.tlsUnique([1, 2, 3])])
+        do {
+            _ = try negotiator().run(on: script)
+            Issue.record("expected failure")
+        } catch {
+            guard case .authenticationFailed(let condition, _) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(condition == "not-authorized")
+        }
+        #expect(authAttempts(script.sent) == ["SCRAM-SHA-1-PLUS p=tls-unique,,"])
     }
 
     @Test func seeOtherHostStreamError() {
@@ -234,5 +276,10 @@ struct StreamManagementCounterTests {
         #expect(XMPPClient.answer(from: bob, fromAttribute: "bob@example.org", matches: bob, account: account))
         #expect(!XMPPClient.answer(from: account, fromAttribute: "alice@example.org", matches: bob, account: account))
         #expect(!XMPPClient.answer(from: nil, fromAttribute: nil, matches: bob, account: account))
+        // ejabberd answers an account removal sent to the server from the session's own full JID.
+        let server = try JID("example.org"), session = try JID("alice@example.org/roost"), other = try JID("alice@example.org/phone")
+        #expect(XMPPClient.answer(from: session, fromAttribute: "alice@example.org/roost", matches: server, account: account, bound: session))
+        #expect(!XMPPClient.answer(from: other, fromAttribute: "alice@example.org/phone", matches: server, account: account, bound: session))
+        #expect(!XMPPClient.answer(from: session, fromAttribute: "alice@example.org/roost", matches: bob, account: account, bound: session))
     }
 }

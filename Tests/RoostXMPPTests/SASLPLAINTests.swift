@@ -6,7 +6,14 @@ import RoostXMPP
         let plain = PLAINMechanism(username: "juliet", password: "r0m30myr0m30")
         #expect(plain.name == "PLAIN")
         #expect(try plain.initialResponse() == [0] + Array("juliet".utf8) + [0] + Array("r0m30myr0m30".utf8))
-        try plain.verifySuccess(nil)
+        #expect(plain.channelBindingType == nil)
+    }
+
+    @Test func successNeedsNoServerProof() throws {
+        // PLAIN has no server proof (unlike SCRAM): success with or without additional data is accepted.
+        let plain = PLAINMechanism(username: "juliet", password: "r0m30myr0m30")
+        #expect(throws: Never.self) { try plain.verifySuccess(nil) }
+        #expect(throws: Never.self) { try plain.verifySuccess([1, 2, 3]) }
     }
 
     @Test func appliesSASLprep() throws {

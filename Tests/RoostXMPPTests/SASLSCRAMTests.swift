@@ -9,8 +9,7 @@ import Testing
     // MARK: Known answers
 
     @Test func rfc5802SCRAMSHA1Example() throws {
-        let scram = SCRAMMechanism(hash: .sha1, username: "user", password: "pencil", channelBinding: nil,
-                                   serverOffersPlus: false, clientNonce: "fyko+d2lbbFgONRv9qkxdawL")
+        let scram = SCRAMMechanism(hash: .sha1, username: "user", password: "pencil", binding: .unused, clientNonce: "fyko+d2lbbFgONRv9qkxdawL")
         #expect(scram.name == "SCRAM-SHA-1")
         #expect(text(try scram.initialResponse()) == "n,,n=user,r=fyko+d2lbbFgONRv9qkxdawL")
         let final = try scram.respond(to: bytes("r=fyko+d2lbbFgONRv9qkxdawL3rfcNHYJY1ZVvWVs7j,s=QSXCR+Q6sek8bf92,i=4096"))
@@ -19,14 +18,25 @@ import Testing
     }
 
     @Test func rfc7677SCRAMSHA256Example() throws {
-        let scram = SCRAMMechanism(hash: .sha256, username: "user", password: "pencil", channelBinding: nil,
-                                   serverOffersPlus: false, clientNonce: "rOprNGfwEbeRWgbNEkqO")
+        let scram = SCRAMMechanism(hash: .sha256, username: "user", password: "pencil", binding: .unused, clientNonce: "rOprNGfwEbeRWgbNEkqO")
         #expect(scram.name == "SCRAM-SHA-256")
         #expect(text(try scram.initialResponse()) == "n,,n=user,r=rOprNGfwEbeRWgbNEkqO")
         let serverFirst = "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
         let final = try scram.respond(to: bytes(serverFirst))
         #expect(text(final) == "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=")
         try scram.verifySuccess(bytes("v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="))
+    }
+
+    /// No RFC gives a SCRAM-SHA-512 example; this one was computed with Python's hashlib and hmac (an
+    /// implementation independent of OpenSSL's EVP calls here) from RFC 7677's inputs.
+    @Test func scramSHA512KnownAnswer() throws {
+        let scram = SCRAMMechanism(hash: .sha512, username: "user", password: "pencil", binding: .unused, clientNonce: "rOprNGfwEbeRWgbNEkqO")
+        #expect(scram.name == "SCRAM-SHA-512")
+        #expect(text(try scram.initialResponse()) == "n,,n=user,r=rOprNGfwEbeRWgbNEkqO")
+        let serverFirst = "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
+        let final = try scram.respond(to: bytes(serverFirst))
+        #expect(text(final) == "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=gMGXRcevScNtxZ6/8lQYpGtnsNAc3mGcmNomv+xnoOMw+3R2xNJdMNnzMlTN8PPC6wdp6dybEmDYXYTxwnYPJQ==")
+        try scram.verifySuccess(bytes("v=ZQnYEgWQMFmmsM8aQMF0nDDCy/AgCzkwk8CmMZYcMg0vSVlKDanekLtifDSeVGT4+5ZxXnJq199RVG2rR7N7Zw=="))
     }
 
     @Test func serverFinalMayArriveAsChallenge() throws {
@@ -53,7 +63,7 @@ import Testing
     }
 
     @Test func successBeforeProofRejected() throws {
-        let scram = SCRAMMechanism(hash: .sha256, username: "user", password: "pencil", channelBinding: nil, serverOffersPlus: false)
+        let scram = SCRAMMechanism(hash: .sha256, username: "user", password: "pencil", binding: .unused)
         _ = try scram.initialResponse()
         #expect(throws: SASLError.serverSignatureMissing) { try scram.verifySuccess(nil) }
     }
@@ -125,13 +135,12 @@ import Testing
     // MARK: Usernames and nonces
 
     @Test func usernameIsPreparedAndEscaped() throws {
-        let scram = SCRAMMechanism(hash: .sha256, username: "a,b=c\u{00A0}d\u{00AD}", password: "pencil", channelBinding: nil,
-                                   serverOffersPlus: false, clientNonce: "abc")
+        let scram = SCRAMMechanism(hash: .sha256, username: "a,b=c\u{00A0}d\u{00AD}", password: "pencil", binding: .unused, clientNonce: "abc")
         #expect(text(try scram.initialResponse()) == "n,,n=a=2Cb=3Dc d,r=abc")
     }
 
     @Test func generatedNonceIsLongAndCommaFree() throws {
-        let scram = SCRAMMechanism(hash: .sha256, username: "user", password: "pencil", channelBinding: nil, serverOffersPlus: false)
+        let scram = SCRAMMechanism(hash: .sha256, username: "user", password: "pencil", binding: .unused)
         let message = text(try scram.initialResponse())
         let nonce = try #require(message.components(separatedBy: ",r=").last)
         #expect(nonce.count >= 32)
@@ -143,7 +152,7 @@ import Testing
     @Test func plusSendsBindingTypeAndData() throws {
         let cbData: [UInt8] = Array(0..<32)
         let scram = SCRAMMechanism(hash: .sha256, username: "user", password: "pencil",
-                                   channelBinding: .tlsExporter(cbData), serverOffersPlus: true, clientNonce: "abc")
+                                   binding: .bound(.tlsExporter(cbData)), clientNonce: "abc")
         #expect(scram.name == "SCRAM-SHA-256-PLUS")
         #expect(text(try scram.initialResponse()) == "p=tls-exporter,,n=user,r=abc")
         let final = text(try scram.respond(to: bytes("r=abcdef,s=QSXCR+Q6sek8bf92,i=4096")))
@@ -151,16 +160,26 @@ import Testing
         #expect(final.hasPrefix("c=\(expectedC),r=abcdef,p="))
     }
 
+    @Test func uniqueBindingType() throws {
+        let scram = SCRAMMechanism(hash: .sha512, username: "user", password: "pencil",
+                                   binding: .bound(.tlsUnique([0xAB, 0xCD])), clientNonce: "abc")
+        #expect(scram.name == "SCRAM-SHA-512-PLUS")
+        #expect(scram.channelBindingType == "tls-unique")
+        #expect(text(try scram.initialResponse()) == "p=tls-unique,,n=user,r=abc")
+        let final = text(try scram.respond(to: bytes("r=abcdef,s=QSXCR+Q6sek8bf92,i=4096")))
+        #expect(final.hasPrefix("c=\(Data(Array("p=tls-unique,,".utf8) + [0xAB, 0xCD]).base64EncodedString()),r=abcdef,p="))
+    }
+
     @Test func serverEndPointBindingType() throws {
         let scram = SCRAMMechanism(hash: .sha1, username: "user", password: "pencil",
-                                   channelBinding: .tlsServerEndPoint([0xAB]), serverOffersPlus: true, clientNonce: "abc")
+                                   binding: .bound(.tlsServerEndPoint([0xAB])), clientNonce: "abc")
         #expect(scram.name == "SCRAM-SHA-1-PLUS")
         #expect(text(try scram.initialResponse()).hasPrefix("p=tls-server-end-point,,"))
     }
 
     @Test func bindingCapableClientSendsYWhenServerOffersNoPlus() throws {
         let scram = SCRAMMechanism(hash: .sha256, username: "user", password: "pencil",
-                                   channelBinding: .tlsExporter([1, 2, 3]), serverOffersPlus: false, clientNonce: "abc")
+                                   binding: .supportedButNotOffered, clientNonce: "abc")
         #expect(scram.name == "SCRAM-SHA-256")
         #expect(text(try scram.initialResponse()) == "y,,n=user,r=abc")
         let final = text(try scram.respond(to: bytes("r=abcdef,s=QSXCR+Q6sek8bf92,i=4096")))
@@ -169,7 +188,7 @@ import Testing
 
     @Test func fullPlusExchangeAgainstSimulatedServer() throws {
         let binding = ChannelBinding.tlsExporter(Array(repeating: 0x5A, count: 32))
-        let scram = SCRAMMechanism(hash: .sha256, username: "romeo", password: "wherefore", channelBinding: binding, serverOffersPlus: true)
+        let scram = SCRAMMechanism(hash: .sha256, username: "romeo", password: "wherefore", binding: .bound(binding))
         let clientFirst = text(try scram.initialResponse())
         let server = try SimulatedSCRAMServer(hash: .sha256, password: "wherefore", clientFirst: clientFirst, expectedBinding: binding)
         let clientFinal = text(try scram.respond(to: bytes(server.serverFirst)))
@@ -180,8 +199,7 @@ import Testing
     // MARK: Helpers
 
     private func sha1ExampleStarted() throws -> SCRAMMechanism {
-        let scram = SCRAMMechanism(hash: .sha1, username: "user", password: "pencil", channelBinding: nil,
-                                   serverOffersPlus: false, clientNonce: "fyko+d2lbbFgONRv9qkxdawL")
+        let scram = SCRAMMechanism(hash: .sha1, username: "user", password: "pencil", binding: .unused, clientNonce: "fyko+d2lbbFgONRv9qkxdawL")
         _ = try scram.initialResponse()
         return scram
     }

@@ -7,10 +7,10 @@ import Testing
 struct TLSEngineTests {
     let authority = TLSTestCertificate.authority()
 
-    func trustedServer(digest: String = "SHA256", maxVersion: Int32? = nil) -> TLSTestServer {
+    func trustedServer(digest: String = "SHA256", maxVersion: Int32? = nil, extendedMasterSecret: Bool = true) -> TLSTestServer {
         let leaf = TLSTestCertificate.server(commonName: "localhost", subjectAltName: "DNS:localhost,DNS:example.test",
                                              issuer: authority, digest: digest)
-        return TLSTestServer(certificate: leaf, maxVersion: maxVersion)
+        return TLSTestServer(certificate: leaf, maxVersion: maxVersion, extendedMasterSecret: extendedMasterSecret)
     }
 
     func client(alpn: [String] = []) throws -> TLSEngine {
@@ -44,6 +44,31 @@ struct TLSEngineTests {
         let binding = try #require(engine.exporterChannelBinding())
         #expect(binding.count == 32)
         #expect(binding == server.exporterChannelBinding())
+    }
+
+    @Test func uniqueChannelBindingIsTheClientFinishedOnTLS12() throws {
+        let server = trustedServer(maxVersion: TLS1_2_VERSION)
+        let engine = try client()
+        #expect(engine.uniqueChannelBinding() == nil)
+        try TLSTestPump.handshake(engine, server)
+
+        let binding = try #require(engine.uniqueChannelBinding())
+        #expect(binding.count == 12)
+        #expect(binding == server.clientFinished())
+    }
+
+    @Test func uniqueChannelBindingIsUndefinedOnTLS13AndWithoutExtendedMasterSecret() throws {
+        let tls13 = trustedServer()
+        let engine13 = try client()
+        try TLSTestPump.handshake(engine13, tls13)
+        #expect(engine13.isTLS13)
+        #expect(engine13.uniqueChannelBinding() == nil)
+
+        let old = trustedServer(maxVersion: TLS1_2_VERSION, extendedMasterSecret: false)
+        let engine = try client()
+        try TLSTestPump.handshake(engine, old)
+        #expect(engine.negotiatedProtocol == "TLSv1.2")
+        #expect(engine.uniqueChannelBinding() == nil)
     }
 
     @Test func serverEndPointIsSHA256OfLeafForSHA256Signature() throws {

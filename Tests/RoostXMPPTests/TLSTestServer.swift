@@ -14,13 +14,15 @@ final class TLSTestServer {
     private(set) var handshakeComplete = false
     private(set) var handshakeFailed = false
 
-    /// `maxVersion` e.g. `TLS1_2_VERSION` to force TLS 1.2; ALPN "xmpp-client" is selected when offered.
-    init(certificate: TLSTestCertificate, maxVersion: Int32? = nil) {
+    /// `maxVersion` e.g. `TLS1_2_VERSION` to force TLS 1.2; ALPN "xmpp-client" is selected when offered;
+    /// `extendedMasterSecret: false` refuses RFC 7627 (as very old servers do).
+    init(certificate: TLSTestCertificate, maxVersion: Int32? = nil, extendedMasterSecret: Bool = true) {
         self.certificate = certificate
         context = SSL_CTX_new(TLS_server_method())!
         precondition(SSL_CTX_use_certificate(context, certificate.certificate) == 1)
         precondition(SSL_CTX_use_PrivateKey(context, certificate.key.key) == 1)
         if let maxVersion { precondition(roost_SSL_CTX_set_max_proto_version(context, maxVersion) == 1) }
+        if !extendedMasterSecret { roost_SSL_CTX_disable_extms(context) }
         SSL_CTX_set_alpn_select_cb(context, selectXMPPClient, nil)
         ssl = SSL_new(context)!
         networkIn = BIO_new(BIO_s_mem())!
@@ -81,6 +83,13 @@ final class TLSTestServer {
 
     func sendCloseNotify() {
         _ = SSL_shutdown(ssl)
+    }
+
+    /// The client's Finished message as the server received it: tls-unique of a full handshake (RFC 5929 §3.1).
+    func clientFinished() -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: 64)
+        let count = SSL_get_peer_finished(ssl, &output, output.count)
+        return Array(output.prefix(count))
     }
 
     func exporterChannelBinding() -> [UInt8]? {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RoostTestSupport
 import RoostXMPP
 import Testing
 
@@ -21,9 +22,15 @@ struct TransportSocketTests {
     }
 
     @Test func connectsByNameToo() throws {
+        // "localhost" may resolve to ::1 first; the listener is on 127.0.0.1, so that address must be tried too.
         let listener = try #require(TransportTestListener())
         let socket = try Socket.connect(host: "localhost", port: listener.port, timeout: .seconds(5))
-        socket.close()
+        defer { socket.close() }
+        let server = listener.accept()
+        defer { close(server) }
+        #expect(socket.peerDescription.contains("127.0.0.1:\(listener.port)"), "\(socket.peerDescription)")
+        try socket.send(Array("by name".utf8))
+        #expect(transportReadExactly(server, 7) == Array("by name".utf8))
     }
 
     @Test func receiveTimeoutReturnsEmpty() throws {
@@ -59,7 +66,8 @@ struct TransportSocketTests {
                 return "threw \(error)"
             }
         }
-        Thread.sleep(forTimeInterval: 0.2)
+        // Only a receive that is really waiting proves that close wakes it.
+        #expect(reader.waitUntilBlockedInPoll(seconds: 5))
         socket.close()
         #expect(reader.wait(seconds: 5) == "threw \(TransportError.closed)")
         socket.close()
@@ -118,7 +126,8 @@ struct TransportSocketTests {
         }
     }
 
-    @Test(.enabled(if: TransportTestListener.ipv6Available)) func ipv6Loopback() throws {
+    @Test(.requires(.ipv6Loopback)) func ipv6Loopback() throws {
+        try TestRequirement.check(.ipv6Loopback)
         let listener = try #require(TransportTestListener(address: "::1"))
         let socket = try Socket.connect(host: "::1", port: listener.port, timeout: .seconds(5))
         defer { socket.close() }

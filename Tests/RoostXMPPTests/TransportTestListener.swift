@@ -54,17 +54,21 @@ final class TransportTestListener: @unchecked Sendable {
         Glibc.accept(fd, nil, nil)
     }
 
-    static var ipv6Available: Bool { TransportTestListener(address: "::1") != nil }
 }
 
 /// Runs blocking work on its own thread so a test can wait for it with a deadline.
 final class TransportBackgroundWork<Value: Sendable>: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
+    private let started = DispatchSemaphore(value: 0)
     private let lock = NSLock()
     private var value: Value?
+    /// The thread's entry under /proc ("PID/task/TID").
+    private var procEntry = ""
 
     init(_ body: @escaping @Sendable () -> Value) {
         let thread = Thread { [self] in
+            procEntry = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+            started.signal()
             let result = body()
             lock.lock()
             value = result
@@ -72,6 +76,19 @@ final class TransportBackgroundWork<Value: Sendable>: @unchecked Sendable {
             done.signal()
         }
         thread.start()
+    }
+
+    /// Waits until the work's thread sleeps in poll(2) (its kernel wait channel says so), i.e. it is blocked
+    /// in a socket wait; false after `seconds`.
+    func waitUntilBlockedInPoll(seconds: Double) -> Bool {
+        guard started.wait(timeout: .now() + seconds) == .success else { return false }
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let wchan = (try? String(contentsOfFile: "/proc/\(procEntry)/wchan", encoding: .utf8)) ?? ""
+            if wchan.contains("poll") { return true }
+            usleep(5_000)
+        }
+        return false
     }
 
     /// The result, or nil if the work did not finish within `seconds`.

@@ -25,21 +25,70 @@ Commands:
   groupchat ROOM NICK BODY...  join ROOM (XEP-0045; created if new) as NICK, send each BODY, leave;
                            with --stay S, stay S seconds and print what arrives
   upload TO FILE           upload FILE (XEP-0363) and send TO a message with its URL (body and XEP-0066)
+  session                  stay logged in and take commands on stdin (below) until "quit" or EOF
+
+Global options of note: --register creates the account in-band (XEP-0077) before logging in.
+
+Session mode: the interface tests drive
+---------------------------------------
+`xmpp-peer.py --jid J --password P [--register] session` logs in, prints {"event": "online", "jid": ...}
+and then reads one JSON object per line on stdin. Each command names itself and may carry a "tag":
+
+    {"cmd": "send", "tag": "t1", "to": "alice@roost.test", "body": "hi", "chatstate": "active"}
+
+and is answered, in order, with exactly one line
+
+    {"event": "reply", "tag": "t1", "cmd": "send", "ok": true, ...result fields}
+    {"event": "reply", "tag": "t1", "cmd": "send", "ok": false, "error": "why"}
+
+While the session lasts, everything that arrives is printed as it arrives, interleaved with replies:
+    {"event": "message", from, to, type, id, body, thread, chatstate, stanza_id, delay, carbon (received|sent),
+                         error (condition of a type=error message), photo..., xml (the whole stanza)}
+    {"event": "presence", "kind": subscribe|subscribed|unsubscribe|unsubscribed|available|unavailable,
+                          from, to, show, status, priority, photo_hash (XEP-0153), xml}
+    {"event": "roster-push", "items": [{jid, name, subscription, ask, groups}]}
+Stdout carries nothing else; diagnostics go to stderr. The process exits 0 after "quit" (or EOF) and a
+clean logout, 1 if the login failed (after printing {"event": "error", ...}).
+
+Session commands (fields in brackets are optional):
+    send       to, [body], [type=chat], [id], [thread], [chatstate], [receipt_request]   → id
+    chatstate  to, state                                              → id
+    presence   [to], [type] (subscribe, subscribed, unsubscribe, unsubscribed, unavailable, probe),
+               [show], [status], [priority=0], [photo_hash]            (no "to": a broadcast)
+    roster-get                                                        → items
+    roster-set jid, [name], [groups]                                  → (waits for the server's answer)
+    roster-remove jid
+    vcard-set  [fullname], [nickname], [photo_type, photo_base64]     → publishes the own vCard (XEP-0054)
+    vcard-get  [jid]                                                  → fullname, nickname, photo_type, photo_base64
+    carbons    [enable=true]                                          → XEP-0280 on or off
+    auto-accept [enable=true]                                         → answer every subscription request with
+                                                                        subscribed + subscribe back
+    iq         xml (a whole <iq/>, type get or set, any id)           → type, xml of the answer
+    raw        xml (any stanza, sent as is)
+    ping       [to]                                                   → round trip to the server (or to)
+    quit
+Extending it (MUC, OMEMO, uploads, …): write `async def cmd_name(peer, command) -> dict` and decorate it
+with `@session_command("name")`; raise PeerCommandError for a failed command. Received-stanza events come
+from Peer.on_message / on_presence / on_roster_push; add fields there rather than new event kinds where
+an existing one fits.
 """
 
 import argparse
 import asyncio
+import base64
 import json
 import logging
 import os
 import sys
 import time
+import xml.etree.ElementTree as ET
 
 try:
     import slixmpp
     from slixmpp.exceptions import IqError, IqTimeout
     from slixmpp.xmlstream.handler import Callback
-    from slixmpp.xmlstream.matcher import MatchXPath
+    from slixmpp.xmlstream.matcher import MatchXPath, MatcherId
+    from slixmpp.xmlstream import tostring
 except ImportError:
     sys.stderr.write("xmpp-peer: python3-slixmpp is not installed for %s "
                      "(apt-get install python3-slixmpp; run with /usr/bin/python3)\n" % sys.executable)
@@ -80,7 +129,31 @@ def message_fields(msg):
     delay = xml.find("{urn:xmpp:delay}delay")
     if delay is not None:
         fields["delay"] = delay.get("stamp")
+    error = xml.find("{jabber:client}error")
+    if error is not None:
+        fields["error"] = next((child.tag.split("}")[1] for child in error
+                                if child.tag.startswith("{urn:ietf:params:xml:ns:xmpp-stanzas}")
+                                and not child.tag.endswith("}text")), "undefined-condition")
+        text = error.find("{urn:ietf:params:xml:ns:xmpp-stanzas}text")
+        if text is not None:
+            fields["error_text"] = text.text
     return fields
+
+
+def carbon_fields(msg):
+    """A XEP-0280 carbon: the forwarded message's fields, with carbon=received|sent and the wrapper's from."""
+    for kind in ("received", "sent"):
+        wrapper = msg.xml.find("{urn:xmpp:carbons:2}%s" % kind)
+        if wrapper is None:
+            continue
+        inner = wrapper.find("{urn:xmpp:forward:0}forwarded/{jabber:client}message")
+        if inner is None:
+            return None
+        fields = message_fields(slixmpp.Message(msg.stream, inner))
+        fields["carbon"] = kind
+        fields["carbon_from"] = str(msg["from"])
+        return fields
+    return None
 
 
 class Peer(slixmpp.ClientXMPP):
@@ -92,8 +165,9 @@ class Peer(slixmpp.ClientXMPP):
         self.failure = None
         # Set before connecting: pending subscription requests and offline messages arrive right
         # after the initial presence, before the command itself starts.
-        self.listening = args.command in ("listen", "accept-all")
+        self.listening = args.command in ("listen", "accept-all", "session")
         self.auto_accept = args.command == "accept-all"
+        self.session_mode = args.command == "session"
         self.register_plugin("xep_0030")
         self.register_plugin("xep_0085")
         self.register_plugin("xep_0199")
@@ -104,6 +178,15 @@ class Peer(slixmpp.ClientXMPP):
         self.register_plugin("xep_0045")
         if args.command == "upload":
             self.register_plugin("xep_0363")  # needs python3-aiohttp, so only when asked for
+        if args.command == "session":
+            self.register_plugin("xep_0054")
+            self.register_plugin("xep_0280")
+        if args.register:
+            # The plugin parses the <register/> stream feature; its own handler cannot be used: slixmpp 1.8
+            # queues every IQ until the session starts, so its registration request never leaves.
+            self.register_plugin("xep_0077")
+            self.unregister_feature("register", self.plugin["xep_0077"].order)
+            self.register_feature("register", self.register_account, restart=False, order=self.plugin["xep_0077"].order)
         if not args.no_sm:
             self.register_plugin("xep_0198", {"allow_resume": False})
         # Subscriptions are answered by us (accept-all) or left pending, never auto-approved.
@@ -117,9 +200,11 @@ class Peer(slixmpp.ClientXMPP):
                                        MatchXPath("{jabber:client}message"), self.on_message))
         self.add_event_handler("presence_subscribe", self.on_subscribe)
         self.add_event_handler("presence_subscribed", lambda p: self.on_presence("subscribed", p))
+        self.add_event_handler("presence_unsubscribe", lambda p: self.on_presence("unsubscribe", p))
         self.add_event_handler("presence_unsubscribed", lambda p: self.on_presence("unsubscribed", p))
         self.add_event_handler("presence_available", lambda p: self.on_presence("available", p))
         self.add_event_handler("presence_unavailable", lambda p: self.on_presence("unavailable", p))
+        self.add_event_handler("roster_update", self.on_roster_push)
 
     def fail(self, reason):
         if self.failure is None:
@@ -139,17 +224,60 @@ class Peer(slixmpp.ClientXMPP):
             return
         self.session_ready.set()
 
+    async def register_account(self, features):
+        """XEP-0077 §3.1 before login: create the account with the JID's local part and the password."""
+        if "mechanisms" in self.features:
+            return False  # already authenticated
+        request_id = self.new_id()
+        answer = asyncio.get_running_loop().create_future()
+        self.register_handler(Callback("xmpp-peer: registration answer", MatcherId(request_id),
+                                       lambda stanza: answer.done() or answer.set_result(stanza), once=True))
+        query = ET.Element("{jabber:iq:register}query")
+        ET.SubElement(query, "{jabber:iq:register}username").text = self.boundjid.user
+        ET.SubElement(query, "{jabber:iq:register}password").text = self.password
+        self.send_raw("<iq type='set' id='%s'>%s</iq>" % (request_id, tostring(query)))
+        try:
+            stanza = await asyncio.wait_for(answer, self.args.timeout)
+        except asyncio.TimeoutError:
+            self.fail("no answer to the in-band registration of %s" % self.boundjid.bare)
+            return False
+        if stanza.xml.get("type") != "result":
+            error = stanza.xml.find("{jabber:client}error")
+            condition = next((c.tag.split("}")[1] for c in error), "?") if error is not None else "?"
+            self.fail("in-band registration of %s failed: %s" % (self.boundjid.bare, condition))
+        return False
+
     def on_message(self, msg):
-        if self.listening and (msg["type"] != "error" or self.args.show_errors):
-            emit("message", **message_fields(msg))
+        if not self.listening or (msg["type"] == "error" and not (self.args.show_errors or self.session_mode)):
+            return
+        fields = carbon_fields(msg) or message_fields(msg)
+        if self.session_mode:
+            fields["xml"] = tostring(msg.xml)
+        emit("message", **fields)
+
+    def presence_fields(self, kind, pres):
+        fields = {"from": str(pres["from"]), "to": str(pres["to"]), "show": pres["show"], "status": pres["status"]}
+        priority = pres.xml.find("{jabber:client}priority")
+        if priority is not None:
+            fields["priority"] = int(priority.text or 0)
+        photo = pres.xml.find("{vcard-temp:x:update}x/{vcard-temp:x:update}photo")
+        if photo is not None:
+            fields["photo_hash"] = photo.text or ""
+        if self.session_mode:
+            fields["xml"] = tostring(pres.xml)
+        return fields
 
     def on_presence(self, kind, pres):
         if self.listening and pres["from"] != self.boundjid:
-            emit("presence", kind=kind, **{"from": str(pres["from"]), "show": pres["show"], "status": pres["status"]})
+            emit("presence", kind=kind, **self.presence_fields(kind, pres))
+
+    def on_roster_push(self, iq):
+        if self.session_mode and iq["type"] == "set":
+            emit("roster-push", items=roster_items(iq["roster"]))
 
     def on_subscribe(self, pres):
         if self.listening:
-            emit("presence", kind="subscribe", **{"from": str(pres["from"])})
+            emit("presence", kind="subscribe", **self.presence_fields("subscribe", pres))
         if self.auto_accept:
             who = pres["from"].bare
             self.send_presence(pto=who, ptype="subscribed")
@@ -308,7 +436,221 @@ async def cmd_groupchat(peer, args):
     peer.plugin["xep_0045"].leave_muc(room, args.nick)
 
 
+# ---- session mode ----
+
+class PeerCommandError(Exception):
+    """A session command that failed; its text goes into the reply's "error"."""
+
+
+SESSION_COMMANDS = {}
+
+
+def session_command(name):
+    def register(function):
+        SESSION_COMMANDS[name] = function
+        return function
+    return register
+
+
+def roster_items(roster):
+    items = []
+    for jid, item in roster["items"].items():
+        items.append({"jid": str(jid), "name": item["name"], "subscription": item["subscription"],
+                      "ask": item["ask"], "groups": sorted(item["groups"])})
+    return items
+
+
+def required(command, key):
+    value = command.get(key)
+    if value in (None, ""):
+        raise PeerCommandError("%s needs \"%s\"" % (command.get("cmd"), key))
+    return value
+
+
+async def answered(request, timeout):
+    """Sends an Iq and returns the answer; an error answer becomes PeerCommandError."""
+    try:
+        return await request.send(timeout=timeout)
+    except IqError as e:
+        raise PeerCommandError("the server answered %s" % e.iq["error"]["condition"])
+    except IqTimeout:
+        raise PeerCommandError("no answer within %ss" % timeout)
+
+
+@session_command("send")
+async def session_send(peer, command):
+    msg = peer.make_message(mto=required(command, "to"), mbody=command.get("body"), mtype=command.get("type", "chat"))
+    if command.get("id"):
+        msg["id"] = command["id"]
+    if command.get("thread"):
+        msg["thread"] = command["thread"]
+    if command.get("chatstate"):
+        msg["chat_state"] = command["chatstate"]
+    msg.send()
+    return {"id": msg["id"]}
+
+
+@session_command("chatstate")
+async def session_chatstate(peer, command):
+    msg = peer.make_message(mto=required(command, "to"), mtype="chat")
+    msg["chat_state"] = required(command, "state")
+    msg.send()
+    return {"id": msg["id"]}
+
+
+@session_command("presence")
+async def session_presence(peer, command):
+    pres = peer.make_presence(pto=command.get("to"), ptype=command.get("type"), pshow=command.get("show"),
+                              pstatus=command.get("status"),
+                              ppriority=command.get("priority", 0) if not command.get("type") else None)
+    if command.get("photo_hash") is not None:
+        x = ET.SubElement(pres.xml, "{vcard-temp:x:update}x")
+        ET.SubElement(x, "{vcard-temp:x:update}photo").text = command["photo_hash"]
+    pres.send()
+    return {}
+
+
+@session_command("roster-get")
+async def session_roster_get(peer, command):
+    iq = peer.make_iq_get(queryxmlns="jabber:iq:roster")
+    answer = await answered(iq, peer.args.timeout)
+    return {"items": roster_items(answer["roster"])}
+
+
+@session_command("roster-set")
+async def session_roster_set(peer, command):
+    iq = peer.Iq()
+    iq["type"] = "set"
+    iq["roster"]["items"] = {required(command, "jid"): {"name": command.get("name", ""), "groups": command.get("groups", [])}}
+    await answered(iq, peer.args.timeout)
+    return {}
+
+
+@session_command("roster-remove")
+async def session_roster_remove(peer, command):
+    iq = peer.Iq()
+    iq["type"] = "set"
+    iq["roster"]["items"] = {required(command, "jid"): {"subscription": "remove"}}
+    await answered(iq, peer.args.timeout)
+    return {}
+
+
+@session_command("vcard-set")
+async def session_vcard_set(peer, command):
+    vcard = peer["xep_0054"].make_vcard()
+    if command.get("fullname"):
+        vcard["FN"] = command["fullname"]
+    if command.get("nickname"):
+        vcard["NICKNAME"] = command["nickname"]
+    if command.get("photo_base64"):
+        vcard["PHOTO"]["TYPE"] = command.get("photo_type", "image/png")
+        vcard["PHOTO"]["BINVAL"] = base64.b64decode(command["photo_base64"])
+    iq = peer.make_iq_set()
+    iq.append(vcard)
+    await answered(iq, peer.args.timeout)
+    return {}
+
+
+@session_command("vcard-get")
+async def session_vcard_get(peer, command):
+    iq = peer.make_iq_get(ito=command.get("jid"))
+    iq.enable("vcard_temp")
+    answer = await answered(iq, peer.args.timeout)
+    vcard = answer["vcard_temp"]
+    photo = vcard["PHOTO"]["BINVAL"] if vcard.xml.find("{vcard-temp}PHOTO") is not None else b""
+    nickname = vcard["NICKNAME"]
+    return {"fullname": vcard["FN"], "nickname": nickname[0] if isinstance(nickname, list) and nickname else nickname or "",
+            "photo_type": vcard["PHOTO"]["TYPE"] if photo else "",
+            "photo_base64": base64.b64encode(photo).decode() if photo else ""}
+
+
+@session_command("carbons")
+async def session_carbons(peer, command):
+    iq = peer.Iq()
+    iq["type"] = "set"
+    iq.append(ET.Element("{urn:xmpp:carbons:2}%s" % ("enable" if command.get("enable", True) else "disable")))
+    await answered(iq, peer.args.timeout)
+    return {}
+
+
+@session_command("auto-accept")
+async def session_auto_accept(peer, command):
+    peer.auto_accept = bool(command.get("enable", True))
+    return {}
+
+
+@session_command("iq")
+async def session_iq(peer, command):
+    element = ET.fromstring(required(command, "xml"))
+    iq = peer.Iq(xml=element)
+    if not iq["id"]:
+        iq["id"] = peer.new_id()
+    try:
+        answer = await iq.send(timeout=peer.args.timeout)
+    except IqError as e:
+        answer = e.iq
+    except IqTimeout:
+        raise PeerCommandError("no answer within %ss" % peer.args.timeout)
+    return {"type": answer["type"], "xml": tostring(answer.xml)}
+
+
+@session_command("raw")
+async def session_raw(peer, command):
+    peer.send_raw(required(command, "xml"))
+    return {}
+
+
+@session_command("ping")
+async def session_ping(peer, command):
+    started = time.monotonic()
+    await peer["xep_0199"].ping(jid=command.get("to") or peer.boundjid.domain, timeout=peer.args.timeout)
+    return {"seconds": round(time.monotonic() - started, 3)}
+
+
+async def stdin_lines():
+    """Yields stdin lines without blocking the event loop."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=16 * 1024 * 1024)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while True:
+        line = await reader.readline()
+        if not line:
+            return
+        yield line.decode("utf-8", "replace").strip()
+
+
+async def cmd_session(peer, args):
+    async for line in stdin_lines():
+        if not line:
+            continue
+        try:
+            command = json.loads(line)
+            name = command["cmd"]
+        except (ValueError, KeyError, TypeError):
+            emit("reply", ok=False, error="not a JSON command: %s" % line[:200])
+            continue
+        reply = {"cmd": name, "tag": command.get("tag")}
+        if name == "quit":
+            emit("reply", ok=True, **reply)
+            break
+        handler = SESSION_COMMANDS.get(name)
+        if handler is None:
+            emit("reply", ok=False, error="unknown command %s (known: %s)" % (name, ", ".join(sorted(SESSION_COMMANDS))), **reply)
+            continue
+        try:
+            result = await handler(peer, command)
+        except (PeerCommandError, ValueError, KeyError, ET.ParseError) as e:
+            emit("reply", ok=False, error=str(e) or e.__class__.__name__, **reply)
+            continue
+        # Replies follow the server's acknowledgement of what the command sent, so "ok" means "accepted".
+        if await sm_drain(peer, args.timeout) is False:
+            emit("reply", ok=False, error="the server did not acknowledge within %ss" % args.timeout, **reply)
+            continue
+        emit("reply", ok=True, **reply, **(result or {}))
+
+
 COMMANDS = {
+    "session": cmd_session,
     "send": cmd_send, "flood": cmd_flood, "chatstate": cmd_chatstate, "subscribe": cmd_subscribe,
     "accept-all": cmd_accept_all, "presence": cmd_presence, "listen": cmd_listen, "mam": cmd_mam,
     "upload": cmd_upload, "groupchat": cmd_groupchat,
@@ -329,7 +671,7 @@ def parse_args(argv):
 
         opt("--as", dest="as_user", help="test account name (alice, bob, carol): JID and password from ROOST_TEST_<NAME>_JID/_PASSWORD")
         opt("--jid", help="full or bare JID to log in as")
-        opt("--password", help="password (default: ROOST_TEST_<NAME>_PASSWORD with --as)")
+        opt("--password", help="password (default: XMPP_PEER_PASSWORD, or ROOST_TEST_<NAME>_PASSWORD with --as)")
         opt("--host", default=env.get("ROOST_TEST_HOST", "127.0.0.1"))
         opt("--port", type=int, default=None, help="default ROOST_TEST_PORT (or ROOST_TEST_DIRECT_TLS_PORT with --direct-tls)")
         opt("--ca", default=env.get("ROOST_TEST_CA_FILE"), help="CA certificate file to trust")
@@ -340,6 +682,7 @@ def parse_args(argv):
         opt("--no-initial-presence", action="store_true", help="stay invisible: send no presence after login")
         opt("--show-errors", action="store_true", help="listen also prints error messages")
         opt("--debug", action="store_true", help="slixmpp debug log (all XML) on stderr")
+        opt("--register", action="store_true", help="create the account in-band (XEP-0077) before logging in")
 
     add_common(p, False)
     sub = p.add_subparsers(dest="command", required=True)
@@ -378,6 +721,7 @@ def parse_args(argv):
     s = command("upload"); s.add_argument("to"); s.add_argument("file")
     s.add_argument("--body", help="message text (default: the URL itself)")
     s.add_argument("--service", help="upload service JID (default ROOST_TEST_UPLOAD_DOMAIN or upload.<domain>)")
+    s = command("session"); s.add_argument("--drain", type=float, default=0.2)
     s = command("mam"); s.add_argument("--with", dest="with_jid"); s.add_argument("--max", type=int, default=1000)
     s.add_argument("--archive", help="whose archive to query, e.g. a room JID (default: the own account's)")
 
@@ -386,6 +730,7 @@ def parse_args(argv):
         name = args.as_user.upper()
         args.jid = args.jid or env.get("ROOST_TEST_%s_JID" % name)
         args.password = args.password or env.get("ROOST_TEST_%s_PASSWORD" % name)
+    args.password = args.password if args.password is not None else env.get("XMPP_PEER_PASSWORD")
     if not args.jid or args.password is None:
         p.error("give --jid and --password, or --as NAME with the server's env file loaded")
     if "/" not in args.jid:

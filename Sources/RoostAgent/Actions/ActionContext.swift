@@ -14,6 +14,8 @@ public struct ActionContext: Sendable {
     var omemo: OMEMOService? = nil
     var omemoSend: OMEMOSendSetting = .auto
     var archivePath: String? = nil
+    /// Called once the account was deleted on the server (the agent stops the account; nil elsewhere).
+    var onAccountRemoved: (@Sendable () async -> Void)? = nil
 
     public init(client: XMPPClient, account: JID, archive: ActionArchive, dataDirectory: String, priority: Int) {
         self.client = client
@@ -22,6 +24,8 @@ public struct ActionContext: Sendable {
         self.dataDirectory = dataDirectory
         self.priority = priority
     }
+
+    func accountRemoved() async { await onAccountRemoved?() }
 
     /// Sends an IQ and waits for the answer, turning engine errors into action failures.
     func request(_ iq: IQ, doing what: String) async throws(ActionFailure) -> IQ {

@@ -16,8 +16,19 @@ public struct AgentStatusReport: Codable, Sendable, Equatable {
         /// Sent stanzas the server has not acknowledged yet.
         public var unacknowledgedOutbound: Int
         public var rejectedStanzas: Int
+        /// Roost's presence priority and how many other clients of the account are available (absent from
+        /// agents older than these fields).
+        public var priority: Int?
+        public var otherClientsOnline: Int?
 
         public var isFailed: Bool { state == "failed" }
+
+        /// Online at a negative priority with no other client available: the server treats the account as
+        /// offline, so messages to the bare JID go to offline storage (Roost archives them through MAM all
+        /// the same), and once that is full — ejabberd's default keeps 100 — senders get error bounces.
+        public var serverStoresOffline: Bool {
+            state == "online" && (priority ?? 0) < 0 && otherClientsOnline == 0
+        }
     }
 
     public var pid: Int32
@@ -52,5 +63,7 @@ extension AgentStatusReport.Account {
         lastCatchUp = status.lastCatchUp.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
         unacknowledgedOutbound = status.unacknowledgedOutbound
         rejectedStanzas = status.rejectedStanzas
+        priority = status.priority
+        otherClientsOnline = status.otherClientsOnline
     }
 }

@@ -99,6 +99,8 @@ public struct ControlDispatcher: Sendable {
         context.omemo = (handle as? Agent)?.omemo(for: account)
         context.omemoSend = omemoSend[account.lowercased()] ?? .auto
         context.archivePath = handle.archivePath
+        let handle = self.handle
+        context.onAccountRemoved = { await handle.stopAccount(account) }
         return await handler(line, header.id, context)
     }
 

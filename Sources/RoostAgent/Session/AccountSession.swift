@@ -57,6 +57,9 @@ actor AccountSession {
 
     // Counts for status and tests
     private(set) var rejectedStanzas = 0
+    /// The account's other available resources, for `roost status`: with none and a negative priority the
+    /// server treats the account as offline (messages to the bare JID go to offline storage).
+    private var otherClients: Set<String> = []
 
     // Notifications
     private let notifications: NotificationHub
@@ -256,7 +259,10 @@ actor AccountSession {
             serverHasArchive = features.contains(Namespace.mam)
             context.trustsOwnStanzaIDs = serverHasArchive || features.contains(Namespace.stanzaID)
         }
-        if !info.resumed { carbonsEnabled = false }
+        if !info.resumed {
+            carbonsEnabled = false
+            otherClients.removeAll()
+        }
         // A fresh session, or the first of this process (resuming one of an earlier process): outgoing
         // messages still pending from before it are settled after the next catch-up.
         if !info.resumed || sessionStartedAt == 0 { sessionStartedAt = Self.nowMilliseconds() }
@@ -354,6 +360,9 @@ actor AccountSession {
             case "message": try? client.send(Message(reply))
             default: try? client.send(Presence(reply))
             }
+        }
+        for case .ownPresence(let resource, let available, _) in outcome.notes {
+            if available { otherClients.insert(resource) } else { otherClients.remove(resource) }
         }
         for case .avatarHash(let contact, let hash) in outcome.notes where avatarHashes[contact.lowercased()] != (hash ?? "") {
             avatarHashes[contact.lowercased()] = hash ?? ""
@@ -591,7 +600,8 @@ actor AccountSession {
                              server: account.host.map { "\($0):\(account.port ?? 5222)" } ?? jid.domain,
                              boundResource: online ? client.boundJID?.resource : nil,
                              streamManagement: online && client.resumptionState != nil, lastCatchUp: lastCatchUp,
-                             unacknowledgedOutbound: client.unacknowledgedCount, rejectedStanzas: rejectedStanzas)
+                             unacknowledgedOutbound: client.unacknowledgedCount, rejectedStanzas: rejectedStanzas,
+                             priority: account.priority, otherClientsOnline: otherClients.count)
     }
 
     static func nowMilliseconds() -> Int64 {

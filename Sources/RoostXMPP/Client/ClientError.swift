@@ -57,6 +57,7 @@ public enum ClientError: Error, CustomStringConvertible, Sendable {
         case .streamError(let condition, let text):
             let hint: String
             switch condition {
+            case "conflict" where text?.localizedCaseInsensitiveContains("removed") == true: hint = " — the account was deleted on the server"
             case "conflict": hint = " — another client logged in with the same resource; set a different `resource`"
             case "system-shutdown": hint = " — the server is shutting down; Roost will reconnect"
             case "policy-violation": hint = " — the server refused what was sent (size or rate limit)"

@@ -63,6 +63,8 @@ public struct InboundStanza: Sendable {
 public struct SessionInfo: Sendable {
     public let boundJID: JID
     public let mechanism: String
+    /// The channel-binding type of a SCRAM-*-PLUS login ("tls-unique", "tls-exporter", …); nil otherwise.
+    public let channelBinding: String?
     public let streamManagement: Bool
     /// True when a previous session was resumed (no roster/presence re-sync needed, nothing was lost).
     public let resumed: Bool

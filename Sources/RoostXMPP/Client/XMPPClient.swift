@@ -122,14 +122,15 @@ public final class XMPPClient: Sendable {
         }
         let (generation, resend, unconfirmed) = adopt(connection: connection, negotiated: negotiated)
         let resumed = if case .resumed = negotiated.streamManagement { true } else { false }
-        let info = SessionInfo(boundJID: negotiated.boundJID, mechanism: negotiated.mechanism,
+        let info = SessionInfo(boundJID: negotiated.boundJID, mechanism: negotiated.authentication.mechanism,
+                               channelBinding: negotiated.authentication.channelBinding,
                                streamManagement: state.withLock { $0.sm != nil }, resumed: resumed,
                                tlsPeerFingerprint: connection.peerCertificateSHA256, accountFeatures: negotiated.accountFeatures,
                                maxStanzaBytes: negotiated.maxStanzaBytes)
         connection.startWriter(name: "roost.xmpp.write.\(configuration.jid)",
                                acknowledgement: { [weak self] in self?.takeAcknowledgement() },
                                failed: { [weak self] error in self?.abort(error, generation: generation) })
-        log(.info, "\(configuration.jid): connected as \(negotiated.boundJID) with \(negotiated.mechanism)\(resumed ? ", session resumed" : "")")
+        log(.info, "\(configuration.jid): connected as \(negotiated.boundJID) with \(info.mechanism)\(info.channelBinding.map { " (\($0))" } ?? "")\(resumed ? ", session resumed" : "")")
         if let persist = state.withLock({ $0.sm?.persistable }), !resumed { events.put(.resumptionState(persist)) }
         if !unconfirmed.isEmpty { events.put(.unconfirmed(unconfirmed)) }
         events.put(.connected(info))
@@ -375,7 +376,8 @@ public final class XMPPClient: Sendable {
             let id = iq.id ?? ""
             let account = configuration.jid
             let (request, page) = state.withLock { s -> (PendingRequest?, ArchivePage?) in
-                guard let p = s.pending[id], Self.answer(from: iq.from, fromAttribute: iq.fromAttribute, matches: p.expectedFrom, account: account) else { return (nil, nil) }
+                guard let p = s.pending[id], Self.answer(from: iq.from, fromAttribute: iq.fromAttribute, matches: p.expectedFrom, account: account,
+                                                         bound: s.boundJID) else { return (nil, nil) }
                 s.pending[id] = nil
                 var page: ArchivePage?
                 if let queryID = s.archiveQueryIDs.removeValue(forKey: id) {
@@ -408,8 +410,11 @@ public final class XMPPClient: Sendable {
     }
 
     /// RFC 6120 §8.1.2.1 and §10.1.1: an answer must come from where the request went; a request without
-    /// `to` went to the account, so its answer may carry no `from`, the bare JID, or the full JID.
-    static func answer(from: JID?, fromAttribute: String?, matches expected: JID?, account: JID) -> Bool {
+    /// `to` went to the account, so its answer may carry no `from`, the bare JID, or the full JID. A request
+    /// to the account's server may also be answered from this very session's full JID (`bound`): ejabberd
+    /// answers an XEP-0077 account removal that way, and only the server can send from that address.
+    static func answer(from: JID?, fromAttribute: String?, matches expected: JID?, account: JID, bound: JID? = nil) -> Bool {
+        if let expected, let from, let bound, expected == JID(parsing: account.domain), from == bound { return true }
         guard let expected else {
             guard let fromAttribute else { return true }
             guard let from = JID(parsing: fromAttribute) else { return false }

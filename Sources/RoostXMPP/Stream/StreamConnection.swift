@@ -41,6 +41,7 @@ final class StreamConnection: StreamChannel, @unchecked Sendable {
         guard let tls else { return [] }
         var bindings: [ChannelBinding] = []
         if let exporter = tls.exporterChannelBinding() { bindings.append(.tlsExporter(exporter)) }
+        if let unique = tls.uniqueChannelBinding() { bindings.append(.tlsUnique(unique)) }
         if let endPoint = tls.serverEndPointChannelBinding() { bindings.append(.tlsServerEndPoint(endPoint)) }
         return bindings
     }

@@ -3,7 +3,7 @@ import Foundation
 /// What a finished negotiation established.
 struct NegotiationResult: Sendable {
     var boundJID: JID
-    var mechanism: String
+    var authentication: StreamNegotiator.Authentication
     var streamManagement: StreamManagementOutcome
     /// Features of the authenticated stream (roster versioning, SM, …).
     var features: Element
@@ -78,7 +78,7 @@ struct StreamNegotiator {
         if case .registerThenLogin(let extra) = purpose {
             try register(on: channel, features: features, extraFields: extra)
         }
-        let mechanism = try authenticate(on: channel, features: features)
+        let authentication = try authenticate(on: channel, features: features)
         channel.restartStream()
         features = try openStream(on: channel)
 
@@ -86,7 +86,7 @@ struct StreamNegotiator {
         var result: NegotiationResult
         if streamManagement, let resumption, features.child("sm", namespace: Namespace.streamManagement) != nil,
            let resumed = try resume(on: channel, state: resumption) {
-            result = NegotiationResult(boundJID: resumed.jid, mechanism: mechanism, streamManagement: resumed.outcome,
+            result = NegotiationResult(boundJID: resumed.jid, authentication: authentication, streamManagement: resumed.outcome,
                                        features: features, earlyStanzas: [])
         } else {
             let bound = try bind(on: channel, features: features, early: &early)
@@ -94,7 +94,7 @@ struct StreamNegotiator {
             if streamManagement, features.child("sm", namespace: Namespace.streamManagement) != nil {
                 sm = try enableStreamManagement(on: channel, early: &early)
             }
-            result = NegotiationResult(boundJID: bound, mechanism: mechanism, streamManagement: sm, features: features, earlyStanzas: [])
+            result = NegotiationResult(boundJID: bound, authentication: authentication, streamManagement: sm, features: features, earlyStanzas: [])
         }
         if discoverAccount {
             let request = Disco.infoRequest(to: jid.bare)
@@ -162,18 +162,34 @@ struct StreamNegotiator {
 
     // MARK: - SASL (RFC 6120 §6)
 
-    private func authenticate(on channel: StreamChannel, features: Element) throws(ClientError) -> String {
-        let offered = (features.child("mechanisms", namespace: Namespace.sasl)?
-            .children("mechanism", namespace: Namespace.sasl).map(\.text) ?? [])
-            .filter { allowedMechanisms?.contains($0.uppercased()) ?? true }
+    /// The mechanism that authenticated and the channel-binding type it used, if any.
+    struct Authentication: Sendable {
+        var mechanism: String
+        var channelBinding: String?
+    }
+
+    private func authenticate(on channel: StreamChannel, features: Element) throws(ClientError) -> Authentication {
+        let offered = features.child("mechanisms", namespace: Namespace.sasl)?
+            .children("mechanism", namespace: Namespace.sasl).map(\.text) ?? []
         let bindingTypes = features.child("sasl-channel-binding", namespace: Namespace.saslChannelBinding)?
             .children("channel-binding", namespace: Namespace.saslChannelBinding).compactMap { $0[attribute: "type"] }
-        let mechanism: any SASLMechanism
+        let plan: SASLMechanismSelector.Plan
         do {
-            mechanism = try SASLMechanismSelector.select(offered: offered, tlsActive: channel.isTLSActive, serverBindingTypes: bindingTypes,
-                                                         availableBindings: channel.channelBindings(),
-                                                         username: jid.localpart ?? "", password: password)
+            plan = try SASLMechanismSelector.plan(offered: offered, allowed: allowedMechanisms.map(Set.init), tlsActive: channel.isTLSActive,
+                                                  serverBindingTypes: bindingTypes, availableBindings: channel.channelBindings(),
+                                                  username: jid.localpart ?? "", password: password)
         } catch { throw .sasl(error) }
+        do {
+            return try exchange(plan.first, on: channel)
+        } catch .authenticationFailed where plan.fallback != nil {
+            // The -PLUS attempt used a binding type the server never listed; it may support another one only.
+            // A wrong password fails the second attempt too, and that failure is the one reported.
+            return try exchange(plan.fallback!, on: channel)
+        }
+    }
+
+    /// One SASL exchange (RFC 6120 §6.4): `<auth/>`, challenges and responses, then success or failure.
+    private func exchange(_ mechanism: any SASLMechanism, on channel: StreamChannel) throws(ClientError) -> Authentication {
         let initial: [UInt8]
         do { initial = try mechanism.initialResponse() } catch { throw .sasl(error) }
         var auth = Element("auth", namespace: Namespace.sasl, attributes: [("mechanism", mechanism.name)])
@@ -196,7 +212,7 @@ struct StreamNegotiator {
                 let text = answer.text
                 let data: [UInt8]? = (text.isEmpty || text == "=") ? nil : try decodeBase64(text)
                 do { try mechanism.verifySuccess(data) } catch { throw .sasl(error) }
-                return mechanism.name
+                return Authentication(mechanism: mechanism.name, channelBinding: mechanism.channelBindingType)
             case "failure":
                 let condition = answer.childElements.first { $0.name != "text" }?.name ?? "not-authorized"
                 let text = answer.child("text", namespace: Namespace.sasl)?.text

@@ -234,6 +234,24 @@ public final class TLSEngine: @unchecked Sendable {
         }
     }
 
+    /// RFC 5929 `tls-unique` channel binding: the first Finished message of the handshake (ours on a full
+    /// handshake, the server's on a resumed one). Nil on TLS 1.3, where it is undefined (RFC 9266), and when
+    /// the session lacks the extended master secret (RFC 7627 §5.4: without it, a man in the middle can
+    /// make two sessions share the value — the "triple handshake" attack).
+    public func uniqueChannelBinding() -> [UInt8]? {
+        locked {
+            guard handshakeComplete, SSL_version(ssl) <= TLS1_2_VERSION, roost_SSL_get_extms_support(ssl) == 1 else { return nil }
+            var finished = [UInt8](repeating: 0, count: 64)
+            let length = finished.withUnsafeMutableBytes { buffer in
+                SSL_session_reused(ssl) == 1
+                    ? SSL_get_peer_finished(ssl, buffer.baseAddress, buffer.count)
+                    : SSL_get_finished(ssl, buffer.baseAddress, buffer.count)
+            }
+            guard length > 0, length <= finished.count else { return nil }
+            return Array(finished.prefix(length))
+        }
+    }
+
     /// RFC 5929 `tls-server-end-point` channel binding: the server certificate hashed with its
     /// signature's hash (MD5 and SHA-1 upgraded to SHA-256). Nil when that hash is undefined
     /// (e.g. Ed25519) or before the handshake completes.

@@ -56,12 +56,21 @@ struct StatusCommand: Command {
                                      "resource": .string(account.resource), "stream_management": .bool(account.streamManagement),
                                      "last_catch_up": account.lastCatchUp.map { .string(TimeText.utc($0)) } ?? .null,
                                      "unacknowledged_outbound": .int(account.unacknowledgedOutbound),
-                                     "rejected_stanzas": .int(account.rejectedStanzas)])
+                                     "rejected_stanzas": .int(account.rejectedStanzas),
+                                     "priority": account.priority.map { .int($0) } ?? .null,
+                                     "other_clients_online": account.otherClientsOnline.map { .int($0) } ?? .null,
+                                     "server_stores_offline": .bool(account.serverStoresOffline)])
                 } else {
                     output.line("\(account.account): \(account.detail)")
                     output.line("  server \(account.server ?? "-"), resource \(account.resource ?? "-"), stream management \(account.streamManagement ? "on" : "off")")
                     output.line("  last server-archive read \(account.lastCatchUp.map { TimeText.local($0, seconds: true) } ?? "never"), "
                         + "\(account.unacknowledgedOutbound) sent stanzas awaiting acknowledgement, \(account.rejectedStanzas) stanzas refused")
+                    if account.serverStoresOffline, let priority = account.priority {
+                        output.line("  note: priority \(priority) and no other client of this account online: the server counts it as offline. "
+                            + "Messages to \(account.account) go to its offline storage (Roost still archives them); when that is full "
+                            + "(ejabberd keeps 100 by default) senders get errors. Set `priority = 0` for this account, or raise the "
+                            + "server's offline limit; see `man roost`, PRIORITY.")
+                    }
                 }
             }
         } else if json {

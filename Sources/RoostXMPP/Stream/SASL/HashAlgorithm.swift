@@ -6,12 +6,14 @@ internal import COpenSSL
 public enum HashAlgorithm: Sendable, CaseIterable {
     case sha1
     case sha256
+    case sha512
 
     /// The name inside SCRAM mechanism names ("SCRAM-SHA-256").
     public var scramName: String {
         switch self {
         case .sha1: "SHA-1"
         case .sha256: "SHA-256"
+        case .sha512: "SHA-512"
         }
     }
 
@@ -20,6 +22,7 @@ public enum HashAlgorithm: Sendable, CaseIterable {
         switch self {
         case .sha1: 20
         case .sha256: 32
+        case .sha512: 64
         }
     }
 
@@ -27,6 +30,7 @@ public enum HashAlgorithm: Sendable, CaseIterable {
         switch self {
         case .sha1: "SHA1"
         case .sha256: "SHA256"
+        case .sha512: "SHA512"
         }
     }
 
@@ -34,6 +38,7 @@ public enum HashAlgorithm: Sendable, CaseIterable {
         switch self {
         case .sha1: EVP_sha1()
         case .sha256: EVP_sha256()
+        case .sha512: EVP_sha512()
         }
     }
 

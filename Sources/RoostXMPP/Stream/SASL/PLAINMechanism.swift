@@ -1,6 +1,7 @@
 /// SASL PLAIN (RFC 4616): sends the password itself, so the selector only allows it over TLS.
 public final class PLAINMechanism: SASLMechanism {
     public let name = "PLAIN"
+    public let channelBindingType: String? = nil
     private let username: String
     private let password: String
 

@@ -35,7 +35,7 @@ public enum SASLError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .noAcceptableMechanism(let offered):
             let list = offered.isEmpty ? "none" : offered.joined(separator: ", ")
-            return "No acceptable SASL mechanism (server offers: \(list)); Roost needs SCRAM-SHA-1/256, or PLAIN over TLS."
+            return "No acceptable SASL mechanism (server offers: \(list)); Roost needs SCRAM-SHA-1/256/512, or PLAIN over TLS."
         case .plainWithoutTLS:
             return "The server only offers SASL PLAIN and the connection is not encrypted; refusing to send the password. Enable TLS."
         case .invalidUsername(let reason):

@@ -4,6 +4,8 @@
 public protocol SASLMechanism: AnyObject {
     /// The mechanism name sent in `<auth mechanism='…'>`, e.g. "SCRAM-SHA-256-PLUS".
     var name: String { get }
+    /// The channel-binding type the exchange is bound with ("tls-exporter", …); nil when unbound.
+    var channelBindingType: String? { get }
     /// The initial response sent with `<auth/>`.
     func initialResponse() throws(SASLError) -> [UInt8]
     /// The response to a `<challenge/>`.

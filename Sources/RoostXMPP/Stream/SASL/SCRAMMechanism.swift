@@ -1,6 +1,7 @@
 import Foundation
 
-/// SCRAM-SHA-1 / SCRAM-SHA-256, with or without channel binding (RFC 5802, RFC 7677, RFC 9266, RFC 5929).
+/// SCRAM-SHA-1 / SCRAM-SHA-256 / SCRAM-SHA-512, with or without channel binding (RFC 5802, RFC 7677,
+/// draft-melnikov-scram-sha-512, RFC 9266, RFC 5929).
 ///
 /// The server is authenticated too: success without a correct server signature (`v=`) is an error.
 public final class SCRAMMechanism: SASLMechanism {
@@ -10,6 +11,8 @@ public final class SCRAMMechanism: SASLMechanism {
     static let maximumIterations = 10_000_000
 
     public let name: String
+    /// The channel-binding type of a -PLUS exchange ("tls-unique", …); nil otherwise.
+    public let channelBindingType: String?
     private let hash: HashAlgorithm
     private let username: String
     private let password: String
@@ -26,32 +29,42 @@ public final class SCRAMMechanism: SASLMechanism {
         case failed
     }
 
+    /// The GS2 channel-binding flag (RFC 5802 §7) this exchange sends.
+    public enum ChannelBindingUse: Sendable, Equatable {
+        /// "p=<type>": the -PLUS mechanism, bound to this TLS session.
+        case bound(ChannelBinding)
+        /// "y": the client could bind but the server offers no -PLUS mechanism; a server that does support
+        /// binding then knows its -PLUS offer was stripped (RFC 5802 §6) and fails the exchange.
+        case supportedButNotOffered
+        /// "n": no binding — none is available, or the server offers -PLUS but no binding both sides share.
+        case unused
+    }
+
     /// - Parameters:
-    ///   - channelBinding: what the TLS layer can provide; nil when the client cannot bind.
-    ///   - serverOffersPlus: whether the server advertised the -PLUS variant of this mechanism. With a
-    ///     binding, this runs the -PLUS mechanism; without it the client sends "y" so a server that does
-    ///     support binding can detect that the -PLUS offer was stripped (RFC 5802 §6).
+    ///   - channelBinding: what the exchange says about binding, see `ChannelBindingUse`.
     ///   - clientNonce: fixed nonce for known-answer tests; production code leaves it nil.
-    public init(hash: HashAlgorithm, username: String, password: String, channelBinding: ChannelBinding?,
-                serverOffersPlus: Bool, clientNonce: String? = nil) {
+    public init(hash: HashAlgorithm, username: String, password: String, binding: ChannelBindingUse, clientNonce: String? = nil) {
         self.hash = hash
         self.username = username
         self.password = password
         self.fixedClientNonce = clientNonce
         let base = "SCRAM-\(hash.scramName)"
-        switch (channelBinding, serverOffersPlus) {
-        case (let binding?, true):
+        switch binding {
+        case .bound(let channelBinding):
             name = base + "-PLUS"
-            gs2Header = "p=\(binding.typeName),,"
-            channelBindingData = binding.data
-        case (.some, false):
+            gs2Header = "p=\(channelBinding.typeName),,"
+            channelBindingData = channelBinding.data
+            channelBindingType = channelBinding.typeName
+        case .supportedButNotOffered:
             name = base
             gs2Header = "y,,"
             channelBindingData = []
-        case (nil, _):
+            channelBindingType = nil
+        case .unused:
             name = base
             gs2Header = "n,,"
             channelBindingData = []
+            channelBindingType = nil
         }
     }
 

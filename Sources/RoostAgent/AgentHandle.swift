@@ -8,6 +8,12 @@ public protocol AgentHandle: Sendable {
     /// The account's client while it is online; nil while connecting or failed.
     func client(for account: String) async -> XMPPClient?
     func status() async -> [AccountStatus]
+    /// The attachment download worker, when the agent has one.
+    var files: FileDownloadWorker? { get }
+}
+
+extension AgentHandle {
+    public var files: FileDownloadWorker? { nil }
 }
 
 extension Agent: AgentHandle {

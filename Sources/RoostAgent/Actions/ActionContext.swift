@@ -14,6 +14,8 @@ public struct ActionContext: Sendable {
     var omemo: OMEMOService? = nil
     var omemoSend: OMEMOSendSetting = .auto
     var archivePath: String? = nil
+    /// Told how a long transfer (a file upload) advances, when someone watches (a progress bar).
+    public var progress: (@Sendable (TransferProgress) -> Void)?
 
     public init(client: XMPPClient, account: JID, archive: ActionArchive, dataDirectory: String, priority: Int) {
         self.client = client

@@ -30,6 +30,8 @@ public struct SendFileAction: AccountAction {
         public var size: Int64
         public var sha256: String
         public var timestamp: Int64
+        /// The server confirmed it received the link (false: still pending, settled later by the agent).
+        public var confirmed: Bool?
     }
 
     public func perform(in context: ActionContext) async throws(ActionFailure) -> Sent {
@@ -63,7 +65,6 @@ public struct SendFileAction: AccountAction {
                                 disposition: mime.hasPrefix("image/") ? "inline" : "attachment").element)
         message.add(StanzaIDs.originIDElement(id))
         message.add(Element("active", namespace: Namespace.chatStates))
-        try context.send(message, doing: "sending to \(recipient)")
         let now = ActionArchive.now()
         let from = context.client.boundJID ?? context.account
         var archived = message
@@ -75,10 +76,10 @@ public struct SendFileAction: AccountAction {
                                    kind: .chat, from: from.description, to: recipient.description,
                                    senderName: context.account.description, body: slot.getURL, timestamp: now, receivedAt: now,
                                    originId: id, messageId: id, source: .live, rawStanza: XMLSerializer.serialize(archived.element),
-                                   attachments: [attachment])
-        try await context.archive.record([.message(record)])
+                                   attachments: [attachment], delivery: .pending)
+        let confirmed = try await SendMessageAction.deliver(message, archived: record, in: context)
         return Sent(to: recipient.description, id: id, url: slot.getURL, name: name, type: mime, size: size, sha256: stored.sha256,
-                    timestamp: now)
+                    timestamp: now, confirmed: confirmed)
     }
 
     /// The file's size and name, or why it cannot be sent.

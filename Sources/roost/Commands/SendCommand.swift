@@ -79,7 +79,9 @@ struct SendCommand: Command {
             context.output.jsonLine(["ok": true, "to": .string(sent.to), "id": .string(sent.id), "url": .string(sent.url),
                                      "name": .string(sent.name), "type": .string(sent.type), "size": .int(sent.size),
                                      "sha256": .string(sent.sha256), "timestamp": .string(TimeText.utc(sent.timestamp)),
-                                     "via": .string(route.rawValue)])
+                                     "via": .string(route.rawValue), "confirmed": .bool(sent.confirmed ?? true)])
+        } else if sent.confirmed == false {
+            context.output.line("uploaded \(sent.name) (\(FileSize.text(sent.size))); the link to \(sent.to) is queued: the server has not confirmed it yet")
         } else {
             context.output.line("sent \(sent.name) (\(FileSize.text(sent.size))) to \(sent.to)")
         }

@@ -311,6 +311,54 @@ struct FilesEndToEndTests {
         #expect(roost.stderrSoFar.contains("4f2a.png"), "the log names the file")
     }
 
+    /// The file server is trusted as the account trusts its XMPP server: here by a pinned fingerprint (no
+    /// ca_file), which accepts the pinned certificate and nothing else.
+    @Test func trustsFileServersAsTheAccountTrustsItsServer() async throws {
+        let pair = try await pair()
+        let dir = pair.dir.path
+        let www = dir + "/www"
+        try FileManager.default.createDirectory(atPath: www, withIntermediateDirectories: true)
+        try "pinned\n".write(toFile: www + "/pinned.txt", atomically: true, encoding: .utf8)
+        let certificate = (server.caFile as NSString).deletingLastPathComponent + "/server.crt"
+        let fingerprint = try FilesKit.run("/usr/bin/openssl", ["x509", "-in", certificate, "-noout", "-fingerprint", "-sha256"]).output
+            .split(separator: "=").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+        #expect(fingerprint.count == 95)
+        // A second https server with a certificate of its own, valid for 127.0.0.1 but signed by nobody trusted.
+        let strangerCert = dir + "/stranger.crt", strangerKey = dir + "/stranger.key"
+        let minted = try FilesKit.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                           "-keyout", strangerKey, "-out", strangerCert, "-days", "1", "-subj", "/CN=127.0.0.1",
+                                                           "-addext", "subjectAltName=IP:127.0.0.1"])
+        #expect(minted.status == 0, "\(minted.output)")
+        let pinned = try FileHost(root: www, tls: true)
+        let stranger = try RoostBinary.startProgram(FilesKit.python, [FilesKit.fixtures + "file_server.py", "--root", www, "--tls", strangerCert, strangerKey])
+        defer { stranger.stop(signal: SIGKILL) }
+        try stranger.waitForLog("listening")
+        let strangerPort = try #require(FilesKit.jsonLines(stranger.stderrSoFar).first?["port"] as? Int)
+        let config = try pair.dir.write("config.ini", """
+            [general]
+            archive_poll_seconds = 2
+            [files]
+            allow_private_addresses = true
+            retry_seconds = 3600
+            [archive]
+            path = \(dir)/data/archive.sqlite
+            [account \(pair.alice)]
+            password = \(pair.alicePassword)
+            host = \(server.host)
+            port = \(server.port)
+            fingerprint = \(fingerprint)
+            """)
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try roost.waitForLog("online")
+        let good = "https://127.0.0.1:\(pinned.port)/pinned.txt", bad = "https://127.0.0.1:\(strangerPort)/pinned.txt"
+        try FilesKit.peer(pair.bob, pair.bobPassword, ["send", try pair.alice.with(resource: "roost").description, good, bad])
+        _ = try FilesKit.waitForFile(config: config) { $0["url"] as? String == good && $0["state"] as? String == "stored" }
+        let refused = try FilesKit.waitForFile(config: config) { $0["url"] as? String == bad && $0["state"] as? String != "pending" }
+        #expect(refused["state"] as? String == "failed:tls", "\(refused)")
+        #expect(FilesKit.jsonLines(stranger.stderrSoFar).allSatisfy { $0["event"] as? String != "request" }, "no request reached it")
+    }
+
     // MARK: - Sending
 
     @Test func sendsFilesThatTheOtherClientDownloads() async throws {

@@ -77,18 +77,20 @@ enum FilesKit {
         throw FixtureFailed(what: "no attachment row as expected; rows: \(rows)")
     }
 
-    /// Makes `alice` and `bob` contacts both ways (roster items with subscription both).
+    /// Makes `alice` and `bob` contacts both ways (roster items with subscription both). The waits are
+    /// generous: the whole suite shares one Prosody, which other tests flood.
     static func befriend(_ server: TestServer, _ alice: XMPPClient, _ aliceJID: JID, _ bob: XMPPClient, _ bobJID: JID) async throws {
+        let wait = Duration.seconds(60)
         let aliceEvents = EventCollector(alice)
         let bobEvents = EventCollector(bob)
         for client in [alice, bob] { _ = try await client.request(Roster.getRequest()) }
         try alice.send(Presence(type: .subscribe, to: bobJID))
-        _ = try await bobEvents.waitForStanza { $0.name == "presence" && Presence($0).type == .subscribe }
+        _ = try await bobEvents.waitForStanza(timeout: wait) { $0.name == "presence" && Presence($0).type == .subscribe }
         try bob.send(Presence(type: .subscribed, to: aliceJID))
         try bob.send(Presence(type: .subscribe, to: aliceJID))
-        _ = try await aliceEvents.waitForStanza { $0.name == "presence" && Presence($0).type == .subscribe }
+        _ = try await aliceEvents.waitForStanza(timeout: wait) { $0.name == "presence" && Presence($0).type == .subscribe }
         try alice.send(Presence(type: .subscribed, to: bobJID))
-        _ = try await aliceEvents.waitForStanza { element in
+        _ = try await aliceEvents.waitForStanza(timeout: wait) { element in
             element.name == "iq" && Roster.items(in: IQ(element)).contains { $0.jid == bobJID && $0.subscription == .both }
         }
     }

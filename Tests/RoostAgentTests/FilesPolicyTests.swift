@@ -85,6 +85,36 @@ struct FilesPolicyTests {
         #expect(FileFetcher.loggable("https://up.example/a?token=secret") == "https://up.example/a")
     }
 
+    @Test func sealedFilesOpenWithTheirFragmentOnly() throws {
+        let folder = NSTemporaryDirectory() + "roost-aesgcm-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let plain = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try plain.write(to: URL(fileURLWithPath: folder + "/plain"))
+        let fragment = try AESGCMFile.seal(folder + "/plain", into: folder + "/sealed")
+        let sealed = try Data(contentsOf: URL(fileURLWithPath: folder + "/sealed"))
+        #expect(sealed.count == plain.count + 16 && sealed.prefix(1000) != plain.prefix(1000))
+        func open(_ bytes: Data, fragment: String) throws -> Data? {
+            let link = try #require(AESGCMFile.parse("aesgcm://up.example/f.bin#\(fragment)"))
+            let cipher = try #require(AESGCMFile(key: link.key, iv: link.iv))
+            var out: [UInt8] = []
+            // Fed in uneven pieces, as a network delivers them.
+            var offset = 0
+            while offset < bytes.count {
+                let piece = bytes[offset..<min(offset + 65_521, bytes.count)]
+                piece.withUnsafeBytes { cipher.update($0) { out += $0 } }
+                offset += piece.count
+            }
+            return cipher.finish { out += $0 } ? Data(out) : nil
+        }
+        #expect(try open(sealed, fragment: fragment) == plain)
+        var tampered = sealed
+        tampered[1234] ^= 1
+        #expect(try open(tampered, fragment: fragment) == nil, "a changed byte fails the tag")
+        #expect(try open(sealed.dropLast(), fragment: fragment) == nil, "a truncated file fails the tag")
+        #expect(try AESGCMFile.seal(folder + "/plain", into: folder + "/sealed2") != fragment, "a fresh key each time")
+    }
+
     @Test func filesConfig() throws {
         let dir = try ConfigSandbox()
         let config = try dir.load("""

@@ -18,6 +18,58 @@ final class AESGCMFile {
         return ("https://" + url[url.index(url.startIndex, offsetBy: 9)..<hash], Array(bytes[ivLength...]), Array(bytes[..<ivLength]))
     }
 
+    /// Encrypts the file at `source` into `target` (0600) with a fresh random key and 12-byte IV, ciphertext
+    /// then tag, as XEP-0454 senders do; returns the URL fragment (IV then key, in hex) that decrypts it.
+    static func seal(_ source: String, into target: String) throws(ActionFailure) -> String {
+        var key = [UInt8](repeating: 0, count: 32), iv = [UInt8](repeating: 0, count: 12)
+        guard RAND_bytes(&key, 32) == 1, RAND_bytes(&iv, 12) == 1, let context = EVP_CIPHER_CTX_new() else {
+            throw ActionFailure(.internalError, "no random numbers for the file key")
+        }
+        defer { EVP_CIPHER_CTX_free(context) }
+        guard EVP_EncryptInit_ex(context, EVP_aes_256_gcm(), nil, key, iv) == 1 else {
+            throw ActionFailure(.internalError, "AES-256-GCM is not available")
+        }
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw ActionFailure(.internalError, "cannot read \(source): \(String(cString: strerror(errno)))") }
+        defer { close(input) }
+        let output = open(target, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard output >= 0 else { throw ActionFailure(.internalError, "cannot create \(target): \(String(cString: strerror(errno)))") }
+        defer { close(output) }
+        func write(_ bytes: [UInt8], _ count: Int) throws(ActionFailure) {
+            var offset = 0
+            while offset < count {
+                let n = bytes.withUnsafeBytes { Glibc.write(output, $0.baseAddress! + offset, count - offset) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw ActionFailure(.internalError, "cannot write \(target): \(String(cString: strerror(errno)))")
+                }
+                offset += n
+            }
+        }
+        var plain = [UInt8](repeating: 0, count: 1 << 20)
+        var sealed = [UInt8](repeating: 0, count: (1 << 20) + 32)
+        while true {
+            let n = plain.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw ActionFailure(.internalError, "cannot read \(source): \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            var written: Int32 = 0
+            guard EVP_EncryptUpdate(context, &sealed, &written, plain, Int32(n)) == 1 else {
+                throw ActionFailure(.internalError, "encrypting \(source) failed")
+            }
+            try write(sealed, Int(written))
+        }
+        var written: Int32 = 0
+        var tag = [UInt8](repeating: 0, count: tagLength)
+        guard EVP_EncryptFinal_ex(context, &sealed, &written) == 1,
+              EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, Int32(tagLength), &tag) == 1 else {
+            throw ActionFailure(.internalError, "encrypting \(source) failed")
+        }
+        try write(sealed, Int(written))
+        try write(tag, tagLength)
+        return Hex.string(iv + key)
+    }
+
     private let context: OpaquePointer
     /// The last bytes seen, which may be the tag: only bytes followed by at least 16 more are ciphertext.
     private var held: [UInt8] = []

@@ -71,7 +71,7 @@ struct SendCommand: Command {
         let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
         let name = (path as NSString).lastPathComponent
         let meter = ProgressMeter(output: context.output, enabled: context.output.standardErrorIsTTY && !context.options.quiet, noun: "bytes")
-        let (sent, route) = try await link.perform(SendFileAction(to: jid, path: path, text: text)) { progress in
+        let (sent, route) = try await link.perform(SendFileAction(to: jid, path: path, text: text, plaintext: plaintext)) { progress in
             meter.show(text: ProgressMeter.bar(name: name, progress))
         }
         meter.clear()
@@ -79,11 +79,12 @@ struct SendCommand: Command {
             context.output.jsonLine(["ok": true, "to": .string(sent.to), "id": .string(sent.id), "url": .string(sent.url),
                                      "name": .string(sent.name), "type": .string(sent.type), "size": .int(sent.size),
                                      "sha256": .string(sent.sha256), "timestamp": .string(TimeText.utc(sent.timestamp)),
-                                     "via": .string(route.rawValue), "confirmed": .bool(sent.confirmed ?? true)])
+                                     "via": .string(route.rawValue), "confirmed": .bool(sent.confirmed ?? true),
+                                     "encryption": .string(sent.encryption)])
         } else if sent.confirmed == false {
             context.output.line("uploaded \(sent.name) (\(FileSize.text(sent.size))); the link to \(sent.to) is queued: the server has not confirmed it yet")
         } else {
-            context.output.line("sent \(sent.name) (\(FileSize.text(sent.size))) to \(sent.to)")
+            context.output.line("sent \(sent.name) (\(FileSize.text(sent.size))) to \(sent.to)" + (sent.encryption != nil ? " (encrypted, OMEMO)" : ""))
         }
         return .ok
     }

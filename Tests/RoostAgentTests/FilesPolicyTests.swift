@@ -61,6 +61,19 @@ struct FilesPolicyTests {
         #expect(records[1].name == "photo.jpg")
     }
 
+    @Test func anEncryptedMessagesFileIsTheLinkInItsDecryptedBodyOnly() throws {
+        var context = RoutingContext(account: try JID("alice@roost.test"), trustsOwnStanzaIDs: true, displayNames: [:])
+        let link = "aesgcm://up.example/s/photo.jpg#" + String(repeating: "0a", count: 44)
+        context.decryptor = { _ in .decrypted(body: link, MessageEncryption(protocolNamespace: "eu.siacs.conversations.axolotl")) }
+        // A plaintext link beside the encrypted payload (added by anyone on the way) is not taken.
+        let outcome = StanzaRouter.route(message: message("""
+            <message from='bob@roost.test/phone' to='alice@roost.test/roost' type='chat' id='e1'>            <encrypted xmlns='eu.siacs.conversations.axolotl'><header sid='1'/></encrypted>            <x xmlns='jabber:x:oob'><url>https://evil.example/tracker.png</url></x></message>
+            """), context: context, now: 0)
+        let record = try #require(outcome.events.compactMap { if case .message(let m) = $0 { m } else { nil } }.first)
+        #expect(record.body == link && record.attachments.map(\.url) == [link])
+        #expect(record.attachments.first?.name == "photo.jpg")
+    }
+
     @Test func aBodyIsAnUploadLinkOnlyWhenItIsOneFileURL() {
         #expect(SharedFiles.uploadLink("https://up.example/x/y/cat%20pic.png") == "https://up.example/x/y/cat%20pic.png")
         #expect(SharedFiles.uploadLink("  aesgcm://up.example/x/clip.mp4#00ff  ") == "aesgcm://up.example/x/clip.mp4#00ff")

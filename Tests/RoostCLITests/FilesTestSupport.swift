@@ -9,9 +9,27 @@ enum FilesKit {
     static let python = ProcessInfo.processInfo.environment["ROOST_TEST_PYTHON"] ?? "/usr/bin/python3"
     static let peerScript = TestServer.packageRoot + "/contrib/scripts/xmpp-peer.py"
 
-    /// Runs a program to completion (with a deadline) and returns its status and standard output.
+    /// Blocking work (a child process, a wait) on a thread of its own, so the tests of this suite never hold the
+    /// cooperative pool that the rest of the suite's tests need.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// `run` off the pool.
     @discardableResult
-    static func run(_ program: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> (status: Int32, output: String) {
+    static func run(_ program: String, _ arguments: [String], timeout: TimeInterval = 60) async throws -> (status: Int32, output: String) {
+        try await offPool { try runBlocking(program, arguments, timeout: timeout) }
+    }
+
+    /// `roost ARGS`, off the pool.
+    static func roost(_ arguments: [String], timeout: TimeInterval = 60) async throws -> RoostBinary.Result {
+        try await offPool { try RoostBinary.run(arguments, timeout: timeout) }
+    }
+
+    /// Runs a program to completion (with a deadline) and returns its status and standard output.
+    static func runBlocking(_ program: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
@@ -38,16 +56,16 @@ enum FilesKit {
 
     /// A fixture script's output (it must succeed).
     @discardableResult
-    static func fixture(_ script: String, _ arguments: [String]) throws -> String {
-        let (status, output) = try run(python, [fixtures + script] + arguments)
+    static func fixture(_ script: String, _ arguments: [String]) async throws -> String {
+        let (status, output) = try await run(python, [fixtures + script] + arguments)
         guard status == 0 else { throw FixtureFailed(what: "\(script) \(arguments.joined(separator: " ")): \(output)") }
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Runs the slixmpp peer as `jid` and returns its JSON lines.
     @discardableResult
-    static func peer(_ jid: JID, _ password: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> [[String: Any]] {
-        let (status, output) = try run(python, [peerScript, "--jid", jid.description, "--password", password] + arguments, timeout: timeout)
+    static func peer(_ jid: JID, _ password: String, _ arguments: [String], timeout: TimeInterval = 60) async throws -> [[String: Any]] {
+        let (status, output) = try await run(python, [peerScript, "--jid", jid.description, "--password", password] + arguments, timeout: timeout)
         let lines = jsonLines(output)
         guard status == 0 else { throw FixtureFailed(what: "xmpp-peer \(arguments.first ?? ""): \(output)") }
         return lines
@@ -61,18 +79,18 @@ enum FilesKit {
         try data.write(to: URL(fileURLWithPath: path))
     }
 
-    static func sha256(_ path: String) throws -> String {
-        String(try run("/usr/bin/sha256sum", [path]).output.prefix(64))
+    static func sha256(_ path: String) async throws -> String {
+        String(try await run("/usr/bin/sha256sum", [path]).output.prefix(64))
     }
 
     /// Polls `roost files --json` until a row satisfies `predicate`.
-    static func waitForFile(config: String, timeout: TimeInterval = 40, where predicate: ([String: Any]) -> Bool) throws -> [String: Any] {
+    static func waitForFile(config: String, timeout: TimeInterval = 40, where predicate: ([String: Any]) -> Bool) async throws -> [String: Any] {
         let deadline = Date().addingTimeInterval(timeout)
         var rows: [[String: Any]] = []
         while Date() < deadline {
-            rows = try RoostBinary.run(["files", "--config", config, "--json"]).jsonLines
+            rows = try await roost(["files", "--config", config, "--json"]).jsonLines
             if let row = rows.first(where: predicate) { return row }
-            Thread.sleep(forTimeInterval: 0.25)
+            try await Task.sleep(for: .milliseconds(250))
         }
         throw FixtureFailed(what: "no attachment row as expected; rows: \(rows)")
     }

@@ -25,13 +25,16 @@ let package = Package(
         .systemLibrary(name: "CResolv"),
         .systemLibrary(name: "CSystem"),
         .systemLibrary(name: "COMEMO", pkgConfig: "libomemo-c", providers: [.apt(["libomemo-c-dev"])]),
+        .systemLibrary(name: "CGdkPixbuf", pkgConfig: "glib-2.0", providers: [.apt(["libgdk-pixbuf-2.0-dev"])]),
 
         .target(name: "RoostXMPP", dependencies: ["COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
-        .target(name: "RoostArchive", dependencies: ["CSQLite"], swiftSettings: strict),
+        .target(name: "RoostArchive", dependencies: ["CSQLite", "COpenSSL"], swiftSettings: strict),
         // OMEMO device (libomemo-c with an OpenSSL crypto provider); keys in their own SQLite store.
         .target(name: "RoostOMEMO", dependencies: ["COMEMO", "COpenSSL", "RoostArchive", "RoostXMPP"], swiftSettings: strict),
-        .target(name: "RoostNotify", dependencies: ["CNotify", "CGLib", "CCurl", "CSystem", "RoostArchive"], swiftSettings: strict),
-        .target(name: "RoostAgent", dependencies: ["RoostXMPP", "RoostArchive", "RoostNotify", "RoostOMEMO", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv", "CSystem"], swiftSettings: strict),
+        // The one libcurl wrapper, for the notification sinks and for file transfers.
+        .target(name: "RoostHTTP", dependencies: ["CCurl"], swiftSettings: strict),
+        .target(name: "RoostNotify", dependencies: ["CNotify", "CGLib", "CCurl", "CSystem", "RoostHTTP", "RoostArchive"], swiftSettings: strict),
+        .target(name: "RoostAgent", dependencies: ["RoostXMPP", "RoostArchive", "RoostNotify", "RoostOMEMO", "RoostHTTP", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv", "CSystem", "CGdkPixbuf"], swiftSettings: strict),
         .executableTarget(name: "roost", dependencies: ["RoostAgent", "RoostArchive", "RoostNotify", "RoostXMPP"], swiftSettings: strict),
         .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostAgent", "RoostXMPP", "RoostNotify"], swiftSettings: strict),
 
@@ -44,7 +47,8 @@ let package = Package(
         .testTarget(name: "RoostOMEMOTests", dependencies: ["RoostOMEMO", "RoostXMPP"], swiftSettings: strict),
         .testTarget(name: "RoostArchiveTests", dependencies: ["RoostArchive"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "RoostAgentTests", dependencies: ["RoostAgent", "RoostXMPP", "RoostArchive", "RoostTestSupport"], swiftSettings: strict),
-        .testTarget(name: "RoostCLITests", dependencies: ["RoostArchive", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP"], swiftSettings: strict),
+        .testTarget(name: "RoostCLITests", dependencies: ["RoostArchive", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP"],
+                    exclude: ["Fixtures"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

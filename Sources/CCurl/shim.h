@@ -23,3 +23,21 @@ static inline CURLcode roost_curl_setopt_write_function(CURL *handle, size_t (*f
 static inline CURLcode roost_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }
+static inline CURLcode roost_curl_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode roost_curl_setopt_header_function(CURL *handle, size_t (*function)(char *, size_t, size_t, void *)) {
+    return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, function);
+}
+static inline CURLcode roost_curl_setopt_xferinfo_function(CURL *handle, int (*function)(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t)) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, function);
+}
+static inline CURLcode roost_curl_setopt_ssl_ctx_function(CURL *handle, CURLcode (*function)(CURL *, void *, void *)) {
+    return curl_easy_setopt(handle, CURLOPT_SSL_CTX_FUNCTION, function);
+}
+static inline CURLcode roost_curl_getinfo_string(CURL *handle, CURLINFO info, char **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+static inline CURLcode roost_curl_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}

@@ -29,6 +29,8 @@ public final class Agent: Sendable {
         /// Every account waits for the user (authentication or certificate): systemd should show a failure.
         case everyAccountFailed
     }
+    /// Downloads attachments after their message is committed (nil when the archive could not be read).
+    public let files: FileDownloadWorker?
 
     /// Opens the archive (creating it 0600 in a 0700 folder) and prepares one session per enabled account.
     /// Passwords are resolved later, by each session, off the start-up path.
@@ -42,6 +44,11 @@ public final class Agent: Sendable {
         let happenings = self.happenings
         pipeline = IngestPipeline(writer: writer, log: log) { health in
             happenings.offer(.archiveHealth(health))
+        }
+        files = try? FileDownloadWorker(writer: writer, settings: config.files, accounts: config.enabledAccounts, log: log)
+        if let files {
+            writer.observeNewAttachments { files.enqueue($0) }
+            notifications.attach(files)
         }
         var sessions: [AccountSession] = []
         for account in config.enabledAccounts {
@@ -99,6 +106,7 @@ public final class Agent: Sendable {
     /// close streams and archive.
     public func run<S: AsyncSequence & Sendable>(signals: S) async -> Ending where S.Element == Int32 {
         log.info("archive: \(config.archivePath)")
+        files?.start()
         let happenings = self.happenings
         let forwarder = Task {
             do {
@@ -159,6 +167,7 @@ public final class Agent: Sendable {
             for session in sessions { group.addTask { await session.stop() } }
         }
         await pipeline.drainAndStop()
+        await files?.stop()
         await notifications.current?.shutdown()
         do { try writer.checkpoint() } catch { log.error("closing the archive: \(error)") }
         log.info("stopped")

@@ -10,6 +10,12 @@ public protocol AgentHandle: Sendable {
     func status() async -> [AccountStatus]
     /// Stops the account for the rest of the agent's run (it was deleted on the server).
     func stopAccount(_ account: String) async
+    /// The attachment download worker, when the agent has one.
+    var files: FileDownloadWorker? { get }
+}
+
+extension AgentHandle {
+    public var files: FileDownloadWorker? { nil }
 }
 
 extension Agent: AgentHandle {

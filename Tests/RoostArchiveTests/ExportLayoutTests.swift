@@ -123,7 +123,8 @@ import Testing
         let out = scratch.folder + "/months"
         _ = try ArchiveExporter(reader: try scratch.fixture()).export(
             ExportOptions(format: .jsonl, split: .month, timeZone: utc), to: .path(out))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["2026-01.jsonl", "2026-02.jsonl"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["2026-01.jsonl", "2026-02.jsonl", "attachments"])
+        #expect(try scratch.read(out + "/2026-01.jsonl").contains("\"file\":\"attachments/2026-01-15_120320_holiday_photo.png\""))
         #expect(try scratch.read(out + "/2026-02.jsonl").split(separator: "\n").count == 1)
         #expect(try scratch.read(out + "/2026-01.jsonl").split(separator: "\n").count == 12)
     }

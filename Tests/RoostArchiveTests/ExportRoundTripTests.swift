@@ -134,7 +134,7 @@ import Testing
                                            includeRaw: true, includeStates: false, includePresence: false, windows: nil)
             try stream.run(scope: .init()) { event in
                 guard case .message(let view) = event else { return true }
-                try JSONLinesWriter.encode(view, accounts: selection.accounts, into: &fastJSON)
+                try JSONLinesWriter.encode(view, accounts: selection.accounts, copier: nil, into: &fastJSON)
                 JSONLinesWriter.encode(try view.load(), into: &slowJSON)
                 count += 1
                 return true

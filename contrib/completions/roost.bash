@@ -30,25 +30,27 @@ _roost() {
     COMPREPLY=()
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="run search log stats verify config status roster requests send omemo vcard presence register passwd unregister export import notify help"
+    local commands="run search log stats verify config status roster requests send omemo vcard presence register passwd unregister export import files notify help"
     local global="--config --account --json --verbose --quiet --log-level --help --version"
 
     case $prev in
-        --config|--photo|--ca-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --config|--photo|--ca-file|--file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --state) COMPREPLY=($(compgen -W "stored pending too-large failed refused" -- "$cur")); return ;;
         --account) COMPREPLY=($(compgen -W "$(_roost_accounts)" -- "$cur")); return ;;
         --log-level) COMPREPLY=($(compgen -W "error warning info debug" -- "$cur")); return ;;
         --tls) COMPREPLY=($(compgen -W "starttls direct" -- "$cur")); return ;;
-        --format|-f) COMPREPLY=($(compgen -W "auto jsonl gajim dino profanity pidgin" -- "$cur")); return ;;
+        # export's formats and import's sources
+        --format|-f) COMPREPLY=($(compgen -W "jsonl txt md html mbox maildir csv auto gajim dino profanity pidgin" -- "$cur")); return ;;
         --time-zone) COMPREPLY=($(compgen -W "UTC $(cd /usr/share/zoneinfo 2>/dev/null && find . -type f -name '[A-Z]*' | sed 's|^\./||')" -- "$cur")); return ;;
         --me) return ;;
-        --name|--group|--message|--nickname|--fullname|--password-command|--host|--port|--limit|-n|--offset) return ;;
+        --name|--group|--message|--nickname|--fullname|--password-command|--host|--port|--limit|-n|--offset|--max-attachment-size) return ;;
     esac
 
     # The command is the first word that is not an option or an option's value.
     local words=()
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-            --config|--account|--log-level|--name|--group|--message|--nickname|--fullname|--photo|--password-command|--host|--port|--tls|--ca-file|--limit|--offset|--format|-f|--time-zone|--me) ((i++)) ;;
+            --config|--account|--log-level|--name|--group|--message|--nickname|--fullname|--photo|--password-command|--host|--port|--tls|--ca-file|--limit|--offset|--format|-f|--time-zone|--me|--file|--state|--output|-o|--split|--include|--max-attachment-size) ((i++)) ;;
             -n) [[ ${words[0]} != import ]] && ((i++)) ;;
             -*) ;;
             *) words+=("${COMP_WORDS[i]}") ;;
@@ -64,7 +66,9 @@ _roost() {
     local options="" arguments=""
     case $command in
         search) options="--oldest-first --rank --limit --offset" ;;
-        verify) options="--repair" ;;
+        verify) options="--repair --files" ;;
+        files) options="--state --limit --retry-failed"; [[ ${#words[@]} == 1 ]] && arguments="fetch" ;;
+        export) options="--format --output --split --include --utc --force --no-attachments --max-attachment-size" ;;
         log) options="--states --presence"; arguments=$(_roost_contacts) ;;
         config) options="--check-passwords" ;;
         roster)
@@ -79,7 +83,7 @@ _roost() {
                 1) arguments="accept deny" ;;
                 2) arguments=$(_roost_contacts) ;;
             esac ;;
-        send) options="--plaintext"; [[ ${#words[@]} == 1 ]] && arguments=$(_roost_contacts) ;;
+        send) options="--plaintext --file"; [[ ${#words[@]} == 1 ]] && arguments=$(_roost_contacts) ;;
         omemo)
             case ${#words[@]} in
                 1) arguments="fingerprints trust distrust retry" ;;

@@ -24,7 +24,7 @@ function __roost_contacts
     roost roster --cached --json --config (__roost_config_file) 2>/dev/null | sed -n 's/.*"jid":"\([^"]*\)".*/\1/p'
 end
 
-set -l commands run search log stats verify config status roster requests send omemo vcard presence register passwd unregister export import notify help
+set -l commands run search log stats verify config status roster requests send omemo vcard presence register passwd unregister export import files notify help
 complete -c roost -f
 complete -c roost -n "not __fish_seen_subcommand_from $commands" -a "$commands"
 
@@ -84,3 +84,11 @@ complete -c roost -n '__fish_seen_subcommand_from import' -l skip-invalid -d 'js
 complete -c roost -n '__fish_seen_subcommand_from import' -l me -x -d 'a name you appear under in Pidgin text logs'
 complete -c roost -n '__fish_seen_subcommand_from import' -l time-zone -x -d 'zone of times without an offset'
 complete -c roost -n '__fish_seen_subcommand_from import' -F
+
+complete -c roost -n '__fish_seen_subcommand_from verify' -l files -d 'only check the stored files\' hashes'
+complete -c roost -n '__fish_seen_subcommand_from send' -l file -r -F -d 'upload and send this file'
+complete -c roost -n '__fish_seen_subcommand_from files; and not __fish_seen_subcommand_from fetch' -a fetch -d 'download missing files'
+complete -c roost -n '__fish_seen_subcommand_from files' -l state -x -a 'stored pending too-large failed refused'
+complete -c roost -n '__fish_seen_subcommand_from files' -s n -l limit -x
+complete -c roost -n '__fish_seen_subcommand_from files' -l retry-failed -d 'also retry failed downloads'
+complete -c roost -n '__fish_seen_subcommand_from export' -l max-attachment-size -x -d 'mbox, maildir: embed files up to SIZE'

@@ -19,7 +19,8 @@ Commands:
   subscribe TO             ask TO for a presence subscription; --wait S waits for the answer
   accept-all [SECONDS]     approve every subscription request for SECONDS (default 10), subscribing back
   presence SHOW [STATUS]   go online with SHOW (available, away, chat, dnd, xa) and STATUS, stay --hold seconds
-  listen SECONDS           print received messages (and presence) as JSON lines for SECONDS
+  listen SECONDS           print received messages (and presence) as JSON lines for SECONDS; with
+                           --download, fetch each shared file (XEP-0066 URL) and print its sha256
   mam [--with JID] [--max N] [--archive ROOM]
                            print the messages of the own MAM archive (or ROOM's) as JSON lines
   groupchat ROOM NICK BODY...  join ROOM (XEP-0045; created if new) as NICK, send each BODY, leave;
@@ -76,6 +77,7 @@ an existing one fits.
 import argparse
 import asyncio
 import base64
+import hashlib
 import json
 import logging
 import os
@@ -126,6 +128,12 @@ def message_fields(msg):
     oob = xml.find("{jabber:x:oob}x/{jabber:x:oob}url")
     if oob is not None:
         fields["oob_url"] = oob.text
+    sfs = xml.find("{urn:xmpp:sfs:0}file-sharing/{urn:xmpp:file:metadata:0}file")
+    if sfs is not None:
+        fields["sfs_name"] = sfs.findtext("{urn:xmpp:file:metadata:0}name")
+        fields["sfs_type"] = sfs.findtext("{urn:xmpp:file:metadata:0}media-type")
+        fields["sfs_size"] = sfs.findtext("{urn:xmpp:file:metadata:0}size")
+        fields["sfs_sha256"] = next((h.text for h in sfs.findall("{urn:xmpp:hashes:2}hash") if h.get("algo") == "sha-256"), None)
     delay = xml.find("{urn:xmpp:delay}delay")
     if delay is not None:
         fields["delay"] = delay.get("stamp")
@@ -254,6 +262,20 @@ class Peer(slixmpp.ClientXMPP):
         if self.session_mode:
             fields["xml"] = tostring(msg.xml)
         emit("message", **fields)
+        if getattr(self.args, "download", False) and fields.get("oob_url"):
+            asyncio.ensure_future(self.download(fields["oob_url"]))
+
+    async def download(self, url):
+        """What a client does with a shared file: fetch it (with the server's CA) and hash it."""
+        import ssl
+        import urllib.request
+        context = ssl.create_default_context(cafile=self.args.ca) if self.args.ca else None
+        try:
+            data = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: urllib.request.urlopen(url, timeout=self.args.timeout, context=context).read())
+            emit("downloaded", url=url, bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+        except Exception as e:  # reported, not fatal: the test decides
+            emit("download-failed", url=url, error=str(e))
 
     def presence_fields(self, kind, pres):
         fields = {"from": str(pres["from"]), "to": str(pres["to"]), "show": pres["show"], "status": pres["status"]}
@@ -315,6 +337,8 @@ async def cmd_send(peer, args):
             msg["thread"] = args.thread
         if args.chatstate:
             msg["chat_state"] = args.chatstate
+        for extra in args.extra_xml or []:
+            msg.xml.append(ET.fromstring(extra))
         msg.send()
         emit("sent", to=args.to, id=msg["id"], body=body)
     if await sm_drain(peer, args.timeout) is False:
@@ -700,6 +724,8 @@ def parse_args(argv):
     s = command("send"); s.add_argument("to"); s.add_argument("bodies", nargs="+", metavar="BODY")
     with_message_opts(s)
     s.add_argument("--thread"); s.add_argument("--chatstate", choices=CHAT_STATES)
+    s.add_argument("--extra-xml", action="append", metavar="XML",
+                   help="an element to add to each message, e.g. XEP-0447 file sharing (repeatable)")
     s = command("flood"); s.add_argument("to"); s.add_argument("count", type=int); with_message_opts(s)
     s.add_argument("--body-suffix", default="", help="appended to each body (to make messages larger)")
     s.add_argument("--chatstate-every", type=int, default=0, metavar="K",
@@ -714,6 +740,7 @@ def parse_args(argv):
     s.add_argument("--priority", type=int, default=0); s.add_argument("--hold", type=float, default=0, help="seconds to stay online")
     s.add_argument("--drain", type=float, default=1)
     s = command("listen"); s.add_argument("seconds", type=float)
+    s.add_argument("--download", action="store_true", help="fetch each shared file and print its sha256")
     s = command("groupchat"); s.add_argument("room"); s.add_argument("nick")
     s.add_argument("bodies", nargs="*", metavar="BODY")
     s.add_argument("--id-prefix", default=None); s.add_argument("--drain", type=float, default=1)

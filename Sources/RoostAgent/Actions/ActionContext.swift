@@ -16,6 +16,8 @@ public struct ActionContext: Sendable {
     var archivePath: String? = nil
     /// Called once the account was deleted on the server (the agent stops the account; nil elsewhere).
     var onAccountRemoved: (@Sendable () async -> Void)? = nil
+    /// Told how a long transfer (a file upload) advances, when someone watches (a progress bar).
+    public var progress: (@Sendable (TransferProgress) -> Void)?
 
     public init(client: XMPPClient, account: JID, archive: ActionArchive, dataDirectory: String, priority: Int) {
         self.client = client

@@ -27,8 +27,8 @@ public enum OneShotLogin {
         return client
     }
 
-    public static func perform<Action: AccountAction>(_ action: Action, account: AccountConfig, config: RoostConfig,
-                                                      log: Logger) async throws(ActionFailure) -> Action.Result {
+    public static func perform<Action: AccountAction>(_ action: Action, account: AccountConfig, config: RoostConfig, log: Logger,
+                                                      progress: (@Sendable (TransferProgress) -> Void)? = nil) async throws(ActionFailure) -> Action.Result {
         let client = try await quietLogin(account: account, config: config, resourceTag: "cli", log: log)
         let configuration = client.configuration
         let events = Task { await answerRosterPushes(client) }
@@ -44,6 +44,7 @@ public enum OneShotLogin {
         var context = ActionContext(client: client, account: configuration.jid, archive: ActionArchive(pipeline: pipeline),
                                     dataDirectory: dataDirectory, priority: configuration.priority)
         context.archivePath = config.archivePath
+        context.progress = progress
         context.omemoSend = account.omemoSend
         if account.omemo {
             do {

@@ -48,7 +48,7 @@ public struct SendMessageAction: AccountAction {
         var message = Message(to: recipient, type: .chat, body: body, id: id)
         message.add(StanzaIDs.originIDElement(id))
         var encrypted: OMEMOService.Outgoing?
-        if let preferred = try encryptionNeeded(for: recipient, in: context) {
+        if let preferred = try Self.encryptionNeeded(for: recipient, plaintext: plaintext == true, in: context) {
             encrypted = try await context.omemo!.encrypt(body, to: recipient, id: id, preferred: preferred, client: context.client)
             message = encrypted!.message
         }
@@ -68,26 +68,34 @@ public struct SendMessageAction: AccountAction {
                                    originId: id, messageId: id, source: .live, rawStanza: XMLSerializer.serialize(stored.element),
                                    delivery: .pending)
         record.encryption = encrypted?.encryption
+        let confirmed = try await Self.deliver(message, archived: record, in: context)
+        return Sent(to: recipient.description, id: id, timestamp: now, confirmed: confirmed, encryption: encrypted?.encryption.scheme,
+                    devices: encrypted?.recipients)
+    }
+
+    /// Archives `record` (delivery `pending`), sends `message` (whose id is its origin-id) and marks it `sent`
+    /// once the server confirms; returns whether it did within the wait. Shared with `SendFileAction`.
+    static func deliver(_ message: Message, archived record: MessageRecord, in context: ActionContext) async throws(ActionFailure) -> Bool {
+        guard let id = record.originId else { preconditionFailure("an outgoing message carries an origin-id") }
         try await context.archive.record([.message(record)])
         do {
             try context.client.send(message, tracking: id)
         } catch {
             try? await context.archive.record([.delivery(account: context.account.description, originIDs: [id], state: .failed)])
-            throw ActionFailure.from(error, doing: "sending to \(recipient)")
+            throw ActionFailure.from(error, doing: "sending to \(record.conversation)")
         }
         let confirmed = await context.client.confirmDelivery(timeout: Self.confirmationWait)
         if confirmed {
             try await context.archive.record([.delivery(account: context.account.description, originIDs: [id], state: .sent)])
         }
-        return Sent(to: recipient.description, id: id, timestamp: now, confirmed: confirmed, encryption: encrypted?.encryption.scheme,
-                    devices: encrypted?.recipients)
+        return confirmed
     }
 
     /// nil: send plaintext. Else encrypt, preferring the namespace the conversation last used (nil inside: none).
     /// `omemo_send = auto` encrypts when the conversation's newest message was encrypted; plaintext into such a
-    /// conversation needs `--plaintext`.
-    private func encryptionNeeded(for recipient: JID, in context: ActionContext) throws(ActionFailure) -> OMEMONamespace?? {
-        guard context.omemo != nil, plaintext != true, context.omemoSend != .never else { return nil }
+    /// conversation needs `--plaintext`. (Also decides for `SendFileAction`.)
+    static func encryptionNeeded(for recipient: JID, plaintext: Bool, in context: ActionContext) throws(ActionFailure) -> OMEMONamespace?? {
+        guard context.omemo != nil, !plaintext, context.omemoSend != .never else { return nil }
         let last = (try? ArchiveReader(path: context.archivePath ?? "").lastMessageEncryption(account: context.account.description,
                                                                                           conversation: recipient.description)) ?? nil
         let lastEncryption = last ?? nil

@@ -3,12 +3,13 @@ enum ConfigGroup: Equatable {
     case general
     case archive
     case notify
+    case files
     /// `[account alice@example.org]`, with the JID as written.
     case account(String)
     /// `[sink NAME]`.
     case sink(String)
 
-    static let summary = "[general], [archive], [notify], [account JID] or [sink NAME]"
+    static let summary = "[general], [archive], [files], [notify], [account JID] or [sink NAME]"
 
     init(header name: String) throws(ConfigValueError) {
         let parts = name.split(separator: " ", maxSplits: 1)
@@ -18,13 +19,14 @@ enum ConfigGroup: Equatable {
         case ("general", true): self = .general
         case ("archive", true): self = .archive
         case ("notify", true): self = .notify
+        case ("files", true): self = .files
         case ("account", false): self = .account(argument)
         case ("sink", false): self = .sink(argument)
         case ("account", true):
             throw ConfigValueError("an account group names its JID: [account alice@example.org]")
         case ("sink", true):
             throw ConfigValueError("a sink group names the sink: [sink NAME]")
-        case ("general", false), ("archive", false), ("notify", false):
+        case ("general", false), ("archive", false), ("notify", false), ("files", false):
             throw ConfigValueError("[\(kind)] takes no name; write it as [\(kind)]")
         default:
             throw ConfigValueError("unknown group [\(name)]; expected \(Self.summary)")

@@ -32,6 +32,15 @@ enum ConfigKeys {
         "path": { draft, value, paths throws(ConfigValueError) in draft.archivePath = try Parse.path(value, paths: paths) },
     ]
 
+    static let files: [String: ConfigKeySetter<FilesSettings>] = [
+        "download": { draft, value, _ throws(ConfigValueError) in draft.download = try Parse.choice(value, of: FilesSettings.Download.self) },
+        "max_size": { draft, value, _ throws(ConfigValueError) in draft.maxSize = try Parse.size(value) },
+        "allow_private_addresses": { draft, value, _ throws(ConfigValueError) in draft.allowPrivateAddresses = try Parse.boolean(value) },
+        "retry_seconds": { draft, value, _ throws(ConfigValueError) in
+            draft.retrySeconds = try Parse.integer(value, in: 1...86_400, what: "a number of seconds")
+        },
+    ]
+
     static let account: [String: ConfigKeySetter<AccountDraft>] = [
         "password": { draft, value, _ throws(ConfigValueError) in draft.password = try Parse.nonEmpty(value) },
         "password_command": { draft, value, _ throws(ConfigValueError) in draft.passwordCommand = try Parse.nonEmpty(value) },

@@ -66,6 +66,7 @@ struct ConfigLoader {
         if let v = assembly.settings.archivePollSeconds { config.archivePollSeconds = v }
         if let v = assembly.settings.maxSendBytes { config.maxSendBytes = v }
         if let v = assembly.settings.archiveStallSeconds { config.archiveStallSeconds = v }
+        config.files = assembly.files
         return config
     }
 }
@@ -78,6 +79,7 @@ extension ConfigLoader {
         let paths: ConfigPaths
         var problems: [ConfigProblem] = []
         var settings = SettingsDraft()
+        var files = FilesSettings()
         var accounts: [AccountConfig] = []
         var notify: [String: String] = [:]
         var sinks: [String: [String: String]] = [:]
@@ -103,6 +105,8 @@ extension ConfigLoader {
                 problems += apply(values, group: group, table: ConfigKeys.general, to: &settings)
             case .archive:
                 problems += apply(values, group: group, table: ConfigKeys.archive, to: &settings)
+            case .files:
+                problems += apply(values, group: group, table: ConfigKeys.files, to: &files)
             case .notify:
                 notify = values
             case let .sink(name):

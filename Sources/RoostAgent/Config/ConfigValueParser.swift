@@ -1,3 +1,5 @@
+import RoostArchive
+
 /// Turns the text of one value into its typed form, or says what is expected.
 /// Messages quote the offending value, so they are never used for `password` or `password_command`.
 enum ConfigValueParser {
@@ -6,6 +8,14 @@ enum ConfigValueParser {
             throw ConfigValueError("expected \(what) from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
         }
         return value
+    }
+
+    /// A size in bytes (see `FileSize.parse`): `100M`, `1G`, `500000`.
+    static func size(_ text: String) throws(ConfigValueError) -> Int64 {
+        guard let size = FileSize.parse(text) else {
+            throw ConfigValueError("expected a size such as 100M, 1G or 500000 (bytes), got '\(text)'")
+        }
+        return size
     }
 
     static func port(_ text: String) throws(ConfigValueError) -> UInt16 {

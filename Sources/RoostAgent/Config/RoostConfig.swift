@@ -19,6 +19,8 @@ public struct RoostConfig: Sendable, Hashable {
     /// `[general] archive_stall_seconds`: how long the archive may refuse writes (locked, disk full) before
     /// the agent closes its connections without acknowledging, so the server keeps everything.
     public var archiveStallSeconds: Int = 600
+    /// `[files]`: attachment downloads.
+    public var files = FilesSettings()
     /// In file order.
     public var accounts: [AccountConfig]
     /// `[notify]` exactly as written; the notification layer validates it.

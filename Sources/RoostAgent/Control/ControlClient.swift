@@ -32,10 +32,28 @@ public final class ControlClient: Sendable {
         }
     }
 
-    /// Runs `action` in the agent for `account` (nil: the agent's only account).
-    public func perform<Action: AccountAction>(_ action: Action, account: String?) throws(ActionFailure) -> Action.Result {
-        let request = ControlRequest(id: .number(1), command: Action.command, account: account, arguments: action)
-        return try decode(Action.Result.self, from: exchange(ControlJSON.encode(request)))
+    /// Runs `action` in the agent for `account` (nil: the agent's only account); `progress` hears how a long
+    /// transfer advances.
+    public func perform<Action: AccountAction>(_ action: Action, account: String?,
+                                               progress: ((TransferProgress) -> Void)? = nil) throws(ActionFailure) -> Action.Result {
+        let request = ControlRequest(id: .number(1), command: Action.command, account: account, arguments: action,
+                                     progress: progress == nil ? nil : true)
+        guard let progress else { return try decode(Action.Result.self, from: exchange(ControlJSON.encode(request))) }
+        let answer = channel.withLock { channel -> Data? in
+            guard channel.writeLine(ControlJSON.encode(request)) else { return nil }
+            while case .line(let line) = channel.readLine(timeoutSeconds: 600) {
+                guard let interim = try? JSONDecoder().decode(ControlProgress.self, from: line) else { return line }
+                progress(interim.progress)
+            }
+            return nil
+        }
+        return try decode(Action.Result.self, from: answer)
+    }
+
+    /// Downloads attachments in the agent (which may take long: files can be large).
+    public func fetchFiles(_ request: FileFetchRequest) throws(ActionFailure) -> [FileFetchRequest.Result] {
+        let line = ControlJSON.encode(ControlRequest(id: .number(1), command: FileFetchRequest.command, account: nil, arguments: request))
+        return try decode([FileFetchRequest.Result].self, from: exchange(line, timeoutSeconds: 6 * 3600))
     }
 
     public func status() throws(ActionFailure) -> AgentStatusReport {

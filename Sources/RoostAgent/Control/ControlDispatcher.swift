@@ -48,6 +48,7 @@ public struct ControlDispatcher: Sendable {
         register(RosterUpdateAction.self)
         register(SubscriptionAnswerAction.self)
         register(SendMessageAction.self)
+        register(SendFileAction.self)
         register(VCardFetchAction.self)
         register(VCardPublishAction.self)
         register(PasswordChangeAction.self)
@@ -59,9 +60,10 @@ public struct ControlDispatcher: Sendable {
     }()
 
     /// Commands answered by the agent itself rather than for an account.
-    static let agentCommands = ["status", "ping"]
+    static let agentCommands = ["status", "ping", FileFetchRequest.command]
 
-    public func respond(to line: Data) async -> Data {
+    /// `progress` sends an interim line to the client (only for requests that ask for progress).
+    public func respond(to line: Data, progress: (@Sendable (Data) -> Void)? = nil) async -> Data {
         let header: ControlRequestHeader
         do { header = try JSONDecoder().decode(ControlRequestHeader.self, from: line) } catch {
             return ControlJSON.failure(ActionFailure(.badRequest, "not a request: \(DecodingProblem.describe(error)); expected a JSON object with \"command\""), id: nil)
@@ -71,6 +73,14 @@ public struct ControlDispatcher: Sendable {
             return ControlJSON.encode(ControlSuccess(id: header.id, ok: true, result: ["pid": Int(getpid()), "protocol": ControlProtocol.version]))
         case "status":
             return ControlJSON.encode(ControlSuccess(id: header.id, ok: true, result: await status()))
+        case FileFetchRequest.command:
+            guard let request = try? JSONDecoder().decode(ControlRequest<FileFetchRequest>.self, from: line), let arguments = request.arguments else {
+                return ControlJSON.failure(ActionFailure(.badRequest, "\(FileFetchRequest.command) needs \"arguments\": {\"ids\": [...]}"), id: header.id)
+            }
+            guard let files = handle.files else {
+                return ControlJSON.failure(ActionFailure(.internalError, "this agent has no file download worker"), id: header.id)
+            }
+            return ControlJSON.encode(ControlSuccess(id: header.id, ok: true, result: await arguments.run(on: files)))
         default:
             break
         }
@@ -101,6 +111,10 @@ public struct ControlDispatcher: Sendable {
         context.archivePath = handle.archivePath
         let handle = self.handle
         context.onAccountRemoved = { await handle.stopAccount(account) }
+        if header.progress == true, let progress {
+            let id = header.id
+            context.progress = { progress(ControlJSON.encode(ControlProgress(id: id, progress: $0))) }
+        }
         return await handler(line, header.id, context)
     }
 

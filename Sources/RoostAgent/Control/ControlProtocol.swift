@@ -44,6 +44,8 @@ struct ControlRequestHeader: Decodable {
     var id: ControlRequestID?
     var command: String
     var account: String?
+    /// The client wants progress lines before the answer (long transfers: `message.send-file`).
+    var progress: Bool?
 }
 
 struct ControlRequest<Arguments: Codable>: Codable {
@@ -51,6 +53,13 @@ struct ControlRequest<Arguments: Codable>: Codable {
     var command: String
     var account: String?
     var arguments: Arguments?
+    var progress: Bool?
+}
+
+/// An interim line before the answer of a request that asked for `"progress": true`.
+struct ControlProgress: Codable {
+    var id: ControlRequestID?
+    var progress: TransferProgress
 }
 
 struct ControlSuccess<Result: Codable>: Codable {

@@ -145,7 +145,10 @@ public final class ControlServer: Sendable {
                 return
             case .line(let line):
                 if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) { continue }
-                guard channel.writeLine(Self.waitFor { await dispatcher.respond(to: line) }) else { return }
+                // Progress lines are written while this thread waits for the answer, never at the same time.
+                let writer = LineChannelBox(channel)
+                let answer = Self.waitFor { await dispatcher.respond(to: line) { data in writer.withLock { _ = $0.writeLine(data) } } }
+                guard writer.withLock({ $0.writeLine(answer) }) else { return }
             }
         }
     }

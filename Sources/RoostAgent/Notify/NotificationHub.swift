@@ -6,11 +6,25 @@ import Synchronization
 /// the agent itself to answer friend requests from notification buttons); posts before that are dropped.
 final class NotificationHub: Sendable {
     private let notifier = Mutex<Notifier?>(nil)
+    private let files = Mutex<FileDownloadWorker?>(nil)
+    /// How long a message sharing a picture waits for the file before it is notified without it.
+    static let pictureWait = Duration.seconds(8)
 
     func attach(_ notifier: Notifier) { self.notifier.withLock { $0 = notifier } }
 
+    func attach(_ files: FileDownloadWorker) { self.files.withLock { $0 = files } }
+
     func post(_ event: NotificationEvent) {
-        notifier.withLock { $0 }?.post(event)
+        guard let notifier = notifier.withLock({ $0 }) else { return }
+        if case .message(var message) = event, let id = message.pictureMessageID, let files = files.withLock({ $0 }) {
+            // Show the picture itself when it arrives soon enough; the notification never waits longer.
+            Task {
+                message.imagePath = await files.storedPicture(ofMessage: id, timeout: Self.pictureWait)
+                notifier.post(.message(message))
+            }
+            return
+        }
+        notifier.post(event)
     }
 
     var current: Notifier? { notifier.withLock { $0 } }

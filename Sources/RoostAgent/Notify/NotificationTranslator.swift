@@ -16,14 +16,36 @@ struct NotificationTranslator: Sendable {
     /// Requests already shown (or pending from before): the server repeats pending requests at each login.
     let knownRequests = KnownRequests()
 
-    func incoming(_ record: MessageRecord) -> IncomingMessage? {
-        guard record.direction == .incoming, var body = record.body ?? record.encryption.map({ _ in "encrypted message, could not be decrypted" }) else { return nil }
-        if let encryption = record.encryption, encryption.isDecrypted, !encryption.isTrusted { body = "(untrusted device) " + body }
+    /// `archiveID`: the message's row, so a picture it shares can be shown once downloaded.
+    func incoming(_ record: MessageRecord, archiveID: Int64? = nil) -> IncomingMessage? {
+        guard record.direction == .incoming, record.body != nil || record.encryption != nil || !record.attachments.isEmpty else { return nil }
         let sender = record.kind == .groupchat ? record.from : record.conversation
         let name = names[sender.lowercased()] ?? record.senderName ?? sender
-        return IncomingMessage(account: account, conversation: record.conversation, from: record.from, displayName: name, body: body,
-                               isGroupchat: record.kind == .groupchat, mentionsUser: false, timestamp: record.timestamp,
-                               avatarPath: avatars[record.conversation.lowercased()])
+        var (body, picture) = Self.text(of: record)
+        if record.body == nil, record.attachments.isEmpty, record.encryption != nil { body = "encrypted message, could not be decrypted" }
+        if let encryption = record.encryption, encryption.isDecrypted, !encryption.isTrusted { body = "(untrusted device) " + body }
+        var message = IncomingMessage(account: account, conversation: record.conversation, from: record.from, displayName: name,
+                                      body: body, isGroupchat: record.kind == .groupchat, mentionsUser: false,
+                                      timestamp: record.timestamp, avatarPath: avatars[record.conversation.lowercased()])
+        if picture { message.pictureMessageID = archiveID }
+        return message
+    }
+
+    /// What a notification says of a message: its text, or for a file message "sent a picture: bob.png
+    /// (1.2 MB)" / "sent a file: …" (and whether it is a picture).
+    static func text(of record: MessageRecord) -> (String, picture: Bool) {
+        let body = record.body ?? ""
+        let trimmed = body.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let first = record.attachments.first, trimmed.isEmpty || record.attachments.contains(where: { $0.url == trimmed }) else {
+            return (body, false)
+        }
+        let pictures = record.attachments.filter { ($0.mime ?? MediaType.guess(name: $0.displayName, sample: []))?.hasPrefix("image/") == true }
+        if record.attachments.count > 1 {
+            let noun = pictures.count == record.attachments.count ? "pictures" : "files"
+            return ("sent \(record.attachments.count) \(noun)", !pictures.isEmpty)
+        }
+        let noun = pictures.isEmpty ? "a file" : "a picture"
+        return ("sent \(noun): \(first.displayName)" + (first.size.map { " (\(FileSize.text($0)))" } ?? ""), !pictures.isEmpty)
     }
 
     func isLive(_ record: MessageRecord) -> Bool { record.receivedAt - record.timestamp < liveWindowMilliseconds }
@@ -35,8 +57,8 @@ struct NotificationTranslator: Sendable {
         for note in notes {
             switch note {
             case .incomingMessage(let index):
-                guard index < events.count, index < outcomes.count, case .inserted = outcomes[index],
-                      case .message(let record) = events[index], let message = incoming(record) else { continue }
+                guard index < events.count, index < outcomes.count, case .inserted(let id) = outcomes[index],
+                      case .message(let record) = events[index], let message = incoming(record, archiveID: id) else { continue }
                 if isLive(record) { post.append(.message(message)) } else { backlog.append(message) }
             case .userWrote(let conversation, let at):
                 post.append(.userActivity(account: account, conversation: conversation, at: at))

@@ -115,7 +115,10 @@ enum StanzaRouter {
         var body = message.body
         let subject = message.subject
         let encrypted = context.decryptor != nil && OMEMO.isEncrypted(message)
-        guard encrypted || body != nil || (subject != nil && kind == .groupchat) else { return events }
+        // Files shared in the clear; an encrypted message's file is the link in its decrypted body (below): what
+        // stands outside the encryption is neither confidential nor authenticated.
+        var attachments = encrypted ? [] : SharedFiles.attachments(in: message)
+        guard encrypted || body != nil || (subject != nil && kind == .groupchat) || !attachments.isEmpty else { return events }
 
         var stanzaID: String?
         var stanzaIDBy: String?
@@ -140,6 +143,7 @@ enum StanzaRouter {
             case .decrypted(let text, let how):
                 body = text
                 encryption = how
+                attachments = SharedFiles.attachments(inDecryptedBody: text)
             case .undecryptable(let how):
                 // Never the fallback body ("I sent you an OMEMO encrypted message…"): raw keeps the payload.
                 body = nil
@@ -156,7 +160,7 @@ enum StanzaRouter {
             stanzaId: stanzaID, stanzaIdBy: stanzaIDBy, stanzaIdTrusted: trusted, originId: message.stanzaIDs.originID,
             messageId: message.id, replaces: message.replacesID, isCarbon: source == .carbon, source: source,
             rawStanza: XMLSerializer.serialize(message.element),
-            attachments: encryption == nil ? OutOfBandData.urls(in: message).map { AttachmentRecord(url: $0) } : [])
+            attachments: attachments)
         record.encryption = encryption
         events.append(.message(record))
         return events
@@ -164,7 +168,9 @@ enum StanzaRouter {
 
     private static func incomingNotes(_ events: [ArchiveEvent]) -> [RoutingNote] {
         events.indices.compactMap { i in
-            if case .message(let m) = events[i], m.direction == .incoming, m.body != nil || m.encryption != nil { return .incomingMessage(eventIndex: i) }
+            if case .message(let m) = events[i], m.direction == .incoming, m.body != nil || m.encryption != nil || !m.attachments.isEmpty {
+                return .incomingMessage(eventIndex: i)
+            }
             return nil
         }
     }

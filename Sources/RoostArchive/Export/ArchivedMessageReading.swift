@@ -50,10 +50,10 @@ struct ArchivedMessageReading {
 
     func attachments(of id: Int64) throws(SQLiteError) -> [AttachmentRecord] {
         var attachments: [AttachmentRecord] = []
-        try database.cached("SELECT url, local_path, mime, size FROM attachments WHERE message_row = ? ORDER BY id")
+        let store = FileStore(archivePath: database.path)
+        try database.cached("SELECT \(AttachmentReading.columns) FROM attachments a WHERE a.message_row = ? ORDER BY a.id")
             .forEachRow([.integer(id)]) { row in
-                attachments.append(AttachmentRecord(url: row.text(0), localPath: row.optionalText(1),
-                                                    mime: row.optionalText(2), size: row.optionalInt(3)))
+                attachments.append(AttachmentReading.record(row, at: 0, store: store))
                 return true
             }
         return attachments

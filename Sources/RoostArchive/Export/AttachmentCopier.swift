@@ -12,6 +12,7 @@ final class AttachmentCopier {
     let linkBase: String
     private var names: [String: FileNameAllocator] = [:]
     private var copied: [String: String?] = [:]
+    private var thumbnails: [String: (link: String, width: Int, height: Int)?] = [:]
     private(set) var copiedCount = 0
     private(set) var missingCount = 0
 
@@ -55,11 +56,34 @@ final class AttachmentCopier {
     /// Copies a message's attachment; the name keeps the original file name after a time prefix so that
     /// files sort by date.
     func copy(_ attachment: AttachmentRecord, of message: ArchivedMessage) throws(ExportError) -> String? {
-        let original = URL(string: attachment.url)?.lastPathComponent
-            ?? attachment.localPath.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "file"
-        let time = CivilTime(milliseconds: message.timestamp)
+        try copy(attachment, timestamp: message.timestamp)
+    }
+
+    func copy(_ attachment: AttachmentRecord, timestamp: Int64) throws(ExportError) -> String? {
+        let time = CivilTime(milliseconds: timestamp)
         let prefix = "\(time.dateText)_\(CivilTime.pad(time.hour))\(CivilTime.pad(time.minute))\(CivilTime.pad(time.second))"
-        return try copy(attachment.localPath, into: "attachments", preferredName: prefix + "_" + (original.removingPercentEncoding ?? original))
+        return try copy(attachment.localPath, into: "attachments", preferredName: prefix + "_" + attachment.displayName)
+    }
+
+    /// A smaller copy of the picture at `source` in `thumbnails/`, named after its copy `named` (a link as
+    /// `copy` returns it); nil when the maker cannot read the picture.
+    func thumbnail(of source: String, named copy: String, maker: any ThumbnailMaker,
+                   maxSide: Int) throws(ExportError) -> (link: String, width: Int, height: Int)? {
+        let key = "thumbnails\u{0}" + source
+        if let known = thumbnails[key] { return known }
+        let root = try folder()
+        let target = root + "/thumbnails"
+        if mkdir(target, 0o700) != 0 && errno != EEXIST { throw .io(path: target, operation: "create", errno: errno) }
+        var allocator = names["thumbnails"] ?? FileNameAllocator()
+        let stem = allocator.unique(Self.split((copy as NSString).lastPathComponent).0, extension: nil)
+        names["thumbnails"] = allocator
+        guard let made = maker.thumbnail(of: source, to: target + "/" + stem, maxSide: maxSide) else {
+            thumbnails[key] = .some(nil)
+            return nil
+        }
+        let result = (link: linkBase + "thumbnails/" + (made.path as NSString).lastPathComponent, width: made.width, height: made.height)
+        thumbnails[key] = result
+        return result
     }
 
     private static func split(_ name: String) -> (String, String?) {

@@ -17,6 +17,12 @@ public struct ExportOptions: Sendable {
     public var copyAttachments: Bool
     /// "Now" for relative dates in the query (`date:7d..`).
     public var now: Date
+    /// mbox and maildir embed stored files up to this size; larger ones are linked by URL.
+    public var mailAttachmentLimit: Int64 = ExportOptions.defaultMailAttachmentLimit
+    /// Makes the html export's thumbnails of large pictures (none without it: pictures are shown full size).
+    public var thumbnails: (any ThumbnailMaker)?
+
+    public static let defaultMailAttachmentLimit: Int64 = 25 << 20
 
     public init(format: ExportFormat, query: String = "", account: String? = nil, split: ExportSplit = .none,
                 include: Set<ExportInclusion> = [], timeZone: TimeZone = .current, force: Bool = false,

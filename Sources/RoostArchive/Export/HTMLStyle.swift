@@ -28,7 +28,8 @@ enum HTMLStyle {
     .spacer{flex:none;width:2rem}
     .event{text-align:center;color:var(--muted);font-size:.75rem;margin:.15rem 0}
     .file{display:block;margin-top:.2rem;overflow-wrap:anywhere}
-    .file img{max-width:100%;max-height:20rem;border-radius:.5rem;display:block}
+    .file img{max-width:100%;max-height:20rem;width:auto;height:auto;border-radius:.5rem;display:block}
+    .size{opacity:.7;font-size:.85em}
     details.revisions{font-size:.8rem;color:var(--muted)}
     details.revisions ol{margin:.2rem 0;padding-left:1.2rem;white-space:pre-wrap;overflow-wrap:anywhere}
     ul.conversations{list-style:none;margin:0;padding:0}

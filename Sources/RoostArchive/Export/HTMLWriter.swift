@@ -126,17 +126,33 @@ final class HTMLWriter: ExportWriter {
         return html
     }
 
+    /// A picture larger than this (bytes, or pixels on its longer side) is shown through a thumbnail.
+    static let thumbnailAboveBytes: Int64 = 1_000_000
+    static let thumbnailAbovePixels = 1600
+    static let thumbnailSide = 1024
+
     private func attachmentHTML(_ attachment: AttachmentRecord, of message: ArchivedMessage, context: ExportContext) throws -> String {
-        let label = HTMLText.escape(URL(string: attachment.url)?.lastPathComponent ?? attachment.url)
+        let label = HTMLText.escape(attachment.displayName)
+        let size = attachment.size.map { " <span class=\"size\">\(FileSize.text($0))</span>" } ?? ""
         if let copy = try context.attachments?.copy(attachment, of: message) {
             let link = HTMLText.escape(HTMLText.relativeLink(up + copy))
-            if attachment.mime?.hasPrefix("image/") == true {
-                return "<a class=\"file\" href=\"\(link)\"><img src=\"\(link)\" alt=\"\(label)\" loading=\"lazy\"></a>"
+            if attachment.isImage, let source = attachment.localPath {
+                var image = link
+                var dimensions = ""
+                if let maker = context.options.thumbnails, let (width, height) = maker.dimensions(of: source) {
+                    dimensions = " width=\"\(width)\" height=\"\(height)\""
+                    if (attachment.size ?? 0) > Self.thumbnailAboveBytes || max(width, height) > Self.thumbnailAbovePixels,
+                       let thumbnail = try context.attachments?.thumbnail(of: source, named: copy, maker: maker, maxSide: Self.thumbnailSide) {
+                        image = HTMLText.escape(HTMLText.relativeLink(up + thumbnail.link))
+                        dimensions = " width=\"\(thumbnail.width)\" height=\"\(thumbnail.height)\""
+                    }
+                }
+                return "<a class=\"file\" href=\"\(link)\"><img src=\"\(image)\" alt=\"\(label)\"\(dimensions) loading=\"lazy\"></a>"
             }
-            return "<a class=\"file\" href=\"\(link)\">\(label)</a>"
+            return "<a class=\"file\" href=\"\(link)\">\(label)</a>\(size)"
         }
         if HTMLText.isSafeExternalURL(attachment.url) {
-            return "<a class=\"file\" href=\"\(HTMLText.escape(attachment.url))\" rel=\"noreferrer noopener\">\(label)</a>"
+            return "<a class=\"file\" href=\"\(HTMLText.escape(attachment.url))\" rel=\"noreferrer noopener\">\(label)</a>\(size)"
         }
         return "<span class=\"file\">\(HTMLText.escape(attachment.url))</span>"
     }

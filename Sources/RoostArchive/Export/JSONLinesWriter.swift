@@ -5,10 +5,13 @@ final class JSONLinesWriter: ExportWriter {
     let byConversation = false
     let needsRawStanzas = true
     private var encoder: JSONByteEncoder?
+    /// Leads from the partition's file up to the export's top folder, where the attachment copies are.
+    private var up = ""
 
     func beginPartition(_ partition: ExportPartition, target: PartitionTarget, context: ExportContext) throws {
-        guard case .file(let sink, _) = target else { preconditionFailure("jsonl writes files") }
+        guard case .file(let sink, let depth) = target else { preconditionFailure("jsonl writes files") }
         encoder = JSONByteEncoder(sink: sink)
+        up = TextTranscriptWriter.up(depth)
         guard context.options.include.contains(.contacts) else { return }
         if context.selection.everything {
             // A complete export keeps every contact, also those never written to; with a split they go to
@@ -23,7 +26,7 @@ final class JSONLinesWriter: ExportWriter {
         guard var encoder else { return }
         switch event {
         case .message(let view):
-            try Self.encode(view, accounts: context.selection.accounts, into: &encoder)
+            try Self.encode(view, accounts: context.selection.accounts, copier: context.attachments, up: up, into: &encoder)
             context.messageWritten()
         case .chatState(let state):
             Self.encode(state, into: &encoder)
@@ -73,7 +76,10 @@ final class JSONLinesWriter: ExportWriter {
     // MARK: Encoding
 
     /// The fast path: the row's columns straight into the output (same bytes as `encode(_ message:)`).
-    static func encode(_ view: MessageRowView, accounts: [Int64: String], into json: inout JSONByteEncoder) throws(SQLiteError) {
+    /// `copier` copies stored files beside the export, and each attachment names its copy in `file`, relative
+    /// to the jsonl file (`up` leads to the export's top folder).
+    static func encode(_ view: MessageRowView, accounts: [Int64: String], copier: AttachmentCopier?, up: String = "",
+                       into json: inout JSONByteEncoder) throws {
         let row = view.row
         json.beginObject()
         json.field("version", Int64(JSONLinesSchema.version))
@@ -100,7 +106,8 @@ final class JSONLinesWriter: ExportWriter {
         json.field("carbon", row.bool(20))
         json.textColumn("source", row, 21)
         let id = row.int(0)
-        encodeAttachments(row.bool(24) ? try view.reading.attachments(of: id) : [], into: &json)
+        try encodeAttachments(row.bool(24) ? try view.reading.attachments(of: id) : [], timestamp: row.int(11), copier: copier, up: up,
+                              into: &json)
         encodeRevisions(row.int(23) > 0 ? try view.reading.revisions(of: id, includeRaw: view.includeRevisionRaw) : [], into: &json)
         json.textColumn("raw", row, 22)
         json.endObject()
@@ -140,22 +147,34 @@ final class JSONLinesWriter: ExportWriter {
         json.field("retracted", message.retracted)
         json.field("carbon", message.isCarbon)
         json.field("source", message.source.rawValue)
-        encodeAttachments(message.attachments, into: &json)
+        try? encodeAttachments(message.attachments, timestamp: message.timestamp, copier: nil, up: "", into: &json)
         encodeRevisions(message.revisions, into: &json)
         json.field("raw", message.rawStanza)
         json.endObject()
         json.newline()
     }
 
-    private static func encodeAttachments(_ attachments: [AttachmentRecord], into json: inout JSONByteEncoder) {
+    /// A stored file is named by `sha256` (and by `file`, its copy beside the export); `local_path` only
+    /// carries a path outside the file store (from an old archive).
+    private static func encodeAttachments(_ attachments: [AttachmentRecord], timestamp: Int64, copier: AttachmentCopier?,
+                                          up: String, into json: inout JSONByteEncoder) throws(ExportError) {
         json.beginArray("attachments")
         for attachment in attachments {
+            let copy = try copier?.copy(attachment, timestamp: timestamp).map { up + $0 }
             json.element()
             json.beginObject()
             json.field("url", attachment.url)
-            json.field("local_path", attachment.localPath)
+            json.field("local_path", attachment.sha256 == nil ? attachment.localPath : nil)
             json.field("mime", attachment.mime)
             json.field("size", attachment.size)
+            json.field("name", attachment.name)
+            json.field("description", attachment.description)
+            json.field("width", attachment.width.map { Int64($0) })
+            json.field("height", attachment.height.map { Int64($0) })
+            json.stringArray("hashes", attachment.hashes.map { "\($0.algorithm)=\($0.base64)" })
+            json.field("sha256", attachment.sha256)
+            json.field("state", attachment.state.rawValue)
+            json.field("file", copy)
             json.endObject()
         }
         json.endArray()

@@ -3,25 +3,19 @@ import Foundation
 /// A file embedded in an exported mail as a MIME part, so a mailbox is complete on its own (and a Maildir
 /// holds nothing but mail, which notmuch and mu expect).
 struct MailAttachment {
-    /// Larger files are linked by URL instead of embedded.
-    static let embedLimit = 25 * 1024 * 1024
-
     let fileName: String
     let mime: String
     let contents: Data
 
-    /// Reads the locally stored copy, or nil when missing, unreadable or too large.
-    static func load(_ attachment: AttachmentRecord) -> MailAttachment? {
+    /// Reads the locally stored copy, or nil when missing, unreadable or larger than `limit`.
+    static func load(_ attachment: AttachmentRecord, limit: Int64) -> MailAttachment? {
         guard let path = attachment.localPath,
               let attributes = try? FileManager.default.attributesOfItem(atPath: path),
               (attributes[.type] as? FileAttributeType) == .typeRegular,
-              let size = attributes[.size] as? Int, size <= embedLimit,
+              let size = attributes[.size] as? Int, Int64(size) <= limit,
               let contents = FileManager.default.contents(atPath: path) else { return nil }
-        let urlName = URL(string: attachment.url)?.lastPathComponent
-        let name = (urlName?.removingPercentEncoding ?? urlName).flatMap { $0.isEmpty || $0 == "/" ? nil : $0 }
-            ?? URL(fileURLWithPath: path).lastPathComponent
         let mime = attachment.mime.flatMap { Self.isToken($0) ? $0 : nil } ?? "application/octet-stream"
-        return MailAttachment(fileName: name, mime: mime, contents: contents)
+        return MailAttachment(fileName: attachment.displayName, mime: mime, contents: contents)
     }
 
     /// `type/subtype` made of RFC 2045 token characters only (the stored value came from the network).

@@ -46,7 +46,8 @@ final class MailWriter: ExportWriter {
     func write(_ event: ExportEvent, context: ExportContext) throws {
         guard let slice, case .message(let view) = event else { return }
         let message = try view.load()
-        let embedded = message.attachments.map { context.options.copyAttachments ? MailAttachment.load($0) : nil }
+        let limit = context.options.mailAttachmentLimit
+        let embedded = message.attachments.map { context.options.copyAttachments ? MailAttachment.load($0, limit: limit) : nil }
         let attachedCount = embedded.compactMap { $0 }.count
         context.summary.attachmentsCopied += attachedCount
         context.summary.attachmentsMissing += embedded.count - attachedCount

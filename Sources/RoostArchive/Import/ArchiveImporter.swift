@@ -57,6 +57,8 @@ public struct ArchiveImporter: Sendable {
         } catch {
             throw .archive(error)
         }
+        let store = FileStore(archivePath: archivePath)
+        let folder = (path as NSString).deletingLastPathComponent
         var done = 0
         var lastReport = Date.distantPast
         var committer = BatchCommitter(writer: writer, transactionBudget: transactionBudget, maximumBatch: Self.batchSize) { events, outcomes in
@@ -75,7 +77,18 @@ public struct ArchiveImporter: Sendable {
                 done += 1
                 switch item {
                 case .message(let events):
-                    try committer.add(events)
+                    var restored: [ArchiveEvent] = []
+                    for event in events {
+                        guard case .message(var record) = event, !record.attachments.isEmpty else {
+                            restored.append(event)
+                            continue
+                        }
+                        for index in record.attachments.indices {
+                            restore(&record.attachments[index], beside: folder, store: store, summary: &summary)
+                        }
+                        restored.append(.message(record))
+                    }
+                    try committer.add(restored)
                 case .chatState(let record):
                     try committer.add(.chatState(record))
                 case .presence(let record):
@@ -115,6 +128,28 @@ public struct ArchiveImporter: Sendable {
         summary.seconds = Date().timeIntervalSince(started)
         progress(ExportProgress(done: done, total: valid, elapsedSeconds: summary.seconds))
         return summary
+    }
+
+    /// Brings an attachment's file into the store: the export's copy (`file`, relative to the jsonl file's
+    /// folder), checked against its recorded SHA-256, or the store's own copy when it already has one.
+    /// A stored file that cannot be restored goes back to `pending` (the agent downloads it again if the
+    /// link still works), keeping its SHA-256 as an advertised hash so that the download is checked.
+    /// An absolute `local_path` (a file outside the store, from an old archive) is kept as it was.
+    private func restore(_ attachment: inout AttachmentRecord, beside folder: String, store: FileStore, summary: inout ImportSummary) {
+        if attachment.sha256 == nil, attachment.localPath?.hasPrefix("/") == true { return }
+        let source = attachment.localPath.map { $0.hasPrefix("/") ? $0 : folder + "/" + $0 }
+        attachment.localPath = nil
+        if let sha256 = attachment.sha256, store.contains(sha256: sha256) {
+            attachment.state = .stored
+            return
+        }
+        let expected = attachment.sha256.flatMap(Hex.bytes).map { Data($0).base64EncodedString() }.map { [FileHash(algorithm: "sha-256", base64: $0)] } ?? []
+        if let source, store.adopt(&attachment, from: source, checking: expected) { return }
+        guard source != nil || attachment.state == .stored else { return }
+        summary.filesMissing += 1
+        attachment.state = .pending
+        if let hash = expected.first, !attachment.hashes.contains(where: { $0.algorithm == "sha-256" }) { attachment.hashes.append(hash) }
+        attachment.sha256 = nil
     }
 
     private static func isBlank(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

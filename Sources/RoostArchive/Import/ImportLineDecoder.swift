@@ -40,8 +40,7 @@ enum ImportLineDecoder {
         let trusted = try fields.bool("stanza_id_trusted", default: false)
         var attachments: [AttachmentRecord] = []
         for item in try fields.objects("attachments") {
-            attachments.append(AttachmentRecord(url: try item.string("url"), localPath: try item.optionalString("local_path"),
-                                                mime: try item.optionalString("mime"), size: try item.optionalInteger("size")))
+            attachments.append(try attachment(item))
         }
         var revisions: [MessageRevision] = []
         for item in try fields.objects("revisions") {
@@ -93,6 +92,29 @@ enum ImportLineDecoder {
             events.append(.message(adopted))
         }
         return events
+    }
+
+    /// `localPath` carries where the file is to be found: `file` (the export's copy, relative to the jsonl
+    /// file's folder) or, from older exports, `local_path`; the importer brings it into the file store.
+    private static func attachment(_ item: ImportFields) throws(ImportFields.Problem) -> AttachmentRecord {
+        let sha256 = try item.optionalString("sha256")?.lowercased()
+        if let sha256, !FileStore.isSHA256(sha256) {
+            throw ImportFields.Problem(reason: "\"\(item.context)sha256\" must be 64 hex digits")
+        }
+        var state: AttachmentState?
+        if let text = try item.optionalString("state") {
+            state = AttachmentState(rawValue: text)
+            if state == nil {
+                throw ImportFields.Problem(reason: "\"\(item.context)state\" is \"\(text.prefix(40))\"; expected pending, stored, too-large, failed:… or refused:…")
+            }
+        }
+        let legacyPath = try item.optionalString("local_path")
+        return AttachmentRecord(
+            url: try item.string("url"), localPath: try item.optionalString("file") ?? legacyPath,
+            mime: try item.optionalString("mime"), size: try item.optionalInteger("size"), name: try item.optionalString("name"),
+            description: try item.optionalString("description"), width: try item.optionalInteger("width").map { Int($0) },
+            height: try item.optionalInteger("height").map { Int($0) },
+            hashes: FileHash.parse(column: try item.strings("hashes").joined(separator: " ")), sha256: sha256, state: state)
     }
 
     private static func chatState(_ fields: ImportFields) throws(ImportFields.Problem) -> ChatStateRecord {

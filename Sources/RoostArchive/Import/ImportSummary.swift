@@ -11,8 +11,10 @@ public struct ImportSummary: Sendable, Equatable {
     public var chatStates = 0
     public var presenceChanges = 0
     public var contacts = 0
-    /// Imported messages whose files were found on the client's disk.
+    /// Attachment files brought into the file store (from a jsonl export's copies, or found on another
+    /// client's disk), and those a jsonl export did not carry (left to download again).
     public var files = 0
+    public var filesMissing = 0
     /// Messages of another client's history that were not imported, by reason, and the first few of them.
     public var refused: [String: Int] = [:]
     public var refusedExamples: [ImportRefusal] = []
@@ -33,7 +35,7 @@ public struct ImportSummary: Sendable, Equatable {
             switch (event, outcome) {
             case (.message(let record), .inserted):
                 messages += 1
-                files += record.attachments.count { $0.localPath != nil }
+                files += record.attachments.count { $0.state == .stored }
             case (.message, .duplicate): duplicates += 1
             case (.message, .corrected): corrections += 1
             case (.chatState, .stored): chatStates += 1

@@ -16,8 +16,11 @@ public final class ArchiveWriter: Sendable {
         case off
     }
 
-    private let ingestor: Mutex<Ingestor>
+    /// Internal so the writer's extensions in other files (attachments) use the same connection and lock.
+    let ingestor: Mutex<Ingestor>
     public let path: String
+    /// Told the ids of attachment rows waiting for a download after each commit that added some.
+    private let attachmentObserver = Mutex<(@Sendable ([Int64]) -> Void)?>(nil)
 
     /// Opens (creating with mode 0600, folders 0700) and migrates the archive at `path`.
     public init(path: String, durability: Durability = .full) throws(ArchiveError) {
@@ -43,9 +46,9 @@ public final class ArchiveWriter: Sendable {
         if let problem = batch.lazy.compactMap(Self.problem(with:)).first {
             throw .invalidRecord(problem)
         }
-        return try ingestor.withLock { ingestor throws(ArchiveError) -> [InsertOutcome] in
+        let (outcomes, attachments) = try ingestor.withLock { ingestor throws(ArchiveError) -> ([InsertOutcome], [Int64]) in
             do throws(SQLiteError) {
-                return try ingestor.database.write { () throws(SQLiteError) -> [InsertOutcome] in
+                let outcomes = try ingestor.database.write { () throws(SQLiteError) -> [InsertOutcome] in
                     var outcomes: [InsertOutcome] = []
                     outcomes.reserveCapacity(batch.count)
                     for event in batch {
@@ -54,11 +57,22 @@ public final class ArchiveWriter: Sendable {
                     try ingestor.flushIndex()
                     return outcomes
                 }
+                defer { ingestor.newPendingAttachments.removeAll(keepingCapacity: true) }
+                return (outcomes, ingestor.newPendingAttachments)
             } catch {
                 ingestor.discardCaches()
                 throw .sqlite(error)
             }
         }
+        if !attachments.isEmpty, let observer = attachmentObserver.withLock({ $0 }) { observer(attachments) }
+        return outcomes
+    }
+
+    /// `observer` hears, after every commit that stored attachments waiting for a download, their row ids
+    /// (on the committing thread: it must not block). The agent's download worker listens here, so files are
+    /// fetched only once their message is on disk, and never on the ingest path.
+    public func observeNewAttachments(_ observer: @escaping @Sendable ([Int64]) -> Void) {
+        attachmentObserver.withLock { $0 = observer }
     }
 
     /// Starts a new pass of an import (see `CrossSourceMatch`).

@@ -25,6 +25,8 @@ final class Ingestor {
     /// Whether the archive holds imported rows, asked once per batch (an import may run beside the agent):
     /// live messages are compared with imported rows only when there are some.
     var importedRowsExist: Bool?
+    /// Attachment rows of this batch that wait for the download worker, handed to it after the commit.
+    var newPendingAttachments: [Int64] = []
 
     init(database: Database) {
         self.database = database
@@ -35,6 +37,7 @@ final class Ingestor {
         accountIDs.removeAll()
         pendingIndex.removeAll()
         importedRowsExist = nil
+        newPendingAttachments.removeAll()
     }
 
     /// Starts a new import pass: rows stored or matched by earlier passes may be matched again.
@@ -124,11 +127,24 @@ final class Ingestor {
         pendingIndex.append(PendingIndexEntry(id: id, body: record.body, subject: record.subject, sender: record.senderName))
         if let encryption = record.encryption { try store(encryption, of: id) }
         for attachment in record.attachments {
-            try database.run("INSERT INTO attachments (message_row, url, local_path, mime, size) VALUES (?, ?, ?, ?, ?)",
-                             [.integer(id), .text(attachment.url), SQLValue(attachment.localPath), SQLValue(attachment.mime),
-                              SQLValue(attachment.size)])
+            try insert(attachment, messageRow: id, now: record.receivedAt)
         }
         return .inserted(id: id)
+    }
+
+    private func insert(_ attachment: AttachmentRecord, messageRow: Int64, now: Int64) throws(SQLiteError) {
+        try database.run("""
+            INSERT INTO attachments (message_row, url, local_path, mime, size, name, description, width, height, hashes, sha256,
+                state, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [
+                .integer(messageRow), .text(attachment.url), attachment.sha256 == nil ? SQLValue(attachment.localPath) : .null,
+                SQLValue(attachment.mime), SQLValue(attachment.size), SQLValue(attachment.name), SQLValue(attachment.description),
+                SQLValue(attachment.width.map { Int64($0) }), SQLValue(attachment.height.map { Int64($0) }),
+                SQLValue(FileHash.column(attachment.hashes)), SQLValue(attachment.sha256), .text(attachment.state.rawValue),
+                .integer(now),
+            ])
+        if attachment.state == .pending { newPendingAttachments.append(database.lastInsertRowID) }
     }
 
     /// The dedup rules of `SchemaV1`, steps 3 and 4.

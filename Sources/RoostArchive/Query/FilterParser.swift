@@ -27,8 +27,21 @@ enum FilterParser {
         case "has":
             switch value.lowercased() {
             case "file", "files", "attachment", "attachments": return .hasFile
-            default: throw invalid("unknown has:\(value) (expected has:file)")
+            case "image", "images", "picture", "pictures": return .hasMedia("image/")
+            case "video", "videos": return .hasMedia("video/")
+            case "audio": return .hasMedia("audio/")
+            default: throw invalid("unknown has:\(value) (expected has:file, has:image, has:video or has:audio)")
             }
+        case "filename":
+            return .fileName(value)
+        case "type":
+            let parts = value.lowercased().split(separator: "/", omittingEmptySubsequences: false)
+            let token = Set("abcdefghijklmnopqrstuvwxyz0123456789!#$&^_.+-")
+            guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && ($0 == "*" || $0.allSatisfy(token.contains)) }),
+                  parts[0] != "*" else {
+                throw invalid("type: needs a media type such as image/png, image or image/*")
+            }
+            return .fileType(parts.count == 1 || parts[1] == "*" ? String(parts[0]) + "/" : value.lowercased())
         case "after":
             return .after(try date(value, column: valueColumn, query: query))
         case "before":

@@ -241,6 +241,29 @@ struct QueryCompiler {
             return "m.edited > 0"
         case .hasFile:
             return "EXISTS (SELECT 1 FROM attachments a WHERE a.message_row = m.id)"
+        case .hasMedia(let prefix):
+            bind(.text(Self.likePattern(prefix) + "%"))
+            return "EXISTS (SELECT 1 FROM attachments a WHERE a.message_row = m.id AND a.mime LIKE ? ESCAPE '\\')"
+        case .fileName(let value):
+            // `*` and `?` are wildcards over the whole name; without them any part of the name matches.
+            var pattern = ""
+            for character in value {
+                switch character {
+                case "*": pattern.append("%")
+                case "?": pattern.append("_")
+                default: pattern += Self.likePattern(String(character))
+                }
+            }
+            if !value.contains("*") && !value.contains("?") { pattern = "%" + pattern + "%" }
+            bind(.text(pattern), .text("%/" + pattern))
+            return "EXISTS (SELECT 1 FROM attachments a WHERE a.message_row = m.id AND (a.name LIKE ? ESCAPE '\\' OR (a.name IS NULL AND a.url LIKE ? ESCAPE '\\')))"
+        case .fileType(let type):
+            if type.hasSuffix("/") {
+                bind(.text(Self.likePattern(type) + "%"))
+                return "EXISTS (SELECT 1 FROM attachments a WHERE a.message_row = m.id AND a.mime LIKE ? ESCAPE '\\')"
+            }
+            bind(.text(type))
+            return "EXISTS (SELECT 1 FROM attachments a WHERE a.message_row = m.id AND lower(a.mime) = ?)"
         }
     }
 

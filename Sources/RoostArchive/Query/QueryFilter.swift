@@ -17,4 +17,10 @@ public enum QueryFilter: Sendable, Equatable {
     case kind(MessageKind)
     case edited
     case hasFile
+    /// `has:image`, `has:video`, `has:audio`: an attachment whose media type starts with this (`image/`).
+    case hasMedia(String)
+    /// `filename:NAME` (a part of the name) or `filename:*.png` (a glob over the whole name).
+    case fileName(String)
+    /// `type:image/png`, or `type:image` / `type:image/*` for a whole family.
+    case fileType(String)
 }

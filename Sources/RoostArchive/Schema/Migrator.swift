@@ -6,6 +6,7 @@ enum Migrator {
         Migration(version: 2, name: "delivery state of outgoing messages", sql: SchemaV2.sql),
         Migration(version: 3, name: "end-to-end encryption of messages", sql: SchemaV3.sql),
         Migration(version: 4, name: "index of imported messages", sql: SchemaV4.sql),
+        Migration(version: 5, name: "attachment files", sql: SchemaV5.sql),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -39,10 +39,11 @@ public final class ArchiveReader: Sendable {
         let compiled = try compile(query, now: now, timeZone: timeZone)
         let (sql, parameters) = Self.searchSQL(compiled, order: order, limit: max(0, limit), offset: max(0, offset))
         let highlighter = Highlighter(terms: compiled.highlightTerms)
+        let store = FileStore(archivePath: path)
         var rows: [MessageRow] = []
         try withDatabase { database throws(SQLiteError) in
             try database.prepare(sql).forEachRow(parameters) { row in
-                rows.append(MessageRowReading.row(row, highlighter: highlighter))
+                rows.append(MessageRowReading.row(row, highlighter: highlighter, store: store))
                 return true
             }
         }
@@ -57,12 +58,13 @@ public final class ArchiveReader: Sendable {
         let effectiveOrder: SearchOrder = order == .rank ? .newestFirst : order
         let (sql, parameters) = Self.searchSQL(compiled, order: effectiveOrder, limit: -1, offset: 0)
         let highlighter = Highlighter(terms: compiled.highlightTerms)
+        let store = FileStore(archivePath: path)
         var bodyError: (any Error)?
         try withDatabase { database throws(SQLiteError) in
             try database.read { () throws(SQLiteError) in
                 try database.prepare(sql).forEachRow(parameters) { row in
                     do {
-                        return try body(MessageRowReading.row(row, highlighter: highlighter))
+                        return try body(MessageRowReading.row(row, highlighter: highlighter, store: store))
                     } catch {
                         bodyError = error
                         return false

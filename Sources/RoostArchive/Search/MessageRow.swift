@@ -23,6 +23,8 @@ public struct MessageRow: Sendable, Equatable {
     public var revisions: Int
     public var isCarbon: Bool
     public var source: MessageSource
+    /// Files shared with the message (URL, name, type, size, state, and the stored copy's path).
+    public var attachments: [AttachmentRecord] = []
     /// The words and phrases of the query that found this row (empty for transcripts).
     public var highlighter: Highlighter
     /// Set for messages that arrived end-to-end encrypted.

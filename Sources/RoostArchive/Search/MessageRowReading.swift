@@ -3,7 +3,9 @@ enum MessageRowReading {
     static let columns = """
         m.id, (SELECT jid FROM accounts WHERE id = m.account_id), m.conversation, m.direction, m.type, m.from_jid, m.to_jid,
         m.sender_name, m.timestamp, m.received_at, m.body, m.subject, m.thread, m.stanza_id, m.origin_id, m.message_id,
-        m.edited, m.is_carbon, m.source, \(encryptionColumns)
+        m.edited, m.is_carbon, m.source, \(encryptionColumns),
+        (SELECT json_group_array(json_array(a.url, a.name, a.mime, a.size, a.state, a.sha256, a.local_path))
+         FROM attachments a WHERE a.message_row = m.id)
         """
 
     /// The OMEMO columns (schema v3), read by `encryption(_:at:)`.
@@ -16,7 +18,7 @@ enum MessageRowReading {
                                  failure: row.optionalText(column + 5))
     }
 
-    static func row(_ row: Statement.Row, highlighter: Highlighter) -> MessageRow {
+    static func row(_ row: Statement.Row, highlighter: Highlighter, store: FileStore) -> MessageRow {
         MessageRow(
             id: row.int(0), account: row.text(1), conversation: row.text(2),
             direction: MessageDirection(rawValue: row.text(3)) ?? .incoming,
@@ -25,6 +27,20 @@ enum MessageRowReading {
             receivedAt: row.int(9), body: row.optionalText(10), subject: row.optionalText(11), thread: row.optionalText(12),
             stanzaId: row.optionalText(13), originId: row.optionalText(14), messageId: row.optionalText(15),
             revisions: Int(row.int(16)), isCarbon: row.bool(17), source: MessageSource(rawValue: row.text(18)) ?? .live,
-            highlighter: highlighter, encryption: encryption(row, at: 19))
+            attachments: attachments(row.text(25), store: store), highlighter: highlighter, encryption: encryption(row, at: 19))
+    }
+
+    /// The attachment summary column: a JSON array of `[url, name, mime, size, state, sha256, local_path]`.
+    private static func attachments(_ json: String, store: FileStore) -> [AttachmentRecord] {
+        guard json != "[]", case .array(let items)? = try? JSONParser.parse(Array(json.utf8)) else { return [] }
+        return items.compactMap { item in
+            guard case .array(let fields) = item, fields.count == 7, case .string(let url) = fields[0] else { return nil }
+            func text(_ index: Int) -> String? { if case .string(let value) = fields[index] { return value } else { return nil } }
+            let size: Int64? = if case .integer(let value) = fields[3] { value } else { nil }
+            let state = text(4).flatMap(AttachmentState.init(rawValue:)) ?? .pending
+            let sha256 = text(5)
+            let path = state == .stored ? sha256.map(store.path(forSHA256:)) ?? text(6) : nil
+            return AttachmentRecord(url: url, localPath: path, mime: text(2), size: size, name: text(1), sha256: sha256, state: state)
+        }
     }
 }

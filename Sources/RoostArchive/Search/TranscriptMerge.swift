@@ -14,13 +14,14 @@ struct TranscriptMerge {
         let parameters: [SQLValue] = [.text(conversation), SQLValue(account)]
         var cursors: [Cursor] = []
         let noHighlight = Highlighter(terms: [])
+        let store = FileStore(archivePath: database.path)
         cursors.append(try Cursor(
             statement: try database.prepare("""
                 SELECT \(MessageRowReading.columns) FROM messages m
                 WHERE m.conversation = ?1 AND \(accountClause.replacingOccurrences(of: "account_id", with: "m.account_id"))
                 ORDER BY m.id
                 """),
-            parameters: parameters) { .message(MessageRowReading.row($0, highlighter: noHighlight)) })
+            parameters: parameters) { .message(MessageRowReading.row($0, highlighter: noHighlight, store: store)) })
         if includeStates {
             cursors.append(try Cursor(
                 statement: try database.prepare("""

@@ -16,7 +16,7 @@ struct NotificationText {
         return OutgoingNotification(kind: .message, account: latest.account, conversation: latest.conversation, from: latest.from,
                                     name: latest.displayName, title: title, text: text, body: body, count: count,
                                     isGroupchat: latest.isGroupchat, mentionsUser: latest.mentionsUser, timestamp: latest.timestamp,
-                                    avatarPath: latest.avatarPath)
+                                    avatarPath: latest.avatarPath, imagePath: latest.imagePath)
     }
 
     func request(account: String, from: String, displayName: String?, text: String?, at: Int64) -> OutgoingNotification {

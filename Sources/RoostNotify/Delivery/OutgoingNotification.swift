@@ -33,6 +33,8 @@ struct OutgoingNotification: Sendable {
     /// Milliseconds since 1970.
     var timestamp: Int64
     var avatarPath: String?
+    /// A picture to show with the message (desktop: the `image-path` hint).
+    var imagePath: String?
     /// For requests: how to answer from a terminal (sinks without buttons append it).
     var answerHint: String?
 

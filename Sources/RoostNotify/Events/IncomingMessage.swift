@@ -15,6 +15,11 @@ public struct IncomingMessage: Sendable, Hashable {
     public var timestamp: Int64
     /// Cached avatar image file of the contact, if any.
     public var avatarPath: String?
+    /// A picture the message shared, once downloaded: shown in the notification (the `image-path` hint).
+    public var imagePath: String?
+    /// The archive id of a message that shared a picture still downloading: the agent waits briefly for the
+    /// file and fills `imagePath` before posting.
+    public var pictureMessageID: Int64?
 
     public init(account: String, conversation: String, from: String, displayName: String, body: String,
                 isGroupchat: Bool = false, mentionsUser: Bool = false, timestamp: Int64, avatarPath: String? = nil) {

@@ -40,6 +40,8 @@ final class DesktopState: @unchecked Sendable {
         var text = caps.contains("actions") || notification.kind != .request ? notification.text : notification.fullText
         if !caps.contains("body") { text = "" } else if caps.contains("body-markup") { text = MarkupText.escape(text) }
         notify_notification_update(handle.pointer, notification.title, text, notification.avatarPath)
+        // The picture a message shared; cleared again when a later message of the conversation has none.
+        notify_notification_set_hint(handle.pointer, "image-path", notification.imagePath.map { g_variant_new_string($0) })
         notify_notification_set_app_name(handle.pointer, "Roost")
         notify_notification_set_category(handle.pointer, Self.category(notification.kind))
         notify_notification_clear_actions(handle.pointer)

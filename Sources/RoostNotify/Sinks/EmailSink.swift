@@ -1,5 +1,6 @@
 import Foundation
 internal import CCurl
+import RoostHTTP
 
 /// Mail through SMTP with libcurl: one mail per notification, or (digest_minutes > 0) one digest of
 /// everything collected over that many minutes. STARTTLS or direct TLS is required unless the server is

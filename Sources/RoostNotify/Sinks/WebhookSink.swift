@@ -1,5 +1,6 @@
 import Foundation
 internal import CCurl
+import RoostHTTP
 
 /// An HTTP(S) POST per notification through libcurl: JSON, or ntfy's plain text with Title/Tags headers.
 /// Network errors, 429 and 5xx are retried with exponential backoff; other answers are final.

@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// Resumes a continuation exactly once, whichever of the work and its timeout finishes first.
-final class ResumeOnce<Value: Sendable>: Sendable {
+/// (Package-wide: the agent's file worker waits for downloads the same way.)
+package final class ResumeOnce<Value: Sendable>: Sendable {
     private let continuation: Mutex<CheckedContinuation<Value, Never>?>
 
     init(_ continuation: CheckedContinuation<Value, Never>) {
@@ -11,7 +12,7 @@ final class ResumeOnce<Value: Sendable>: Sendable {
 
     /// Returns false when the other side already resumed.
     @discardableResult
-    func resume(_ value: Value) -> Bool {
+    package func resume(_ value: Value) -> Bool {
         guard let continuation = continuation.withLock({ c -> CheckedContinuation<Value, Never>? in defer { c = nil }; return c }) else {
             return false
         }
@@ -22,8 +23,8 @@ final class ResumeOnce<Value: Sendable>: Sendable {
 
 /// Waits for work started elsewhere (another thread, a GLib main loop) at most `seconds`. The work keeps
 /// running after a timeout (a blocking C call cannot be interrupted), but nobody waits for it any more.
-enum Deadline {
-    static func race<Value: Sendable>(seconds: Int, timedOut: Value, start: (ResumeOnce<Value>) -> Void) async -> Value {
+package enum Deadline {
+    package static func race<Value: Sendable>(seconds: Int, timedOut: Value, start: (ResumeOnce<Value>) -> Void) async -> Value {
         var timer: Task<Void, Never>?
         let value = await withCheckedContinuation { (continuation: CheckedContinuation<Value, Never>) in
             let once = ResumeOnce(continuation)

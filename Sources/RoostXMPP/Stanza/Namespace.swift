@@ -41,4 +41,9 @@ public enum Namespace {
     public static let avatarData = "urn:xmpp:avatar:data"
     public static let avatarMetadata = "urn:xmpp:avatar:metadata"
     public static let version = "jabber:iq:version"
+    public static let hashes = "urn:xmpp:hashes:2"
+    public static let fileMetadata = "urn:xmpp:file:metadata:0"
+    public static let statelessFileSharing = "urn:xmpp:sfs:0"
+    public static let urlData = "http://jabber.org/protocol/url-data"
+    public static let httpUpload = "urn:xmpp:http:upload:0"
 }

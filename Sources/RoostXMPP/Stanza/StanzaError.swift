@@ -3,11 +3,14 @@ public struct StanzaError: Error, Sendable, Equatable, CustomStringConvertible {
     public var type: String
     public var condition: String
     public var text: String?
+    /// An application-specific condition beside the defined one (e.g. XEP-0363 `<file-too-large/>`).
+    public var applicationCondition: Element?
 
-    public init(type: String, condition: String, text: String? = nil) {
+    public init(type: String, condition: String, text: String? = nil, applicationCondition: Element? = nil) {
         self.type = type
         self.condition = condition
         self.text = text
+        self.applicationCondition = applicationCondition
     }
 
     /// Reads the `<error/>` child of an error stanza; nil when there is none.
@@ -19,12 +22,14 @@ public struct StanzaError: Error, Sendable, Equatable, CustomStringConvertible {
         condition = conditionElement?.name ?? "undefined-condition"
         let t = error.child("text", namespace: Namespace.stanzaErrors)?.text
         text = (t?.isEmpty ?? true) ? nil : t
+        applicationCondition = error.childElements.first { $0.namespace != Namespace.stanzaErrors }
     }
 
     public var element: Element {
         var e = Element("error", namespace: Namespace.client, attributes: [("type", type)])
         e.append(Element(condition, namespace: Namespace.stanzaErrors))
         if let text { e.append(Element("text", namespace: Namespace.stanzaErrors, text: text)) }
+        if let applicationCondition { e.append(applicationCondition) }
         return e
     }
 

@@ -1,4 +1,5 @@
 import RoostAgent
+import RoostArchive
 
 /// `roost config`: checks the config file and shows what Roost will use, never a password.
 /// With `--check-passwords` it also runs each `password_command` to prove it works.
@@ -72,6 +73,9 @@ struct ConfigCommand: Command {
             "archive_path": .string(config.archivePath),
             "log_level": .string(config.logLevel?.rawValue),
             "max_stanza_bytes": .int(config.maxStanzaBytes),
+            "files": .object(["download": .string(config.files.download.rawValue), "max_size": .int(config.files.maxSize),
+                              "allow_private_addresses": .bool(config.files.allowPrivateAddresses),
+                              "retry_seconds": .int(config.files.retrySeconds)]),
             "accounts": .array(accountObjects),
             "notify_keys": .array(config.notify.keys.sorted().map { .string($0) }),
             "sinks": .array(config.sinks.keys.sorted().map { .string($0) }),
@@ -82,6 +86,8 @@ struct ConfigCommand: Command {
         output.line("config file:  \(config.sourcePath ?? "(none)")")
         output.line("archive:      \(config.archivePath)")
         output.line("log level:    \(config.logLevel?.rawValue ?? "(command default)")")
+        output.line("files:        download \(config.files.download.rawValue), up to \(config.files.maxSize) bytes (\(FileSize.text(config.files.maxSize)))"
+                    + (config.files.allowPrivateAddresses ? ", private addresses allowed" : ""))
         for account in accounts {
             let server = (account.host ?? "(SRV lookup)") + (account.port.map { ":\($0)" } ?? "")
             var line = "account:      \(account.jid)/\(account.resource) \(account.enabled ? "enabled" : "disabled"), "

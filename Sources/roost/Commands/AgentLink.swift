@@ -29,16 +29,18 @@ struct AgentLink {
 
     var dataDirectory: String { (config.archivePath as NSString).deletingLastPathComponent }
 
-    func perform<Action: AccountAction>(_ action: Action) async throws -> (Action.Result, Route) {
+    func perform<Action: AccountAction>(_ action: Action,
+                                        progress: (@Sendable (TransferProgress) -> Void)? = nil) async throws -> (Action.Result, Route) {
         if let agent = ControlClient.connect(path: socketPath) {
             do {
-                return (try agent.perform(action, account: account.jid), .agent)
+                return (try agent.perform(action, account: account.jid, progress: progress), .agent)
             } catch where error.kind == .unknownAccount {
                 // An agent running another config: this account is ours to log in.
             }
         }
         let level = context.options.effectiveLogLevel(configured: config.logLevel, commandDefault: .warning)
-        return (try await OneShotLogin.perform(action, account: account, config: config, log: Logger(level: level)), .oneShot)
+        return (try await OneShotLogin.perform(action, account: account, config: config, log: Logger(level: level), progress: progress),
+                .oneShot)
     }
 
     /// The agent's status, or nil when no agent answers.

@@ -81,7 +81,14 @@ extension MessageRow {
             "encryption": .string(encryption?.scheme),
             "sender_trust": .string(encryption?.trust),
             "undecryptable": .string(encryption?.failure),
+            "attachments": .array(attachments.map { .object($0.summaryJSON) }),
         ]
+    }
+
+    /// True when the body is nothing but the link to an attachment (shown as `[file NAME SIZE]` instead).
+    var bodyIsLink: Bool {
+        let text = body?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        return text.isEmpty || attachments.contains { $0.url == text }
     }
 
     /// One human line: time, conversation, arrow, sender, body (highlighted on a terminal).
@@ -91,6 +98,10 @@ extension MessageRow {
         var text = displayBody ?? subject.map { "(subject) \($0)" } ?? ""
         if highlight, body != nil { text = highlightedBody(open: "\u{1B}[1;33m", close: "\u{1B}[0m") }
         if let encryption, encryption.isDecrypted, !encryption.isTrusted { text += " [untrusted device]" }
+        if !attachments.isEmpty {
+            let tags = attachments.map(\.tag).joined(separator: " ")
+            text = bodyIsLink ? tags : text + (text.isEmpty ? "" : " ") + tags
+        }
         text = text.replacingOccurrences(of: "\n", with: "\n    ")
         let edited = edited ? " (edited)" : ""
         if showConversation {
@@ -99,5 +110,28 @@ extension MessageRow {
             return "\(TimeText.local(timestamp)) \(conversation) \(arrow)\(sender) \(text)\(edited)"
         }
         return "\(TimeText.local(timestamp)) \(arrow) \(who): \(text)\(edited)"
+    }
+}
+
+extension AttachmentRecord {
+    /// `[file bob.png 1.2 MB]`, with the state when the file is not kept.
+    var tag: String {
+        var text = "[file \(displayName)"
+        if let size { text += " \(FileSize.text(size))" }
+        if state != .stored { text += ", \(state.rawValue)" }
+        return text + "]"
+    }
+
+    /// The attachment fields of `roost search --json`, `roost log --json` and `roost files --json`.
+    var summaryJSON: JSONObject {
+        [
+            "url": .string(url),
+            "name": .string(displayName),
+            "type": .string(mime),
+            "size": size.map { .int($0) } ?? .null,
+            "state": .string(state.rawValue),
+            "sha256": .string(sha256),
+            "path": .string(localPath),
+        ]
     }
 }

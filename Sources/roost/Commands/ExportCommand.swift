@@ -1,4 +1,5 @@
 import Foundation
+import RoostAgent
 import RoostArchive
 #if canImport(Glibc)
 import Glibc
@@ -29,6 +30,7 @@ struct ExportCommand: Command {
         .flag("utc", help: "times in UTC instead of the local time zone"),
         .flag("force", help: "replace an existing output"),
         .flag("no-attachments", help: "do not copy attachment files next to the export"),
+        .value("max-attachment-size", placeholder: "SIZE", help: "mbox, maildir: embed files up to SIZE (default 25M), link larger ones"),
     ]
 
     let query: String
@@ -39,6 +41,7 @@ struct ExportCommand: Command {
     let utc: Bool
     let force: Bool
     let copyAttachments: Bool
+    let mailAttachmentLimit: Int64
 
     init(parsed: ParsedArguments) throws(UsageError) {
         query = parsed.positionals.joined(separator: " ")
@@ -64,6 +67,14 @@ struct ExportCommand: Command {
         utc = parsed.flag("utc")
         force = parsed.flag("force")
         copyAttachments = !parsed.flag("no-attachments")
+        if let text = parsed.value("max-attachment-size") {
+            guard let limit = FileSize.parse(text) else {
+                throw UsageError("invalid --max-attachment-size '\(text)': expected a size such as 25M, 1G or 500000", command: parsed.command)
+            }
+            mailAttachmentLimit = limit
+        } else {
+            mailAttachmentLimit = ExportOptions.defaultMailAttachmentLimit
+        }
         if output == nil && (!format.canStream || split != .none) {
             let what = format.canStream ? "--split \(split.rawValue)" : "--format \(format.rawValue)"
             throw UsageError("\(what) writes a folder: give --output FOLDER", command: parsed.command)
@@ -80,9 +91,11 @@ struct ExportCommand: Command {
         let reader = try ArchiveAccess.reader(context)
         // A file size limit (ulimit -f) should end in a clear error, not a silent kill by SIGXFSZ.
         signal(SIGXFSZ, SIG_IGN)
-        let options = ExportOptions(
+        var options = ExportOptions(
             format: format, query: query, account: context.options.account, split: split, include: include,
             timeZone: utc ? TimeZone(identifier: "UTC")! : .current, force: force, copyAttachments: copyAttachments)
+        options.mailAttachmentLimit = mailAttachmentLimit
+        options.thumbnails = PixbufThumbnails()
         let toStandardOutput = output == nil || output == "-"
         let destination: ExportDestination = toStandardOutput ? .stream(fileDescriptor: STDOUT_FILENO) : .path(output!)
         let meter = ProgressMeter(output: context.output, enabled: context.output.standardErrorIsTTY && !context.options.quiet,
@@ -155,7 +168,7 @@ struct ExportFailure: CommandFailure {
 }
 
 /// A one-line progress display on a terminal's standard error (count, rate, ETA), redrawn in place.
-final class ProgressMeter {
+final class ProgressMeter: @unchecked Sendable {
     private let output: Output
     private let enabled: Bool
     private let noun: String
@@ -171,6 +184,20 @@ final class ProgressMeter {
         guard enabled else { return }
         output.standardError.write("\r\u{1B}[K" + progress.line(noun: noun))
         shown = true
+    }
+
+    func show(text: String) {
+        guard enabled else { return }
+        output.standardError.write("\r\u{1B}[K" + text)
+        shown = true
+    }
+
+    /// `bob.png  [##########----------]  52%  1.4 MB of 2.7 MB`
+    static func bar(name: String, _ progress: TransferProgress) -> String {
+        let fraction = progress.total > 0 ? min(1, Double(progress.done) / Double(progress.total)) : 0
+        let filled = Int((fraction * 20).rounded(.down))
+        return "\(name)  [\(String(repeating: "#", count: filled))\(String(repeating: "-", count: 20 - filled))]  "
+            + "\(Int((fraction * 100).rounded(.down)))%  \(FileSize.text(progress.done)) of \(FileSize.text(progress.total))"
     }
 
     func clear() {

@@ -17,8 +17,9 @@ struct ImportCommand: Command {
         otherwise the same sender and text within a time window (see docs/import.md), so importing twice, or a \
         history that overlaps what roost fetched from the server, adds nothing twice. Clients' databases are \
         read from a private snapshot (the client may keep running) and checked first: a damaged or truncated \
-        source stops the import before anything is written. Files the client downloaded are linked when still \
-        on disk. --account imports one account of a history that holds several. A jsonl file is checked \
+        source stops the import before anything is written. Files the client downloaded, when still on disk, \
+        are copied into the file store (see docs/files.md); so are the files of a jsonl export (in FILE_files/, \
+        checked against their SHA-256). --account imports one account of a history that holds several. A jsonl file is checked \
         line by line first: if any line is invalid, nothing is imported unless --skip-invalid. While `roost run` \
         is running, the import writes in short transactions (about 50 ms each), so the agent keeps archiving \
         live messages meanwhile. \
@@ -122,6 +123,9 @@ struct ImportCommand: Command {
             throw ImportFailure(error: error)
         }
         meter.clear()
+        if summary.filesMissing > 0 {
+            context.output.warning("\(summary.filesMissing) attachment file(s) were not in the export; the agent downloads them again while their links work")
+        }
         for problem in summary.skipped {
             context.output.warning("skipped \(problem)")
         }
@@ -134,6 +138,7 @@ struct ImportCommand: Command {
                 "lines": .int(summary.lines), "messages": .int(summary.messages), "duplicates": .int(summary.duplicates),
                 "corrections": .int(summary.corrections), "chat_states": .int(summary.chatStates),
                 "presence": .int(summary.presenceChanges), "contacts": .int(summary.contacts),
+                "files": .int(summary.files), "files_missing": .int(summary.filesMissing),
                 "skipped": .int(summary.skippedCount), "seconds": .double(summary.seconds),
             ])
         } else if !context.options.quiet {
@@ -144,6 +149,7 @@ struct ImportCommand: Command {
             if summary.chatStates > 0 { extras.append("\(summary.chatStates) chat states") }
             if summary.presenceChanges > 0 { extras.append("\(summary.presenceChanges) presence changes") }
             if summary.contacts > 0 { extras.append("\(summary.contacts) contacts") }
+            if summary.files > 0 { extras.append("\(summary.files) files") }
             if !extras.isEmpty { text += "; " + extras.joined(separator: ", ") }
             text += String(format: " from %@ in %.1f s", path, summary.seconds)
             context.output.line(text)

@@ -1,10 +1,11 @@
 import Foundation
 import RoostAgent
+import RoostArchive
 
-/// `roost send JID TEXT`: one chat message, archived like any other.
+/// `roost send JID TEXT`: one chat message, archived like any other; `--file PATH` uploads and sends a file.
 struct SendCommand: Command {
     static let name = "send"
-    static let summary = "send a chat message (text from the arguments or stdin)"
+    static let summary = "send a chat message (text from the arguments or stdin) or a file (--file)"
     static let usage = "[options] JID [TEXT...]"
     static let discussion = """
         Sends TEXT (the remaining arguments joined by spaces, or, without them, everything read from standard \
@@ -15,14 +16,21 @@ struct SendCommand: Command {
         When the conversation is encrypted (its newest message was OMEMO-encrypted, or `omemo_send = always`), \
         the message is encrypted for every trusted device of JID and of your own account; a contact without \
         OMEMO devices is then an error, and sending plaintext into the conversation needs --plaintext.
+        With --file PATH, uploads the file to the server's HTTP upload service (XEP-0363; a progress bar on a \
+        terminal) and sends its link the way other clients show as a file (the URL as the body, with XEP-0066 \
+        and XEP-0447 name, type, size and SHA-256); TEXT, if given, is sent first as its own message. The file \
+        is kept in the archive's file store and archived as sent. The server's size limit and quota are \
+        reported as such.
         """
     static let options: [OptionSpec] = [
         .flag("plaintext", help: "send unencrypted even into an OMEMO-encrypted conversation"),
+        .value("file", placeholder: "PATH", help: "upload and send this file (XEP-0363)"),
     ]
 
     let jid: String
     let text: String?
     let plaintext: Bool
+    let file: String?
 
     init(parsed: ParsedArguments) throws(UsageError) {
         guard let first = parsed.positionals.first else { throw UsageError("missing JID", command: parsed.command) }
@@ -30,10 +38,13 @@ struct SendCommand: Command {
         let words = parsed.positionals.dropFirst()
         text = words.isEmpty ? nil : words.joined(separator: " ")
         plaintext = parsed.flag("plaintext")
+        file = parsed.value("file")
+        if file?.isEmpty == true { throw UsageError("--file needs a path", command: parsed.command) }
     }
 
     func run(context: CommandContext) async throws -> ExitCode {
         let link = try AgentLink(context: context, command: "roost send")
+        if let file { return try await send(file: file, link: link, context: context) }
         var body = text
         if body == nil {
             if isatty(STDIN_FILENO) == 1 { context.output.note("reading the message from standard input; end it with Ctrl-D") }
@@ -52,6 +63,28 @@ struct SendCommand: Command {
             context.output.line("queued for \(sent.to); the server has not confirmed it yet (roost delivers it when it can)")
         } else {
             context.output.line("sent to \(sent.to)" + (sent.encryption != nil ? " (OMEMO, \(sent.devices ?? 0) devices)" : ""))
+        }
+        return .ok
+    }
+
+    private func send(file: String, link: AgentLink, context: CommandContext) async throws -> ExitCode {
+        let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
+        let name = (path as NSString).lastPathComponent
+        let meter = ProgressMeter(output: context.output, enabled: context.output.standardErrorIsTTY && !context.options.quiet, noun: "bytes")
+        let (sent, route) = try await link.perform(SendFileAction(to: jid, path: path, text: text, plaintext: plaintext)) { progress in
+            meter.show(text: ProgressMeter.bar(name: name, progress))
+        }
+        meter.clear()
+        if context.options.json {
+            context.output.jsonLine(["ok": true, "to": .string(sent.to), "id": .string(sent.id), "url": .string(sent.url),
+                                     "name": .string(sent.name), "type": .string(sent.type), "size": .int(sent.size),
+                                     "sha256": .string(sent.sha256), "timestamp": .string(TimeText.utc(sent.timestamp)),
+                                     "via": .string(route.rawValue), "confirmed": .bool(sent.confirmed ?? true),
+                                     "encryption": .string(sent.encryption)])
+        } else if sent.confirmed == false {
+            context.output.line("uploaded \(sent.name) (\(FileSize.text(sent.size))); the link to \(sent.to) is queued: the server has not confirmed it yet")
+        } else {
+            context.output.line("sent \(sent.name) (\(FileSize.text(sent.size))) to \(sent.to)" + (sent.encryption != nil ? " (encrypted, OMEMO)" : ""))
         }
         return .ok
     }

@@ -1,31 +1,46 @@
 import Foundation
 import RoostAgent
+import RoostArchive
 
 /// `roost verify`: is every message of the server archive in the local archive, exactly once?
 struct VerifyCommand: Command {
     static let name = "verify"
     static let summary = "compare the local archive with the server archive (gaps, duplicates, orphans)"
-    static let usage = "[--repair] [options]"
+    static let usage = "[--repair] [--files] [options]"
     static let discussion = """
         Logs in once on a resource of its own (also while the agent runs), pages through the account's whole \
         server archive (XEP-0313) and compares its ids with the trusted stanza-ids of the local archive. Reports \
         server messages missing locally (as ranges), local messages the server no longer lists (orphans, e.g. \
         an expired server archive; informational) and rows stored twice. --repair archives the missing messages \
-        exactly as catch-up would. Exit status 0 when consistent (after --repair: when repaired), 1 when \
-        messages are missing or stored twice. With --json, one object.
+        exactly as catch-up would. It also reads every file of the file store again and compares its SHA-256 \
+        with the one recorded (--files: only that, without logging in); --repair sends missing or damaged files \
+        back to download. Exit status 0 when consistent (after --repair: when repaired), 1 when messages are \
+        missing or stored twice or files are missing or damaged. With --json, one object.
         """
     static let options: [OptionSpec] = [
-        .flag("repair", help: "archive the messages missing locally"),
+        .flag("repair", help: "archive the messages missing locally; download missing or damaged files again"),
+        .flag("files", help: "only check the stored files' hashes (no login)"),
     ]
 
     let repair: Bool
+    let filesOnly: Bool
 
     init(parsed: ParsedArguments) throws(UsageError) {
         guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument \(parsed.positionals[0])", command: parsed.command) }
         repair = parsed.flag("repair")
+        filesOnly = parsed.flag("files")
     }
 
     func run(context: CommandContext) async throws -> ExitCode {
+        let files = try checkFiles(context: context)
+        if filesOnly {
+            if context.options.json {
+                context.output.jsonLine(["files": .object(Self.json(files))])
+            } else {
+                for line in Self.humanLines(files) { context.output.line(line) }
+            }
+            return files.consistent ? .ok : .nothingFound
+        }
         let link = try AgentLink(context: context, command: "roost verify")
         let level = context.options.effectiveLogLevel(configured: link.config.logLevel, commandDefault: .warning)
         if !context.options.json && context.output.standardErrorIsTTY {
@@ -33,11 +48,38 @@ struct VerifyCommand: Command {
         }
         let report = try await VerifyArchiveAction(repair: repair).run(account: link.account, config: link.config, log: Logger(level: level))
         if context.options.json {
-            context.output.jsonLine(Self.json(report))
+            var object = Self.json(report)
+            object["files"] = .object(Self.json(files))
+            context.output.jsonLine(object)
         } else {
-            for line in Self.humanLines(report) { context.output.line(line) }
+            for line in Self.humanLines(report) + Self.humanLines(files) { context.output.line(line) }
         }
-        return report.consistent ? .ok : .nothingFound
+        return report.consistent && files.consistent ? .ok : .nothingFound
+    }
+
+    private func checkFiles(context: CommandContext) throws -> FileStoreVerification.Report {
+        let config = try context.loadConfig()
+        guard FileManager.default.fileExists(atPath: config.archivePath) else { return FileStoreVerification.Report() }
+        do { return try FileStoreVerification(archivePath: config.archivePath).run(repair: repair) } catch { throw ArchiveFailure(error: error) }
+    }
+
+    static func json(_ files: FileStoreVerification.Report) -> JSONObject {
+        [
+            "checked": .int(Int64(files.checked)), "intact": .int(Int64(files.intact)),
+            "missing": .array(files.missing.map { .string($0) }), "corrupt": .array(files.corrupt.map { .string($0) }),
+            "unreadable": .array(files.unreadable.map { .string($0) }), "requeued": .int(Int64(files.requeued)),
+            "consistent": .bool(files.consistent),
+        ]
+    }
+
+    static func humanLines(_ files: FileStoreVerification.Report) -> [String] {
+        var lines = ["files: \(files.checked) stored, \(files.intact) intact"]
+        for sha256 in files.missing { lines.append("  missing: \(sha256)") }
+        for sha256 in files.corrupt { lines.append("  damaged (hash differs): \(sha256)") }
+        for sha256 in files.unreadable { lines.append("  unreadable: \(sha256)") }
+        if files.requeued > 0 { lines.append("  \(files.requeued) attachment(s) sent back to download") }
+        else if !files.missing.isEmpty || !files.corrupt.isEmpty { lines.append("  run `roost verify --files --repair` to download them again") }
+        return lines
     }
 
     static func json(_ report: VerifyReport) -> JSONObject {

@@ -97,6 +97,7 @@ public struct ClientImporter: Sendable {
         }
         var done = 0
         var lastReport = Date.distantPast
+        let store = FileStore(archivePath: writer.path)
         var committer = BatchCommitter(writer: writer, transactionBudget: options.transactionBudget,
                                        maximumBatch: ArchiveImporter.batchSize) { events, outcomes in
             summary.count(events, outcomes)
@@ -111,13 +112,14 @@ public struct ClientImporter: Sendable {
             // Each source is its own pass: its messages may match those of the sources before it.
             writer.beginImportPass()
             try source.reader.read(account: account) { item throws(ImportError) in
-                guard case .message(let record) = item else { return }
+                guard case .message(var record) = item else { return }
                 summary.lines += 1
-                // SEAM (issue 14, file store): attachments whose file the client still has carry its path in
-                // `localPath` (outside Roost's folder). Once the content-addressed file store is on main, copy
-                // each such file into it here (`FileStore.put(contentsOf:)`, then `sha256` set and `localPath`
-                // cleared), as the jsonl import restores exported files, so the archive no longer depends on the
-                // client's folder. Until then the rows link the client's copy.
+                // A file the client still has (its path in `localPath`, outside Roost's folder) is copied into the
+                // file store, so the archive no longer depends on the client's folder; one that cannot be read
+                // keeps linking the client's copy.
+                for index in record.attachments.indices {
+                    if let path = record.attachments[index].localPath { _ = store.adopt(&record.attachments[index], from: path) }
+                }
                 do throws(ArchiveError) { try committer.add(.message(record)) } catch { throw .archive(error) }
             }
             do throws(ArchiveError) { try committer.flush() } catch { throw .archive(error) }

@@ -1,0 +1,349 @@
+import Foundation
+public import RoostArchive
+import RoostNotify
+import RoostXMPP
+import Synchronization
+
+/// Downloads attachments into the file store, on threads of its own: never on the ingest path, and a slow
+/// or huge download never delays archiving.
+///
+/// It hears about new attachments from the archive writer after each commit (`ArchiveWriter.
+/// observeNewAttachments`), keeps a bounded queue of row ids, and when the queue overflows or a retry falls
+/// due it reads the due rows from the archive again — the archive, not memory, holds the work, so nothing is
+/// lost to a full queue or a restart. Each outcome is written back to the attachment row: `stored` with its
+/// hash, `too-large`, `refused:<reason>`, or `failed:<reason>` with the next attempt scheduled by exponential
+/// backoff (`[files] retry_seconds`, doubling up to a day, at most `FilesSettings.maxAttempts` tries).
+public final class FileDownloadWorker: Sendable {
+    /// Ids held in memory at most; more wait in the archive until a rescan.
+    static let queueLimit = 512
+
+    private struct State {
+        var queue: [Int64] = []
+        var queued: Set<Int64> = []
+        /// Requested explicitly (`roost files fetch`): the `download` policy does not apply.
+        var forced: Set<Int64> = []
+        var inFlight: Set<Int64> = []
+        var rescan = true
+        /// When the earliest scheduled retry is due (ms), as of the last look.
+        var nextDue: Int64?
+        var stopping = false
+        var threads = 0
+        /// Told the state each of these attachments ends in (fetch requests, notifications waiting for a picture).
+        var waiters: [Int64: [@Sendable (AttachmentState?) -> Void]] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let condition = NSCondition()
+    private let writer: ArchiveWriter
+    private let reader: ArchiveReader
+    private let store: FileStore
+    private let settings: FilesSettings
+    private let trust: [String: HTTPTrust]
+    private let log: Logger
+    private let threadCount: Int
+
+    public init(writer: ArchiveWriter, settings: FilesSettings, accounts: [AccountConfig], log: Logger,
+                threads: Int = 2) throws(ArchiveError) {
+        self.writer = writer
+        reader = try ArchiveReader(path: writer.path)
+        store = FileStore(archivePath: writer.path)
+        self.settings = settings
+        var trust: [String: HTTPTrust] = [:]
+        for account in accounts { trust[account.jid.lowercased()] = HTTPTrust(account: account) }
+        self.trust = trust
+        self.log = log
+        threadCount = max(1, threads)
+    }
+
+    /// Starts the threads; they first look for work left from earlier runs.
+    public func start() {
+        store.removeStaleTemporaryFiles()
+        state.withLock { $0.threads = threadCount }
+        for index in 0..<threadCount {
+            let thread = Thread { [self] in
+                self.run()
+                self.state.withLock { $0.threads -= 1 }
+            }
+            thread.name = "roost.files.\(index)"
+            thread.start()
+        }
+    }
+
+    /// New attachment rows to download (from the writer's commit observer). Never blocks; ids beyond the
+    /// queue's limit are picked up by the next rescan.
+    public func enqueue(_ ids: [Int64]) {
+        signal { s in
+            for id in ids where !s.queued.contains(id) && !s.inFlight.contains(id) {
+                guard s.queue.count < Self.queueLimit else {
+                    s.rescan = true
+                    break
+                }
+                s.queue.append(id)
+                s.queued.insert(id)
+            }
+        }
+    }
+
+    /// Downloads `ids` now, whoever sent them (the size, address and hash rules still apply), and returns
+    /// each one's resulting state (nil when the row does not exist or the worker stopped).
+    public func fetch(_ ids: [Int64]) async -> [Int64: AttachmentState?] {
+        await withTaskGroup(of: (Int64, AttachmentState?).self) { group in
+            for id in Set(ids) {
+                group.addTask {
+                    let result = await withCheckedContinuation { (continuation: CheckedContinuation<AttachmentState?, Never>) in
+                        let accepted = self.signal { s -> Bool in
+                            guard !s.stopping else { return false }
+                            s.waiters[id, default: []].append { continuation.resume(returning: $0) }
+                            s.forced.insert(id)
+                            if !s.queued.contains(id) && !s.inFlight.contains(id) {
+                                s.queue.insert(id, at: 0)
+                                s.queued.insert(id)
+                            }
+                            return true
+                        }
+                        if !accepted { continuation.resume(returning: nil) }
+                    }
+                    return (id, result)
+                }
+            }
+            var results: [Int64: AttachmentState?] = [:]
+            for await (id, state) in group { results[id] = state }
+            return results
+        }
+    }
+
+    /// Waits (at most `timeout`) until the attachment is no longer pending, e.g. for a notification that
+    /// wants to show the picture; returns its state then, or nil on timeout.
+    func settled(_ id: Int64, timeout: Duration) async -> AttachmentState? {
+        if let current = try? reader.file(id: id)?.attachment.state, current != .pending { return current }
+        let seconds = max(1, Int(timeout / .seconds(1)))
+        return await Deadline.race(seconds: seconds, timedOut: nil) { once in
+            let registered = state.withLock { s -> Bool in
+                guard !s.stopping else { return false }
+                s.waiters[id, default: []].append { once.resume($0) }
+                return true
+            }
+            if !registered { once.resume(nil) }
+            // It may have finished between the first look and the registration.
+            if let current = try? reader.file(id: id)?.attachment.state, current != .pending { once.resume(current) }
+        }
+    }
+
+    /// The stored file of the first picture a message shared, waiting at most `timeout` for its download.
+    func storedPicture(ofMessage messageID: Int64, timeout: Duration) async -> String? {
+        guard let rows = try? reader.files(ofMessage: messageID),
+              let picture = rows.first(where: { ($0.attachment.mime ?? MediaType.guess(name: $0.attachment.displayName, sample: []))?.hasPrefix("image/") == true })
+        else { return nil }
+        guard await settled(picture.id, timeout: timeout) == .stored else { return nil }
+        return (try? reader.file(id: picture.id))?.attachment.localPath
+    }
+
+    /// Ends the transfers in flight (their rows stay as they were, to be retried next time) and the threads.
+    public func stop() async {
+        let waiters = signal { s -> [@Sendable (AttachmentState?) -> Void] in
+            s.stopping = true
+            defer { s.waiters.removeAll() }
+            return s.waiters.values.flatMap { $0 }
+        }
+        for waiter in waiters { waiter(nil) }
+        while state.withLock({ $0.threads > 0 }) {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    // MARK: - Threads
+
+    /// Changes the state under the condition's lock and wakes a thread.
+    @discardableResult
+    private func signal<T>(_ change: (inout State) -> T) -> T {
+        condition.lock()
+        defer {
+            condition.broadcast()
+            condition.unlock()
+        }
+        return state.withLock { change(&$0) }
+    }
+
+    private enum Work {
+        case download(Int64, forced: Bool)
+        case rescan
+        case stop
+    }
+
+    private func run() {
+        while true {
+            switch nextWork() {
+            case .stop:
+                return
+            case .rescan:
+                rescan()
+            case .download(let id, let forced):
+                let result = process(id, forced: forced)
+                let waiters = state.withLock { s -> [@Sendable (AttachmentState?) -> Void] in
+                    s.inFlight.remove(id)
+                    return s.waiters.removeValue(forKey: id) ?? []
+                }
+                for waiter in waiters { waiter(result) }
+            }
+        }
+    }
+
+    /// Blocks until there is something to do: a queued id, a rescan, a retry falling due, or stopping.
+    private func nextWork() -> Work {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            let work = state.withLock { s -> Work? in
+                if s.stopping { return .stop }
+                if let index = s.queue.firstIndex(where: { !s.inFlight.contains($0) }) {
+                    let id = s.queue.remove(at: index)
+                    s.queued.remove(id)
+                    s.inFlight.insert(id)
+                    return .download(id, forced: s.forced.remove(id) != nil)
+                }
+                if s.rescan {
+                    s.rescan = false
+                    return .rescan
+                }
+                if let due = s.nextDue, due <= Self.now() {
+                    s.nextDue = nil
+                    return .rescan
+                }
+                return nil
+            }
+            if let work { return work }
+            if let due = state.withLock({ $0.nextDue }) {
+                _ = condition.wait(until: Date(timeIntervalSince1970: Double(due) / 1000 + 0.01))
+            } else {
+                condition.wait()
+            }
+        }
+    }
+
+    /// Reads due rows from the archive into the queue.
+    private func rescan() {
+        let ids: [Int64]
+        let next: Int64?
+        do {
+            ids = try reader.dueFiles(now: Self.now(), limit: Self.queueLimit)
+            next = try reader.nextScheduledFileAttempt()
+        } catch {
+            log.error("files: reading the download queue failed: \(error); trying again in a minute")
+            signal { $0.nextDue = Self.now() + 60_000 }
+            return
+        }
+        signal { s in
+            for id in ids where !s.queued.contains(id) && !s.inFlight.contains(id) && s.queue.count < Self.queueLimit {
+                s.queue.append(id)
+                s.queued.insert(id)
+            }
+            if ids.count >= Self.queueLimit { s.rescan = true }
+            if let next, next > Self.now() { s.nextDue = min(s.nextDue ?? next, next) }
+        }
+    }
+
+    // MARK: - One download
+
+    /// Decides and downloads one attachment and records the outcome; returns its state afterwards.
+    private func process(_ id: Int64, forced: Bool) -> AttachmentState? {
+        let row: FileRow
+        do {
+            guard let found = try reader.file(id: id) else { return nil }
+            row = found
+        } catch {
+            log.error("files: reading attachment \(id) failed: \(error)")
+            return nil
+        }
+        let attachment = row.attachment
+        let due: Bool
+        switch attachment.state {
+        case .stored: return .stored
+        case .pending: due = true
+        case .failed: due = row.nextAttemptAt.map { $0 <= Self.now() } ?? false
+        case .tooLarge, .refused: due = false
+        }
+        guard due || forced else { return attachment.state }
+        let what = "\(row.account): \(attachment.displayName) from \(Self.bare(row.from))"
+        if !forced, let refusal = policyRefusal(row) {
+            log.info("files: \(what) not downloaded (\(refusal == "downloads-off" ? "[files] download = none" : "not a contact; [files] download = contacts"))")
+            return record(AttachmentUpdate(id: id, state: .refused(refusal), attempts: row.attempts))
+        }
+        if let size = attachment.size, size > settings.maxSize {
+            log.info("files: \(what) not downloaded: \(FileSize.text(size)) is more than [files] max_size (\(FileSize.text(settings.maxSize)))")
+            return record(AttachmentUpdate(id: id, state: .tooLarge, attempts: row.attempts))
+        }
+        let limits = FileFetcher.Limits(maxSize: settings.maxSize, allowPrivateAddresses: settings.allowPrivateAddresses)
+        let fetcher = FileFetcher(limits: limits, trust: trust[row.account.lowercased()] ?? HTTPTrust(), store: store,
+                                  isCancelled: { [self] in self.state.withLock { $0.stopping } })
+        let attempts = row.attempts + 1
+        switch fetcher.fetch(attachment) {
+        case .stored(let file, let served):
+            var mime = MediaType.normalized(attachment.mime)
+            if MediaType.isGeneric(mime) { mime = MediaType.isGeneric(served) ? nil : served }
+            if MediaType.isGeneric(mime) { mime = MediaType.guess(name: attachment.displayName, path: file.path) }
+            log.info("files: \(what): kept \(FileSize.text(file.size))\(mime.map { ", \($0)" } ?? "")")
+            return record(AttachmentUpdate(id: id, state: .stored, sha256: file.sha256, size: file.size, mime: mime, attempts: attempts))
+        case .tooLarge:
+            log.info("files: \(what) not kept: larger than [files] max_size (\(FileSize.text(settings.maxSize)))")
+            return record(AttachmentUpdate(id: id, state: .tooLarge, attempts: attempts))
+        case .refused(let reason):
+            log.warning("files: \(what) refused (\(Self.explain(reason))): \(FileFetcher.loggable(attachment.url))")
+            return record(AttachmentUpdate(id: id, state: .refused(reason), attempts: attempts))
+        case .failed(let reason, let retry):
+            var next: Int64?
+            if retry && attempts < FilesSettings.maxAttempts {
+                let delay = min(Int64(settings.retrySeconds) << Int64(min(attempts - 1, 20)), 86_400)
+                next = Self.now() + delay * 1000
+            }
+            log.warning("files: \(what): download failed (\(reason))"
+                        + (next.map { "; trying again in \(($0 - Self.now() + 999) / 1000) s" } ?? "; not retrying"))
+            let result = record(AttachmentUpdate(id: id, state: .failed(reason), attempts: attempts, nextAttemptAt: next))
+            if let next { signal { s in s.nextDue = min(s.nextDue ?? next, next) } }
+            return result
+        case .cancelled:
+            return nil
+        }
+    }
+
+    /// Why the `download` policy keeps Roost from fetching this file, or nil when it may.
+    private func policyRefusal(_ row: FileRow) -> String? {
+        switch settings.download {
+        case .none: return "downloads-off"
+        case .all: return nil
+        case .contacts:
+            if row.direction == .outgoing { return nil }
+            if row.kind == .groupchat { return "not-a-contact" }
+            let contact = try? reader.contact(account: row.account, jid: Self.bare(row.from))
+            let subscribed = contact.map { $0.inRoster && ["to", "from", "both"].contains($0.subscription ?? "") } ?? false
+            return subscribed ? nil : "not-a-contact"
+        }
+    }
+
+    private func record(_ update: AttachmentUpdate) -> AttachmentState? {
+        do {
+            try writer.update(update)
+            return update.state
+        } catch {
+            // The row stays due; wait before the next look rather than spin on a broken archive.
+            log.error("files: recording attachment \(update.id) failed: \(error)")
+            signal { $0.nextDue = Self.now() + 60_000 }
+            return nil
+        }
+    }
+
+    static func explain(_ reason: String) -> String {
+        switch reason {
+        case "private-address": return "it points to a private or local address; [files] allow_private_addresses = false"
+        case "hash-mismatch": return "the bytes do not match the advertised hash"
+        case "scheme": return "not an http or https URL"
+        case "redirects": return "too many redirects"
+        default: return reason
+        }
+    }
+
+    static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    static func bare(_ jid: String) -> String {
+        JID(parsing: jid)?.bare.description ?? jid
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import RoostTestSupport
+import RoostXMPP
+
+/// What the file tests share: the fixture scripts, the independent XMPP peer (slixmpp), a file host that
+/// logs its requests, and waiting for attachment states through `roost files --json`.
+enum FilesKit {
+    static let fixtures = TestServer.packageRoot + "/Tests/RoostCLITests/Fixtures/"
+    static let python = ProcessInfo.processInfo.environment["ROOST_TEST_PYTHON"] ?? "/usr/bin/python3"
+    static let peerScript = TestServer.packageRoot + "/contrib/scripts/xmpp-peer.py"
+
+    /// Blocking work (a child process, a wait) on a thread of its own, so the tests of this suite never hold the
+    /// cooperative pool that the rest of the suite's tests need.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// `run` off the pool.
+    @discardableResult
+    static func run(_ program: String, _ arguments: [String], timeout: TimeInterval = 60) async throws -> (status: Int32, output: String) {
+        try await offPool { try runBlocking(program, arguments, timeout: timeout) }
+    }
+
+    /// `roost ARGS`, off the pool.
+    static func roost(_ arguments: [String], timeout: TimeInterval = 60) async throws -> RoostBinary.Result {
+        try await offPool { try RoostBinary.run(arguments, timeout: timeout) }
+    }
+
+    /// Runs a program to completion (with a deadline) and returns its status and standard output.
+    static func runBlocking(_ program: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let collected = DataBox()
+        let reader = Thread {
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            collected.set(data)
+        }
+        reader.start()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        while collected.get() == nil { usleep(5_000) }
+        let text = String(decoding: collected.get() ?? Data(), as: UTF8.self)
+        if process.terminationStatus != 0 && text.isEmpty { return (process.terminationStatus, String(decoding: errors, as: UTF8.self)) }
+        return (process.terminationStatus, text)
+    }
+
+    /// A fixture script's output (it must succeed).
+    @discardableResult
+    static func fixture(_ script: String, _ arguments: [String]) async throws -> String {
+        let (status, output) = try await run(python, [fixtures + script] + arguments)
+        guard status == 0 else { throw FixtureFailed(what: "\(script) \(arguments.joined(separator: " ")): \(output)") }
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Runs the slixmpp peer as `jid` and returns its JSON lines.
+    @discardableResult
+    static func peer(_ jid: JID, _ password: String, _ arguments: [String], timeout: TimeInterval = 60) async throws -> [[String: Any]] {
+        let (status, output) = try await run(python, [peerScript, "--jid", jid.description, "--password", password] + arguments, timeout: timeout)
+        let lines = jsonLines(output)
+        guard status == 0 else { throw FixtureFailed(what: "xmpp-peer \(arguments.first ?? ""): \(output)") }
+        return lines
+    }
+
+    static func jsonLines(_ text: String) -> [[String: Any]] {
+        text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    static func write(_ path: String, _ data: Data) throws {
+        try data.write(to: URL(fileURLWithPath: path))
+    }
+
+    static func sha256(_ path: String) async throws -> String {
+        String(try await run("/usr/bin/sha256sum", [path]).output.prefix(64))
+    }
+
+    /// Polls `roost files --json` until a row satisfies `predicate`.
+    static func waitForFile(config: String, timeout: TimeInterval = 40, where predicate: ([String: Any]) -> Bool) async throws -> [String: Any] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var rows: [[String: Any]] = []
+        while Date() < deadline {
+            rows = try await roost(["files", "--config", config, "--json"]).jsonLines
+            if let row = rows.first(where: predicate) { return row }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        throw FixtureFailed(what: "no attachment row as expected; rows: \(rows)")
+    }
+
+    /// Makes `alice` and `bob` contacts both ways (roster items with subscription both). The waits are
+    /// generous: the whole suite shares one Prosody, which other tests flood.
+    static func befriend(_ server: TestServer, _ alice: XMPPClient, _ aliceJID: JID, _ bob: XMPPClient, _ bobJID: JID) async throws {
+        let wait = Duration.seconds(60)
+        let aliceEvents = EventCollector(alice)
+        let bobEvents = EventCollector(bob)
+        for client in [alice, bob] { _ = try await client.request(Roster.getRequest()) }
+        try alice.send(Presence(type: .subscribe, to: bobJID))
+        _ = try await bobEvents.waitForStanza(timeout: wait) { $0.name == "presence" && Presence($0).type == .subscribe }
+        try bob.send(Presence(type: .subscribed, to: aliceJID))
+        try bob.send(Presence(type: .subscribe, to: aliceJID))
+        _ = try await aliceEvents.waitForStanza(timeout: wait) { $0.name == "presence" && Presence($0).type == .subscribe }
+        try alice.send(Presence(type: .subscribed, to: bobJID))
+        _ = try await aliceEvents.waitForStanza(timeout: wait) { element in
+            element.name == "iq" && Roster.items(in: IQ(element)).contains { $0.jid == bobJID && $0.subscription == .both }
+        }
+    }
+}
+
+struct FixtureFailed: Error, CustomStringConvertible {
+    let what: String
+    var description: String { what }
+}
+
+final class DataBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data: Data?
+    func set(_ value: Data) { lock.withLock { data = value } }
+    func get() -> Data? { lock.withLock { data } }
+}
+
+/// `file_server.py` in the background: the port it listens on and the requests it got.
+final class FileHost {
+    let process: RunningRoost
+    let port: Int
+    let root: String
+
+    init(root: String, bind: String = "127.0.0.1", port: Int = 0, tls: Bool = false) throws {
+        self.root = root
+        var arguments = [FilesKit.fixtures + "file_server.py", "--root", root, "--bind", bind, "--port", String(port)]
+        if tls, let ca = TestServer.shared?.caFile {
+            let certs = (ca as NSString).deletingLastPathComponent
+            arguments += ["--tls", certs + "/server.crt", certs + "/server.key"]
+        }
+        process = try RoostBinary.startProgram(FilesKit.python, arguments)
+        try process.waitForLog("listening", timeout: 15)
+        guard let line = FilesKit.jsonLines(process.stderrSoFar).first(where: { $0["event"] as? String == "listening" }),
+              let found = line["port"] as? Int else { throw FixtureFailed(what: "file server: \(process.stderrSoFar)") }
+        self.port = found
+    }
+
+    deinit { process.stop(signal: SIGKILL) }
+
+    var requests: [[String: Any]] { FilesKit.jsonLines(process.stderrSoFar).filter { $0["event"] as? String == "request" } }
+}

@@ -56,11 +56,15 @@ public struct WaitTimedOut: Error, CustomStringConvertible {
 
 /// Checks `condition` every 100 ms until it holds, or throws after `timeout`: waiting for a state (a row
 /// count, a line in a log, a command's answer) instead of sleeping and hoping.
-public func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
+public func waitUntil(_ what: String, timeout: Duration = .seconds(20), detail: () -> String = { "" },
+                      _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while true {
         if try await condition() { return }
-        guard ContinuousClock.now < deadline else { throw WaitTimedOut(what: what) }
+        guard ContinuousClock.now < deadline else {
+            let more = detail()
+            throw WaitTimedOut(what: more.isEmpty ? what : "\(what) within \(timeout)\n\(more)")
+        }
         try await Task.sleep(for: .milliseconds(100))
     }
 }

@@ -4,156 +4,109 @@ import RoostTestSupport
 import RoostXMPP
 
 /// Roost's promise under faults: every message the server accepted is in the archive exactly once,
-/// whatever happens to Roost (kill -9), the server (restart) or the connection (cut).
-/// Each test has its own Prosody, since it restarts or floods it.
+/// whatever happens to Roost (kill -9), the server (restart) or the connection (cut). Each test has its own
+/// server, since it restarts or floods it; the sender is slixmpp (contrib/scripts/xmpp-peer.py), which waits
+/// for the server's acks, so "sent" means "the server accepted it".
 @Suite("Zero loss under faults", .serialized, .enabled(if: PrivateServer.isAvailable))
 struct ZeroLossFaultTests {
     let floodSize = 10_000
 
-    /// A private server, alice's archive config, and bob ready to flood alice's Roost resource.
-    struct Setup {
-        let prosody: PrivateServer
-        let dir: TestDirectory
-        let config: String
-        let alice: JID
-        let bob: XMPPClient
-        var archive: String { "\(dir.path)/data/archive.sqlite" }
-    }
-
-    func setUp(hibernation: Int = 30, host: String? = nil, port: UInt16? = nil) async throws -> Setup {
-        let prosody = try PrivateServer(hibernationSeconds: hibernation)
-        let server = prosody.server
-        let (aliceClient, alice, password) = try await server.registeredClient("alice")
-        await aliceClient.disconnect()
-        let (bob, _, _) = try await server.registeredClient("bob")
-        let dir = try TestDirectory()
-        var text = """
-            [general]
-            archive_poll_seconds = 2
-            keepalive_seconds = 10
-            reconnect_max_seconds = 2
-            [archive]
-            path = \(dir.path)/data/archive.sqlite
-            [account \(alice)]
-            password = \(password)
-            host = \(host ?? server.host)
-            port = \(port ?? server.port)
-            ca_file = \(server.caFile)
-
-            """
-        text += ""
-        let config = try dir.write("config.ini", text)
-        return Setup(prosody: prosody, dir: dir, config: config, alice: alice, bob: bob)
-    }
-
-    /// Waits until the archive holds the whole flood (or the deadline passes) and returns the tally.
-    func settle(_ setup: Setup, _ flood: Flood, timeout: TimeInterval = 120) async throws -> ArchiveCount.Tally {
-        let deadline = Date().addingTimeInterval(timeout)
-        var tally = ArchiveCount.Tally(rows: 0, distinctIDs: 0, matchingBodies: 0)
-        while Date() < deadline {
-            tally = try ArchiveCount.tally(archive: setup.archive, flood: flood)
-            if tally.rows >= flood.count { break }
-            try await Task.sleep(for: .milliseconds(500))
-        }
-        // A little longer: late duplicates would show up now.
-        try await Task.sleep(for: .seconds(3))
-        return try ArchiveCount.tally(archive: setup.archive, flood: flood)
-    }
-
-    func expectExactlyOnce(_ tally: ArchiveCount.Tally, _ flood: Flood, _ log: String) {
-        #expect(tally.rows == flood.count, "\(tally); roost log tail:\n\(log.suffix(4000))")
-        #expect(tally.distinctIDs == flood.count)
-        #expect(tally.matchingBodies == flood.count)
-    }
-
     @Test func killNineAtRandomMomentsDuringAFlood() async throws {
-        let setup = try await setUp()
-        let roost = Restarter(arguments: ["run", "--config", setup.config, "-v"])
+        let rig = try await ZeroLossRig.make(hibernationSeconds: 30)
+        let roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
         try await roost.start(waitingFor: "online")
-        let flood = Flood(count: floodSize)
-        let target = try setup.alice.with(resource: "roost")
-        let kills = 22
-        let killer = Task {
-            for _ in 0..<kills {
-                try await Task.sleep(for: .milliseconds(Int.random(in: 150...450)))
-                try await roost.killAndRestart()
-            }
+        let prefix = "kill-\(UUID().uuidString.prefix(6))"
+        let flood = try PeerFlood(rig, to: rig.roostJID, count: floodSize, prefix: prefix)
+        // Kill at random moments while the flood is still going (the flood outlasts the kills).
+        var kills = 0
+        while kills < 22, flood.process.isRunning {
+            try await Task.sleep(for: .milliseconds(Int.random(in: 150...450)))
+            try await roost.killAndRestart()
+            kills += 1
         }
-        try await flood.send(from: setup.bob, to: target, perSecond: 1000)
-        try await killer.value
-        let tally = try await settle(setup, flood)
+        try await flood.finish()
+        try await waitUntil("the whole flood in the archive", timeout: .seconds(180)) {
+            try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") >= floodSize
+        }
+        try await rig.settleAfterAnArchiveRead()
         let log = await roost.stop()
-        expectExactlyOnce(tally, flood, log)
-        #expect(await roost.kills == kills)
-        print("kill -9 test: \(kills) kills, \(tally); resumptions: \(log.components(separatedBy: "session resumed").count - 1)")
-        await setup.bob.disconnect()
+        try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix, messages: floodSize, chatStates: 0, log: log)
+        #expect(kills >= 10, "only \(kills) kills happened during the flood")
+        let resumptions = log.components(separatedBy: "session resumed").count - 1
+        #expect(resumptions > 0, "a killed agent resumes its session at least sometimes")
+        print("kill -9 test: \(kills) kills during the flood, \(floodSize) messages once each; resumptions: \(resumptions)")
     }
 
+    /// The server restarts while Roost still has the first half to take in (the archive is locked meanwhile,
+    /// so Roost has stored none of it): the server's session and its queue are gone, and everything comes
+    /// from the server archive once the lock is released.
     @Test func serverRestartMidFlood() async throws {
-        let setup = try await setUp()
-        let roost = Restarter(arguments: ["run", "--config", setup.config, "-v"])
+        let rig = try await ZeroLossRig.make(hibernationSeconds: 30)
+        let roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
         try await roost.start(waitingFor: "online")
-        let first = Flood(count: floodSize / 2)
-        let target = try setup.alice.with(resource: "roost")
-        try await first.send(from: setup.bob, to: target, perSecond: 5000)
-        // The server goes down while Roost is still taking in the first half.
-        try setup.prosody.restart()
-        let bob = XMPPClient(configuration: setup.prosody.server.configuration(for: setup.bob.configuration.jid,
-                                                                                  password: setup.bob.configuration.password))
-        _ = try await bob.connect()
-        let second = Flood(count: floodSize / 2)
-        try await second.send(from: bob, to: setup.alice, perSecond: 2000)
-        let tally1 = try await settle(setup, first)
-        let tally2 = try await settle(setup, second)
+        let prefix = "restart-\(UUID().uuidString.prefix(6))"
+        let locker = try LockHolder(archive: rig.archive, seconds: 600)
+        let first = try PeerFlood(rig, to: rig.roostJID, count: floodSize / 2, prefix: prefix + "a")
+        try await first.finish()
+        try await rig.waitForStatus("archive writes to fail") { $0["archive_writes"] as? String == "failing" }
+        #expect(try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)a-%'") == 0,
+                "the server must restart before Roost stored the first half")
+        try rig.prosody.restart()
+        _ = locker.process.stop(signal: SIGKILL, timeout: 5)
+        let second = try PeerFlood(rig, to: rig.alice, count: floodSize / 2, prefix: prefix + "b")
+        try await second.finish()
+        try await waitUntil("both halves in the archive", timeout: .seconds(240)) {
+            try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)%'") >= floodSize
+        }
+        try await rig.settleAfterAnArchiveRead()
         let log = await roost.stop()
-        expectExactlyOnce(tally1, first, log)
-        expectExactlyOnce(tally2, second, log)
-        await bob.disconnect()
+        try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix + "a", messages: floodSize / 2, chatStates: 0, log: log)
+        try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix + "b", messages: floodSize / 2, chatStates: 0, log: log)
     }
 
     @Test func connectionCutByTheNetwork() async throws {
-        let prosodyFirst = try await setUp()
+        let direct = try await ZeroLossRig.make(hibernationSeconds: 30)
         // A relay between Roost and the server that can drop every connection at once.
-        let proxy = try TCPProxy(target: prosodyFirst.prosody.server.host, port: prosodyFirst.prosody.server.port)
+        let proxy = try TCPProxy(target: direct.server.host, port: direct.server.port)
         defer { proxy.stop() }
-        let setup = try await rewrite(prosodyFirst, port: proxy.port)
-        let roost = Restarter(arguments: ["run", "--config", setup.config, "-v"])
+        let rig = try direct.connecting(through: proxy.port)
+        let roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
         try await roost.start(waitingFor: "online")
-        let flood = Flood(count: floodSize)
-        let target = try setup.alice.with(resource: "roost")
-        try await flood.send(from: setup.bob, to: target, perSecond: 1500) { i in
-            if i == 3000 || i == 6500 { proxy.cut() }
+        let prefix = "cut-\(UUID().uuidString.prefix(6))"
+        let flood = try PeerFlood(rig, to: rig.roostJID, count: floodSize, prefix: prefix)
+        // Cut twice while Roost is in the middle of taking the flood in.
+        for threshold in [3000, 6500] {
+            try await waitUntil("\(threshold) messages stored", timeout: .seconds(120)) {
+                try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") >= threshold
+            }
+            proxy.cut()
         }
-        let tally = try await settle(setup, flood)
+        try await flood.finish()
+        try await waitUntil("the whole flood", timeout: .seconds(180)) {
+            try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") >= floodSize
+        }
+        try await rig.settleAfterAnArchiveRead()
         let log = await roost.stop()
-        expectExactlyOnce(tally, flood, log)
-        #expect(log.contains("session resumed") || log.contains("new messages"), "Roost should have resumed or caught up")
-        await setup.bob.disconnect()
+        try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix, messages: floodSize, chatStates: 0, log: log)
+        #expect(log.components(separatedBy: "connected as").count - 1 >= 3, "two cuts, two reconnections:\n\(log.suffix(3000))")
     }
 
     @Test func offlineForTheWholeFlood() async throws {
-        let setup = try await setUp()
-        let flood = Flood(count: floodSize)
-        try await flood.send(from: setup.bob, to: setup.alice, perSecond: 5000)
-        let roost = Restarter(arguments: ["run", "--config", setup.config, "-v"])
-        try await roost.start(waitingFor: "online")
-        let tally = try await settle(setup, flood)
+        let rig = try await ZeroLossRig.make(hibernationSeconds: 30)
+        let prefix = "offline-\(UUID().uuidString.prefix(6))"
+        let flood = try PeerFlood(rig, to: rig.alice, count: floodSize, prefix: prefix)
+        try await flood.finish()
+        let roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
+        try await roost.start(waitingFor: "server archive read")
+        try await rig.settleAfterAnArchiveRead()
         let log = await roost.stop()
-        expectExactlyOnce(tally, flood, log)
+        try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix, messages: floodSize, chatStates: 0, log: log)
         // A second run reads nothing twice.
-        let again = Restarter(arguments: ["run", "--config", setup.config, "-v"])
+        let again = Restarter(arguments: ["run", "--config", rig.config, "-v"])
         try await again.start(waitingFor: "server archive read")
-        let after = try ArchiveCount.tally(archive: setup.archive, flood: flood)
-        _ = await again.stop()
-        #expect(after.rows == flood.count)
-        await setup.bob.disconnect()
-    }
-
-    private func rewrite(_ setup: Setup, port: UInt16) async throws -> Setup {
-        let text = try String(contentsOfFile: setup.config, encoding: .utf8)
-            .replacingOccurrences(of: "port = \(setup.prosody.server.port)", with: "port = \(port)")
-        try setup.dir.write("config.ini", text)
-        return setup
+        let second = await again.stop()
+        #expect(second.contains("server archive read (1 page): 0 new messages"), "\(second.suffix(2000))")
+        try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix, messages: floodSize, chatStates: 0, log: second)
     }
 }
 
@@ -166,19 +119,19 @@ actor Restarter {
 
     init(arguments: [String]) { self.arguments = arguments }
 
-    func start(waitingFor text: String? = nil) throws {
+    func start(waitingFor text: String? = nil) async throws {
         let process = try RoostBinary.start(arguments)
         current = process
-        if let text { try process.waitForLog(text) }
+        if let text { try await ZeroLossRig.waitForLog(process, text, timeout: .seconds(120)) }
     }
 
-    func killAndRestart() throws {
+    func killAndRestart() async throws {
         if let current {
             let (_, log) = current.stop(signal: SIGKILL)
             logs += log
         }
         kills += 1
-        try start()
+        try await start()
     }
 
     /// SIGTERM; returns every run's log.

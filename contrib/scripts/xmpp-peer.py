@@ -360,8 +360,13 @@ async def cmd_flood(peer, args):
             state["id"] = "%s-cs-%d" % (prefix, states)
             state["chat_state"] = "composing" if states % 2 else "paused"
             state.send()
-        if i % 500 == 0:
-            await asyncio.sleep(0)  # let the send queue drain instead of buffering everything
+        if i % 50 == 0:
+            await asyncio.sleep(0)  # let the event loop write what is queued and read what arrives
+        if i % 1000 == 0 and await sm_drain(peer, args.timeout) is False:
+            # Keep the send queue short: our <a/> answers to the server's <r/> queue behind it, and ejabberd
+            # closes a stream that leaves more than 5000 stanzas unacknowledged — on ejabberd an offline
+            # recipient's full offline store bounces every message back to us.
+            raise TimeoutError("the server did not acknowledge messages within %ss" % args.timeout)
     acked = await sm_drain(peer, args.timeout)
     emit("flood", to=args.to, count=args.count, chatstates=states, acked=acked,
          seconds=round(time.monotonic() - started, 3))

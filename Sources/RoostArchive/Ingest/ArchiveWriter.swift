@@ -57,6 +57,7 @@ public final class ArchiveWriter: Sendable {
                     try ingestor.flushIndex()
                     return outcomes
                 }
+                Self.boundWriteAheadLog(ingestor.database)
                 defer { ingestor.newPendingAttachments.removeAll(keepingCapacity: true) }
                 return (outcomes, ingestor.newPendingAttachments)
             } catch {
@@ -66,6 +67,18 @@ public final class ArchiveWriter: Sendable {
         }
         if !attachments.isEmpty, let observer = attachmentObserver.withLock({ $0 }) { observer(attachments) }
         return outcomes
+    }
+
+    /// The write-ahead log grows past SQLite's automatic checkpoints while readers keep snapshots open (a busy
+    /// `roost serve`, a script polling the archive): past `walLimit` the writer waits briefly for them and
+    /// restarts the log, so the disk does not fill with it. A failure here is harmless (the next commit
+    /// tries again).
+    static let walLimit: Int64 = 32 << 20
+
+    static func boundWriteAheadLog(_ database: Database) {
+        var info = stat()
+        guard stat(database.path + "-wal", &info) == 0, Int64(info.st_size) > walLimit else { return }
+        try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
     /// `observer` hears, after every commit that stored attachments waiting for a download, their row ids

@@ -212,16 +212,40 @@ final class OMEMOService: Sendable {
     }
 
     /// Publish with publish-options; a node configured otherwise (`conflict` / `precondition-not-met`) is
-    /// reconfigured and the item published again.
+    /// reconfigured and the item published again. A server that does not know one of the options (ejabberd
+    /// 23.01 refuses `pubsub#max_items` in publish-options) gets them through the node's configuration instead
+    /// — first, so that the user's other devices' items are never evicted by a node that keeps one item —
+    /// and the item is published with the access model only.
     private func publish(node: String, itemID: String, payload: Element, options: [(String, String)], client: XMPPClient) async throws {
         let request = OMEMO.publishRequest(node: node, itemID: itemID, payload: payload, options: options)
         switch await Self.request(request, client) {
         case .success: return
-        case .failure(.stanzaError(let error)) where error.condition == "conflict":
+        case .failure(.stanzaError(let error)) where error.condition == "conflict" || error.condition == "precondition-not-met":
             _ = try await client.request(OMEMO.configureRequest(node: node, options: options))
             _ = try await client.request(request)
+        case .failure(.stanzaError(let error)) where options.count > 1:
+            log.debug("\(account): the server refused publish-options for \(node) (\(error)); configuring the node instead")
+            try await configure(node: node, options: options, client: client)
+            let basic = options.filter { $0.0 == "pubsub#access_model" }
+            _ = try await client.request(OMEMO.publishRequest(node: node, itemID: itemID, payload: payload, options: basic))
         case .failure(let error): throw error
         }
+    }
+
+    /// Sets the node's configuration, creating the node with it when it does not exist yet; `max` for
+    /// `pubsub#max_items` falls back to a large number where the server wants one.
+    private func configure(node: String, options: [(String, String)], client: XMPPClient) async throws {
+        let numeric = options.map { $0.0 == "pubsub#max_items" && $0.1 == "max" ? ($0.0, "1000") : $0 }
+        for attempt in [options, numeric] {
+            switch await Self.request(OMEMO.configureRequest(node: node, options: attempt), client) {
+            case .success: return
+            case .failure(.stanzaError(let error)) where error.condition == "item-not-found":
+                if case .success = await Self.request(OMEMO.createRequest(node: node, options: attempt), client) { return }
+            case .failure:
+                continue
+            }
+        }
+        throw OMEMOError.store("the server accepts neither the publish-options nor the configuration of \(node)")
     }
 
     static func request(_ iq: IQ, _ client: XMPPClient) async -> Result<IQ, ClientError> {

@@ -297,6 +297,14 @@ public enum OMEMO {
         return IQ(type: .set, payload: Element("pubsub", namespace: Namespace.pubsubOwner, children: [.element(configure)]))
     }
 
+    /// Creates an own node with a configuration (XEP-0060 §8.1.3).
+    public static func createRequest(node: String, options: [(String, String)]) -> IQ {
+        let create = Element("create", namespace: Namespace.pubsub, attributes: [("node", node)])
+        let configure = Element("configure", namespace: Namespace.pubsub,
+                                children: [.element(dataForm(type: "http://jabber.org/protocol/pubsub#node_config", options))])
+        return IQ(type: .set, payload: Element("pubsub", namespace: Namespace.pubsub, children: [.element(create), .element(configure)]))
+    }
+
     /// The publish options of OMEMO nodes: readable by anyone; the OMEMO 2 bundle node keeps one item per device.
     public static func publishOptions(forBundleOf namespace: OMEMONamespace) -> [(String, String)] {
         namespace == .omemo2 ? [("pubsub#access_model", "open"), ("pubsub#max_items", "max")] : [("pubsub#access_model", "open")]

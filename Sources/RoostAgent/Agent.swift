@@ -163,6 +163,8 @@ public final class Agent: Sendable {
     }
 
     public func stop() async {
+        // A password_command (or notification command) still running is not waited for.
+        ProcessRunner.killAll()
         await withTaskGroup(of: Void.self) { group in
             for session in sessions { group.addTask { await session.stop() } }
         }

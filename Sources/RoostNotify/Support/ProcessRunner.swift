@@ -1,5 +1,6 @@
 package import Foundation
 internal import CSystem
+import Synchronization
 
 /// Runs a program with a deadline: Roost's one way of starting other programs (notification commands,
 /// `token_command`, `password_command`).
@@ -34,6 +35,18 @@ package enum ProcessRunner {
         case capture(limit: Int)
         /// Only the first line matters: once a line end arrives (or `limit` bytes), reading stops.
         case firstLine(limit: Int)
+    }
+
+    /// Programs running now, by pid, and whether each leads a process group of its own.
+    private static let running = Mutex<[pid_t: Bool]>([:])
+
+    /// Kills every program still running, with its process group (at shutdown: a hung `password_command`
+    /// must not outlive the agent).
+    package static func killAll() {
+        for (pid, ownGroup) in running.withLock({ $0 }) {
+            if ownGroup { kill(-pid, SIGKILL) }
+            kill(pid, SIGKILL)
+        }
     }
 
     private static let ignoreSIGPIPE: Void = {
@@ -148,6 +161,8 @@ package enum ProcessRunner {
             if stdoutPipe[0] >= 0 { close(stdoutPipe[0]) }
             return Outcome(launchFailure: "could not start \(path): \(String(cString: strerror(rc)))")
         }
+        running.withLock { $0[pid] = ownGroup }
+        defer { _ = running.withLock { $0.removeValue(forKey: pid) } }
         return supervise(pid: pid, ownGroup: ownGroup, stdin: stdinPipe[1], stdout: stdoutPipe[0], input: input, output: output,
                          deadline: .now + timeout)
     }

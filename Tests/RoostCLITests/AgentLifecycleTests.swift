@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+import RoostTestSupport
+import RoostXMPP
+
+/// `roost run` stays in charge of itself whatever an account does: a `password_command` that hangs neither
+/// blocks start-up nor SIGTERM nor the control socket; an account whose password is refused waits for the
+/// user (and SIGHUP makes it try again), and when every account waits, the agent exits 78 so systemd shows it.
+@Suite("roost run lifecycle", .requires(.server))
+struct AgentLifecycleTests {
+    let server: TestServer
+
+    init() throws { server = try TestServer.require() }
+
+    func config(_ dir: TestDirectory, account: JID, passwordLine: String) throws -> String {
+        try dir.write("config.ini", """
+            [general]
+            reconnect_max_seconds = 2
+            [archive]
+            path = \(dir.path)/data/archive.sqlite
+            [account \(account)]
+            \(passwordLine)
+            host = \(server.host)
+            port = \(server.port)
+            ca_file = \(server.caFile)
+
+            """)
+    }
+
+    @Test func hungPasswordCommandBlocksNeitherStatusNorSigterm() async throws {
+        let dir = try TestDirectory()
+        let (client, alice, _) = try await server.registeredClient("alice")
+        await client.disconnect()
+        let config = try config(dir, account: alice, passwordLine: "password_command = sleep 987.654")
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await ZeroLossRig.waitForLog(roost, "control socket")
+        // The agent answers while the command hangs: the account is still connecting (resolving its password).
+        let status = try await offPool { try RoostBinary.run(["status", "--config", config, "--json"], timeout: 20) }
+        let account = status.jsonLines.first { $0["kind"] as? String == "account" }
+        #expect(account?["state"] as? String == "connecting", "\(status.stdout)\n\(status.stderr)")
+        // SIGTERM ends it at once, and the command's process group goes with it.
+        let started = ContinuousClock.now
+        let (exit, log) = roost.stop(signal: SIGTERM, timeout: 15)
+        #expect(exit == 0, "\(log)")
+        #expect(ContinuousClock.now - started < .seconds(15), "SIGTERM waited for the password command")
+        let sleepers = try TmpfsMount.run("/usr/bin/pgrep", ["-f", "^sleep 987.654$"])
+        #expect(sleepers.status != 0 || sleepers.output.isEmpty, "the hung password_command survived: \(sleepers.output)")
+    }
+
+    @Test func refusedPasswordWaitsForTheUserAndEveryAccountFailingExits78() async throws {
+        let dir = try TestDirectory()
+        let (client, alice, _) = try await server.registeredClient("alice")
+        await client.disconnect()
+        let config = try config(dir, account: alice, passwordLine: "password = definitely-wrong-\(UUID().uuidString.prefix(6))")
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await waitUntil("roost run to exit", timeout: .seconds(60), detail: { roost.stderrSoFar }) { !roost.isRunning }
+        let (exit, log) = roost.stop(signal: SIGTERM, timeout: 5)
+        #expect(exit == 78, "\(log)")
+        #expect(log.contains("not-authorized"), "\(log)")
+        #expect(log.contains("every account failed"), "\(log)")
+        #expect(!log.contains("definitely-wrong"), "the password must not be logged")
+    }
+
+    /// Two accounts, one with a wrong password: the agent keeps running for the other; SIGHUP makes the waiting
+    /// one try again at once.
+    @Test func sighupRetriesAnAccountThatWaits() async throws {
+        let dir = try TestDirectory()
+        let (good, goodJID, goodPassword) = try await server.registeredClient("alice")
+        await good.disconnect()
+        let (bad, badJID, _) = try await server.registeredClient("carol")
+        await bad.disconnect()
+        let config = try dir.write("config.ini", """
+            [general]
+            reconnect_max_seconds = 2
+            [archive]
+            path = \(dir.path)/data/archive.sqlite
+            [account \(goodJID)]
+            password = \(goodPassword)
+            host = \(server.host)
+            port = \(server.port)
+            ca_file = \(server.caFile)
+            [account \(badJID)]
+            password = wrong-\(UUID().uuidString.prefix(6))
+            host = \(server.host)
+            port = \(server.port)
+            ca_file = \(server.caFile)
+
+            """)
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await ZeroLossRig.waitForLog(roost, "retrying in 60 minutes")
+        try await ZeroLossRig.waitForLog(roost, "\(goodJID): online")
+        let attemptsBefore = roost.stderrSoFar.components(separatedBy: "\(badJID): authentication failed").count
+        kill(roost.pid, SIGHUP)
+        try await ZeroLossRig.waitForLog(roost, "received SIGHUP")
+        try await waitUntil("another login attempt for the waiting account", timeout: .seconds(30), detail: { roost.stderrSoFar }) {
+            roost.stderrSoFar.components(separatedBy: "\(badJID): authentication failed").count > attemptsBefore
+        }
+        #expect(roost.isRunning, "one account still works: the agent keeps running")
+    }
+}

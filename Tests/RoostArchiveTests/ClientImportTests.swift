@@ -31,6 +31,15 @@ struct ClientImportTests {
         #expect(summary.refused == fixture.refused)
         #expect(summary.notMessages == fixture.notMessages)
         #expect(summary.files == fixture.files)
+        // Files the client still had are in Roost's own store now, intact, no longer the client's copies.
+        let stored = try ArchiveReader(path: archive.path).files(matching: "").filter { $0.attachment.state == .stored }
+        #expect(stored.count == fixture.files, "\(name): \(stored.count) stored attachments")
+        let store = FileStore(archivePath: archive.path)
+        for file in stored {
+            let hash = try #require(file.attachment.sha256, "\(name): a stored file without its hash")
+            #expect(store.check(sha256: hash) == .intact, "\(name): \(file.attachment)")
+            #expect(file.attachment.localPath.map { !$0.hasPrefix(fixture.path) } ?? true, "\(name): still points into the client's folder")
+        }
 
         let rows = try archive.rows()
         #expect(rows.count == fixture.messages.count)

@@ -35,13 +35,16 @@ public enum MAM {
     }
 
     /// Unwraps a `<result/>` message, accepting it only from the queried archive (CVE-2019-16237 class):
-    /// `from` must be absent or the archive's JID (the account's bare JID for the personal archive).
-    public static func result(in message: Message, archive: JID) -> Result? {
+    /// `from` must be the archive's JID, or absent for the account's own archive (`fromRequired` false) — a
+    /// room's archive always names itself.
+    public static func result(in message: Message, archive: JID, fromRequired: Bool = false) -> Result? {
         guard let result = message.element.child("result", namespace: namespace),
               let queryID = result[attribute: "queryid"], let id = result[attribute: "id"],
               let forwarded = result.child("forwarded", namespace: Namespace.forward) else { return nil }
         if let from = message.fromAttribute {
             guard let jid = JID(parsing: from), jid == archive.bare else { return nil }
+        } else if fromRequired {
+            return nil
         }
         let inner = forwarded.children("message", namespace: Namespace.client)
         guard inner.count == 1 else { return nil }

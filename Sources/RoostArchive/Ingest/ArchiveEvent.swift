@@ -13,4 +13,9 @@ public enum ArchiveEvent: Sendable, Equatable {
     case delivery(account: String, originIDs: [String], state: DeliveryState)
     /// A message stored as undecryptable was decrypted later.
     case messageDecrypted(MessageDecryption)
+    /// Group chats: what is known about a room, an occupant's presence, an invitation and its answer.
+    case room(RoomUpdate)
+    case roomPresence(RoomPresenceRecord)
+    case invitation(InvitationRecord)
+    case invitationAnswered(account: String, room: String, status: InvitationStatus, timestamp: Int64)
 }

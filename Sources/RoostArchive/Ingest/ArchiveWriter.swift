@@ -129,6 +129,10 @@ public final class ArchiveWriter: Sendable {
         case .syncState(let record): account = record.account
         case .delivery(let jid, _, _): account = jid
         case .messageDecrypted: return nil
+        case .room(let update): account = update.account
+        case .roomPresence(let record): account = record.account
+        case .invitation(let record): account = record.account
+        case .invitationAnswered(let jid, _, _, _): account = jid
         }
         return account.isEmpty ? "event without an account JID" : nil
     }

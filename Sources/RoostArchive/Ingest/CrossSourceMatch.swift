@@ -189,7 +189,7 @@ extension Ingestor {
                     origin_id = coalesce(origin_id, ?5),
                     message_id = coalesce(message_id, ?6)
                 WHERE id = ?1
-                """, [.integer(match.id), SQLValue(adoptStanzaID), SQLValue(record.stanzaId), SQLValue(record.stanzaIdBy),
+                """, [.integer(match.id), SQLValue(adoptStanzaID), SQLValue(record.stanzaId), SQLValue(record.stanzaIdBy ?? record.account),
                       SQLValue(record.originId), SQLValue(record.messageId)])
         }
         return match.id

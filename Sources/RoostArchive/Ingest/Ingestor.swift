@@ -71,6 +71,11 @@ final class Ingestor {
         case .syncState(let record): return try update(record)
         case .delivery(let account, let ids, let state): return try updateDelivery(account: account, originIDs: ids, state: state)
         case .messageDecrypted(let decryption): return try apply(decryption)
+        case .room(let update): return try apply(update)
+        case .roomPresence(let record): return try insert(record)
+        case .invitation(let record): return try insert(record)
+        case .invitationAnswered(let account, let room, let status, let timestamp):
+            return try answerInvitations(account: account, room: room, status: status, timestamp: timestamp)
         }
     }
 
@@ -91,8 +96,8 @@ final class Ingestor {
         let account = try accountID(record.account, now: record.receivedAt)
         let key = DedupKey.make(for: record)
         if let duplicate = try existingCopy(of: record, account: account, key: key) {
-            if record.direction == .outgoing, record.source != .live {
-                // The server has it (its archive or a carbon handed it back): it was delivered.
+            if record.direction == .outgoing, record.source != .live || record.kind == .groupchat {
+                // The server has it (its archive or a carbon handed it back, or the room echoed it): it was delivered.
                 try database.cached("UPDATE messages SET delivery = 'sent' WHERE id = ? AND delivery IN ('pending', 'failed')")
                     .run([.integer(duplicate)])
             }
@@ -110,19 +115,21 @@ final class Ingestor {
             importClaims[id] = .whole
             importedRowsExist = true
         }
+        let trusted = record.stanzaIdTrusted && record.stanzaId != nil
         try database.run("""
             INSERT INTO messages (id, account_id, conversation, direction, type, from_jid, from_bare, to_jid, to_bare,
                 sender_name, body, subject, thread, timestamp, received_at, stanza_id, stanza_id_by, stanza_id_trusted,
-                origin_id, message_id, replaces, is_carbon, source, dedup_key, raw, delivery)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                origin_id, message_id, replaces, is_carbon, source, dedup_key, raw, delivery, occupant_id, real_jid)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [
                 .integer(id), .integer(account), .text(record.conversation), .text(record.direction.rawValue),
                 .text(record.kind.rawValue), .text(record.from), .text(JIDText.bare(record.from)), .text(record.to),
                 .text(JIDText.bare(record.to)), SQLValue(record.senderName), SQLValue(record.body), SQLValue(record.subject),
                 SQLValue(record.thread), .integer(record.timestamp), .integer(record.receivedAt), SQLValue(record.stanzaId),
-                SQLValue(record.stanzaIdBy), SQLValue(record.stanzaIdTrusted && record.stanzaId != nil), SQLValue(record.originId),
+                SQLValue(record.stanzaIdBy ?? (trusted ? record.account : nil)), SQLValue(trusted), SQLValue(record.originId),
                 SQLValue(record.messageId), SQLValue(record.replaces), SQLValue(record.isCarbon), .text(record.source.rawValue),
-                .text(key), SQLValue(record.rawStanza), SQLValue(record.delivery?.rawValue),
+                .text(key), SQLValue(record.rawStanza), SQLValue(record.delivery?.rawValue), SQLValue(record.occupantId),
+                SQLValue(try realJID(of: record, account: account)),
             ])
         pendingIndex.append(PendingIndexEntry(id: id, body: record.body, subject: record.subject, sender: record.senderName))
         if let encryption = record.encryption { try store(encryption, of: id) }
@@ -150,8 +157,10 @@ final class Ingestor {
     /// The dedup rules of `SchemaV1`, steps 3 and 4.
     private func existingCopy(of record: MessageRecord, account: Int64, key: String) throws(SQLiteError) -> Int64? {
         if record.stanzaIdTrusted, let stanzaId = record.stanzaId {
-            if let id = try database.cached("SELECT id FROM messages WHERE account_id = ? AND stanza_id = ? AND stanza_id_trusted = 1")
-                .scalarInt([.integer(account), .text(stanzaId)]) {
+            // Ids are unique per archive that assigned them (the account's, each room's).
+            if let id = try database.cached("""
+                SELECT id FROM messages WHERE account_id = ? AND stanza_id_by = ? AND stanza_id = ? AND stanza_id_trusted = 1
+                """).scalarInt([.integer(account), .text(record.stanzaIdBy ?? record.account), .text(stanzaId)]) {
                 return id
             }
             let untrusted = try database.cached("""
@@ -159,7 +168,7 @@ final class Ingestor {
                 """).scalarInt([.integer(account), .text(key)])
             if let id = untrusted {
                 try database.run("UPDATE messages SET stanza_id = ?, stanza_id_by = ?, stanza_id_trusted = 1 WHERE id = ?",
-                                 [.text(stanzaId), SQLValue(record.stanzaIdBy), .integer(id)])
+                                 [.text(stanzaId), .text(record.stanzaIdBy ?? record.account), .integer(id)])
                 return id
             }
             return nil
@@ -174,22 +183,30 @@ final class Ingestor {
         let imported: Bool
     }
 
-    /// The newest message of the conversation whose id or origin-id is `replaces`, if sent by the same sender
-    /// (same full JID in groupchat, where nicks are the identity; same bare JID otherwise).
+    /// The newest message of the conversation whose id or origin-id is `replaces`, if sent by the same sender:
+    /// in groupchat the same occupant id (XEP-0421) when both have one, else the same nick (full JID); the same
+    /// bare JID otherwise.
     private func correctionTarget(of record: MessageRecord, replaces: String, account: Int64) throws(SQLiteError) -> CorrectionTarget? {
-        var found: (id: Int64, from: String, edited: Int64, imported: Bool)?
+        var found: (id: Int64, from: String, edited: Int64, imported: Bool, occupantId: String?)?
         try database.cached("""
-            SELECT id, from_jid, edited, source = 'import' FROM messages
+            SELECT id, from_jid, edited, source = 'import', occupant_id FROM messages
             WHERE conversation = ? AND account_id = ? AND (message_id = ?3 OR origin_id = ?3)
             ORDER BY id DESC LIMIT 1
             """).forEachRow([.text(record.conversation), .integer(account), .text(replaces)]) { row in
-            found = (row.int(0), row.text(1), row.int(2), row.bool(3))
+            found = (row.int(0), row.text(1), row.int(2), row.bool(3), row.optionalText(4))
             return false
         }
         guard let found else { return nil }
-        let sameSender = record.kind == .groupchat
-            ? found.from == record.from
-            : JIDText.bare(found.from).lowercased() == JIDText.bare(record.from).lowercased()
+        let sameSender: Bool
+        if record.kind == .groupchat {
+            if let original = found.occupantId, let correcting = record.occupantId {
+                sameSender = original == correcting
+            } else {
+                sameSender = found.occupantId == nil && record.occupantId == nil && found.from == record.from
+            }
+        } else {
+            sameSender = JIDText.bare(found.from).lowercased() == JIDText.bare(record.from).lowercased()
+        }
         return sameSender ? CorrectionTarget(id: found.id, edited: found.edited, imported: found.imported) : nil
     }
 

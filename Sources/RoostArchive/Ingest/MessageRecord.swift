@@ -38,6 +38,9 @@ public struct MessageRecord: Sendable, Equatable {
     public var delivery: DeliveryState?
     /// Set when the message arrived end-to-end encrypted (`body` is then the plaintext, or nil if undecryptable).
     public var encryption: MessageEncryption? = nil
+    /// Group chat: the room's XEP-0421 id of the sender, and the sender's real bare JID where the room shows it.
+    public var occupantId: String? = nil
+    public var realJid: String? = nil
 
     public init(account: String, conversation: String, direction: MessageDirection, kind: MessageKind = .chat,
                 from: String, to: String, senderName: String? = nil, body: String?, subject: String? = nil,

@@ -7,6 +7,7 @@ enum Migrator {
         Migration(version: 3, name: "end-to-end encryption of messages", sql: SchemaV3.sql),
         Migration(version: 4, name: "index of imported messages", sql: SchemaV4.sql),
         Migration(version: 5, name: "attachment files", sql: SchemaV5.sql),
+        Migration(version: 6, name: "group chats", sql: SchemaV6.sql),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -1,16 +1,16 @@
 /// What `roost verify` compares with the server's archive: an account's trusted stanza-ids, and rows that
 /// break the deduplication rules of `SchemaV1`.
 extension ArchiveReader {
-    /// Every trusted stanza-id of the account, from messages and from corrections kept as revisions
-    /// (a correction the server archived as a message of its own lives in `message_revisions`).
+    /// Every trusted stanza-id the account's own archive assigned (not rooms'), from messages and from corrections
+    /// kept as revisions (a correction the server archived as a message of its own lives in `message_revisions`).
     public func trustedStanzaIDs(account: String) throws(ArchiveError) -> [LocalStanzaID] {
         let sql = """
             SELECT m.stanza_id, m.timestamp, m.received_at FROM messages m JOIN accounts a ON a.id = m.account_id
-            WHERE a.jid = ?1 AND m.stanza_id_trusted = 1 AND m.stanza_id IS NOT NULL
+            WHERE a.jid = ?1 AND m.stanza_id_trusted = 1 AND m.stanza_id IS NOT NULL AND m.stanza_id_by = a.jid
             UNION
             SELECT r.stanza_id, r.timestamp, r.received_at FROM message_revisions r
             JOIN messages m ON m.id = r.message_row JOIN accounts a ON a.id = m.account_id
-            WHERE a.jid = ?1 AND r.stanza_id_trusted = 1 AND r.stanza_id IS NOT NULL
+            WHERE a.jid = ?1 AND r.stanza_id_trusted = 1 AND r.stanza_id IS NOT NULL AND m.type != 'groupchat'
             """
         var ids: [LocalStanzaID] = []
         try withDatabase { database throws(SQLiteError) in
@@ -25,7 +25,8 @@ extension ArchiveReader {
     /// Rows sharing one trusted stanza-id. The unique index makes this impossible; verify checks anyway,
     /// since an archive may have been copied, imported or edited by hand.
     public func duplicateTrustedStanzaIDs(account: String) throws(ArchiveError) -> [DuplicateGroup] {
-        try duplicateGroups(account: account, keyColumn: "m.stanza_id", condition: "m.stanza_id_trusted = 1 AND m.stanza_id IS NOT NULL")
+        try duplicateGroups(account: account, keyColumn: "m.stanza_id",
+                            condition: "m.stanza_id_trusted = 1 AND m.stanza_id IS NOT NULL AND m.stanza_id_by = a.jid")
     }
 
     /// Rows sharing one fallback dedup key where at least one of them has no trusted stanza-id: the ingest

@@ -15,4 +15,6 @@ public struct AccountStatus: Sendable {
     public var priority: Int = 0
     /// The account's other resources that are available right now (the user's phone, desktop client, …).
     public var otherClientsOnline: Int = 0
+    /// Group chats Roost is in now.
+    public var roomsJoined: Int = 0
 }

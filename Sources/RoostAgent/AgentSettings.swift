@@ -11,6 +11,8 @@ public struct AgentSettings: Sendable {
     public var maxSendBytes: Int = 256 * 1024
     /// How long the archive may fail to take writes before the connections are closed without acknowledging.
     public var archiveStallLimit: Duration = .seconds(600)
+    /// How often each joined room is self-pinged (XEP-0410), and its archive read for what live delivery missed.
+    public var roomPingInterval: Duration = .seconds(300)
 
     public init(maxStanzaBytes: Int = 1 << 20, keepaliveInterval: Duration = .seconds(60), reconnectCap: Duration = .seconds(300),
                 archivePollInterval: Duration? = .seconds(60)) {
@@ -27,5 +29,6 @@ public struct AgentSettings: Sendable {
         archivePath = config.archivePath
         maxSendBytes = config.maxSendBytes
         archiveStallLimit = .seconds(config.archiveStallSeconds)
+        roomPingInterval = .seconds(config.roomPingSeconds)
     }
 }

@@ -17,6 +17,14 @@ public struct AccountConfig: Sendable, Hashable {
     /// `omemo = on|off`: Roost is an OMEMO device of the account and decrypts what is encrypted for it.
     public var omemo: Bool = true
     public var omemoSend: OMEMOSendSetting = .auto
+    /// `nick`: the nick in rooms whose bookmark names none (else the JID's local part).
+    public var nick: String?
+    /// Rooms joined besides the bookmarked ones: `rooms = …` and `[room JID]` groups.
+    public var rooms: [RoomConfig] = []
+    /// `exclude_rooms`: never joined, even when a bookmark says autojoin.
+    public var excludedRooms: Set<String> = []
+    /// `accept_invitations`: `contacts` joins rooms a roster contact invites to; never for anyone else.
+    public var acceptInvitations: InvitationAcceptance = .never
 
     public static let defaultResource = "roost"
     public static let defaultPriority = -1
@@ -44,6 +52,9 @@ public struct AccountConfig: Sendable, Hashable {
         self.priority = priority
         self.enabled = enabled
     }
+
+    /// The nick Roost uses in a room when neither the bookmark nor the room's config names one.
+    public var defaultNick: String { nick ?? String(jid.split(separator: "@").first ?? Substring(jid)) }
 
     /// Runs `password_command` if that is where the password comes from.
     public func resolvePassword() async throws(ConfigError) -> String {

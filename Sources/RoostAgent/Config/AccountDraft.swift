@@ -12,6 +12,10 @@ struct AccountDraft {
     var enabled: Bool?
     var omemo: Bool?
     var omemoSend: OMEMOSendSetting?
+    var nick: String?
+    var rooms: [String]?
+    var excludedRooms: [String]?
+    var acceptInvitations: InvitationAcceptance?
 
     func build(jid: String) throws(ConfigValueError) -> AccountConfig {
         let source: PasswordSource
@@ -37,6 +41,10 @@ struct AccountDraft {
         )
         config.omemo = omemo ?? true
         config.omemoSend = omemoSend ?? .auto
+        config.nick = nick
+        config.rooms = (rooms ?? []).map { RoomConfig(jid: $0) }
+        config.excludedRooms = Set(excludedRooms ?? [])
+        config.acceptInvitations = acceptInvitations ?? .never
         return config
     }
 }

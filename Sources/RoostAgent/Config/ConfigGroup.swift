@@ -8,8 +8,10 @@ enum ConfigGroup: Equatable {
     case account(String)
     /// `[sink NAME]`.
     case sink(String)
+    /// `[room lounge@conference.example.org]`, with the JID as written.
+    case room(String)
 
-    static let summary = "[general], [archive], [files], [notify], [account JID] or [sink NAME]"
+    static let summary = "[general], [archive], [files], [notify], [account JID], [room JID] or [sink NAME]"
 
     init(header name: String) throws(ConfigValueError) {
         let parts = name.split(separator: " ", maxSplits: 1)
@@ -22,6 +24,9 @@ enum ConfigGroup: Equatable {
         case ("files", true): self = .files
         case ("account", false): self = .account(argument)
         case ("sink", false): self = .sink(argument)
+        case ("room", false): self = .room(argument)
+        case ("room", true):
+            throw ConfigValueError("a room group names the room's JID: [room lounge@conference.example.org]")
         case ("account", true):
             throw ConfigValueError("an account group names its JID: [account alice@example.org]")
         case ("sink", true):

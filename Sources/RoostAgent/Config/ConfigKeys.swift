@@ -26,6 +26,9 @@ enum ConfigKeys {
         "archive_stall_seconds": { draft, value, _ throws(ConfigValueError) in
             draft.archiveStallSeconds = try Parse.integer(value, in: 10...86_400, what: "a number of seconds")
         },
+        "room_ping_seconds": { draft, value, _ throws(ConfigValueError) in
+            draft.roomPingSeconds = try Parse.integer(value, in: 10...86_400, what: "a number of seconds")
+        },
     ]
 
     static let archive: [String: ConfigKeySetter<SettingsDraft>] = [
@@ -54,5 +57,18 @@ enum ConfigKeys {
         "enabled": { draft, value, _ throws(ConfigValueError) in draft.enabled = try Parse.boolean(value) },
         "omemo": { draft, value, _ throws(ConfigValueError) in draft.omemo = try Parse.boolean(value) },
         "omemo_send": { draft, value, _ throws(ConfigValueError) in draft.omemoSend = try Parse.choice(value, of: OMEMOSendSetting.self) },
+        "nick": { draft, value, _ throws(ConfigValueError) in draft.nick = try Parse.nick(value) },
+        "rooms": { draft, value, _ throws(ConfigValueError) in draft.rooms = try Parse.roomList(value) },
+        "exclude_rooms": { draft, value, _ throws(ConfigValueError) in draft.excludedRooms = try Parse.roomList(value) },
+        "accept_invitations": { draft, value, _ throws(ConfigValueError) in
+            draft.acceptInvitations = try Parse.choice(value, of: InvitationAcceptance.self)
+        },
+    ]
+
+    static let room: [String: ConfigKeySetter<RoomDraft>] = [
+        "account": { draft, value, _ throws(ConfigValueError) in draft.account = try Parse.bareJID(value) },
+        "nick": { draft, value, _ throws(ConfigValueError) in draft.nick = try Parse.nick(value) },
+        "password": { draft, value, _ throws(ConfigValueError) in draft.password = try Parse.nonEmpty(value) },
+        "password_command": { draft, value, _ throws(ConfigValueError) in draft.passwordCommand = try Parse.nonEmpty(value) },
     ]
 }

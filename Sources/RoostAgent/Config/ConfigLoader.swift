@@ -48,6 +48,7 @@ struct ConfigLoader {
         for group in keyFile.groups {
             assembly.read(group: group, from: keyFile)
         }
+        assembly.attachRooms()
         if !assembly.problems.isEmpty {
             throw .invalid(path: path, problems: assembly.problems.sorted { ($0.line ?? 0) < ($1.line ?? 0) })
         }
@@ -67,6 +68,7 @@ struct ConfigLoader {
         if let v = assembly.settings.maxSendBytes { config.maxSendBytes = v }
         if let v = assembly.settings.archiveStallSeconds { config.archiveStallSeconds = v }
         config.files = assembly.files
+        if let v = assembly.settings.roomPingSeconds { config.roomPingSeconds = v }
         return config
     }
 }
@@ -83,6 +85,8 @@ extension ConfigLoader {
         var accounts: [AccountConfig] = []
         var notify: [String: String] = [:]
         var sinks: [String: [String: String]] = [:]
+        /// `[room JID]` groups, attached to their account once every group is read.
+        var roomGroups: [(account: String?, room: RoomConfig, line: Int?)] = []
 
         init(path: String, index: ConfigLineIndex, paths: ConfigPaths) {
             self.path = path
@@ -113,6 +117,48 @@ extension ConfigLoader {
                 sinks[name] = values
             case let .account(written):
                 readAccount(written: written, group: group, values: values, headerLine: headerLine)
+            case let .room(written):
+                readRoom(written: written, group: group, values: values, headerLine: headerLine)
+            }
+        }
+
+        private mutating func readRoom(written: String, group: String, values: [String: String], headerLine: Int?) {
+            let jid: String
+            do {
+                jid = try ConfigValueParser.bareJID(written)
+            } catch {
+                problems.append(ConfigProblem(path: path, line: headerLine, message: error.message))
+                return
+            }
+            var draft = RoomDraft()
+            problems += apply(values, group: group, table: ConfigKeys.room, to: &draft)
+            do {
+                let (account, room) = try draft.build(jid: jid)
+                roomGroups.append((account, room, headerLine))
+            } catch {
+                problems.append(ConfigProblem(path: path, line: headerLine, message: "room \(jid) \(error.message)"))
+            }
+        }
+
+        /// Each `[room]` group joins its `account` (or the only account), replacing a plain `rooms =` entry.
+        mutating func attachRooms() {
+            for (account, room, line) in roomGroups {
+                let target: Int?
+                if let account {
+                    target = accounts.firstIndex { $0.jid == account }
+                    if target == nil {
+                        problems.append(ConfigProblem(path: path, line: line, message: "room \(room.jid): account \(account) is not configured"))
+                    }
+                } else if accounts.count == 1 {
+                    target = 0
+                } else {
+                    target = nil
+                    problems.append(ConfigProblem(path: path, line: line,
+                                                  message: "room \(room.jid): several accounts are configured; name one with `account = JID`"))
+                }
+                guard let target else { continue }
+                accounts[target].rooms.removeAll { $0.jid == room.jid }
+                accounts[target].rooms.append(room)
             }
         }
 

@@ -70,6 +70,24 @@ enum ConfigValueParser {
         return digits
     }
 
+    /// A room nick: one line, at most 1023 bytes (a JID resource).
+    static func nick(_ text: String) throws(ConfigValueError) -> String {
+        guard !text.isEmpty, !text.contains(where: \.isNewline), text.utf8.count <= 1023 else {
+            throw ConfigValueError("expected a nick on one line, got '\(text)'")
+        }
+        return text
+    }
+
+    /// Room JIDs separated by commas, semicolons or spaces, lowercased.
+    static func roomList(_ text: String) throws(ConfigValueError) -> [String] {
+        var rooms: [String] = []
+        for word in text.split(whereSeparator: { $0 == "," || $0 == ";" || $0 == " " || $0 == "\t" }) {
+            let room = try bareJID(String(word))
+            if !rooms.contains(room) { rooms.append(room) }
+        }
+        return rooms
+    }
+
     /// A bare JID `localpart@domain` (RFC 7622), lowercased; a resource is configured separately.
     static func bareJID(_ text: String) throws(ConfigValueError) -> String {
         let forbiddenInLocalpart: Set<Character> = ["\"", "&", "'", "/", ":", "<", ">", "@"]

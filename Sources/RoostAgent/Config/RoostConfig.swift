@@ -21,6 +21,8 @@ public struct RoostConfig: Sendable, Hashable {
     public var archiveStallSeconds: Int = 600
     /// `[files]`: attachment downloads.
     public var files = FilesSettings()
+    /// `[general] room_ping_seconds`: how often Roost checks (XEP-0410 self-ping) that it is still in each room.
+    public var roomPingSeconds: Int = 300
     /// In file order.
     public var accounts: [AccountConfig]
     /// `[notify]` exactly as written; the notification layer validates it.

@@ -8,4 +8,5 @@ struct SettingsDraft {
     var archivePollSeconds: Int?
     var maxSendBytes: Int?
     var archiveStallSeconds: Int?
+    var roomPingSeconds: Int?
 }

@@ -1,6 +1,7 @@
 import Foundation
 import RoostArchive
 import RoostNotify
+import RoostXMPP
 import Synchronization
 
 /// Turns committed archive events and router notes into notification events.
@@ -17,7 +18,7 @@ struct NotificationTranslator: Sendable {
     let knownRequests = KnownRequests()
 
     /// `archiveID`: the message's row, so a picture it shares can be shown once downloaded.
-    func incoming(_ record: MessageRecord, archiveID: Int64? = nil) -> IncomingMessage? {
+    func incoming(_ record: MessageRecord, archiveID: Int64? = nil, mentionsUser: Bool = false) -> IncomingMessage? {
         guard record.direction == .incoming, record.body != nil || record.encryption != nil || !record.attachments.isEmpty else { return nil }
         let sender = record.kind == .groupchat ? record.from : record.conversation
         let name = names[sender.lowercased()] ?? record.senderName ?? sender
@@ -25,7 +26,7 @@ struct NotificationTranslator: Sendable {
         if record.body == nil, record.attachments.isEmpty, record.encryption != nil { body = "encrypted message, could not be decrypted" }
         if let encryption = record.encryption, encryption.isDecrypted, !encryption.isTrusted { body = "(untrusted device) " + body }
         var message = IncomingMessage(account: account, conversation: record.conversation, from: record.from, displayName: name,
-                                      body: body, isGroupchat: record.kind == .groupchat, mentionsUser: false,
+                                      body: body, isGroupchat: record.kind == .groupchat, mentionsUser: mentionsUser,
                                       timestamp: record.timestamp, avatarPath: avatars[record.conversation.lowercased()])
         if picture { message.pictureMessageID = archiveID }
         return message
@@ -54,11 +55,13 @@ struct NotificationTranslator: Sendable {
     func events(for notes: [RoutingNote], events: [ArchiveEvent], outcomes: [InsertOutcome]) -> (post: [NotificationEvent], backlog: [IncomingMessage]) {
         var post: [NotificationEvent] = []
         var backlog: [IncomingMessage] = []
+        let mentioned = Set(notes.compactMap { if case .mention(let index) = $0 { index } else { nil } })
         for note in notes {
             switch note {
             case .incomingMessage(let index):
                 guard index < events.count, index < outcomes.count, case .inserted(let id) = outcomes[index],
-                      case .message(let record) = events[index], let message = incoming(record, archiveID: id) else { continue }
+                      case .message(let record) = events[index],
+                      let message = incoming(record, archiveID: id, mentionsUser: mentioned.contains(index)) else { continue }
                 if isLive(record) { post.append(.message(message)) } else { backlog.append(message) }
             case .userWrote(let conversation, let at):
                 post.append(.userActivity(account: account, conversation: conversation, at: at))
@@ -69,7 +72,13 @@ struct NotificationTranslator: Sendable {
                 post.append(.subscriptionRequest(account: account, from: from, displayName: names[from.lowercased()], text: text))
             case .ownPresence(let resource, let available, let show):
                 post.append(.ownPresence(account: account, resource: resource, available: available, show: show))
-            case .avatarHash, .pepAvatar:
+            case .room(.invitation(let invitation, _)):
+                // Archived (new, or the same one again while pending): shown once per process and room.
+                guard knownRequests.insert("invitation|\(invitation.room)") else { continue }
+                let inviter = invitation.inviter?.bare.description
+                post.append(.invitation(account: account, room: invitation.room.description, from: invitation.inviter?.description,
+                                        displayName: inviter.flatMap { names[$0.lowercased()] }, reason: invitation.reason))
+            case .avatarHash, .pepAvatar, .mention, .room:
                 continue
             }
         }

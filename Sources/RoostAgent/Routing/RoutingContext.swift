@@ -12,4 +12,28 @@ struct RoutingContext: Sendable {
     var ownResource: String? = nil
     /// Decrypts OMEMO messages (nil: `omemo = off`, encrypted messages are archived as they come).
     var decryptor: StanzaRouter.Decryptor? = nil
+    /// The rooms Roost is in or joining, by bare JID (kept by `RoomManager`): group chat traffic is accepted
+    /// only from these.
+    var rooms: [JID: RoomRoute] = [:]
+    /// The roster's bare JIDs: only their invitations may ever be accepted automatically.
+    var contacts: Set<JID> = []
+}
+
+/// What the router needs to know about one room.
+struct RoomRoute: Sendable, Equatable {
+    var room: JID
+    /// Roost's nick there (with a conflict suffix, if it needed one).
+    var nick: String
+    /// Words that mention the user: the nick, and the nick Roost wanted when it had to add a suffix.
+    var mentionNames: [String]
+    /// Roost's XEP-0421 id there, once known (the same for all the user's clients in the room).
+    var occupantID: String?
+    /// The room advertises MAM (`urn:xmpp:mam:2`): its stanza-ids are trusted.
+    var trustsStanzaIDs: Bool
+    /// Roost's own presence came back: occupant presences after it are changes, not the initial list.
+    var joined: Bool = false
+    /// The subject as last stored (the room sends it again at every join).
+    var subject: String?
+
+    var occupantJID: JID? { try? room.with(resource: nick) }
 }

@@ -1,3 +1,5 @@
+import RoostXMPP
+
 /// Something a routed stanza means for notifications, told after its events are committed.
 enum RoutingNote: Sendable, Equatable {
     /// The message event at this index of the outcome's events (notified only if it was newly inserted).
@@ -10,4 +12,21 @@ enum RoutingNote: Sendable, Equatable {
     case avatarHash(contact: String, hash: String?)
     /// A contact published avatar metadata over PEP (XEP-0084).
     case pepAvatar(contact: String, id: String?, mimeType: String?)
+    /// The group chat message at this index mentions the user (nick as a word, or a XEP-0372 reference).
+    case mention(eventIndex: Int)
+    /// Group chats: for the room manager, in stream order.
+    case room(RoomNote)
+}
+
+/// What a stanza means for the rooms Roost is in.
+enum RoomNote: Sendable, Equatable {
+    /// Roost's own presence in the room (status 110): joined, as `nick`.
+    case joined(room: JID, nick: String, occupantID: String?, statusCodes: Set<Int>)
+    /// Roost is out of the room; 303 with `newNick`: only its nick changed.
+    case left(room: JID, nick: String, statusCodes: Set<Int>, reason: String?, newNick: String?, destroyed: Bool)
+    case joinFailed(room: JID, nick: String, error: StanzaError)
+    case subject(room: JID, subject: String?, by: String?)
+    /// The user's bookmarks changed on another client (a PEP event from the account itself).
+    case bookmarks([Bookmarks.Change])
+    case invitation(Invitation, fromContact: Bool)
 }

@@ -54,6 +54,7 @@ enum StanzaRouter {
     static func route(message: Message, context: RoutingContext, now: Int64) -> Outcome {
         var outcome = Outcome()
         if message.type == .error { return outcome }
+        if let roomOutcome = RoomRouter.route(message: message, context: context, now: now) { return roomOutcome }
         if let avatar = UserAvatar.metadata(in: message) {
             // PEP events come from the contact's own bare JID (the server publishes on its behalf).
             if let from = message.from, from.isBare, from != context.account.bare {
@@ -69,6 +70,11 @@ enum StanzaRouter {
         if Carbons.claimsToBeCarbon(message) {
             guard let carbon = Carbons.unwrap(message, account: context.account) else {
                 outcome.rejected = "forged carbon from \(message.fromAttribute ?? "?")"
+                return outcome
+            }
+            guard carbon.inner.type != .groupchat else {
+                // Rooms speak for themselves; a copy of a room message is no room message.
+                outcome.rejected = "group chat message inside a carbon"
                 return outcome
             }
             let direction: MessageDirection = carbon.direction == .sent ? .outgoing : .incoming
@@ -94,20 +100,25 @@ enum StanzaRouter {
     /// The archive events for one chat message (body and/or chat state), seen from the account.
     ///
     /// `stanzaIDSource` is the stanza carrying the server-assigned stanza-id: for a carbon, the wrapper
-    /// (or else the forwarded message), for a live message itself.
+    /// (or else the forwarded message), for a live message itself. For a group chat message, `room` is the room
+    /// it came from (the caller checked that it did, and decided the direction); its stanza-id is the room's, and
+    /// `stamp` is the room archive's time for a result. A message to or from an occupant of a room Roost is in
+    /// (a MUC private message) is a conversation of its own, `room@service/nick`.
     static func records(for message: Message, direction: MessageDirection, source: MessageSource, context: RoutingContext,
-                        now: Int64, stanzaIDSource: Message, archiveID: String? = nil) -> [ArchiveEvent] {
+                        now: Int64, stanzaIDSource: Message, archiveID: String? = nil, room: RoomRoute? = nil,
+                        stamp: Int64? = nil) -> [ArchiveEvent] {
         let account = context.account
         let from = message.from ?? (direction == .outgoing ? account : nil)
         let to = message.to ?? (direction == .incoming ? account : nil)
         let peer = direction == .incoming ? from : to
         guard let peer else { return [] }
-        let conversation = peer.bare
+        let privateRoom = room == nil && peer.resource != nil ? context.rooms[peer.bare] : nil
+        let conversation = room?.room ?? (privateRoom != nil ? peer : peer.bare)
         let kind = MessageKind(rawValue: message.type.rawValue) ?? .normal
-        let timestamp = Delay.stamp(of: message.element).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) } ?? now
+        let timestamp = stamp ?? RoomRouter.serverStamp(of: message, room: room) ?? now
         var events: [ArchiveEvent] = []
 
-        if let state = message.chatState, let archiveState = RoostArchive.ChatState(rawValue: state.rawValue), source != .mam {
+        if let state = message.chatState, let archiveState = RoostArchive.ChatState(rawValue: state.rawValue), source != .mam, room == nil {
             events.append(.chatState(ChatStateRecord(account: account.description, conversation: conversation.description,
                                                       from: (from ?? peer).description, state: archiveState, timestamp: timestamp,
                                                       messageId: message.id)))
@@ -125,8 +136,13 @@ enum StanzaRouter {
         var trusted = false
         if let archiveID {
             stanzaID = archiveID
-            stanzaIDBy = account.description
+            stanzaIDBy = (room?.room ?? account).description
             trusted = true
+        } else if let room {
+            // Only the room's own id, and only when the room keeps an archive (else its ids promise nothing).
+            stanzaID = message.stanzaIDs.id(by: room.room)
+            stanzaIDBy = stanzaID.map { _ in room.room.description }
+            trusted = stanzaID != nil && room.trustsStanzaIDs
         } else if let id = stanzaIDSource.stanzaIDs.id(by: account) ?? (source == .carbon ? message.stanzaIDs.id(by: account) : nil) {
             // A carbon's id may sit on the wrapper or on the forwarded copy (the server stamped the original
             // before copying it); either way the carbon was validated as coming from our own server.
@@ -151,8 +167,13 @@ enum StanzaRouter {
             }
         }
         let senderJID = (from ?? peer).bare
-        let senderName = direction == .outgoing ? (context.ownNickname ?? account.description)
+        var senderName = direction == .outgoing ? (context.ownNickname ?? account.description)
             : (context.displayNames[senderJID] ?? senderJID.description)
+        if room != nil {
+            senderName = from?.resource ?? conversation.localpart ?? conversation.description
+        } else if let privateRoom {
+            senderName = direction == .incoming ? (peer.resource ?? senderName) : privateRoom.nick
+        }
         var record = MessageRecord(
             account: account.description, conversation: conversation.description, direction: direction, kind: kind,
             from: (from ?? peer).description, to: (to ?? account).description, senderName: senderName,
@@ -162,6 +183,11 @@ enum StanzaRouter {
             rawStanza: XMLSerializer.serialize(message.element),
             attachments: attachments)
         record.encryption = encryption
+        if room != nil || privateRoom != nil {
+            // Set by the room itself (it strips what senders put there); a private message's copy is the room's too.
+            record.occupantId = OccupantID.id(in: message.element)
+            if room != nil { record.realJid = RoomRouter.realJID(in: message)?.bare.description }
+        }
         events.append(.message(record))
         return events
     }
@@ -180,6 +206,7 @@ enum StanzaRouter {
     static func route(presence: Presence, context: RoutingContext, now: Int64) -> Outcome {
         var outcome = Outcome()
         guard let from = presence.from else { return outcome }
+        if let roomOutcome = RoomRouter.route(presence: presence, context: context, now: now) { return roomOutcome }
         let account = context.account.description
         switch presence.type {
         case .available, .unavailable:

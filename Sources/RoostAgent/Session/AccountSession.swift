@@ -23,6 +23,8 @@ actor AccountSession {
     private var context: RoutingContext
     /// Roost's OMEMO device for this account (nil with `omemo = off`, or when its key store cannot be opened).
     let omemo: OMEMOService?
+    /// The account's group chats (bookmarks, joining, the rooms' archives).
+    let rooms: RoomManager
     /// Heard when the state changes (the agent watches for "every account failed").
     private let stateChanged: @Sendable () -> Void
 
@@ -120,6 +122,8 @@ actor AccountSession {
             omemo = nil
         }
         context.decryptor = omemo?.decryptor
+        rooms = RoomManager(account: account, jid: configuration.jid, client: client, pipeline: pipeline, log: log, commits: pageCommits,
+                            notifications: notifications, pingInterval: settings.roomPingInterval, archivePath: settings.archivePath)
     }
 
     /// Starts connecting in the background; returns at once.
@@ -227,7 +231,7 @@ actor AccountSession {
         for await event in client.events {
             switch event {
             case .connected(let info):
-                connected(info)
+                await connected(info)
             case .stanza(let stanza):
                 await route(stanza)
             case .archivePage(let page):
@@ -247,13 +251,14 @@ actor AccountSession {
                 }
                 log.info("\(jid): \(originIDs.count) sent message(s) were not acknowledged before the connection ended; checking the server archive")
             case .disconnected(let error):
-                disconnected(error)
+                await disconnected(error)
             }
         }
     }
 
-    private func connected(_ info: SessionInfo) {
+    private func connected(_ info: SessionInfo) async {
         backoff.reset()
+        await rooms.sessionStarted(resumed: info.resumed)
         context.ownResource = info.boundJID.resource
         if let features = info.accountFeatures {
             serverHasArchive = features.contains(Namespace.mam)
@@ -271,9 +276,10 @@ actor AccountSession {
         setupTask = Task { await self.setUp(resumed: info.resumed) }
     }
 
-    private func disconnected(_ error: ClientError?) {
+    private func disconnected(_ error: ClientError?) async {
         setupTask?.cancel()
         setupTask = nil
+        await rooms.disconnected()
         guard !stopping else { return }
         handleConnectFailure(error ?? .disconnected("the server closed the stream"))
     }
@@ -298,6 +304,8 @@ actor AccountSession {
             let client = self.client
             Task { await omemo.publish(client: client) }
         }
+        let rooms = self.rooms
+        Task { await rooms.online(resumed: resumed) }
         if serverHasArchive {
             await catchUp(progress: !resumed)
             startPolling()
@@ -310,6 +318,7 @@ actor AccountSession {
     private func loaded(roster items: [RosterItem]) async {
         let now = Self.nowMilliseconds()
         for item in items where item.name != nil { context.displayNames[item.jid] = item.name }
+        context.contacts = Set(items.filter { $0.subscription != .remove }.map(\.jid.bare))
         await pipeline.submit(items.map { StanzaRouter.rosterEvent($0, account: jid, now: now) })
         log.info("\(jid): online; roster has \(items.count) contacts; stanza-ids \(context.trustsOwnStanzaIDs ? "trusted" : "not trusted")")
     }
@@ -341,14 +350,19 @@ actor AccountSession {
             Task { await omemo.deviceListChanged(jid: list.jid, namespace: list.namespace, devices: list.devices, client: client) }
         }
         // Decryption happens inside routing (the context's decryptor); its ratchet state is saved only once
-        // the archive has the messages, in the completion below.
+        // the archive has the messages, in the completion below. Group chat traffic is accepted only from the
+        // rooms the room manager has routes for; what it means for them goes back to it, in stream order.
+        context.rooms = rooms.routes.current
         let outcome = StanzaRouter.route(stanza.element, context: context, now: Self.nowMilliseconds())
+        let roomNotes = outcome.notes.compactMap { if case .room(let note) = $0 { note } else { nil } }
+        if !roomNotes.isEmpty { await rooms.noted(roomNotes) }
         let ratchet = omemo?.takeToken() ?? 0
         if let why = outcome.rejected {
             rejectedStanzas += 1
             log.debug("\(jid): ignored: \(LogText.quote(why))")
         }
         for item in outcome.rosterChanges {
+            if item.subscription == .remove { context.contacts.remove(item.jid.bare) } else { context.contacts.insert(item.jid.bare) }
             if item.subscription == .remove { context.displayNames[item.jid] = nil } else if let name = item.name { context.displayNames[item.jid] = name }
             if item.name != nil && translator.names[item.jid.description.lowercased()] == nil {
                 translator.names[item.jid.description.lowercased()] = item.name
@@ -400,12 +414,17 @@ actor AccountSession {
     }
 
     private func route(_ page: ArchivePage) async {
-        let (events, newest, rejected) = ArchivePageRouter.events(for: page, context: context, now: Self.nowMilliseconds())
+        // A room's page is checked against the room it was asked of (and read only while Roost is in it).
+        let archive = pageCommits.archive(of: page.queryID) ?? jid
+        let isRoom = archive != jid
+        context.rooms = rooms.routes.current
+        let routed = ArchivePageRouter.events(for: page, archive: archive, context: context, now: Self.nowMilliseconds())
+        let (events, newest, rejected, mentions, roomGone) = (routed.events, routed.newest, routed.rejected, routed.mentions, routed.roomGone)
         let ratchet = omemo?.takeToken() ?? 0
         let omemo = self.omemo
         if rejected > 0 {
             rejectedStanzas += rejected
-            log.warning("\(jid): ignored \(rejected) archive results not from the account's own archive or query")
+            log.warning("\(jid): ignored \(rejected) archive results not from \(isRoom ? "the room's" : "the account's own") archive or query")
         }
         let client = self.client
         let acknowledgement = page.acknowledgement
@@ -418,18 +437,24 @@ actor AccountSession {
             switch result {
             case .stored(let outcomes):
                 client.acknowledge(acknowledgement)
+                guard !roomGone else {
+                    // Roost left the room while its archive was read: nothing stored, the mark stays.
+                    commits.settle(queryID, .abandoned)
+                    return
+                }
                 var late: [IncomingMessage] = []
                 var inserted = 0
-                for (event, outcome) in zip(events, outcomes) {
+                for (index, (event, outcome)) in zip(events, outcomes).enumerated() {
                     guard case .inserted = outcome, case .message(let record) = event else { continue }
                     inserted += 1
-                    if let message = translator.incoming(record) { late.append(message) }
+                    if let message = translator.incoming(record, mentionsUser: mentions.contains(index)) { late.append(message) }
                 }
-                backlog.add(late)
-                commits.settle(queryID, .committed(inserted: inserted, newest: newest))
+                // The account's catch-up summarises the backlog; a room's catch-up its own messages, once.
+                if !isRoom { backlog.add(late) }
+                commits.settle(queryID, .committed(inserted: inserted, newest: newest, late: isRoom ? late : []))
             case .refused:
                 client.acknowledge(acknowledgement)
-                commits.settle(queryID, .committed(inserted: 0, newest: nil))
+                commits.settle(queryID, .committed(inserted: 0, newest: nil, late: []))
             case .abandoned:
                 commits.settle(queryID, .abandoned)
             }
@@ -565,6 +590,7 @@ actor AccountSession {
     /// server keeps it.
     func stop() async {
         stopping = true
+        await rooms.stop()
         connectTask?.cancel()
         pollTask?.cancel()
         setupTask?.cancel()
@@ -593,7 +619,7 @@ actor AccountSession {
         return nil
     }
 
-    func status() -> AccountStatus {
+    func status() async -> AccountStatus {
         var online = false
         if case .online = state { online = true }
         return AccountStatus(account: jid.description, state: state,
@@ -601,7 +627,8 @@ actor AccountSession {
                              boundResource: online ? client.boundJID?.resource : nil,
                              streamManagement: online && client.resumptionState != nil, lastCatchUp: lastCatchUp,
                              unacknowledgedOutbound: client.unacknowledgedCount, rejectedStanzas: rejectedStanzas,
-                             priority: account.priority, otherClientsOnline: otherClients.count)
+                             priority: account.priority, otherClientsOnline: otherClients.count,
+                             roomsJoined: await rooms.joinedCount)
     }
 
     static func nowMilliseconds() -> Int64 {

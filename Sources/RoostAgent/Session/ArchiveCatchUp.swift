@@ -1,5 +1,6 @@
 import Foundation
 import RoostArchive
+import RoostNotify
 import RoostXMPP
 import Synchronization
 
@@ -25,6 +26,8 @@ struct ArchiveCatchUp {
     struct Summary: Sendable {
         var pages = 0
         var inserted = 0
+        /// New incoming messages of a room's archive, for its one catch-up summary (the account's go to the backlog).
+        var late: [IncomingMessage] = []
     }
 
     /// Where the local archive is complete up to, once a page carrying it has committed.
@@ -42,7 +45,7 @@ struct ArchiveCatchUp {
         let isOwnArchive = archive == client.configuration.jid.bare
         while true {
             let queryID = StanzaID.make()
-            let settled = commits.expect(queryID)
+            let settled = commits.expect(queryID, archive: archive)
             let fin: IQ
             do {
                 fin = try await client.queryArchive(MAM.query(queryID: queryID, afterID: after, start: start, pageSize: pageSize,
@@ -57,12 +60,13 @@ struct ArchiveCatchUp {
                 continue
             }
             // The page went into the event stream before the answer; wait until the archive has it.
-            guard case .committed(let inserted, let newest) = await settled.value else {
+            guard case .committed(let inserted, let newest, let late) = await settled.value else {
                 throw .disconnected("the archive stopped before the server archive page was stored")
             }
             let result = MAM.fin(in: fin)
             summary.pages += 1
             summary.inserted += inserted
+            summary.late += late
             if let last = result?.last { await committed(Mark(id: last, timestamp: newest)) }
             if progress, let count = result?.count, count > pageSize {
                 let pages = (count + pageSize - 1) / pageSize
@@ -79,19 +83,26 @@ struct ArchiveCatchUp {
 }
 
 /// What the catch-up waits for: each page's commit, reported by its pipeline completion (the writer thread).
+/// It also knows which archive each open query reads (the account's, or a room's), so a page is checked
+/// against the archive it was asked of.
 final class PageCommits: Sendable {
     enum Settled: Sendable {
-        /// Stored: how many new messages, and the newest message time of the page.
-        case committed(inserted: Int, newest: Int64?)
+        /// Stored: how many new messages, the newest message time of the page, and (rooms) its new incoming messages.
+        case committed(inserted: Int, newest: Int64?, late: [IncomingMessage])
         case abandoned
     }
 
-    private let waiting = Mutex<[String: OneShot<Settled>]>([:])
+    private let waiting = Mutex<[String: (archive: JID, shot: OneShot<Settled>)]>([:])
 
-    func expect(_ queryID: String) -> OneShot<Settled> {
+    func expect(_ queryID: String, archive: JID) -> OneShot<Settled> {
         let shot = OneShot<Settled>()
-        waiting.withLock { $0[queryID] = shot }
+        waiting.withLock { $0[queryID] = (archive, shot) }
         return shot
+    }
+
+    /// The archive an open query reads; nil for a query id nobody asked.
+    func archive(of queryID: String) -> JID? {
+        waiting.withLock { $0[queryID]?.archive }
     }
 
     func forget(_ queryID: String) {
@@ -99,34 +110,70 @@ final class PageCommits: Sendable {
     }
 
     func settle(_ queryID: String, _ outcome: Settled) {
-        waiting.withLock { $0.removeValue(forKey: queryID) }?.fulfil(outcome)
+        waiting.withLock { $0.removeValue(forKey: queryID) }?.shot.fulfil(outcome)
     }
 }
 
 /// Turns one archive page into archive events: each result is accepted only from the archive queried and
 /// for the page's query id (CVE-2019-16237 class); the page's last id becomes the new mark, in the same
-/// transaction.
+/// transaction. A room's archive (`archive` ≠ the account) must answer from the room's JID itself, and each
+/// result must be a message of that room; its results are group chat messages with the room's ids.
 enum ArchivePageRouter {
-    static func events(for page: ArchivePage, context: RoutingContext, now: Int64) -> (events: [ArchiveEvent], newest: Int64?, rejected: Int) {
-        let account = context.account
+    struct Routed {
         var events: [ArchiveEvent] = []
-        var rejected = 0
         var newest: Int64?
+        var rejected = 0
+        /// Indexes of group chat messages that mention the user.
+        var mentions: Set<Int> = []
+        /// The page read a room Roost is no longer in: nothing of it was stored, and its mark must not move.
+        var roomGone = false
+    }
+
+    static func events(for page: ArchivePage, archive: JID, context: RoutingContext, now: Int64) -> Routed {
+        let account = context.account
+        let isRoom = archive.bare != account.bare
+        var routed = Routed()
+        let room = isRoom ? context.rooms[archive.bare] : nil
+        if isRoom && room == nil {
+            routed.roomGone = true
+            return routed
+        }
         for element in page.results {
-            guard let result = MAM.result(in: Message(element), archive: account), result.queryID == page.queryID else {
-                rejected += 1
+            guard let result = MAM.result(in: Message(element), archive: archive, fromRequired: isRoom), result.queryID == page.queryID else {
+                routed.rejected += 1
                 continue
             }
             let inner = result.message
-            let outgoing = inner.from?.bare == account.bare
-            let records = StanzaRouter.records(for: inner, direction: outgoing ? .outgoing : .incoming, source: .mam, context: context,
+            let records: [ArchiveEvent]
+            if let room {
+                guard inner.from?.bare == archive.bare else {
+                    routed.rejected += 1
+                    continue
+                }
+                let stamp = result.stamp.flatMap(XMPPDateTime.parse).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+                records = RoomRouter.groupchatRecords(inner, room: room, source: .mam, context: context, now: now,
+                                                      archiveID: result.archiveID, stamp: stamp)
+                for (offset, event) in records.enumerated() {
+                    if case .message(let m) = event, m.direction == .incoming, RoomRouter.mentions(inner, body: m.body, room: room, account: account) {
+                        routed.mentions.insert(routed.events.count + offset)
+                    }
+                }
+            } else {
+                let outgoing = inner.from?.bare == account.bare
+                records = StanzaRouter.records(for: inner, direction: outgoing ? .outgoing : .incoming, source: .mam, context: context,
                                                now: now, stanzaIDSource: inner, archiveID: result.archiveID)
-            for case .message(let m) in records { newest = max(newest ?? m.timestamp, m.timestamp) }
-            events.append(contentsOf: records)
+            }
+            for case .message(let m) in records { routed.newest = max(routed.newest ?? m.timestamp, m.timestamp) }
+            routed.events.append(contentsOf: records)
         }
         if page.fin.type == .result, let last = MAM.fin(in: page.fin)?.last {
-            events.append(.syncState(SyncStateRecord(account: account.description, lastStanzaId: last, lastTimestamp: newest)))
+            if isRoom {
+                routed.events.append(.room(RoomUpdate(account: account.description, room: archive.bare.description,
+                                                      change: .mark(id: last, timestamp: routed.newest), timestamp: now)))
+            } else {
+                routed.events.append(.syncState(SyncStateRecord(account: account.description, lastStanzaId: last, lastTimestamp: routed.newest)))
+            }
         }
-        return (events, newest, rejected)
+        return routed
     }
 }

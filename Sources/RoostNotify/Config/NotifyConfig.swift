@@ -16,6 +16,8 @@ public struct NotifyConfig: Sendable, Hashable {
     /// 0: no cap.
     public var maxPerMinute: Int = 20
     public var groupchat: GroupchatPolicy = .mentions
+    /// `room.JID = all|mentions|none`: `groupchat` for one room.
+    public var roomOverrides: [String: GroupchatPolicy] = [:]
     public var catchUpSummary: Bool = true
     public var showBody: Bool = true
     /// Longest body shown, in characters.

@@ -8,6 +8,7 @@ struct NotifyConfigParser {
     static let ruleKeys = ["when", "idle_seconds", "recent_activity_minutes", "mute", "allow", "quiet_hours",
                            "coalesce_seconds", "max_per_minute", "groupchat", "catch_up_summary", "show_body", "body_length"]
     static let contactPrefix = "contact."
+    static let roomPrefix = "room."
     static let headerPrefix = "header."
     static let commonSinkKeys = ["type", "events", "timeout_seconds"]
     static let sinkKeys: [String: [String]] = [
@@ -47,8 +48,15 @@ struct NotifyConfigParser {
                         continue
                     }
                     if let when: NotifyWhen = choice(value, group: group, key: key) { config.contactOverrides[jid] = when }
+                } else if key.hasPrefix(Self.roomPrefix) {
+                    let jid = String(key.dropFirst(Self.roomPrefix.count)).lowercased()
+                    guard JIDList.isPlausibleBareJID(jid) else {
+                        problem(group, key, "expected room.JID with a room's bare JID")
+                        continue
+                    }
+                    if let policy: GroupchatPolicy = choice(value, group: group, key: key) { config.roomOverrides[jid] = policy }
                 } else {
-                    problem(group, key, "unknown key; known keys: \((Self.ruleKeys + ["contact.JID"]).joined(separator: ", "))")
+                    problem(group, key, "unknown key; known keys: \((Self.ruleKeys + ["contact.JID", "room.JID"]).joined(separator: ", "))")
                 }
             }
         }
@@ -77,7 +85,7 @@ struct NotifyConfigParser {
             events = []
             for word in text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == ";" }) {
                 if let kind = SinkEventKind(rawValue: String(word)) { events.insert(kind) }
-                else { problem(group, "events", "expected a list of message, request, summary") }
+                else { problem(group, "events", "expected a list of message, request, invitation, summary") }
             }
         }
         let defaultTimeout = ["desktop": 5, "command": 10, "webhook": 10, "email": 30][typeName] ?? 10

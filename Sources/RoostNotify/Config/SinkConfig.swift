@@ -2,7 +2,7 @@
 public struct SinkConfig: Sendable, Hashable {
     public var name: String
     public var kind: SinkKind
-    /// Which notifications the sink receives (`events = message, request, summary`); the test event always.
+    /// Which notifications the sink receives (`events = message, request, invitation, summary`); the test event always.
     public var events: Set<SinkEventKind>
     /// How long one delivery (including retries for webhooks) may take.
     public var timeoutSeconds: Int
@@ -10,9 +10,9 @@ public struct SinkConfig: Sendable, Hashable {
     public var typeName: String { kind.typeName }
 }
 
-/// `events = message, request, summary`.
+/// `events = message, request, invitation, summary`.
 public enum SinkEventKind: String, Sendable, CaseIterable {
-    case message, request, summary
+    case message, request, invitation, summary
 }
 
 public enum SinkKind: Sendable, Hashable {

@@ -29,6 +29,18 @@ struct NotificationText {
                                     answerHint: "Answer with: roost requests accept \(from)   or: roost requests deny \(from)")
     }
 
+    func invitation(account: String, room: String, from: String?, displayName: String?, reason: String?, at: Int64) -> OutgoingNotification {
+        let inviter = from.map { String($0.split(separator: "/", maxSplits: 1).first ?? Substring($0)) }
+        let name = displayName.flatMap { $0.isEmpty ? nil : $0 } ?? inviter ?? "Someone"
+        let who = inviter.map { name == $0 ? $0 : "\(name) (\($0))" } ?? name
+        var lines = ["\(who) invites you to \(room)"]
+        if let reason, !reason.isEmpty, config.showBody { lines.append("“\(MarkupText.truncate(reason, limit: config.bodyLength))”") }
+        return OutgoingNotification(kind: .invitation, account: account, conversation: room, from: from, name: name,
+                                    title: "Invitation to \(room)", text: lines.joined(separator: "\n"),
+                                    body: config.showBody ? reason : nil, isGroupchat: true, timestamp: at,
+                                    answerHint: "Answer with: roost rooms join \(room)   or: roost rooms decline \(room)")
+    }
+
     func summary(account: String, messages: [IncomingMessage], at: Int64) -> OutgoingNotification {
         var counts: [String: (name: String, count: Int)] = [:]
         for message in messages {

@@ -53,6 +53,8 @@ actor NotifierCore {
             presence.update(account: account, resource: resource, available: available, show: show)
         case let .userActivity(account, conversation, at):
             presence.recordActivity(account: account, conversation: conversation, at: at)
+        case let .invitation(account, room, from, displayName, reason):
+            await handleInvitation(account: account, room: room, from: from, displayName: displayName, reason: reason)
         }
     }
 
@@ -143,6 +145,26 @@ actor NotifierCore {
         submit(text.request(account: account, from: from, displayName: displayName, text: requestText, at: clock.milliseconds))
     }
 
+    /// Like a contact request: its own notification, with Join/Decline on desktops that show actions.
+    private func handleInvitation(account: String, room: String, from: String?, displayName: String?, reason: String?) async {
+        let inviter = from.map { String($0.split(separator: "/", maxSplits: 1).first ?? Substring($0)).lowercased() }
+        var reason2: String?
+        if let inviter, config.mute.contains(inviter) { reason2 = "\(inviter) is muted" }
+        else if config.mute.contains(room.lowercased()) { reason2 = "\(room) is muted" }
+        else if let inviter, whenFor(inviter) == .never { reason2 = whenRuleName(inviter) + " = never" }
+        else { reason2 = timeRule() }
+        if reason2 == nil, whenFor(inviter ?? room) == .away { reason2 = await presentReason(account: account, conversation: nil) }
+        if let reason2 {
+            log(.debug, "not notifying the invitation to \(room) (\(account)): \(reason2); `roost rooms invites` lists it")
+            return
+        }
+        guard rate.admit(now: clock.milliseconds) else {
+            log(.debug, "not notifying the invitation to \(room): more than max_per_minute = \(config.maxPerMinute) notifications in the last minute; `roost rooms invites` lists it")
+            return
+        }
+        submit(text.invitation(account: account, room: room, from: from, displayName: displayName, reason: reason, at: clock.milliseconds))
+    }
+
     private func handleCatchUp(account: String, messages: [IncomingMessage]) async {
         guard config.catchUpSummary else {
             log(.debug, "\(account): catch-up brought \(messages.count) messages; no summary (catch_up_summary = false)")
@@ -171,9 +193,9 @@ actor NotifierCore {
     private func contactRule(_ message: IncomingMessage) -> String? {
         let conversation = message.conversation.lowercased()
         if message.isGroupchat {
-            switch config.groupchat {
-            case .none: return "group chat notifications are off (groupchat = none)"
-            case .mentions where !message.mentionsUser: return "group chat message without a mention (groupchat = mentions)"
+            switch config.roomOverrides[conversation] ?? config.groupchat {
+            case .none: return "group chat notifications are off (\(groupchatRuleName(conversation)) = none)"
+            case .mentions where !message.mentionsUser: return "group chat message without a mention (\(groupchatRuleName(conversation)) = mentions)"
             default: break
             }
         }
@@ -181,6 +203,10 @@ actor NotifierCore {
         if !config.allow.isEmpty && !config.allow.contains(conversation) { return "\(conversation) is not in the allow list" }
         if whenFor(conversation) == .never { return whenRuleName(conversation) + " = never" }
         return nil
+    }
+
+    private func groupchatRuleName(_ room: String) -> String {
+        config.roomOverrides[room] != nil ? "room.\(room)" : "groupchat"
     }
 
     private func timeRule() -> String? {

@@ -5,6 +5,8 @@ struct OutgoingNotification: Sendable {
         case message
         /// A presence subscription request.
         case request
+        /// An invitation to a group chat.
+        case invitation
         /// One summary after a catch-up.
         case summary
         /// The conversation was read elsewhere: close its notification (only the desktop sink acts on it).
@@ -35,7 +37,7 @@ struct OutgoingNotification: Sendable {
     var avatarPath: String?
     /// A picture to show with the message (desktop: the `image-path` hint).
     var imagePath: String?
-    /// For requests: how to answer from a terminal (sinks without buttons append it).
+    /// For requests and invitations: how to answer from a terminal (sinks without buttons append it).
     var answerHint: String?
 
     /// Identifies what a later notification replaces, e.g. one per conversation.
@@ -47,6 +49,7 @@ struct OutgoingNotification: Sendable {
         switch kind {
         case .message: .message
         case .request: .request
+        case .invitation: .invitation
         case .summary: .summary
         case .close, .test: nil
         }

@@ -15,4 +15,6 @@ public enum NotificationEvent: Sendable {
     case ownPresence(account: String, resource: String, available: Bool, show: String?)
     /// The user wrote in a conversation from another client, at `at` (milliseconds since 1970).
     case userActivity(account: String, conversation: String, at: Int64)
+    /// Someone invited the user to a group chat (XEP-0249 or XEP-0045); `from` is the inviter's JID when known.
+    case invitation(account: String, room: String, from: String?, displayName: String?, reason: String?)
 }

@@ -4,6 +4,8 @@ final class DesktopActionContext {
     let jid: String
     let key: String
     let actions: any NotificationActions
+    /// The buttons answer an invitation (Join/Decline) rather than a contact request.
+    var invitation = false
     weak var state: DesktopState?
 
     init(account: String, jid: String, key: String, actions: any NotificationActions, state: DesktopState) {

@@ -37,7 +37,8 @@ final class DesktopState: @unchecked Sendable {
         if let error = serverProblem() { return .failure(error) }
         let caps = Self.serverCapabilities()
         let handle = notifications[key] ?? DesktopNotificationHandle(summary: notification.title)
-        var text = caps.contains("actions") || notification.kind != .request ? notification.text : notification.fullText
+        let answerable = notification.kind == .request || notification.kind == .invitation
+        var text = caps.contains("actions") || !answerable ? notification.text : notification.fullText
         if !caps.contains("body") { text = "" } else if caps.contains("body-markup") { text = MarkupText.escape(text) }
         notify_notification_update(handle.pointer, notification.title, text, notification.avatarPath)
         // The picture a message shared; cleared again when a later message of the conversation has none.
@@ -45,10 +46,11 @@ final class DesktopState: @unchecked Sendable {
         notify_notification_set_app_name(handle.pointer, "Roost")
         notify_notification_set_category(handle.pointer, Self.category(notification.kind))
         notify_notification_clear_actions(handle.pointer)
-        if notification.kind == .request {
+        if answerable {
             notify_notification_set_timeout(handle.pointer, 0)
             if caps.contains("actions"), let actions, let jid = notification.conversation {
-                addAnswerActions(handle, account: notification.account, jid: jid, key: key, actions: actions)
+                addAnswerActions(handle, account: notification.account, jid: jid, key: key, actions: actions,
+                                 invitation: notification.kind == .invitation)
             }
         }
         var error: UnsafeMutablePointer<GError>?
@@ -68,11 +70,16 @@ final class DesktopState: @unchecked Sendable {
 
     fileprivate func actionInvoked(_ context: DesktopActionContext, accept: Bool) {
         notifications[context.key] = nil
-        log(.info, "\(context.account): \(accept ? "accepting" : "denying") the subscription request of \(context.jid) from the desktop notification")
         let actions = context.actions
         let account = context.account
         let jid = context.jid
-        Task { await actions.answerSubscription(account: account, jid: jid, accept: accept) }
+        if context.invitation {
+            log(.info, "\(account): \(accept ? "joining" : "declining the invitation to") \(jid) from the desktop notification")
+            Task { await actions.answerInvitation(account: account, room: jid, join: accept) }
+        } else {
+            log(.info, "\(account): \(accept ? "accepting" : "denying") the subscription request of \(jid) from the desktop notification")
+            Task { await actions.answerSubscription(account: account, jid: jid, accept: accept) }
+        }
     }
 
     // MARK: Server
@@ -132,15 +139,19 @@ final class DesktopState: @unchecked Sendable {
         switch kind {
         case .message, .summary: "im.received"
         case .request: "presence"
+        case .invitation: "im"
         case .test, .close: "im"
         }
     }
 
     // MARK: Actions
 
-    private func addAnswerActions(_ handle: DesktopNotificationHandle, account: String, jid: String, key: String, actions: any NotificationActions) {
-        for (id, label) in [("accept", "Accept"), ("deny", "Deny")] {
+    /// Accept/Deny on a contact request, Join/Decline on an invitation (action ids `accept` and `deny` for both).
+    private func addAnswerActions(_ handle: DesktopNotificationHandle, account: String, jid: String, key: String, actions: any NotificationActions,
+                                  invitation: Bool) {
+        for (id, label) in invitation ? [("accept", "Join"), ("deny", "Decline")] : [("accept", "Accept"), ("deny", "Deny")] {
             let context = DesktopActionContext(account: account, jid: jid, key: key, actions: actions, state: self)
+            context.invitation = invitation
             notify_notification_add_action(handle.pointer, id, label, { _, action, data in
                 guard let data, let action else { return }
                 let context = Unmanaged<DesktopActionContext>.fromOpaque(data).takeUnretainedValue()

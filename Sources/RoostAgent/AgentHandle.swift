@@ -32,6 +32,11 @@ extension Agent: AgentHandle {
         sessions.first(where: { $0.jid.description.caseInsensitiveCompare(account) == .orderedSame })?.omemo
     }
 
+    /// The account's group chats.
+    func rooms(for account: String) -> RoomManager? {
+        sessions.first(where: { $0.jid.description.caseInsensitiveCompare(account) == .orderedSame })?.rooms
+    }
+
     public func status() async -> [AccountStatus] {
         var out: [AccountStatus] = []
         for session in sessions { out.append(await session.status()) }

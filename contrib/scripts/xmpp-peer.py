@@ -72,6 +72,17 @@ Extending it (MUC, OMEMO, uploads, …): write `async def cmd_name(peer, command
 with `@session_command("name")`; raise PeerCommandError for a failed command. Received-stanza events come
 from Peer.on_message / on_presence / on_roster_push; add fields there rather than new event kinds where
 an existing one fits.
+
+Group chats (the section at the end of this file):
+  muc ROOM NICK [--send BODY]... [--flood N] [--subject S] [--invite JID] [--kick NICK] [--stay S]
+                           join ROOM as NICK (no history), then do each thing asked, in that order, and leave
+  bookmark ROOM [--autojoin] [--nick N] [--name NAME] [--room-password P] [--remove] [--legacy]
+                           publish (or retract) the account's bookmark of ROOM: XEP-0402 PEP with raw pubsub
+                           stanzas (Debian's slixmpp has no XEP-0402), or XEP-0048 private storage with --legacy
+  invite TO ROOM [--reason R] [--room-password P]
+                           a direct invitation (XEP-0249) to ROOM
+  raw XML...               send each XML stanza as written (forgeries for security tests), then wait until the
+                           server has answered a ping, so everything sent before was processed
 """
 
 import argparse
@@ -756,6 +767,7 @@ def parse_args(argv):
     s = command("session"); s.add_argument("--drain", type=float, default=0.2)
     s = command("mam"); s.add_argument("--with", dest="with_jid"); s.add_argument("--max", type=int, default=1000)
     s.add_argument("--archive", help="whose archive to query, e.g. a room JID (default: the own account's)")
+    add_muc_commands(command)
 
     args = p.parse_args(argv)
     if args.as_user:
@@ -803,6 +815,154 @@ async def run(args):
     except asyncio.TimeoutError:
         pass
     return status
+
+
+# --- Group chats (issue 12): multi-user chat occupants, bookmarks, invitations, forged stanzas -----------------
+
+BOOKMARKS_NS = "urn:xmpp:bookmarks:1"
+
+
+def add_muc_commands(command):
+    s = command("muc"); s.add_argument("room"); s.add_argument("nick")
+    s.add_argument("--send", action="append", default=[], metavar="BODY", help="a message to the room (repeatable)")
+    s.add_argument("--flood", type=int, default=0, help="N messages '<prefix> message i' with ids '<prefix>-i'")
+    s.add_argument("--prefix", default="muc", help="body and id prefix of --flood (default muc)")
+    s.add_argument("--origin-ids", action="store_true", help="give every message an XEP-0359 origin-id equal to its id")
+    s.add_argument("--reference", help="mark the --send messages as mentioning this JID (XEP-0372)")
+    s.add_argument("--subject", help="set the room's subject first")
+    s.add_argument("--invite", action="append", default=[], metavar="JID", help="invite JID through the room (XEP-0045 mediated)")
+    s.add_argument("--kick", action="append", default=[], metavar="NICK", help="kick NICK (needs moderator rights: the room's creator)")
+    s.add_argument("--stay", type=float, default=0, help="seconds to stay in the room afterwards, printing messages")
+    s.add_argument("--room-password", help="the room's password")
+    s.add_argument("--drain", type=float, default=1)
+    s = command("bookmark"); s.add_argument("room")
+    s.add_argument("--autojoin", action="store_true"); s.add_argument("--nick"); s.add_argument("--name")
+    s.add_argument("--room-password"); s.add_argument("--remove", action="store_true")
+    s.add_argument("--legacy", action="store_true", help="XEP-0048 private XML storage instead of XEP-0402")
+    s = command("invite"); s.add_argument("to"); s.add_argument("room")
+    s.add_argument("--reason"); s.add_argument("--room-password"); s.add_argument("--drain", type=float, default=1)
+    s = command("raw"); s.add_argument("stanzas", nargs="+", metavar="XML")
+
+
+def muc_message(peer, room, body, msg_id, args):
+    msg = peer.make_message(mto=room, mbody=body, mtype="groupchat")
+    if msg_id:
+        msg["id"] = msg_id
+    xml = msg.xml
+    if args.origin_ids:
+        xml.append(ET.Element("{urn:xmpp:sid:0}origin-id", {"id": msg["id"]}))
+    if args.reference:
+        xml.append(ET.Element("{urn:xmpp:reference:0}reference",
+                              {"type": "mention", "uri": "xmpp:" + args.reference, "begin": "0", "end": "1"}))
+    return msg
+
+
+async def cmd_muc(peer, args):
+    room = slixmpp.JID(args.room)
+    muc = peer.plugin["xep_0045"]
+    await muc.join_muc_wait(room, args.nick, maxstanzas=0, password=args.room_password, timeout=args.timeout)
+    emit("joined", room=room.bare, nick=args.nick)
+    peer.listening = args.stay > 0
+    if args.subject:
+        muc.set_subject(room, args.subject)
+        emit("subject", room=room.bare, subject=args.subject)
+    for i, body in enumerate(args.send):
+        msg = muc_message(peer, room.bare, body, None, args)
+        msg.send()
+        emit("sent", to=room.bare, id=msg["id"], body=body)
+    for i in range(1, args.flood + 1):
+        muc_message(peer, room.bare, "%s message %d" % (args.prefix, i), "%s-%d" % (args.prefix, i), args).send()
+        if i % 100 == 0:
+            await asyncio.sleep(0)
+    if args.flood:
+        emit("flood", to=room.bare, count=args.flood)
+    for jid in args.invite:
+        muc.invite(room, slixmpp.JID(jid), reason="come and see")
+        emit("invited", room=room.bare, jid=jid)
+    for nick in args.kick:
+        await muc.set_role(room, nick, "none", reason="testing kicks")
+        emit("kicked", room=room.bare, nick=nick)
+    if await sm_drain(peer, args.timeout) is False:
+        raise TimeoutError("the server did not acknowledge everything within %ss" % args.timeout)
+    await asyncio.sleep(args.stay)
+    muc.leave_muc(room, args.nick)
+
+
+async def cmd_bookmark(peer, args):
+    room = slixmpp.JID(args.room).bare
+    if args.legacy:
+        iq = peer.make_iq_get()
+        iq.append(ET.fromstring("<query xmlns='jabber:iq:private'><storage xmlns='storage:bookmarks'/></query>"))
+        answer = await iq.send(timeout=args.timeout)
+        storage = answer.xml.find("{jabber:iq:private}query/{storage:bookmarks}storage")
+        kept = [c for c in (storage if storage is not None else []) if c.get("jid") != room]
+        new = ET.Element("{storage:bookmarks}storage")
+        for c in kept:
+            new.append(c)
+        if not args.remove:
+            c = ET.SubElement(new, "{storage:bookmarks}conference", {"jid": room, "autojoin": "true" if args.autojoin else "false"})
+            if args.name:
+                c.set("name", args.name)
+            if args.nick:
+                ET.SubElement(c, "{storage:bookmarks}nick").text = args.nick
+            if args.room_password:
+                ET.SubElement(c, "{storage:bookmarks}password").text = args.room_password
+        iq = peer.make_iq_set()
+        query = ET.Element("{jabber:iq:private}query")
+        query.append(new)
+        iq.append(query)
+        await iq.send(timeout=args.timeout)
+    elif args.remove:
+        iq = peer.make_iq_set()
+        iq.append(ET.fromstring(
+            "<pubsub xmlns='http://jabber.org/protocol/pubsub'><retract node='%s' notify='true'><item id='%s'/></retract></pubsub>"
+            % (BOOKMARKS_NS, room)))
+        await iq.send(timeout=args.timeout)
+    else:
+        conference = ET.Element("{%s}conference" % BOOKMARKS_NS, {"autojoin": "true" if args.autojoin else "false"})
+        if args.name:
+            conference.set("name", args.name)
+        if args.nick:
+            ET.SubElement(conference, "{%s}nick" % BOOKMARKS_NS).text = args.nick
+        if args.room_password:
+            ET.SubElement(conference, "{%s}password" % BOOKMARKS_NS).text = args.room_password
+        pubsub = ET.fromstring(
+            "<pubsub xmlns='http://jabber.org/protocol/pubsub'><publish node='%s'><item id='%s'/></publish>"
+            "<publish-options><x xmlns='jabber:x:data' type='submit'>"
+            "<field var='FORM_TYPE' type='hidden'><value>http://jabber.org/protocol/pubsub#publish-options</value></field>"
+            "<field var='pubsub#persist_items'><value>true</value></field>"
+            "<field var='pubsub#max_items'><value>max</value></field>"
+            "<field var='pubsub#send_last_published_item'><value>never</value></field>"
+            "<field var='pubsub#access_model'><value>whitelist</value></field>"
+            "</x></publish-options></pubsub>" % (BOOKMARKS_NS, room))
+        pubsub.find("{http://jabber.org/protocol/pubsub}publish/{http://jabber.org/protocol/pubsub}item").append(conference)
+        iq = peer.make_iq_set()
+        iq.append(pubsub)
+        await iq.send(timeout=args.timeout)
+    emit("bookmark", room=room, removed=args.remove or None, autojoin=args.autojoin, legacy=args.legacy or None)
+
+
+async def cmd_invite(peer, args):
+    msg = peer.make_message(mto=args.to, mtype="normal")
+    x = ET.SubElement(msg.xml, "{jabber:x:conference}x", {"jid": slixmpp.JID(args.room).bare})
+    if args.reason:
+        x.set("reason", args.reason)
+    if args.room_password:
+        x.set("password", args.room_password)
+    msg.send()
+    emit("invited", to=args.to, room=slixmpp.JID(args.room).bare)
+    await sm_drain(peer, args.timeout)
+
+
+async def cmd_raw(peer, args):
+    for stanza in args.stanzas:
+        peer.send_raw(stanza)
+        emit("sent", raw=stanza[:200])
+    # The server handles a client's stanzas in order: once it answered this ping, it has routed the rest.
+    await peer.plugin["xep_0199"].ping(jid=slixmpp.JID(peer.boundjid.domain), timeout=args.timeout)
+
+
+COMMANDS.update({"muc": cmd_muc, "bookmark": cmd_bookmark, "invite": cmd_invite, "raw": cmd_raw})
 
 
 def main():

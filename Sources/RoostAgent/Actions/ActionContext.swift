@@ -18,6 +18,8 @@ public struct ActionContext: Sendable {
     var onAccountRemoved: (@Sendable () async -> Void)? = nil
     /// Told how a long transfer (a file upload) advances, when someone watches (a progress bar).
     public var progress: (@Sendable (TransferProgress) -> Void)?
+    /// The agent's group chats for the account (nil outside the agent).
+    var rooms: RoomManager? = nil
 
     public init(client: XMPPClient, account: JID, archive: ActionArchive, dataDirectory: String, priority: Int) {
         self.client = client

@@ -44,6 +44,11 @@ public struct SendMessageAction: AccountAction {
         guard !body.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw ActionFailure(.invalidArgument, "the message is empty")
         }
+        if let rooms = context.rooms, let occupant = await rooms.occupant(in: recipient) {
+            // A room the agent is in: a group chat message.
+            return try await RoomSend.send(body: body, to: recipient, as: occupant, in: context)
+        }
+        try RoomSend.refuseKnownRoom(recipient, in: context)
         let id = StanzaID.make()
         var message = Message(to: recipient, type: .chat, body: body, id: id)
         message.add(StanzaIDs.originIDElement(id))

@@ -20,6 +20,8 @@ public struct AgentStatusReport: Codable, Sendable, Equatable {
         /// agents older than these fields).
         public var priority: Int?
         public var otherClientsOnline: Int?
+        /// Group chats the agent is in now (absent from agents older than group chat support).
+        public var roomsJoined: Int?
 
         public var isFailed: Bool { state == "failed" }
 
@@ -65,5 +67,6 @@ extension AgentStatusReport.Account {
         rejectedStanzas = status.rejectedStanzas
         priority = status.priority
         otherClientsOnline = status.otherClientsOnline
+        roomsJoined = status.roomsJoined
     }
 }

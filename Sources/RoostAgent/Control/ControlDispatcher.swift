@@ -56,6 +56,10 @@ public struct ControlDispatcher: Sendable {
         register(OMEMOFingerprintsAction.self)
         register(OMEMOTrustAction.self)
         register(OMEMORetryAction.self)
+        register(RoomJoinAction.self)
+        register(RoomLeaveAction.self)
+        register(RoomsListAction.self)
+        register(InvitationDeclineAction.self)
         return table
     }()
 
@@ -107,6 +111,7 @@ public struct ControlDispatcher: Sendable {
         var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline),
                                     dataDirectory: dataDirectory, priority: priorities[account.lowercased()] ?? -1)
         context.omemo = (handle as? Agent)?.omemo(for: account)
+        context.rooms = (handle as? Agent)?.rooms(for: account)
         context.omemoSend = omemoSend[account.lowercased()] ?? .auto
         context.archivePath = handle.archivePath
         let handle = self.handle

@@ -73,8 +73,9 @@ struct NotificationTranslator: Sendable {
             case .ownPresence(let resource, let available, let show):
                 post.append(.ownPresence(account: account, resource: resource, available: available, show: show))
             case .room(.invitation(let invitation, _)):
-                // Archived (new, or the same one again while pending): shown once per process and room.
-                guard knownRequests.insert("invitation|\(invitation.room)") else { continue }
+                // Shown when it was archived as new (the same one again while it is pending is not).
+                guard let index = events.firstIndex(where: { if case .invitation = $0 { true } else { false } }),
+                      index < outcomes.count, outcomes[index] == .stored else { continue }
                 let inviter = invitation.inviter?.bare.description
                 post.append(.invitation(account: account, room: invitation.room.description, from: invitation.inviter?.description,
                                         displayName: inviter.flatMap { names[$0.lowercased()] }, reason: invitation.reason))

@@ -27,14 +27,7 @@ enum RoomRouter {
             return outcome
         }
         if let invitation = MUC.mediatedInvitation(in: message) ?? DirectInvitation.invitation(in: message) {
-            // A mediated invitation names its inviter on the room's word only: never treated as a contact's.
-            let fromContact = invitation.kind == .direct && message.from.map { context.contacts.contains($0.bare) } == true
-            outcome.events.append(.invitation(InvitationRecord(
-                account: account.description, room: invitation.room.description, inviter: invitation.inviter?.description,
-                kind: invitation.kind == .direct ? .direct : .mediated, reason: invitation.reason, password: invitation.password,
-                fromContact: fromContact, timestamp: now)))
-            outcome.notes.append(.room(.invitation(invitation, fromContact: fromContact)))
-            return outcome
+            return self.invitation(invitation, message: message, context: context, now: now)
         }
         guard let from = message.from else {
             if message.type == .groupchat { outcome.rejected = "group chat message without a sender" }
@@ -66,6 +59,19 @@ enum RoomRouter {
                 outcome.notes.append(.conversationRead(conversation: room.room.description))
             }
         }
+        return outcome
+    }
+
+    /// An invitation (live, or found in the account's archive): archived, and told to the room manager and the
+    /// notifications. A mediated invitation names its inviter on the room's word only: never treated as a contact's.
+    static func invitation(_ invitation: Invitation, message: Message, context: RoutingContext, now: Int64) -> StanzaRouter.Outcome {
+        var outcome = StanzaRouter.Outcome()
+        let fromContact = invitation.kind == .direct && message.from.map { context.contacts.contains($0.bare) } == true
+        outcome.events.append(.invitation(InvitationRecord(
+            account: context.account.description, room: invitation.room.description, inviter: invitation.inviter?.description,
+            kind: invitation.kind == .direct ? .direct : .mediated, reason: invitation.reason, password: invitation.password,
+            fromContact: fromContact, timestamp: now)))
+        outcome.notes.append(.room(.invitation(invitation, fromContact: fromContact)))
         return outcome
     }
 

@@ -420,6 +420,7 @@ actor AccountSession {
         context.rooms = rooms.routes.current
         let routed = ArchivePageRouter.events(for: page, archive: archive, context: context, now: Self.nowMilliseconds())
         let (events, newest, rejected, mentions, roomGone) = (routed.events, routed.newest, routed.rejected, routed.mentions, routed.roomGone)
+        let invitations = routed.invitations
         let ratchet = omemo?.takeToken() ?? 0
         let omemo = self.omemo
         if rejected > 0 {
@@ -431,6 +432,8 @@ actor AccountSession {
         let translator = self.translator
         let backlog = self.backlog
         let commits = pageCommits
+        let notifications = self.notifications
+        let rooms = self.rooms
         let queryID = page.queryID
         await pipeline.submit(events, progress: progress(acknowledgement)) { result in
             omemo?.archiveSettled(result, ratchet: ratchet, client: client)
@@ -451,6 +454,12 @@ actor AccountSession {
                 }
                 // The account's catch-up summarises the backlog; a room's catch-up its own messages, once.
                 if !isRoom { backlog.add(late) }
+                let newInvitations = invitations.filter { outcomes.indices.contains($0.eventIndex) && outcomes[$0.eventIndex] == .stored }
+                if !newInvitations.isEmpty {
+                    let notes = newInvitations.map { RoutingNote.room($0.note) }
+                    for event in translator.events(for: notes, events: events, outcomes: outcomes).post { notifications.post(event) }
+                    Task { await rooms.noted(newInvitations.map(\.note)) }
+                }
                 commits.settle(queryID, .committed(inserted: inserted, newest: newest, late: isRoom ? late : []))
             case .refused:
                 client.acknowledge(acknowledgement)

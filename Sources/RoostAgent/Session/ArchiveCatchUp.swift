@@ -127,6 +127,9 @@ enum ArchivePageRouter {
         var mentions: Set<Int> = []
         /// The page read a room Roost is no longer in: nothing of it was stored, and its mark must not move.
         var roomGone = false
+        /// Invitations found in the account's archive (the server archives them; Roost, at priority -1, is
+        /// not offered those sent to the bare JID): the event index of each, with what the room manager hears.
+        var invitations: [(eventIndex: Int, note: RoomNote)] = []
     }
 
     static func events(for page: ArchivePage, archive: JID, context: RoutingContext, now: Int64) -> Routed {
@@ -158,6 +161,12 @@ enum ArchivePageRouter {
                         routed.mentions.insert(routed.events.count + offset)
                     }
                 }
+            } else if inner.from?.bare != account.bare,
+                      let invitation = MUC.mediatedInvitation(in: inner) ?? DirectInvitation.invitation(in: inner) {
+                let stamp = result.stamp.flatMap(XMPPDateTime.parse).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) } ?? now
+                let outcome = RoomRouter.invitation(invitation, message: inner, context: context, now: stamp)
+                routed.invitations += outcome.notes.compactMap { if case .room(let note) = $0 { (routed.events.count, note) } else { nil } }
+                records = outcome.events
             } else {
                 let outgoing = inner.from?.bare == account.bare
                 records = StanzaRouter.records(for: inner, direction: outgoing ? .outgoing : .incoming, source: .mam, context: context,

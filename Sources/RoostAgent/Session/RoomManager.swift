@@ -667,7 +667,8 @@ actor RoomManager {
     private func advanceMark(_ room: JID, to mark: ArchiveCatchUp.Mark) {
         rooms[room]?.mark = mark.id
         if let timestamp = mark.timestamp {
-            rooms[room]?.markTimestamp = max(rooms[room]?.markTimestamp ?? timestamp, timestamp)
+            let newest = max(rooms[room]?.markTimestamp ?? timestamp, timestamp)
+            rooms[room]?.markTimestamp = newest
         }
     }
 

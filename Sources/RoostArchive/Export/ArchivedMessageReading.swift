@@ -10,7 +10,8 @@ struct ArchivedMessageReading {
         m.id, m.account_id, m.conversation, m.direction, m.type, m.from_jid, m.to_jid, m.sender_name, m.body, m.subject,
         m.thread, m.timestamp, m.received_at, m.stanza_id, m.stanza_id_by, m.stanza_id_trusted, m.origin_id, m.message_id,
         m.replaces, m.retracted, m.is_carbon, m.source, \(includeRaw ? "m.raw" : "NULL"), m.edited,
-        EXISTS (SELECT 1 FROM attachments a WHERE a.message_row = m.id), \(MessageRowReading.encryptionColumns)
+        EXISTS (SELECT 1 FROM attachments a WHERE a.message_row = m.id), \(MessageRowReading.encryptionColumns),
+        \(MessageRowReading.roomColumns)
         """
     }
 
@@ -26,6 +27,8 @@ struct ArchivedMessageReading {
             retracted: row.bool(19), isCarbon: row.bool(20), source: MessageSource(rawValue: row.text(21)) ?? .live,
             rawStanza: row.optionalText(22))
         message.encryption = MessageRowReading.encryption(row, at: 25)
+        message.occupantId = row.optionalText(31)
+        message.realJid = row.optionalText(32)
         if row.int(23) > 0 { message.revisions = try revisions(of: id, includeRaw: includeRevisionRaw) }
         if row.bool(24) { message.attachments = try attachments(of: id) }
         return message

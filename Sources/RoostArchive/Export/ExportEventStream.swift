@@ -38,14 +38,16 @@ struct ExportEventStream {
         if includePresence {
             let (where_, sideParameters) = sideFilter(scope: scope, contactColumn: "contact")
             cursors.append(try Cursor(statement: try database.prepare("""
-                SELECT account_id, contact, resource, type, show, status, priority, timestamp FROM presence_log
+                SELECT account_id, contact, resource, type, show, status, priority, timestamp, \(RoomPresenceDetail.columns())
+                FROM presence_log
                 WHERE \(where_) ORDER BY timestamp, id
                 """), parameters: sideParameters) { row in
                 guard admits(account: row.int(0), conversation: row.text(1), at: row.int(7)) else { return nil }
                 return .presence(PresenceRow(account: accounts[row.int(0)] ?? "", contact: row.text(1), resource: row.optionalText(2),
                                              availability: PresenceRecord.Availability(rawValue: row.text(3)) ?? .available,
                                              show: row.optionalText(4), status: row.optionalText(5),
-                                             priority: row.optionalInt(6).map { Int($0) }, timestamp: row.int(7)))
+                                             priority: row.optionalInt(6).map { Int($0) }, timestamp: row.int(7),
+                                             room: RoomPresenceDetail.read(row, at: 8)))
             })
         }
         defer { cursors.forEach { $0.statement.reset() } }

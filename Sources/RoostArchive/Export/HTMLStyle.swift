@@ -22,6 +22,8 @@ enum HTMLStyle {
     .bubble{max-width:80%;background:var(--in);border-radius:1rem;padding:.4rem .7rem;box-shadow:0 1px 1px rgba(0,0,0,.08)}
     .out .bubble{background:var(--out)}
     .name{font-weight:600;font-size:.8rem;color:var(--accent)}
+    .name.occupant{color:hsl(var(--hue),55%,36%)}
+    @media (prefers-color-scheme:dark){.name.occupant{color:hsl(var(--hue),60%,72%)}}
     .text{white-space:pre-wrap;overflow-wrap:anywhere}
     .meta{color:var(--muted);font-size:.7rem;text-align:right;margin-top:.1rem}
     .avatar{flex:none;width:2rem;height:2rem;border-radius:50%;object-fit:cover;display:inline-flex;align-items:center;justify-content:center;color:#fff;font-weight:600;font-size:.9rem}

@@ -95,17 +95,23 @@ final class HTMLWriter: ExportWriter {
                              context: ExportContext) throws -> String {
         let outgoing = message.direction == .outgoing && message.kind != .groupchat
         let sender = context.contacts.sender(of: message, accountID: slice.accountID)
+        // In a room each occupant keeps one colour (by occupant id, which survives nick changes; else by nick).
+        let occupantKey = message.occupantId ?? message.from
         var html = "<div class=\"msg \(outgoing ? "out" : "in")\" id=\"m\(message.id)\">"
         if outgoing {
             html += "<span class=\"spacer\"></span>"
         } else if message.kind == .groupchat {
-            html += Self.avatar(name: sender, key: message.from, link: nil)
+            html += Self.avatar(name: sender, key: occupantKey, link: nil)
         } else {
             html += peerAvatar
         }
         html += "<div class=\"bubble\">"
         if !outgoing && sender != lastSender {
-            html += "<div class=\"name\">\(HTMLText.escape(sender))</div>"
+            if message.kind == .groupchat {
+                html += "<div class=\"name occupant\" style=\"--hue:\(HTMLText.hue(occupantKey))\">\(HTMLText.escape(sender))</div>"
+            } else {
+                html += "<div class=\"name\">\(HTMLText.escape(sender))</div>"
+            }
         }
         lastSender = outgoing ? nil : sender
         let text = (message.body ?? TranscriptPhrases.placeholder(for: message)) + TranscriptPhrases.encryptionMark(for: message)

@@ -105,6 +105,10 @@ final class JSONLinesWriter: ExportWriter {
         json.field("retracted", row.bool(19))
         json.field("carbon", row.bool(20))
         json.textColumn("source", row, 21)
+        if row.optionalText(31) != nil || row.optionalText(32) != nil {
+            json.textColumn("occupant_id", row, 31)
+            json.textColumn("real_jid", row, 32)
+        }
         let id = row.int(0)
         try encodeAttachments(row.bool(24) ? try view.reading.attachments(of: id) : [], timestamp: row.int(11), copier: copier, up: up,
                               into: &json)
@@ -147,6 +151,10 @@ final class JSONLinesWriter: ExportWriter {
         json.field("retracted", message.retracted)
         json.field("carbon", message.isCarbon)
         json.field("source", message.source.rawValue)
+        if message.occupantId != nil || message.realJid != nil {
+            json.field("occupant_id", message.occupantId)
+            json.field("real_jid", message.realJid)
+        }
         try? encodeAttachments(message.attachments, timestamp: message.timestamp, copier: nil, up: "", into: &json)
         encodeRevisions(message.revisions, into: &json)
         json.field("raw", message.rawStanza)
@@ -225,6 +233,15 @@ final class JSONLinesWriter: ExportWriter {
         json.field("show", presence.show)
         json.field("status", presence.status)
         json.field("priority", presence.priority.map { Int64($0) })
+        if let room = presence.room {
+            json.field("room_event", room.event.rawValue)
+            json.field("occupant_id", room.occupantId)
+            json.field("real_jid", room.realJid)
+            json.field("role", room.role)
+            json.field("affiliation", room.affiliation)
+            json.field("new_nick", room.newNick)
+            json.field("reason", room.reason)
+        }
         json.timeField("timestamp", presence.timestamp)
         json.endObject()
         json.newline()

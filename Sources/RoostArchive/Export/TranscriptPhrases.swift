@@ -11,8 +11,9 @@ enum TranscriptPhrases {
         }
     }
 
-    /// `Alice (phone) is away: "on the train"`, `… went offline`.
+    /// `Alice (phone) is away: "on the train"`, `… went offline`; in a room `bob joined`, `bob was kicked: spam`….
     static func presence(_ presence: PresenceRow, who: String) -> String {
+        if let room = presence.room { return roomEvent(room, nick: presence.resource ?? who) }
         let resource = presence.resource.map { $0.isEmpty ? "" : " (\($0))" } ?? ""
         let what: String
         if presence.availability == .unavailable {
@@ -38,8 +39,25 @@ enum TranscriptPhrases {
         return contacts.contact(accountID: accountID, jid: bare)?.displayName ?? state.from
     }
 
+    /// A room's timeline: who joined, left, changed nick, role or affiliation, was kicked or banned.
+    static func roomEvent(_ event: RoomPresenceDetail, nick: String) -> String {
+        let reason = event.reason.map { $0.isEmpty ? "" : ": \($0)" } ?? ""
+        switch event.event {
+        case .join: return "\(nick) joined" + (event.role == "moderator" ? " (moderator)" : "")
+        case .leave: return "\(nick) left" + reason
+        case .nick: return "\(nick) is now known as \(event.newNick ?? "?")"
+        case .role: return "\(nick) is now " + (event.role == "none" || event.role == nil ? "without a role" : "a \(event.role!)")
+        case .affiliation:
+            return "\(nick) is now " + (event.affiliation == "none" || event.affiliation == nil ? "without affiliation" : "\(event.affiliation == "owner" ? "an" : "a") \(event.affiliation!)")
+        case .kick: return "\(nick) was kicked" + reason
+        case .ban: return "\(nick) was banned" + reason
+        case .destroyed: return "the room was destroyed" + reason
+        }
+    }
+
     static func presenceSender(_ presence: PresenceRow, accountID: Int64, contacts: ContactDirectory) -> String {
-        contacts.contact(accountID: accountID, jid: presence.contact)?.displayName ?? presence.contact
+        if presence.room != nil { return presence.resource ?? presence.contact }
+        return contacts.contact(accountID: accountID, jid: presence.contact)?.displayName ?? presence.contact
     }
 
     /// The text shown for a message without a body.

@@ -61,7 +61,8 @@ enum ImportLineDecoder {
         let latestBody = try fields.optionalString("body")
         // The stored row keeps the original's fields except its body (the latest correction) and a stanza-id
         // it may have adopted later; revision 0 has the original values of both.
-        let first = MessageRecord(
+        let occupantId = try fields.optionalString("occupant_id")
+        var first = MessageRecord(
             account: account, conversation: conversation, direction: direction, kind: kind, from: try fields.string("from"),
             to: to, senderName: senderName, body: original.map { $0.body } ?? latestBody,
             subject: try fields.optionalString("subject"), thread: try fields.optionalString("thread"),
@@ -71,18 +72,23 @@ enum ImportLineDecoder {
             replaces: try fields.optionalString("replaces"), isCarbon: try fields.bool("carbon", default: false),
             source: try fields.choice("source", MessageSource.self), rawStanza: try fields.optionalString("raw"),
             attachments: attachments)
+        first.occupantId = occupantId
+        first.realJid = try fields.optionalString("real_jid")
         var events: [ArchiveEvent] = [.message(first)]
         guard original != nil else { return events }
         guard let target = messageId ?? originId else {
             throw ImportFields.Problem(reason: "a corrected message needs \"message_id\" or \"origin_id\"")
         }
         for revision in revisions.dropFirst() {
-            events.append(.message(MessageRecord(
+            var correction = MessageRecord(
                 account: account, conversation: conversation, direction: direction, kind: kind, from: revision.from, to: to,
                 senderName: senderName, body: revision.body, timestamp: revision.timestamp, receivedAt: revision.receivedAt,
-                stanzaId: revision.stanzaId, stanzaIdBy: revision.stanzaIdTrusted ? account : nil,
+                stanzaId: revision.stanzaId, stanzaIdBy: revision.stanzaIdTrusted ? (stanzaIdBy ?? account) : nil,
                 stanzaIdTrusted: revision.stanzaIdTrusted, originId: revision.originId, messageId: revision.messageId,
-                replaces: target, source: revision.source, rawStanza: revision.rawStanza)))
+                replaces: target, source: revision.source, rawStanza: revision.rawStanza)
+            // A room's corrections are checked against the sender's occupant id: the same as the original's.
+            correction.occupantId = occupantId
+            events.append(.message(correction))
         }
         if trusted, let stanzaId, !(first.stanzaIdTrusted && first.stanzaId == stanzaId) {
             var adopted = first
@@ -124,11 +130,21 @@ enum ImportLineDecoder {
     }
 
     private static func presence(_ fields: ImportFields) throws(ImportFields.Problem) -> PresenceRecord {
-        PresenceRecord(account: try fields.nonEmptyString("account"), contact: try fields.nonEmptyString("contact"),
-                       resource: try fields.optionalString("resource"),
-                       availability: try availability(fields),
-                       show: try fields.optionalString("show"), status: try fields.optionalString("status"),
-                       priority: try fields.optionalInteger("priority").map { Int($0) }, timestamp: try fields.time("timestamp"))
+        var record = PresenceRecord(account: try fields.nonEmptyString("account"), contact: try fields.nonEmptyString("contact"),
+                                    resource: try fields.optionalString("resource"),
+                                    availability: try availability(fields),
+                                    show: try fields.optionalString("show"), status: try fields.optionalString("status"),
+                                    priority: try fields.optionalInteger("priority").map { Int($0) }, timestamp: try fields.time("timestamp"))
+        if let event = try fields.optionalString("room_event") {
+            guard let kind = RoomEvent(rawValue: event) else {
+                throw ImportFields.Problem(reason: "\"room_event\" is \"\(event.prefix(40))\"; expected one of \(RoomEvent.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            record.room = RoomPresenceDetail(event: kind, occupantId: try fields.optionalString("occupant_id"),
+                                             realJid: try fields.optionalString("real_jid"), role: try fields.optionalString("role"),
+                                             affiliation: try fields.optionalString("affiliation"), newNick: try fields.optionalString("new_nick"),
+                                             reason: try fields.optionalString("reason"))
+        }
+        return record
     }
 
     private static func availability(_ fields: ImportFields) throws(ImportFields.Problem) -> PresenceRecord.Availability {

@@ -303,11 +303,14 @@ final class Ingestor {
 
     private func insert(_ record: PresenceRecord) throws(SQLiteError) -> InsertOutcome {
         let account = try accountID(record.account, now: record.timestamp)
+        let room = record.room
         try database.run("""
-            INSERT INTO presence_log (account_id, contact, resource, type, show, status, priority, timestamp)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO presence_log (account_id, contact, resource, type, show, status, priority, timestamp, \(RoomPresenceDetail.columns()))
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.integer(account), .text(record.contact), SQLValue(record.resource), .text(record.availability.rawValue),
-                  SQLValue(record.show), SQLValue(record.status), SQLValue(record.priority), .integer(record.timestamp)])
+                  SQLValue(record.show), SQLValue(record.status), SQLValue(record.priority), .integer(record.timestamp),
+                  SQLValue(room?.event.rawValue), SQLValue(room?.occupantId), SQLValue(room?.realJid), SQLValue(room?.role),
+                  SQLValue(room?.affiliation), SQLValue(room?.newNick), SQLValue(room?.reason)])
         return .stored
     }
 

@@ -14,6 +14,9 @@ public struct PresenceRecord: Sendable, Equatable {
     public var status: String?
     public var priority: Int?
     public var timestamp: Int64
+    /// A room's timeline event as exported (imports write it back as it was; live room presence goes through
+    /// `RoomPresenceRecord`, which derives the event).
+    public var room: RoomPresenceDetail? = nil
 
     public init(account: String, contact: String, resource: String?, availability: Availability,
                 show: String? = nil, status: String? = nil, priority: Int? = nil, timestamp: Int64) {

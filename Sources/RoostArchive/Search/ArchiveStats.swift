@@ -16,6 +16,9 @@ public struct ArchiveStats: Sendable, Equatable {
         public var outgoing: Int
         public var firstTimestamp: Int64
         public var lastTimestamp: Int64
+        /// A group chat (its messages are `groupchat`), and how many occupants wrote in it.
+        public var isRoom: Bool = false
+        public var senders: Int = 0
     }
 
     public var accounts: [Account]

@@ -33,6 +33,9 @@ public struct ArchivedMessage: Sendable, Equatable {
     public var attachments: [AttachmentRecord]
     /// Set for messages that arrived end-to-end encrypted.
     public var encryption: MessageEncryption? = nil
+    /// Group chat: the sender's occupant id (XEP-0421) and real bare JID, when known.
+    public var occupantId: String? = nil
+    public var realJid: String? = nil
 
     public var edited: Bool { !revisions.isEmpty }
 

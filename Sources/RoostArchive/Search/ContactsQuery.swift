@@ -84,9 +84,9 @@ enum ContactsQuery {
         try database.prepare("""
             SELECT a.jid, p.contact, p.resource, p.type, p.show, p.status, p.priority, p.timestamp
             FROM presence_log p JOIN accounts a ON a.id = p.account_id
-            WHERE a.jid = ?1 AND p.id = (
+            WHERE a.jid = ?1 AND p.room_event IS NULL AND p.id = (
                 SELECT q.id FROM presence_log q WHERE q.account_id = p.account_id AND q.contact = p.contact
-                    AND q.resource IS p.resource ORDER BY q.timestamp DESC, q.id DESC LIMIT 1)
+                    AND q.resource IS p.resource AND q.room_event IS NULL ORDER BY q.timestamp DESC, q.id DESC LIMIT 1)
             ORDER BY p.contact, p.timestamp DESC
             """).forEachRow([.text(account)]) { row in
             rows.append(presence(row))

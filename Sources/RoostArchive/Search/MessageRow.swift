@@ -29,6 +29,9 @@ public struct MessageRow: Sendable, Equatable {
     public var highlighter: Highlighter
     /// Set for messages that arrived end-to-end encrypted.
     public var encryption: MessageEncryption? = nil
+    /// Group chat: the room's XEP-0421 id of the sender, and the sender's real bare JID where the room showed it.
+    public var occupantId: String? = nil
+    public var realJid: String? = nil
 
     /// The body, or what to show instead for a message that could not be decrypted.
     public var displayBody: String? { body ?? encryption?.undecryptableText.map { "[\($0)]" } }

@@ -5,8 +5,12 @@ enum MessageRowReading {
         m.sender_name, m.timestamp, m.received_at, m.body, m.subject, m.thread, m.stanza_id, m.origin_id, m.message_id,
         m.edited, m.is_carbon, m.source, \(encryptionColumns),
         (SELECT json_group_array(json_array(a.url, a.name, a.mime, a.size, a.state, a.sha256, a.local_path))
-         FROM attachments a WHERE a.message_row = m.id)
+         FROM attachments a WHERE a.message_row = m.id),
+        \(roomColumns)
         """
+
+    /// Group chat columns (schema v6): the sender's occupant id and real JID, read after the OMEMO columns.
+    static let roomColumns = "m.occupant_id, m.real_jid"
 
     /// The OMEMO columns (schema v3), read by `encryption(_:at:)`.
     static let encryptionColumns = "m.encryption, m.e2e_namespace, m.e2e_device, m.e2e_fingerprint, m.e2e_trust, m.e2e_failure"
@@ -27,7 +31,8 @@ enum MessageRowReading {
             receivedAt: row.int(9), body: row.optionalText(10), subject: row.optionalText(11), thread: row.optionalText(12),
             stanzaId: row.optionalText(13), originId: row.optionalText(14), messageId: row.optionalText(15),
             revisions: Int(row.int(16)), isCarbon: row.bool(17), source: MessageSource(rawValue: row.text(18)) ?? .live,
-            attachments: attachments(row.text(25), store: store), highlighter: highlighter, encryption: encryption(row, at: 19))
+            attachments: attachments(row.text(25), store: store), highlighter: highlighter, encryption: encryption(row, at: 19),
+            occupantId: row.optionalText(26), realJid: row.optionalText(27))
     }
 
     /// The attachment summary column: a JSON array of `[url, name, mime, size, state, sha256, local_path]`.

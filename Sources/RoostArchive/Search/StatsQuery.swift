@@ -6,14 +6,16 @@ enum StatsQuery {
         var conversations: [ArchiveStats.Conversation] = []
         try database.prepare("""
             SELECT a.jid, m.conversation, count(*), sum(m.direction = 'in'), sum(m.direction = 'out'),
-                   min(m.timestamp), max(m.timestamp)
+                   min(m.timestamp), max(m.timestamp), max(m.type = 'groupchat'),
+                   count(DISTINCT CASE WHEN m.type = 'groupchat' AND m.body IS NOT NULL THEN coalesce(m.occupant_id, m.from_jid) END)
             FROM messages m JOIN accounts a ON a.id = m.account_id
             GROUP BY m.account_id, m.conversation
             ORDER BY a.jid, max(m.timestamp) DESC
             """).forEachRow { row in
             conversations.append(ArchiveStats.Conversation(
                 account: row.text(0), conversation: row.text(1), messages: Int(row.int(2)), incoming: Int(row.int(3)),
-                outgoing: Int(row.int(4)), firstTimestamp: row.int(5), lastTimestamp: row.int(6)))
+                outgoing: Int(row.int(4)), firstTimestamp: row.int(5), lastTimestamp: row.int(6), isRoom: row.bool(7),
+                senders: Int(row.int(8))))
             return true
         }
         var accounts: [ArchiveStats.Account] = []

@@ -36,14 +36,16 @@ struct TranscriptMerge {
         if includePresence {
             cursors.append(try Cursor(
                 statement: try database.prepare("""
-                    SELECT (SELECT jid FROM accounts WHERE id = account_id), contact, resource, type, show, status, priority, timestamp
+                    SELECT (SELECT jid FROM accounts WHERE id = account_id), contact, resource, type, show, status, priority, timestamp,
+                        \(RoomPresenceDetail.columns())
                     FROM presence_log WHERE contact = ?1 AND \(accountClause) ORDER BY timestamp, id
                     """),
                 parameters: parameters) { row in
                     .presence(PresenceRow(account: row.text(0), contact: row.text(1), resource: row.optionalText(2),
                                           availability: PresenceRecord.Availability(rawValue: row.text(3)) ?? .available,
                                           show: row.optionalText(4), status: row.optionalText(5),
-                                          priority: row.optionalInt(6).map { Int($0) }, timestamp: row.int(7)))
+                                          priority: row.optionalInt(6).map { Int($0) }, timestamp: row.int(7),
+                                          room: RoomPresenceDetail.read(row, at: 8)))
                 })
         }
         defer { cursors.forEach { $0.statement.reset() } }

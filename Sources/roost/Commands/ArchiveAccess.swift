@@ -82,6 +82,8 @@ extension MessageRow {
             "sender_trust": .string(encryption?.trust),
             "undecryptable": .string(encryption?.failure),
             "attachments": .array(attachments.map { .object($0.summaryJSON) }),
+            "occupant_id": .string(occupantId),
+            "real_jid": .string(realJid),
         ]
     }
 

@@ -7,12 +7,14 @@ struct LogCommand: Command {
     static let summary = "show one conversation as a transcript, with chat states and presence if asked"
     static let usage = "[options] JID"
     static let discussion = """
-        Prints every message with JID (a contact's or room's bare address), oldest first. --states interleaves \
-        chat-state notifications (composing, paused, ...) and --presence the contact's presence changes, in time order.
+        Prints every message with JID (a contact's or room's bare address, or room@service/nick for private \
+        messages with an occupant), oldest first. --states interleaves chat-state notifications (composing, \
+        paused, ...) and --presence the contact's presence changes — for a room, its timeline: who joined, left, \
+        changed nick, role or affiliation, was kicked or banned — in time order.
         """
     static let options: [OptionSpec] = [
         .flag("states", help: "include chat states (composing, paused, active, inactive, gone)"),
-        .flag("presence", help: "include the contact's presence changes"),
+        .flag("presence", help: "include the contact's presence changes (a room's joins, leaves, nick and role changes)"),
     ]
 
     let jid: String
@@ -51,11 +53,20 @@ struct LogCommand: Command {
                         output.line("\(TimeText.local(s.timestamp, seconds: true)) * \(s.from) is \(s.state.rawValue)")
                     }
                 case .presence(let p):
-                    if json {
+                    if json, let room = p.room {
+                        output.jsonLine(["event": "room_presence", "account": .string(p.account), "room": .string(p.contact),
+                                         "nick": .string(p.resource), "room_event": .string(room.event.rawValue),
+                                         "occupant_id": .string(room.occupantId), "real_jid": .string(room.realJid),
+                                         "role": .string(room.role), "affiliation": .string(room.affiliation),
+                                         "new_nick": .string(room.newNick), "reason": .string(room.reason),
+                                         "timestamp": .string(TimeText.utc(p.timestamp))])
+                    } else if json {
                         output.jsonLine(["event": "presence", "account": .string(p.account), "contact": .string(p.contact),
                                          "resource": .string(p.resource), "availability": .string(p.availability.rawValue),
                                          "show": .string(p.show), "status": .string(p.status),
                                          "priority": p.priority.map { .int($0) } ?? .null, "timestamp": .string(TimeText.utc(p.timestamp))])
+                    } else if let text = p.roomEventText {
+                        output.line("\(TimeText.local(p.timestamp, seconds: true)) * \(text)")
                     } else {
                         let who = p.contact + (p.resource.map { "/\($0)" } ?? "")
                         let what = p.availability == .available ? (p.show ?? "online") : "offline"

@@ -4,7 +4,7 @@ import RoostArchive
 /// `roost stats`: how much is archived, per account and conversation.
 struct StatsCommand: Command {
     static let name = "stats"
-    static let summary = "message counts per account and conversation, first/last message, archive size"
+    static let summary = "message counts per account, conversation and room, first/last message, archive size"
     static let options: [OptionSpec] = []
 
     init(parsed: ParsedArguments) throws(UsageError) {
@@ -27,8 +27,9 @@ struct StatsCommand: Command {
                                  "last": a.lastTimestamp.map { .string(TimeText.utc($0)) } ?? .null])
             }
             for c in stats.conversations {
-                output.jsonLine(["kind": "conversation", "account": .string(c.account), "conversation": .string(c.conversation),
+                output.jsonLine(["kind": c.isRoom ? "room" : "conversation", "account": .string(c.account), "conversation": .string(c.conversation),
                                  "messages": .int(c.messages), "incoming": .int(c.incoming), "outgoing": .int(c.outgoing),
+                                 "senders": c.isRoom ? .int(c.senders) : .null,
                                  "first": .string(TimeText.utc(c.firstTimestamp)), "last": .string(TimeText.utc(c.lastTimestamp))])
             }
         } else {
@@ -37,7 +38,8 @@ struct StatsCommand: Command {
                 output.line("\(a.account): \(a.messages) messages in \(a.conversations) conversations"
                     + (a.firstTimestamp.map { ", \(TimeText.local($0))" } ?? "") + (a.lastTimestamp.map { " .. \(TimeText.local($0))" } ?? ""))
                 for c in stats.conversations where c.account == a.account {
-                    output.line("  \(c.conversation): \(c.messages) (\(c.incoming) in, \(c.outgoing) out), \(TimeText.local(c.firstTimestamp)) .. \(TimeText.local(c.lastTimestamp))")
+                    let room = c.isRoom ? " [room, \(c.senders) \(c.senders == 1 ? "occupant" : "occupants") wrote]" : ""
+                    output.line("  \(c.conversation)\(room): \(c.messages) (\(c.incoming) in, \(c.outgoing) out), \(TimeText.local(c.firstTimestamp)) .. \(TimeText.local(c.lastTimestamp))")
                 }
             }
         }

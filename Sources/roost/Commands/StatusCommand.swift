@@ -59,12 +59,14 @@ struct StatusCommand: Command {
                                      "rejected_stanzas": .int(account.rejectedStanzas),
                                      "priority": account.priority.map { .int($0) } ?? .null,
                                      "other_clients_online": account.otherClientsOnline.map { .int($0) } ?? .null,
-                                     "server_stores_offline": .bool(account.serverStoresOffline)])
+                                     "server_stores_offline": .bool(account.serverStoresOffline),
+                                     "rooms_joined": .int(account.roomsJoined ?? 0)])
                 } else {
                     output.line("\(account.account): \(account.detail)")
                     output.line("  server \(account.server ?? "-"), resource \(account.resource ?? "-"), stream management \(account.streamManagement ? "on" : "off")")
                     output.line("  last server-archive read \(account.lastCatchUp.map { TimeText.local($0, seconds: true) } ?? "never"), "
-                        + "\(account.unacknowledgedOutbound) sent stanzas awaiting acknowledgement, \(account.rejectedStanzas) stanzas refused")
+                        + "\(account.unacknowledgedOutbound) sent stanzas awaiting acknowledgement, \(account.rejectedStanzas) stanzas refused, "
+                        + "in \(account.roomsJoined ?? 0) \((account.roomsJoined ?? 0) == 1 ? "room" : "rooms")")
                     if account.serverStoresOffline, let priority = account.priority {
                         output.line("  note: priority \(priority) and no other client of this account online: the server counts it as offline. "
                             + "Messages to \(account.account) go to its offline storage (Roost still archives them); when that is full "

@@ -129,3 +129,86 @@ struct ConfigValidationTests {
         #expect(sandbox.problems("[sink]\n").first?.line == 1)
     }
 }
+
+@Suite("Config: group chats")
+struct ConfigRoomTests {
+    @Test func roomsNickExclusionsAndRoomGroups() throws {
+        let sandbox = try ConfigSandbox()
+        let config = try sandbox.load("""
+            [account alice@example.org]
+            password = pw
+            nick = Alice
+            rooms = lounge@muc.example.org, Dev@MUC.example.org
+            exclude_rooms = spam@muc.example.org
+            accept_invitations = contacts
+
+            [room secret@muc.example.org]
+            nick = A.
+            password_command = pass show rooms/secret
+
+            [room lounge@muc.example.org]
+            password = hunter2
+            """)
+        let account = try #require(config.accounts.first)
+        #expect(account.nick == "Alice" && account.defaultNick == "Alice")
+        #expect(account.rooms.map(\.jid) == ["dev@muc.example.org", "secret@muc.example.org", "lounge@muc.example.org"])
+        #expect(account.rooms.first { $0.jid == "secret@muc.example.org" }?.nick == "A.")
+        #expect(account.rooms.first { $0.jid == "secret@muc.example.org" }?.password == .command("pass show rooms/secret"))
+        #expect(account.rooms.first { $0.jid == "lounge@muc.example.org" }?.password == .literal("hunter2"))
+        #expect(account.excludedRooms == ["spam@muc.example.org"])
+        #expect(account.acceptInvitations == .contacts)
+        // No password ever shows up in a description.
+        #expect(!"\(account.rooms)".contains("hunter2") && !"\(account.rooms)".contains("pass show"))
+    }
+
+    @Test func theDefaultNickIsTheLocalPart() throws {
+        let config = try ConfigSandbox().load("[account alice@example.org]\npassword = pw\n")
+        #expect(config.accounts.first?.defaultNick == "alice")
+        #expect(config.accounts.first?.acceptInvitations == InvitationAcceptance.never)
+    }
+
+    @Test func aRoomOfSeveralAccountsMustNameOne() throws {
+        let sandbox = try ConfigSandbox()
+        do {
+            _ = try sandbox.load("""
+                [account alice@example.org]
+                password = pw
+                [account work@example.com]
+                password = pw
+                [room lounge@muc.example.org]
+                nick = A
+                [room other@muc.example.org]
+                account = nobody@example.org
+                [room]
+                rooms = x
+                """)
+            Issue.record("expected problems")
+        } catch {
+            let text = error.description
+            #expect(text.contains("name one with `account = JID`"))
+            #expect(text.contains("account nobody@example.org is not configured"))
+            #expect(text.contains("a room group names the room's JID"))
+        }
+    }
+
+    @Test func badRoomValues() throws {
+        let sandbox = try ConfigSandbox()
+        do {
+            _ = try sandbox.load("""
+                [account alice@example.org]
+                password = pw
+                rooms = not-a-jid
+                accept_invitations = everyone
+                [room lounge@muc.example.org]
+                password = a
+                password_command = b
+                """)
+            Issue.record("expected problems")
+        } catch {
+            let text = error.description
+            #expect(text.contains("rooms"))
+            #expect(text.contains("accept_invitations"))
+            #expect(text.contains("set either `password` or `password_command`"))
+        }
+    }
+}

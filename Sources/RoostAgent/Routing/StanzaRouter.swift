@@ -110,7 +110,7 @@ enum StanzaRouter {
         let account = context.account
         let from = message.from ?? (direction == .outgoing ? account : nil)
         let to = message.to ?? (direction == .incoming ? account : nil)
-        let peer = direction == .incoming ? from : to
+        let peer = room?.room ?? (direction == .incoming ? from : to)
         guard let peer else { return [] }
         let privateRoom = room == nil && peer.resource != nil ? context.rooms[peer.bare] : nil
         let conversation = room?.room ?? (privateRoom != nil ? peer : peer.bare)

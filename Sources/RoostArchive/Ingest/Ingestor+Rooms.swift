@@ -83,7 +83,8 @@ extension Ingestor {
                     INSERT INTO room_occupants (account_id, room, nick, occupant_id, real_jid, role, affiliation, since)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                     """).run([.integer(account), .text(record.room), .text(newNick), SQLValue(record.occupantId), SQLValue(record.realJid),
-                              SQLValue(record.role), SQLValue(record.affiliation), .integer(record.timestamp)])
+                              SQLValue(previous?.role ?? record.role), SQLValue(previous?.affiliation ?? record.affiliation),
+                              .integer(record.timestamp)])
                 events.append(.nick)
             } else if codes.contains(301) {
                 events.append(.ban)

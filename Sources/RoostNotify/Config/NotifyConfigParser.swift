@@ -50,8 +50,8 @@ struct NotifyConfigParser {
                     if let when: NotifyWhen = choice(value, group: group, key: key) { config.contactOverrides[jid] = when }
                 } else if key.hasPrefix(Self.roomPrefix) {
                     let jid = String(key.dropFirst(Self.roomPrefix.count)).lowercased()
-                    guard JIDList.isPlausibleBareJID(jid) else {
-                        problem(group, key, "expected room.JID with a room's bare JID")
+                    guard jid.contains("@"), JIDList.isPlausibleBareJID(jid) else {
+                        problem(group, key, "expected room.JID with a room's bare JID (room@service)")
                         continue
                     }
                     if let policy: GroupchatPolicy = choice(value, group: group, key: key) { config.roomOverrides[jid] = policy }

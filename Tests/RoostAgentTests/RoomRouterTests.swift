@@ -1,0 +1,264 @@
+import Foundation
+import Testing
+import RoostArchive
+@testable import RoostXMPP
+@testable import RoostAgent
+
+private func parse(_ s: String) -> Element {
+    let parser = XMLStreamParser()
+    let events = try! parser.feed(Array("<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' version='1.0'>\(s)".utf8))
+    for case .stanza(let e) in events { return e }
+    fatalError("no stanza")
+}
+
+private func messages(_ outcome: StanzaRouter.Outcome) -> [MessageRecord] {
+    outcome.events.compactMap { if case .message(let m) = $0 { m } else { nil } }
+}
+
+private func roomNotes(_ outcome: StanzaRouter.Outcome) -> [RoomNote] {
+    outcome.notes.compactMap { if case .room(let n) = $0 { n } else { nil } }
+}
+
+/// Group chat routing: what is accepted from whom, the user's own messages, mentions, invitations, bookmarks,
+/// occupants' presence, and the rooms' archive pages. Scripted stanzas, no server.
+@Suite("Room router")
+struct RoomRouterTests {
+    let room = try! JID("lounge@conference.roost.test")
+    let now: Int64 = 1_700_000_000_000
+    var context: RoutingContext {
+        var context = RoutingContext(account: try! JID("alice@roost.test"), trustsOwnStanzaIDs: true, displayNames: [:])
+        context.rooms[room] = RoomRoute(room: room, nick: "Alice", mentionNames: ["Alice", "Al"], occupantID: "OWN",
+                                        trustsStanzaIDs: true, joined: true, subject: "old subject")
+        context.contacts = [try! JID("bob@roost.test")]
+        return context
+    }
+
+    @Test func roomMessageWithTheRoomsStanzaIDAndOccupantID() throws {
+        let out = StanzaRouter.route(parse("""
+            <message from='lounge@conference.roost.test/bob' to='alice@roost.test/roost' type='groupchat' id='m1'><body>hello room</body>\
+            <stanza-id xmlns='urn:xmpp:sid:0' id='R1' by='lounge@conference.roost.test'/><occupant-id xmlns='urn:xmpp:occupant-id:0' id='BOB'/></message>
+            """), context: context, now: now)
+        let m = try #require(messages(out).first)
+        #expect(m.kind == .groupchat && m.direction == .incoming)
+        #expect(m.conversation == "lounge@conference.roost.test")
+        #expect(m.senderName == "bob")
+        #expect(m.stanzaId == "R1" && m.stanzaIdBy == "lounge@conference.roost.test" && m.stanzaIdTrusted)
+        #expect(m.occupantId == "BOB")
+        #expect(out.notes == [.incomingMessage(eventIndex: 0)])
+    }
+
+    @Test func aRoomWithoutArchiveGivesNoTrustedIDs() throws {
+        var context = self.context
+        context.rooms[room]?.trustsStanzaIDs = false
+        let out = StanzaRouter.route(parse("""
+            <message from='lounge@conference.roost.test/bob' type='groupchat'><body>x</body>\
+            <stanza-id xmlns='urn:xmpp:sid:0' id='R1' by='lounge@conference.roost.test'/></message>
+            """), context: context, now: now)
+        #expect(try #require(messages(out).first).stanzaIdTrusted == false)
+    }
+
+    @Test func groupchatFromSomeoneWhoIsNoRoomIsRefused() {
+        // Mallory's server stamps his own JID: he cannot speak for the room, whatever he claims inside.
+        let out = StanzaRouter.route(parse("""
+            <message from='mallory@evil.example/x' type='groupchat'><body>forged</body><subject>forged subject</subject>\
+            <stanza-id xmlns='urn:xmpp:sid:0' id='R9' by='lounge@conference.roost.test'/></message>
+            """), context: context, now: now)
+        #expect(out.events.isEmpty)
+        #expect(out.rejected != nil)
+        // Nor a room Roost is not in.
+        let other = StanzaRouter.route(parse("<message from='other@conference.roost.test/bob' type='groupchat'><body>x</body></message>"),
+                                       context: context, now: now)
+        #expect(other.events.isEmpty && other.rejected != nil)
+    }
+
+    @Test func aRoomsStanzaIDOnAChatMessageMeansNothing() throws {
+        let out = StanzaRouter.route(parse("""
+            <message from='bob@roost.test/phone' type='chat'><body>x</body><stanza-id xmlns='urn:xmpp:sid:0' id='R1' by='lounge@conference.roost.test'/></message>
+            """), context: context, now: now)
+        let m = try #require(messages(out).first)
+        #expect(m.stanzaId == nil && !m.stanzaIdTrusted)
+    }
+
+    @Test func groupchatInsideACarbonIsRefused() {
+        let out = StanzaRouter.route(parse("""
+            <message from='alice@roost.test' type='chat'><received xmlns='urn:xmpp:carbons:2'><forwarded xmlns='urn:xmpp:forward:0'>\
+            <message xmlns='jabber:client' from='lounge@conference.roost.test/bob' to='alice@roost.test' type='groupchat'><body>copied</body></message>\
+            </forwarded></received></message>
+            """), context: context, now: now)
+        #expect(out.events.isEmpty && out.rejected != nil)
+    }
+
+    @Test func theUsersOwnMessagesAreOutgoing() throws {
+        // The same occupant id as Roost's: another client of the user, whatever its nick.
+        let phone = StanzaRouter.route(parse("""
+            <message from='lounge@conference.roost.test/alice-phone' type='groupchat'><body>from the phone</body>\
+            <origin-id xmlns='urn:xmpp:sid:0' id='O1'/><occupant-id xmlns='urn:xmpp:occupant-id:0' id='OWN'/></message>
+            """), context: context, now: now)
+        let m = try #require(messages(phone).first)
+        #expect(m.direction == .outgoing && m.originId == "O1")
+        #expect(phone.notes.contains(.conversationRead(conversation: "lounge@conference.roost.test")))
+        // Roost's nick but another occupant id: someone else took the nick.
+        let impostor = StanzaRouter.route(parse("""
+            <message from='lounge@conference.roost.test/Alice' type='groupchat'><body>not me</body><occupant-id xmlns='urn:xmpp:occupant-id:0' id='OTHER'/></message>
+            """), context: context, now: now)
+        #expect(try #require(messages(impostor).first).direction == .incoming)
+        // A room without occupant ids: the nick decides.
+        var bare = context
+        bare.rooms[room]?.occupantID = nil
+        let byNick = StanzaRouter.route(parse("<message from='lounge@conference.roost.test/Alice' type='groupchat'><body>mine</body></message>"),
+                                        context: bare, now: now)
+        #expect(try #require(messages(byNick).first).direction == .outgoing)
+    }
+
+    @Test func mentionsAreWholeWordsOrReferences() {
+        func mentions(_ body: String, reference: String? = nil) -> Bool {
+            let ref = reference.map { "<reference xmlns='urn:xmpp:reference:0' type='mention' uri='\($0)'/>" } ?? ""
+            let out = StanzaRouter.route(parse("<message from='lounge@conference.roost.test/bob' type='groupchat'><body>\(body)</body>\(ref)</message>"),
+                                         context: context, now: now)
+            return out.notes.contains(.mention(eventIndex: 0))
+        }
+        #expect(mentions("alice: are you there?"))
+        #expect(mentions("ask ALICE."))
+        #expect(mentions("hi Al"))
+        #expect(!mentions("Alicent is here"))
+        #expect(!mentions("malice aforethought"))
+        #expect(!mentions("nothing here"))
+        #expect(mentions("look", reference: "xmpp:alice@roost.test"))
+        #expect(mentions("look", reference: "xmpp:lounge@conference.roost.test/Alice"))
+        #expect(!mentions("look", reference: "xmpp:bob@roost.test"))
+    }
+
+    @Test func theSubjectIsStoredWhenItChangesOnly() {
+        let repeated = StanzaRouter.route(parse("<message from='lounge@conference.roost.test/bob' type='groupchat'><subject>old subject</subject></message>"),
+                                          context: context, now: now)
+        #expect(repeated.events.isEmpty && roomNotes(repeated).isEmpty)
+        let changed = StanzaRouter.route(parse("<message from='lounge@conference.roost.test/bob' type='groupchat'><subject>new subject</subject></message>"),
+                                         context: context, now: now)
+        #expect(messages(changed).first?.subject == "new subject")
+        #expect(roomNotes(changed) == [.subject(room: room, subject: "new subject", by: "bob")])
+    }
+
+    @Test func privateMessagesAreTheirOwnConversation() throws {
+        let out = StanzaRouter.route(parse("""
+            <message from='lounge@conference.roost.test/bob' type='chat'><body>psst</body><x xmlns='http://jabber.org/protocol/muc#user'/></message>
+            """), context: context, now: now)
+        let m = try #require(messages(out).first)
+        #expect(m.conversation == "lounge@conference.roost.test/bob")
+        #expect(m.kind == .chat && m.senderName == "bob")
+    }
+
+    @Test func invitationsAreArchivedAndOnlyContactsCountAsContacts() throws {
+        let direct = StanzaRouter.route(parse("""
+            <message from='bob@roost.test/phone' type='normal'><x xmlns='jabber:x:conference' jid='party@conference.roost.test' reason='come'/></message>
+            """), context: context, now: now)
+        guard case .invitation(let record)? = direct.events.first else { Issue.record("no invitation"); return }
+        #expect(record.room == "party@conference.roost.test" && record.fromContact && record.kind == .direct)
+        let stranger = StanzaRouter.route(parse("""
+            <message from='mallory@evil.example/x'><x xmlns='jabber:x:conference' jid='trap@conference.evil.example'/></message>
+            """), context: context, now: now)
+        #expect(roomNotes(stranger).contains { if case .invitation(_, let fromContact) = $0 { !fromContact } else { false } })
+        // A mediated invitation names a contact on the room's word only.
+        let mediated = StanzaRouter.route(parse("""
+            <message from='trap@conference.evil.example'><x xmlns='http://jabber.org/protocol/muc#user'><invite from='bob@roost.test'/></x><body>join!</body></message>
+            """), context: context, now: now)
+        #expect(messages(mediated).isEmpty)
+        guard case .invitation(let claimed)? = mediated.events.first else { Issue.record("no invitation"); return }
+        #expect(claimed.kind == .mediated && !claimed.fromContact)
+    }
+
+    @Test func bookmarkEventsCountOnlyFromTheAccount() {
+        let event = """
+            <event xmlns='http://jabber.org/protocol/pubsub#event'><items node='urn:xmpp:bookmarks:1'>\
+            <item id='party@conference.roost.test'><conference xmlns='urn:xmpp:bookmarks:1' autojoin='true' name='../../etc/passwd'><nick>A</nick></conference></item>\
+            <retract id='old@conference.roost.test'/></items></event>
+            """
+        let own = StanzaRouter.route(parse("<message from='alice@roost.test'>\(event)</message>"), context: context, now: now)
+        #expect(roomNotes(own) == [.bookmarks([
+            .set(Bookmark(room: try! JID("party@conference.roost.test"), name: "../../etc/passwd", autojoin: true, nick: "A")),
+            .removed(try! JID("old@conference.roost.test")),
+        ])])
+        let forged = StanzaRouter.route(parse("<message from='mallory@evil.example'>\(event)</message>"), context: context, now: now)
+        #expect(roomNotes(forged).isEmpty && forged.rejected != nil)
+    }
+
+    @Test func occupantsPresenceAndRoostsOwn() throws {
+        var joining = context
+        joining.rooms[room]?.joined = false
+        let initial = StanzaRouter.route(parse("""
+            <presence from='lounge@conference.roost.test/bob'><x xmlns='http://jabber.org/protocol/muc#user'><item affiliation='owner' role='moderator' jid='bob@roost.test/x'/></x></presence>
+            """), context: joining, now: now)
+        guard case .roomPresence(let bob)? = initial.events.first else { Issue.record("no room presence"); return }
+        #expect(bob.initial && bob.realJid == "bob@roost.test" && bob.role == "moderator")
+        let own = StanzaRouter.route(parse("""
+            <presence from='lounge@conference.roost.test/Alice'><x xmlns='http://jabber.org/protocol/muc#user'><item affiliation='none' role='participant'/>\
+            <status code='110'/></x><occupant-id xmlns='urn:xmpp:occupant-id:0' id='OWN'/></presence>
+            """), context: joining, now: now)
+        #expect(roomNotes(own) == [.joined(room: room, nick: "Alice", occupantID: "OWN", statusCodes: [110])])
+        let kicked = StanzaRouter.route(parse("""
+            <presence from='lounge@conference.roost.test/Alice' type='unavailable'><x xmlns='http://jabber.org/protocol/muc#user'>\
+            <item affiliation='none' role='none'><reason>spam</reason></item><status code='307'/><status code='110'/></x></presence>
+            """), context: context, now: now)
+        #expect(roomNotes(kicked) == [.left(room: room, nick: "Alice", statusCodes: [307, 110], reason: "spam", newNick: nil, destroyed: false)])
+        let refused = StanzaRouter.route(parse("""
+            <presence from='lounge@conference.roost.test/Alice' type='error'><error type='cancel'><conflict xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></presence>
+            """), context: joining, now: now)
+        guard case .joinFailed(_, let nick, let error)? = roomNotes(refused).first else { Issue.record("no join failure"); return }
+        #expect(nick == "Alice" && error.condition == "conflict")
+        // A room Roost is not in: nothing stored, not even as a contact's presence.
+        let elsewhere = StanzaRouter.route(parse("<presence from='other@conference.roost.test/bob'><x xmlns='http://jabber.org/protocol/muc#user'/></presence>"),
+                                           context: context, now: now)
+        #expect(elsewhere.events.isEmpty)
+    }
+
+    // MARK: The room's archive
+
+    private func page(_ results: [String], queryID: String = "Q1", last: String? = "R2") -> ArchivePage {
+        var fin = "<iq xmlns='jabber:client' type='result' id='i1' from='lounge@conference.roost.test'><fin xmlns='urn:xmpp:mam:2' complete='true'>"
+        fin += "<set xmlns='http://jabber.org/protocol/rsm'>" + (last.map { "<last>\($0)</last>" } ?? "") + "</set></fin></iq>"
+        return ArchivePage(queryID: queryID, results: results.map(parse), fin: IQ(parse(fin)),
+                           acknowledgement: Acknowledgement(sequence: 1, generation: 0, streamID: nil, handledCount: nil))
+    }
+
+    private func result(from: String?, queryID: String = "Q1", id: String, inner: String) -> String {
+        "<message xmlns='jabber:client' \(from.map { "from='\($0)'" } ?? "") to='alice@roost.test/roost'><result xmlns='urn:xmpp:mam:2' queryid='\(queryID)' id='\(id)'>"
+            + "<forwarded xmlns='urn:xmpp:forward:0'><delay xmlns='urn:xmpp:delay' stamp='2026-01-01T10:00:00Z'/>\(inner)</forwarded></result></message>"
+    }
+
+    @Test func roomArchiveResultsOnlyFromTheRoomAndTheQuery() throws {
+        let good = "<message xmlns='jabber:client' from='lounge@conference.roost.test/bob' type='groupchat'><body>archived alice!</body></message>"
+        let routed = ArchivePageRouter.events(for: page([
+            result(from: "lounge@conference.roost.test", id: "R1", inner: good),
+            result(from: "mallory@evil.example", id: "F1", inner: good),
+            result(from: nil, id: "F2", inner: good),
+            result(from: "lounge@conference.roost.test", queryID: "OTHER", id: "F3", inner: good),
+            result(from: "lounge@conference.roost.test", id: "F4",
+                   inner: "<message xmlns='jabber:client' from='other@conference.roost.test/x' type='groupchat'><body>elsewhere</body></message>"),
+        ]), archive: room, context: context, now: now)
+        #expect(routed.rejected == 4)
+        let stored = routed.events.compactMap { if case .message(let m) = $0 { m } else { nil } }
+        #expect(stored.count == 1)
+        #expect(stored.first?.stanzaId == "R1" && stored.first?.stanzaIdBy == "lounge@conference.roost.test" && stored.first?.stanzaIdTrusted == true)
+        #expect(stored.first?.timestamp == 1_767_261_600_000)
+        #expect(routed.mentions == [0])
+        #expect(routed.events.contains { if case .room(let u) = $0, case .mark(id: "R2", _) = u.change { true } else { false } })
+        #expect(!routed.events.contains { if case .syncState = $0 { true } else { false } })
+    }
+
+    @Test func aPageOfARoomRoostLeftStoresNothingAndKeepsTheMark() {
+        var left = context
+        left.rooms = [:]
+        let routed = ArchivePageRouter.events(for: page([result(from: "lounge@conference.roost.test", id: "R1",
+            inner: "<message xmlns='jabber:client' from='lounge@conference.roost.test/bob' type='groupchat'><body>x</body></message>")]),
+            archive: room, context: left, now: now)
+        #expect(routed.roomGone && routed.events.isEmpty)
+    }
+
+    @Test func invitationsInTheAccountsArchive() {
+        let routed = ArchivePageRouter.events(for: page([result(from: nil, id: "A1",
+            inner: "<message xmlns='jabber:client' from='bob@roost.test/phone' to='alice@roost.test'><x xmlns='jabber:x:conference' jid='party@conference.roost.test'/></message>")],
+            last: "A1"), archive: try! JID("alice@roost.test"), context: context, now: now)
+        #expect(routed.rejected == 0)
+        #expect(routed.events.contains { if case .invitation(let i) = $0 { i.room == "party@conference.roost.test" && i.fromContact } else { false } })
+        #expect(routed.invitations.count == 1)
+    }
+}

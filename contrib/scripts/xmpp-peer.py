@@ -74,7 +74,7 @@ from Peer.on_message / on_presence / on_roster_push; add fields there rather tha
 an existing one fits.
 
 Group chats (the section at the end of this file):
-  muc ROOM NICK [--send BODY]... [--flood N] [--subject S] [--invite JID] [--kick NICK] [--stay S]
+  muc ROOM NICK [--subject S] [--kick NICK] [--send BODY]... [--flood N] [--invite JID] [--stay S]
                            join ROOM as NICK (no history), then do each thing asked, in that order, and leave
   bookmark ROOM [--autojoin] [--nick N] [--name NAME] [--room-password P] [--remove] [--legacy]
                            publish (or retract) the account's bookmark of ROOM: XEP-0402 PEP with raw pubsub
@@ -866,6 +866,9 @@ async def cmd_muc(peer, args):
     if args.subject:
         muc.set_subject(room, args.subject)
         emit("subject", room=room.bare, subject=args.subject)
+    for nick in args.kick:
+        await muc.set_role(room, nick, "none", reason="testing kicks")
+        emit("kicked", room=room.bare, nick=nick)
     for i, body in enumerate(args.send):
         msg = muc_message(peer, room.bare, body, None, args)
         msg.send()
@@ -879,9 +882,6 @@ async def cmd_muc(peer, args):
     for jid in args.invite:
         muc.invite(room, slixmpp.JID(jid), reason="come and see")
         emit("invited", room=room.bare, jid=jid)
-    for nick in args.kick:
-        await muc.set_role(room, nick, "none", reason="testing kicks")
-        emit("kicked", room=room.bare, nick=nick)
     if await sm_drain(peer, args.timeout) is False:
         raise TimeoutError("the server did not acknowledge everything within %ss" % args.timeout)
     await asyncio.sleep(args.stay)

@@ -11,6 +11,7 @@ extension ClientConfiguration {
                   tlsMode: account.tls == .direct ? .direct : .starttls, caFile: account.caFile, pinnedSHA256: account.fingerprint,
                   resource: account.resource, priority: account.priority, maxStanzaBytes: maxStanzaBytes,
                   features: [Namespace.chatStates, Namespace.receipts, Namespace.carbons, Namespace.correction,
-                             Namespace.vcardUpdate + "+notify", UserAvatar.notifyFeature] + (account.omemo ? OMEMO.notifyFeatures : []))
+                             Namespace.vcardUpdate + "+notify", UserAvatar.notifyFeature, Bookmarks.notifyFeature]
+                      + (account.omemo ? OMEMO.notifyFeatures : []))
     }
 }

@@ -1,0 +1,461 @@
+import Foundation
+import Testing
+import RoostTestSupport
+import RoostXMPP
+
+/// Group chats end to end: `roost run` against the test Prosody's `conference.` service (MUC with MAM), the
+/// other occupants and the user's phone played by an independent client — slixmpp (Debian) through
+/// contrib/scripts/xmpp-peer.py. Every test has rooms and accounts of its own.
+@Suite("End to end: group chats", .enabled(if: TestServer.isAvailable))
+struct RoomsEndToEndTests {
+    let server: TestServer
+
+    init() throws {
+        server = try TestServer.require()
+    }
+
+    /// alice (Roost's account, and her phone) and the peers bob, carol, dave, each registered for this test.
+    struct Setup {
+        let server: TestServer
+        let dir: TestDirectory
+        let alice: JID
+        let alicePassword: String
+        let phone: RoomPeer
+        let bob: RoomPeer
+        let carol: RoomPeer
+        let dave: RoomPeer
+        var config: String { dir.path + "/config.ini" }
+        var archive: String { dir.path + "/data/archive.sqlite" }
+
+        func room(_ label: String) -> String { "\(label)-\(UUID().uuidString.prefix(8).lowercased())@conference.\(server.domain)" }
+
+        /// Writes Roost's config: alice as `nick = Alice`, rooms pinged every 10 s, the server archive read every 2 s.
+        func writeConfig(account extra: String = "", notify: String = "") throws {
+            try dir.write("config.ini", """
+                [general]
+                archive_poll_seconds = 2
+                room_ping_seconds = 10
+                reconnect_max_seconds = 2
+                [archive]
+                path = \(archive)
+                [notify]
+                when = always
+                coalesce_seconds = 0
+                \(notify)
+                [account \(alice)]
+                password = \(alicePassword)
+                host = \(server.host)
+                port = \(server.port)
+                ca_file = \(server.caFile)
+                nick = Alice
+                \(extra)
+
+                """)
+        }
+
+        func roost(_ arguments: [String]) throws -> RoostBinary.Result {
+            try RoostBinary.run(arguments + ["--config", config])
+        }
+
+        func sql(_ query: String) throws -> String {
+            try ArchiveCount.sqlite(archive, query).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        func count(_ query: String) -> Int { Int((try? sql(query)) ?? "") ?? -1 }
+
+        /// `roost rooms --json`, by room.
+        func rooms() throws -> [String: [String: Any]] {
+            var out: [String: [String: Any]] = [:]
+            for row in try roost(["rooms", "--json"]).jsonLines { if let room = row["room"] as? String { out[room] = row } }
+            return out
+        }
+
+        func state(of room: String) -> String? { (try? rooms())?[room]?["state"] as? String }
+
+        func rejectedStanzas() throws -> Int {
+            try roost(["status", "--json"]).jsonLines.first { $0["kind"] as? String == "account" }?["rejected_stanzas"] as? Int ?? -1
+        }
+    }
+
+    func setUp(_ server: TestServer? = nil) async throws -> Setup {
+        let server = server ?? self.server
+        let dir = try TestDirectory()
+        var peers: [(JID, String)] = []
+        for name in ["alice", "bob", "carol", "dave"] {
+            let (client, jid, password) = try await server.registeredClient(name)
+            await client.disconnect()
+            peers.append((jid, password))
+        }
+        let setup = Setup(server: server, dir: dir, alice: peers[0].0, alicePassword: peers[0].1,
+                          phone: RoomPeer(server: server, jid: peers[0].0, password: peers[0].1, resource: "phone"),
+                          bob: RoomPeer(server: server, jid: peers[1].0, password: peers[1].1),
+                          carol: RoomPeer(server: server, jid: peers[2].0, password: peers[2].1),
+                          dave: RoomPeer(server: server, jid: peers[3].0, password: peers[3].1))
+        try setup.writeConfig()
+        return setup
+    }
+
+    // MARK: - Which rooms
+
+    @Test func bookmarkedRoomsAreJoinedAndBookmarkChangesTakeEffectLive() async throws {
+        let s = try await setUp()
+        let lounge = s.room("lounge"), later = s.room("later"), legacy = s.room("legacy"), quiet = s.room("quiet"), excluded = s.room("excluded")
+        // bob made the rooms and said something before Roost ever came.
+        for room in [lounge, later, legacy, quiet, excluded] { try s.bob.run(["muc", room, "bob", "--send", "first words in \(room)"]) }
+        try s.phone.run(["bookmark", lounge, "--autojoin", "--nick", "Alice", "--name", "The lounge"])
+        try s.phone.run(["bookmark", quiet, "--name", "../../../tmp/evil"])
+        try s.phone.run(["bookmark", excluded, "--autojoin"])
+        try s.writeConfig(account: "exclude_rooms = \(excluded)")
+        let roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await waitUntil("Roost joined the autojoin bookmark", roost) { s.state(of: lounge) == "joined" }
+        let rooms = try s.rooms()
+        #expect(rooms[lounge]?["nick"] as? String == "Alice")
+        #expect(rooms[lounge]?["bookmarked"] as? Bool == true && rooms[lounge]?["autojoin"] as? Bool == true)
+        #expect(rooms[quiet]?["state"] as? String == "out", "a bookmark without autojoin is not joined: \(rooms)")
+        #expect(rooms[quiet]?["name"] as? String == "../../../tmp/evil", "a bookmark's name is data")
+        #expect(rooms[excluded]?["state"] as? String == "out", "exclude_rooms wins over autojoin")
+        // What the room said before Roost came is read from the room's archive.
+        try await waitUntil("the room's history archived", roost) {
+            s.count("SELECT count(*) FROM messages WHERE conversation = '\(lounge)' AND body = 'first words in \(lounge)'") == 1
+        }
+
+        // A bookmark added on the phone while Roost runs: joined at once (PEP +notify).
+        try s.phone.run(["bookmark", later, "--autojoin"])
+        try await waitUntil("the new bookmark joined live", roost) { s.state(of: later) == "joined" }
+        // An older client writing XEP-0048 private storage (the server keeps both in step).
+        try s.phone.run(["bookmark", legacy, "--autojoin", "--legacy"])
+        try await waitUntil("the legacy bookmark joined live", roost) { s.state(of: legacy) == "joined" }
+        // autojoin turned off on the phone: Roost leaves; the bookmark removed: it leaves that one too.
+        try s.phone.run(["bookmark", later])
+        try s.phone.run(["bookmark", lounge, "--remove"])
+        try await waitUntil("left the rooms no longer wanted", roost) { s.state(of: later) == "out" && s.state(of: lounge) == "out" }
+        #expect(s.state(of: legacy) == "joined")
+        #expect(FileManager.default.fileExists(atPath: "/tmp/evil") == false)
+    }
+
+    // MARK: - Complete archive, once, in order
+
+    @Test func fiveHundredMessagesWhileOfflineArriveOnceInOrderWithOneSummary() async throws {
+        let s = try await setUp()
+        let notifications = try PrivateNotificationServer()
+        try s.writeConfig(notify: "groupchat = all")
+        let room = s.room("busy")
+        try s.bob.run(["muc", room, "bob", "--send", "before the flood"])
+        try s.phone.run(["bookmark", room, "--autojoin"])
+        let environment = ["DBUS_SESSION_BUS_ADDRESS": notifications.address]
+        var roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
+        try await waitUntil("joined and caught up", roost) {
+            s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body = 'before the flood'") == 1
+        }
+        roost.stop(signal: SIGTERM)
+
+        // Three occupants write 500 messages while Roost is away.
+        let flooders = try [(s.bob, "bob", 167), (s.carol, "carol", 167), (s.dave, "dave", 166)].map { peer, nick, count in
+            try peer.start(["muc", room, nick, "--flood", String(count), "--prefix", "\(nick)-flood"])
+        }
+        for flooder in flooders {
+            try await waitUntil("a flooder finished", flooder, timeout: 120) { !flooder.isRunning }
+            #expect(flooder.stop().status == 0, "flooder failed: \(flooder.stderrSoFar.suffix(2000))")
+        }
+        let flood = "conversation = '\(room)' AND message_id LIKE '%-flood-%'"
+        roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
+        defer { roost.stop(signal: SIGKILL) }
+        try await waitUntil("500 messages archived", roost, timeout: 120) { s.count("SELECT count(*) FROM messages WHERE \(flood)") >= 500 }
+        try await Task.sleep(for: .seconds(3))
+        #expect(s.count("SELECT count(*) FROM messages WHERE \(flood)") == 500)
+        #expect(s.count("SELECT count(DISTINCT message_id) FROM messages WHERE \(flood)") == 500)
+        #expect(s.count("SELECT count(*) FROM messages WHERE \(flood) AND body = replace(message_id, '-flood-', '-flood message ')") == 500)
+        #expect(s.count("SELECT count(*) FROM messages WHERE \(flood) AND stanza_id_trusted = 1 AND stanza_id_by = '\(room)'") == 500)
+        // In the room's own order: the archive's order is the room archive's.
+        let archived = try s.sql("SELECT message_id FROM messages WHERE \(flood) ORDER BY id").split(separator: "\n").map(String.init)
+        let roomOrder = try s.bob.run(["mam", "--archive", room, "--max", "1000"]).compactMap { line -> String? in
+            guard line["event"] as? String == "archived", let id = line["id"] as? String, id.contains("-flood-") else { return nil }
+            return id
+        }
+        #expect(roomOrder.count == 500)
+        #expect(archived == roomOrder)
+        // No flood of notifications: one summary for the room, no message one by one.
+        try await waitUntil("the catch-up summary", roost) { notifications.calls.contains("500 messages") }
+        let calls = notifications.calls
+        #expect(calls.components(separatedBy: "'Notify'").count - 1 == 1, "exactly one notification: \(calls.suffix(3000))")
+        #expect(!calls.contains("flood message"))
+    }
+
+    // MARK: - Notifications
+
+    @Test func aMentionNotifiesAnOrdinaryMessageDoesNot() async throws {
+        let s = try await setUp()
+        let notifications = try PrivateNotificationServer()
+        let room = s.room("talk")
+        try s.bob.run(["muc", room, "bob", "--send", "hello"])
+        try s.phone.run(["bookmark", room, "--autojoin"])
+        let roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
+        defer { roost.stop(signal: SIGKILL) }
+        try await waitUntil("joined", roost) { s.state(of: room) == "joined" }
+        let marker = UUID().uuidString.prefix(8)
+        try s.bob.run(["muc", room, "bob", "--send", "ordinary \(marker)", "--send", "alice: mention \(marker)", "--send", "malice \(marker)"])
+        try s.carol.run(["muc", room, "carol", "--send", "see this \(marker)", "--reference", s.alice.description])
+        try await waitUntil("the mentions notified", roost) {
+            notifications.calls.contains("mention \(marker)") && notifications.calls.contains("see this \(marker)")
+        }
+        #expect(s.count("SELECT count(*) FROM messages WHERE body LIKE '%\(marker)%'") == 4)
+        let calls = notifications.calls
+        #expect(!calls.contains("ordinary \(marker)") && !calls.contains("malice \(marker)"), "\(calls.suffix(2000))")
+        #expect(calls.contains("bob in \(room.split(separator: "@")[0])"))
+    }
+
+    @Test func anInvitationNotifiesWithJoinAndDeclineAndIsListed() async throws {
+        let s = try await setUp()
+        let notifications = try PrivateNotificationServer()
+        let party = s.room("party")
+        try s.carol.run(["muc", party, "carol", "--send", "welcome"])
+        // carol is no contact of alice: shown, never joined by itself (even with accept_invitations = contacts).
+        try s.writeConfig(account: "accept_invitations = contacts")
+        let roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
+        defer { roost.stop(signal: SIGKILL) }
+        try roost.waitForLog("online")
+        try s.carol.run(["invite", s.alice.description, party, "--reason", "cake at five"])
+        try await waitUntil("the invitation notified with actions", roost) { notifications.calls.contains("'Join'") }
+        let calls = notifications.calls
+        #expect(calls.contains("Invitation to \(party)") && calls.contains("'Decline'") && calls.contains("cake at five"))
+        let invites = try s.roost(["rooms", "invites", "--json"]).jsonLines
+        #expect(invites.count == 1)
+        #expect(invites.first?["room"] as? String == party && invites.first?["from_contact"] as? Bool == false)
+        #expect(invites.first?["reason"] as? String == "cake at five")
+        #expect(s.state(of: party) != "joined", "an invitation from a non-contact is never accepted by itself")
+        // Join, from the notification (the first on this notification server: id 1).
+        notifications.invokeAction(id: 1, "accept")
+        try await waitUntil("joined from the notification", roost) { s.state(of: party) == "joined" }
+        #expect(try s.roost(["rooms", "invites", "--json"]).jsonLines.isEmpty)
+        #expect(try s.roost(["rooms", "invites", "--all", "--json"]).jsonLines.first?["status"] as? String == "accepted")
+        try await waitUntil("the room's history archived", roost) {
+            s.count("SELECT count(*) FROM messages WHERE conversation = '\(party)' AND body = 'welcome'") == 1
+        }
+    }
+
+    @Test func aContactsInvitationIsAcceptedWhenConfiguredAndDeclineWorks() async throws {
+        let s = try await setUp()
+        let ours = s.room("ours"), theirs = s.room("theirs")
+        try s.bob.run(["muc", ours, "bob", "--send", "hi"])
+        try s.carol.run(["muc", theirs, "carol", "--send", "hi"])
+        // bob is in alice's roster.
+        let phone = XMPPClient(configuration: s.server.configuration(for: s.alice, password: s.alicePassword, resource: "setup"))
+        _ = try await phone.connect()
+        _ = try await phone.request(Roster.setRequest(RosterItem(jid: s.bob.jid.bare, name: "Bob")))
+        await phone.disconnect()
+        try s.writeConfig(account: "accept_invitations = contacts")
+        let roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try roost.waitForLog("online")
+        try s.carol.run(["invite", s.alice.description, theirs])
+        try s.bob.run(["invite", s.alice.description, ours])
+        try await waitUntil("the contact's invitation accepted", roost) { s.state(of: ours) == "joined" }
+        #expect(s.state(of: theirs) != "joined")
+        let declined = try s.roost(["rooms", "decline", theirs])
+        #expect(declined.status == 0, "\(declined.stderr)")
+        #expect(try s.roost(["rooms", "invites", "--json"]).jsonLines.isEmpty)
+    }
+
+    // MARK: - The user's own messages
+
+    @Test func ownMessagesFromThePhoneAndFromRoostAreStoredOnceAsOutgoing() async throws {
+        let s = try await setUp()
+        let room = s.room("own")
+        try s.bob.run(["muc", room, "bob", "--send", "hi"])
+        try s.phone.run(["bookmark", room, "--autojoin", "--nick", "Alice"])
+        let roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await waitUntil("joined", roost) { s.state(of: room) == "joined" }
+        let marker = UUID().uuidString.prefix(8)
+        try s.phone.run(["muc", room, "Alice", "--send", "from the phone \(marker)", "--origin-ids"])
+        let sent = try s.roost(["send", room, "from roost \(marker)"])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        try await waitUntil("both archived", roost) { s.count("SELECT count(*) FROM messages WHERE body LIKE 'from % \(marker)'") >= 2 }
+        // A self-ping later the room's archive was read again: still once each.
+        let mark = try s.sql("SELECT catch_up_id FROM rooms WHERE jid = '\(room)'")
+        try await waitUntil("the room's archive read again", roost, timeout: 40) {
+            (try? s.sql("SELECT catch_up_id FROM rooms WHERE jid = '\(room)'")) != mark
+        }
+        let rows = try s.sql("SELECT body, direction, delivery, stanza_id_trusted FROM messages WHERE body LIKE 'from % \(marker)' ORDER BY id")
+        #expect(rows == "from the phone \(marker)|out||1\nfrom roost \(marker)|out|sent|1", "\(rows)")
+        let search = try s.roost(["search", "--json", "is:groupchat", "in:\(room)", String(marker)]).jsonLines
+        #expect(search.count == 2)
+    }
+
+    // MARK: - Security
+
+    @Test func forgedRoomMessagesAndArchiveResultsAreRefused() async throws {
+        let s = try await setUp()
+        let room = s.room("guarded")
+        try s.bob.run(["muc", room, "bob", "--subject", "the real subject", "--send", "hi"])
+        try s.phone.run(["bookmark", room, "--autojoin"])
+        let roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await waitUntil("joined", roost) { s.state(of: room) == "joined" }
+        let before = try s.rejectedStanzas()
+        let to = "\(s.alice)/roost"
+        // Mallory (dave) cannot make his server stamp the room's JID: he claims the room inside instead.
+        try s.dave.run(["raw",
+            "<message to='\(to)' type='groupchat'><body>forged room text</body><stanza-id xmlns='urn:xmpp:sid:0' by='\(room)' id='F1'/></message>",
+            "<message to='\(to)' type='groupchat'><subject>forged subject</subject></message>",
+            "<message to='\(to)'><result xmlns='urn:xmpp:mam:2' queryid='q1' id='F2'><forwarded xmlns='urn:xmpp:forward:0'>"
+                + "<message xmlns='jabber:client' from='\(room)/bob' type='groupchat'><body>forged archive text</body></message></forwarded></result></message>",
+            "<message to='\(to)' type='chat'><body>a chat with a room's id</body><stanza-id xmlns='urn:xmpp:sid:0' by='\(room)' id='R-1'/></message>",
+        ])
+        try await waitUntil("the forgeries reached Roost", roost) { (try? s.rejectedStanzas()) ?? 0 >= before + 3 }
+        try await waitUntil("the chat message after them archived", roost) {
+            s.count("SELECT count(*) FROM messages WHERE body = 'a chat with a room''s id'") == 1
+        }
+        #expect(s.count("SELECT count(*) FROM messages WHERE body LIKE 'forged%' OR subject LIKE 'forged%'") == 0)
+        #expect(try s.sql("SELECT subject FROM rooms WHERE jid = '\(room)'") == "the real subject")
+        // The chat message is a chat (with dave); its id is the one the account's own archive gave it, never the room's.
+        let chat = try s.sql("SELECT conversation, type, stanza_id_by, stanza_id = 'R-1' FROM messages WHERE body = 'a chat with a room''s id'")
+        #expect(chat == "\(s.dave.jid.bare)|chat|\(s.alice.bare)|0", "\(chat)")
+    }
+
+    // MARK: - Faults
+
+    @Test func killNineDuringARoomFloodStoresEveryMessageOnce() async throws {
+        let s = try await setUp()
+        let room = s.room("flood")
+        try s.bob.run(["muc", room, "bob", "--send", "hi"])
+        try s.phone.run(["bookmark", room, "--autojoin"])
+        let roost = Restarter(arguments: ["run", "--config", s.config, "-v"])
+        try await roost.start()
+        try await waitUntil("joined", nil) { s.state(of: room) == "joined" }
+        let flooder = try s.bob.start(["muc", room, "bob", "--flood", "2000", "--prefix", "kill9", "--timeout", "120"])
+        for _ in 0..<5 {
+            try await Task.sleep(for: .milliseconds(Int.random(in: 400...1200)))
+            try await roost.killAndRestart()
+        }
+        try await waitUntil("the flood sent", flooder, timeout: 180) { !flooder.isRunning }
+        #expect(flooder.stop().status == 0, "\(flooder.stderrSoFar.suffix(2000))")
+        let flood = "conversation = '\(room)' AND message_id LIKE 'kill9-%'"
+        try await waitUntil("2000 messages archived", nil, timeout: 120) { s.count("SELECT count(*) FROM messages WHERE \(flood)") >= 2000 }
+        try await Task.sleep(for: .seconds(3))
+        let log = await roost.stop()
+        #expect(s.count("SELECT count(*) FROM messages WHERE \(flood)") == 2000, "\(log.suffix(3000))")
+        #expect(s.count("SELECT count(DISTINCT message_id) FROM messages WHERE \(flood)") == 2000)
+        #expect(await roost.kills == 5)
+    }
+
+    @Test func kickedOrSilentlyDroppedRoostRejoinsAndLosesNothing() async throws {
+        let s = try await setUp()
+        let room = s.room("strict")
+        try s.bob.run(["muc", room, "bob", "--send", "hi"])
+        try s.phone.run(["bookmark", room, "--autojoin", "--nick", "Alice"])
+        let roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await waitUntil("joined", roost) { s.state(of: room) == "joined" }
+
+        // The room's owner kicks Roost's occupant, then talks while Roost is out.
+        try s.bob.run(["muc", room, "bob", "--kick", "Alice", "--send", "said while Roost was kicked"])
+        try roost.waitForLog("kicked by a moderator")
+        try await waitUntil("the kick in the timeline", roost) {
+            s.count("SELECT count(*) FROM presence_log WHERE contact = '\(room)' AND room_event = 'kick'") == 1
+        }
+        try await waitUntil("rejoined, and what was said meanwhile archived", roost) {
+            s.count("SELECT count(*) FROM messages WHERE body = 'said while Roost was kicked'") == 1 && s.state(of: room) == "joined"
+        }
+
+        // The room forgets Roost without a word (as after a room service restart): self-ping notices.
+        guard let prosodyctl = s.server.prosodyctl else { Issue.record("no prosodyctl for the test server"); return }
+        let domain = s.server.domain
+        let drop = "> local r = prosody.hosts['conference.\(domain)'].modules.muc.get_room_from_jid('\(room)'); "
+            + "local o = r:get_occupant_by_real_jid('\(s.alice)/roost'); o:remove_session('\(s.alice)/roost'); r:save_occupant(o); return 'dropped'"
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: prosodyctl)
+        shell.arguments = ["shell", drop]
+        let pipe = Pipe()
+        shell.standardOutput = pipe
+        shell.standardError = pipe
+        try shell.run()
+        let shellOutput = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        #expect(shellOutput.contains("dropped"), "prosodyctl shell: \(shellOutput)")
+        try s.bob.run(["muc", room, "bob", "--send", "said to a ghost"])
+        try roost.waitForLog("self-ping: \(room) no longer counts Roost", timeout: 40)
+        try await waitUntil("rejoined, and what the ghost missed archived", roost, timeout: 40) {
+            s.count("SELECT count(*) FROM messages WHERE body = 'said to a ghost'") == 1 && s.state(of: room) == "joined"
+        }
+        try await Task.sleep(for: .seconds(2))
+        #expect(s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body IS NOT NULL") == 3)
+    }
+}
+
+/// A server restart drops every connection and every room: Roost reconnects, rejoins, and reads what it missed.
+@Suite("End to end: group chats across a server restart", .serialized, .enabled(if: PrivateServer.isAvailable))
+struct RoomsServerRestartTests {
+    @Test func roostRejoinsAfterAServerRestartAndLosesNothing() async throws {
+        let prosody = try PrivateServer(hibernationSeconds: 5)
+        let s = try await RoomsEndToEndTests(serverOverride: prosody.server).setUp(prosody.server)
+        let room = s.room("restart")
+        try s.bob.run(["muc", room, "bob", "--send", "before the restart"])
+        try s.phone.run(["bookmark", room, "--autojoin"])
+        let roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await waitUntil("joined", roost) { s.state(of: room) == "joined" }
+        try s.bob.run(["muc", room, "bob", "--send", "live before the restart"])
+        try await waitUntil("the live message", roost) { s.count("SELECT count(*) FROM messages WHERE body = 'live before the restart'") == 1 }
+        try prosody.restart()
+        // Said before Roost is back in the room (it reconnects with a backoff of up to 2 s).
+        try s.bob.run(["muc", room, "bob", "--send", "right after the restart"])
+        try await waitUntil("rejoined after the restart", roost, timeout: 60) {
+            s.count("SELECT count(*) FROM messages WHERE body = 'right after the restart'") == 1 && s.state(of: room) == "joined"
+        }
+        try s.bob.run(["muc", room, "bob", "--send", "live after the restart"])
+        try await waitUntil("live again", roost) { s.count("SELECT count(*) FROM messages WHERE body = 'live after the restart'") == 1 }
+        #expect(s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body IS NOT NULL") == 4)
+        #expect(s.count("SELECT count(DISTINCT stanza_id) FROM messages WHERE conversation = '\(room)' AND body IS NOT NULL") == 4)
+    }
+}
+
+extension RoomsEndToEndTests {
+    init(serverOverride: TestServer) { server = serverOverride }
+}
+
+/// One independent XMPP client (slixmpp) as a user of the test server: contrib/scripts/xmpp-peer.py.
+struct RoomPeer {
+    let server: TestServer
+    let jid: JID
+    let password: String
+    var resource = "peer"
+
+    struct Failed: Error, CustomStringConvertible {
+        let arguments: [String]
+        let status: Int32
+        let output: String
+        var description: String { "xmpp-peer.py \(arguments.joined(separator: " ")) exited \(status):\n\(output)" }
+    }
+
+    func start(_ arguments: [String]) throws -> RunningRoost {
+        try RoostBinary.startProgram("/usr/bin/python3", [TestServer.packageRoot + "/contrib/scripts/xmpp-peer.py",
+            "--jid", jid.bare.description, "--password", password, "--host", server.host, "--port", String(server.port),
+            "--ca", server.caFile, "--resource", resource] + arguments)
+    }
+
+    /// Runs one command to completion; a failure (exit status) throws with its output.
+    @discardableResult
+    func run(_ arguments: [String], timeout: TimeInterval = 90) throws -> [[String: Any]] {
+        let running = try start(arguments)
+        let deadline = Date().addingTimeInterval(timeout)
+        while running.isRunning && Date() < deadline { usleep(50_000) }
+        let (status, output) = running.stop(signal: SIGKILL, timeout: 1)
+        guard status == 0 else { throw Failed(arguments: arguments, status: status, output: String(output.suffix(3000))) }
+        return output.split(separator: "\n").compactMap { line in
+            guard line.hasPrefix("{") else { return nil }
+            return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+    }
+}
+
+/// Waits for `condition` (checked every 250 ms) up to `timeout`; fails with the process's log otherwise.
+func waitUntil(_ what: String, _ process: RunningRoost?, timeout: TimeInterval = 30, _ condition: () throws -> Bool) async throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if (try? condition()) == true { return }
+        try await Task.sleep(for: .milliseconds(250))
+    }
+    throw WaitTimedOut(what: "\(what) within \(Int(timeout)) s; log tail:\n\(process?.stderrSoFar.suffix(4000) ?? "")")
+}

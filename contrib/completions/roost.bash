@@ -25,12 +25,18 @@ _roost_contacts() {
     roost roster --cached --json --config "$file" 2>/dev/null | sed -n 's/.*"jid":"\([^"]*\)".*/\1/p'
 }
 
+_roost_rooms() {
+    local file
+    file=$(_roost_config_file)
+    roost rooms --json --config "$file" 2>/dev/null | sed -n 's/.*"room":"\([^"]*\)".*/\1/p'
+}
+
 _roost() {
     local cur prev command i
     COMPREPLY=()
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="run search log stats verify config status roster requests send omemo vcard presence register passwd unregister export import files notify help"
+    local commands="run search log stats verify config status roster requests rooms send omemo vcard presence register passwd unregister export import files notify help"
     local global="--config --account --json --verbose --quiet --log-level --help --version"
 
     case $prev in
@@ -43,14 +49,14 @@ _roost() {
         --format|-f) COMPREPLY=($(compgen -W "jsonl txt md html mbox maildir csv auto gajim dino profanity pidgin" -- "$cur")); return ;;
         --time-zone) COMPREPLY=($(compgen -W "UTC $(cd /usr/share/zoneinfo 2>/dev/null && find . -type f -name '[A-Z]*' | sed 's|^\./||')" -- "$cur")); return ;;
         --me) return ;;
-        --name|--group|--message|--nickname|--fullname|--password-command|--host|--port|--limit|-n|--offset|--max-attachment-size) return ;;
+        --name|--group|--message|--nickname|--fullname|--password-command|--host|--port|--limit|-n|--offset|--max-attachment-size|--nick) return ;;
     esac
 
     # The command is the first word that is not an option or an option's value.
     local words=()
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-            --config|--account|--log-level|--name|--group|--message|--nickname|--fullname|--photo|--password-command|--host|--port|--tls|--ca-file|--limit|--offset|--format|-f|--time-zone|--me|--file|--state|--output|-o|--split|--include|--max-attachment-size) ((i++)) ;;
+            --config|--account|--log-level|--name|--group|--message|--nickname|--fullname|--photo|--password-command|--host|--port|--tls|--ca-file|--limit|--offset|--format|-f|--time-zone|--me|--file|--state|--output|-o|--split|--include|--max-attachment-size|--nick) ((i++)) ;;
             -n) [[ ${words[0]} != import ]] && ((i++)) ;;
             -*) ;;
             *) words+=("${COMP_WORDS[i]}") ;;
@@ -69,7 +75,13 @@ _roost() {
         verify) options="--repair --files" ;;
         files) options="--state --limit --retry-failed"; [[ ${#words[@]} == 1 ]] && arguments="fetch" ;;
         export) options="--format --output --split --include --utc --force --no-attachments --max-attachment-size" ;;
-        log) options="--states --presence"; arguments=$(_roost_contacts) ;;
+        log) options="--states --presence"; arguments="$(_roost_contacts) $(_roost_rooms)" ;;
+        rooms)
+            options="--nick --password-command --bookmark --all"
+            case ${#words[@]} in
+                1) arguments="join leave invites decline" ;;
+                2) [[ ${words[1]} != invites ]] && arguments=$(_roost_rooms) ;;
+            esac ;;
         config) options="--check-passwords" ;;
         roster)
             options="--name --group --message --cached"
@@ -83,7 +95,7 @@ _roost() {
                 1) arguments="accept deny" ;;
                 2) arguments=$(_roost_contacts) ;;
             esac ;;
-        send) options="--plaintext --file"; [[ ${#words[@]} == 1 ]] && arguments=$(_roost_contacts) ;;
+        send) options="--plaintext --file"; [[ ${#words[@]} == 1 ]] && arguments="$(_roost_contacts) $(_roost_rooms)" ;;
         omemo)
             case ${#words[@]} in
                 1) arguments="fingerprints trust distrust retry" ;;

@@ -24,7 +24,11 @@ function __roost_contacts
     roost roster --cached --json --config (__roost_config_file) 2>/dev/null | sed -n 's/.*"jid":"\([^"]*\)".*/\1/p'
 end
 
-set -l commands run search log stats verify config status roster requests send omemo vcard presence register passwd unregister export import files notify help
+function __roost_rooms
+    roost rooms --json --config (__roost_config_file) 2>/dev/null | sed -n 's/.*"room":"\([^"]*\)".*/\1/p'
+end
+
+set -l commands run search log stats verify config status roster requests rooms send omemo vcard presence register passwd unregister export import files notify help
 complete -c roost -f
 complete -c roost -n "not __fish_seen_subcommand_from $commands" -a "$commands"
 
@@ -45,6 +49,14 @@ complete -c roost -n '__fish_seen_subcommand_from log' -l states
 complete -c roost -n '__fish_seen_subcommand_from log' -l presence
 complete -c roost -n '__fish_seen_subcommand_from config' -l check-passwords
 complete -c roost -n '__fish_seen_subcommand_from log send presence' -a '(__roost_contacts)'
+complete -c roost -n '__fish_seen_subcommand_from log send' -a '(__roost_rooms)'
+
+complete -c roost -n '__fish_seen_subcommand_from rooms; and not __fish_seen_subcommand_from join leave invites decline' -a 'join leave invites decline'
+complete -c roost -n '__fish_seen_subcommand_from rooms; and __fish_seen_subcommand_from join leave decline' -a '(__roost_rooms)'
+complete -c roost -n '__fish_seen_subcommand_from rooms' -l nick -x -d 'join: the nick in the room'
+complete -c roost -n '__fish_seen_subcommand_from rooms' -l password-command -x -d 'join: command printing the room password'
+complete -c roost -n '__fish_seen_subcommand_from rooms' -l bookmark -d 'join: also bookmark with autojoin'
+complete -c roost -n '__fish_seen_subcommand_from rooms' -l all -d 'invites: answered ones too'
 
 complete -c roost -n '__fish_seen_subcommand_from roster; and not __fish_seen_subcommand_from add remove rename group' -a 'add remove rename group'
 complete -c roost -n '__fish_seen_subcommand_from roster; and __fish_seen_subcommand_from remove rename group' -a '(__roost_contacts)'

@@ -64,6 +64,10 @@ struct ConfigCommand: Command {
                 "resource": .string(account.resource),
                 "priority": .int(account.priority),
                 "password_source": .string(Self.sourceName(account.password)),
+                "nick": .string(account.defaultNick),
+                "rooms": .array(account.rooms.map { .string($0.jid) }),
+                "exclude_rooms": .array(account.excludedRooms.sorted().map { .string($0) }),
+                "accept_invitations": .string(account.acceptInvitations.rawValue),
             ]
             if let status = passwordStatus[account.jid] { object["password_check"] = .string(status) }
             return .object(object)
@@ -94,6 +98,10 @@ struct ConfigCommand: Command {
                 + "\(server) \(account.tls.rawValue), priority \(account.priority), \(Self.sourceName(account.password))"
             if let status = passwordStatus[account.jid] { line += " (\(status))" }
             output.line(line)
+            if !account.rooms.isEmpty || !account.excludedRooms.isEmpty {
+                output.line("  rooms:      \(account.rooms.map(\.jid).joined(separator: ", "))"
+                    + (account.excludedRooms.isEmpty ? "" : "; never: \(account.excludedRooms.sorted().joined(separator: ", "))"))
+            }
         }
         if !config.notify.isEmpty {
             output.line("notify:       \(config.notify.keys.sorted().joined(separator: ", "))")

@@ -6,7 +6,7 @@ import RoostXMPP
 /// Group chats end to end: `roost run` against the test Prosody's `conference.` service (MUC with MAM), the
 /// other occupants and the user's phone played by an independent client — slixmpp (Debian) through
 /// contrib/scripts/xmpp-peer.py. Every test has rooms and accounts of its own.
-@Suite("End to end: group chats", .enabled(if: TestServer.isAvailable))
+@Suite("End to end: group chats", .requires(.server, .tool("/usr/bin/gdbus"), .tool("/usr/bin/dbus-daemon")))
 struct RoomsEndToEndTests {
     let server: TestServer
 
@@ -108,7 +108,7 @@ struct RoomsEndToEndTests {
         try s.writeConfig(account: "exclude_rooms = \(excluded)")
         let roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await waitUntil("Roost joined the autojoin bookmark", roost) { s.state(of: lounge) == "joined" }
+        try await waitFor("Roost joined the autojoin bookmark", roost) { s.state(of: lounge) == "joined" }
         let rooms = try s.rooms()
         #expect(rooms[lounge]?["nick"] as? String == "Alice")
         #expect(rooms[lounge]?["bookmarked"] as? Bool == true && rooms[lounge]?["autojoin"] as? Bool == true)
@@ -116,20 +116,20 @@ struct RoomsEndToEndTests {
         #expect(rooms[quiet]?["name"] as? String == "../../../tmp/evil", "a bookmark's name is data")
         #expect(rooms[excluded]?["state"] as? String == "out", "exclude_rooms wins over autojoin")
         // What the room said before Roost came is read from the room's archive.
-        try await waitUntil("the room's history archived", roost) {
+        try await waitFor("the room's history archived", roost) {
             s.count("SELECT count(*) FROM messages WHERE conversation = '\(lounge)' AND body = 'first words in \(lounge)'") == 1
         }
 
         // A bookmark added on the phone while Roost runs: joined at once (PEP +notify).
         try s.phone.run(["bookmark", later, "--autojoin"])
-        try await waitUntil("the new bookmark joined live", roost) { s.state(of: later) == "joined" }
+        try await waitFor("the new bookmark joined live", roost) { s.state(of: later) == "joined" }
         // An older client writing XEP-0048 private storage (the server keeps both in step).
         try s.phone.run(["bookmark", legacy, "--autojoin", "--legacy"])
-        try await waitUntil("the legacy bookmark joined live", roost) { s.state(of: legacy) == "joined" }
+        try await waitFor("the legacy bookmark joined live", roost) { s.state(of: legacy) == "joined" }
         // autojoin turned off on the phone: Roost leaves; the bookmark removed: it leaves that one too.
         try s.phone.run(["bookmark", later])
         try s.phone.run(["bookmark", lounge, "--remove"])
-        try await waitUntil("left the rooms no longer wanted", roost) { s.state(of: later) == "out" && s.state(of: lounge) == "out" }
+        try await waitFor("left the rooms no longer wanted", roost) { s.state(of: later) == "out" && s.state(of: lounge) == "out" }
         #expect(s.state(of: legacy) == "joined")
         #expect(FileManager.default.fileExists(atPath: "/tmp/evil") == false)
     }
@@ -138,14 +138,14 @@ struct RoomsEndToEndTests {
 
     @Test func fiveHundredMessagesWhileOfflineArriveOnceInOrderWithOneSummary() async throws {
         let s = try await setUp()
-        let notifications = try PrivateNotificationServer()
+        let notifications = try await PrivateNotificationServer()
         try s.writeConfig(notify: "groupchat = all")
         let room = s.room("busy")
         try s.bob.run(["muc", room, "bob", "--send", "before the flood"])
         try s.phone.run(["bookmark", room, "--autojoin"])
         let environment = ["DBUS_SESSION_BUS_ADDRESS": notifications.address]
         var roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
-        try await waitUntil("joined and caught up", roost) {
+        try await waitFor("joined and caught up", roost) {
             s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body = 'before the flood'") == 1
         }
         roost.stop(signal: SIGTERM)
@@ -155,13 +155,13 @@ struct RoomsEndToEndTests {
             try peer.start(["muc", room, nick, "--flood", String(count), "--prefix", "\(nick)-flood"])
         }
         for flooder in flooders {
-            try await waitUntil("a flooder finished", flooder, timeout: 120) { !flooder.isRunning }
+            try await waitFor("a flooder finished", flooder, timeout: 120) { !flooder.isRunning }
             #expect(flooder.stop().status == 0, "flooder failed: \(flooder.stderrSoFar.suffix(2000))")
         }
         let flood = "conversation = '\(room)' AND message_id LIKE '%-flood-%'"
         roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
         defer { roost.stop(signal: SIGKILL) }
-        try await waitUntil("500 messages archived", roost, timeout: 120) { s.count("SELECT count(*) FROM messages WHERE \(flood)") >= 500 }
+        try await waitFor("500 messages archived", roost, timeout: 120) { s.count("SELECT count(*) FROM messages WHERE \(flood)") >= 500 }
         try await Task.sleep(for: .seconds(3))
         #expect(s.count("SELECT count(*) FROM messages WHERE \(flood)") == 500)
         #expect(s.count("SELECT count(DISTINCT message_id) FROM messages WHERE \(flood)") == 500)
@@ -176,7 +176,7 @@ struct RoomsEndToEndTests {
         #expect(roomOrder.count == 500)
         #expect(archived == roomOrder)
         // No flood of notifications: one summary for the room, no message one by one.
-        try await waitUntil("the catch-up summary", roost) { notifications.calls.contains("500 messages") }
+        try await waitFor("the catch-up summary", roost) { notifications.calls.contains("500 messages") }
         let calls = notifications.calls
         #expect(calls.components(separatedBy: "'Notify'").count - 1 == 1, "exactly one notification: \(calls.suffix(3000))")
         #expect(!calls.contains("flood message"))
@@ -186,17 +186,17 @@ struct RoomsEndToEndTests {
 
     @Test func aMentionNotifiesAnOrdinaryMessageDoesNot() async throws {
         let s = try await setUp()
-        let notifications = try PrivateNotificationServer()
+        let notifications = try await PrivateNotificationServer()
         let room = s.room("talk")
         try s.bob.run(["muc", room, "bob", "--send", "hello"])
         try s.phone.run(["bookmark", room, "--autojoin"])
         let roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
         defer { roost.stop(signal: SIGKILL) }
-        try await waitUntil("joined", roost) { s.state(of: room) == "joined" }
+        try await waitFor("joined", roost) { s.state(of: room) == "joined" }
         let marker = UUID().uuidString.prefix(8)
         try s.bob.run(["muc", room, "bob", "--send", "ordinary \(marker)", "--send", "alice: mention \(marker)", "--send", "malice \(marker)"])
         try s.carol.run(["muc", room, "carol", "--send", "see this \(marker)", "--reference", s.alice.description])
-        try await waitUntil("the mentions notified", roost) {
+        try await waitFor("the mentions notified", roost) {
             notifications.calls.contains("mention \(marker)") && notifications.calls.contains("see this \(marker)")
         }
         #expect(s.count("SELECT count(*) FROM messages WHERE body LIKE '%\(marker)%'") == 4)
@@ -207,7 +207,7 @@ struct RoomsEndToEndTests {
 
     @Test func anInvitationNotifiesWithJoinAndDeclineAndIsListed() async throws {
         let s = try await setUp()
-        let notifications = try PrivateNotificationServer()
+        let notifications = try await PrivateNotificationServer()
         let party = s.room("party")
         try s.carol.run(["muc", party, "carol", "--send", "welcome"])
         // carol is no contact of alice: shown, never joined by itself (even with accept_invitations = contacts).
@@ -216,7 +216,7 @@ struct RoomsEndToEndTests {
         defer { roost.stop(signal: SIGKILL) }
         try roost.waitForLog("online")
         try s.carol.run(["invite", s.alice.description, party, "--reason", "cake at five"])
-        try await waitUntil("the invitation notified with actions", roost) { notifications.calls.contains("'Join'") }
+        try await waitFor("the invitation notified with actions", roost) { notifications.calls.contains("'Join'") }
         let calls = notifications.calls
         #expect(calls.contains("Invitation to \(party)") && calls.contains("'Decline'") && calls.contains("cake at five"))
         let invites = try s.roost(["rooms", "invites", "--json"]).jsonLines
@@ -226,10 +226,10 @@ struct RoomsEndToEndTests {
         #expect(s.state(of: party) != "joined", "an invitation from a non-contact is never accepted by itself")
         // Join, from the notification (the first on this notification server: id 1).
         notifications.invokeAction(id: 1, "accept")
-        try await waitUntil("joined from the notification", roost) { s.state(of: party) == "joined" }
+        try await waitFor("joined from the notification", roost) { s.state(of: party) == "joined" }
         #expect(try s.roost(["rooms", "invites", "--json"]).jsonLines.isEmpty)
         #expect(try s.roost(["rooms", "invites", "--all", "--json"]).jsonLines.first?["status"] as? String == "accepted")
-        try await waitUntil("the room's history archived", roost) {
+        try await waitFor("the room's history archived", roost) {
             s.count("SELECT count(*) FROM messages WHERE conversation = '\(party)' AND body = 'welcome'") == 1
         }
     }
@@ -250,7 +250,7 @@ struct RoomsEndToEndTests {
         try roost.waitForLog("online")
         try s.carol.run(["invite", s.alice.description, theirs])
         try s.bob.run(["invite", s.alice.description, ours])
-        try await waitUntil("the contact's invitation accepted", roost) { s.state(of: ours) == "joined" }
+        try await waitFor("the contact's invitation accepted", roost) { s.state(of: ours) == "joined" }
         #expect(s.state(of: theirs) != "joined")
         let declined = try s.roost(["rooms", "decline", theirs])
         #expect(declined.status == 0, "\(declined.stderr)")
@@ -266,15 +266,15 @@ struct RoomsEndToEndTests {
         try s.phone.run(["bookmark", room, "--autojoin", "--nick", "Alice"])
         let roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await waitUntil("joined", roost) { s.state(of: room) == "joined" }
+        try await waitFor("joined", roost) { s.state(of: room) == "joined" }
         let marker = UUID().uuidString.prefix(8)
         try s.phone.run(["muc", room, "Alice", "--send", "from the phone \(marker)", "--origin-ids"])
         let sent = try s.roost(["send", room, "from roost \(marker)"])
         #expect(sent.status == 0, "\(sent.stderr)")
-        try await waitUntil("both archived", roost) { s.count("SELECT count(*) FROM messages WHERE body LIKE 'from % \(marker)'") >= 2 }
+        try await waitFor("both archived", roost) { s.count("SELECT count(*) FROM messages WHERE body LIKE 'from % \(marker)'") >= 2 }
         // A self-ping later the room's archive was read again: still once each.
         let mark = try s.sql("SELECT catch_up_id FROM rooms WHERE jid = '\(room)'")
-        try await waitUntil("the room's archive read again", roost, timeout: 40) {
+        try await waitFor("the room's archive read again", roost, timeout: 40) {
             (try? s.sql("SELECT catch_up_id FROM rooms WHERE jid = '\(room)'")) != mark
         }
         let rows = try s.sql("SELECT body, direction, delivery, stanza_id_trusted FROM messages WHERE body LIKE 'from % \(marker)' ORDER BY id")
@@ -292,7 +292,7 @@ struct RoomsEndToEndTests {
         try s.phone.run(["bookmark", room, "--autojoin"])
         let roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await waitUntil("joined", roost) { s.state(of: room) == "joined" }
+        try await waitFor("joined", roost) { s.state(of: room) == "joined" }
         let before = try s.rejectedStanzas()
         let to = "\(s.alice)/roost"
         // Mallory (dave) cannot make his server stamp the room's JID: he claims the room inside instead.
@@ -303,8 +303,8 @@ struct RoomsEndToEndTests {
                 + "<message xmlns='jabber:client' from='\(room)/bob' type='groupchat'><body>forged archive text</body></message></forwarded></result></message>",
             "<message to='\(to)' type='chat'><body>a chat with a room's id</body><stanza-id xmlns='urn:xmpp:sid:0' by='\(room)' id='R-1'/></message>",
         ])
-        try await waitUntil("the forgeries reached Roost", roost) { (try? s.rejectedStanzas()) ?? 0 >= before + 3 }
-        try await waitUntil("the chat message after them archived", roost) {
+        try await waitFor("the forgeries reached Roost", roost) { (try? s.rejectedStanzas()) ?? 0 >= before + 3 }
+        try await waitFor("the chat message after them archived", roost) {
             s.count("SELECT count(*) FROM messages WHERE body = 'a chat with a room''s id'") == 1
         }
         #expect(s.count("SELECT count(*) FROM messages WHERE body LIKE 'forged%' OR subject LIKE 'forged%'") == 0)
@@ -323,16 +323,16 @@ struct RoomsEndToEndTests {
         try s.phone.run(["bookmark", room, "--autojoin"])
         let roost = Restarter(arguments: ["run", "--config", s.config, "-v"])
         try await roost.start()
-        try await waitUntil("joined", nil) { s.state(of: room) == "joined" }
+        try await waitFor("joined", nil) { s.state(of: room) == "joined" }
         let flooder = try s.bob.start(["muc", room, "bob", "--flood", "2000", "--prefix", "kill9", "--timeout", "120"])
         for _ in 0..<5 {
             try await Task.sleep(for: .milliseconds(Int.random(in: 400...1200)))
             try await roost.killAndRestart()
         }
-        try await waitUntil("the flood sent", flooder, timeout: 180) { !flooder.isRunning }
+        try await waitFor("the flood sent", flooder, timeout: 180) { !flooder.isRunning }
         #expect(flooder.stop().status == 0, "\(flooder.stderrSoFar.suffix(2000))")
         let flood = "conversation = '\(room)' AND message_id LIKE 'kill9-%'"
-        try await waitUntil("2000 messages archived", nil, timeout: 120) { s.count("SELECT count(*) FROM messages WHERE \(flood)") >= 2000 }
+        try await waitFor("2000 messages archived", nil, timeout: 120) { s.count("SELECT count(*) FROM messages WHERE \(flood)") >= 2000 }
         try await Task.sleep(for: .seconds(3))
         let log = await roost.stop()
         #expect(s.count("SELECT count(*) FROM messages WHERE \(flood)") == 2000, "\(log.suffix(3000))")
@@ -340,52 +340,97 @@ struct RoomsEndToEndTests {
         #expect(await roost.kills == 5)
     }
 
-    @Test func kickedOrSilentlyDroppedRoostRejoinsAndLosesNothing() async throws {
+    @Test func aKickedRoostRejoinsAndLosesNothing() async throws {
         let s = try await setUp()
         let room = s.room("strict")
         try s.bob.run(["muc", room, "bob", "--send", "hi"])
         try s.phone.run(["bookmark", room, "--autojoin", "--nick", "Alice"])
         let roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await waitUntil("joined", roost) { s.state(of: room) == "joined" }
-
+        try await waitFor("joined", roost) { s.state(of: room) == "joined" }
         // The room's owner kicks Roost's occupant, then talks while Roost is out.
         try s.bob.run(["muc", room, "bob", "--kick", "Alice", "--send", "said while Roost was kicked"])
         try roost.waitForLog("kicked by a moderator")
-        try await waitUntil("the kick in the timeline", roost) {
+        try await waitFor("the kick in the timeline", roost) {
             s.count("SELECT count(*) FROM presence_log WHERE contact = '\(room)' AND room_event = 'kick'") == 1
         }
-        try await waitUntil("rejoined, and what was said meanwhile archived", roost) {
+        try await waitFor("rejoined, and what was said meanwhile archived", roost) {
             s.count("SELECT count(*) FROM messages WHERE body = 'said while Roost was kicked'") == 1 && s.state(of: room) == "joined"
         }
+        try await Task.sleep(for: .seconds(2))
+        #expect(s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body IS NOT NULL") == 2)
+    }
 
-        // The room forgets Roost without a word (as after a room service restart): self-ping notices.
-        guard let prosodyctl = s.server.prosodyctl else { Issue.record("no prosodyctl for the test server"); return }
-        let domain = s.server.domain
-        let drop = "> local r = prosody.hosts['conference.\(domain)'].modules.muc.get_room_from_jid('\(room)'); "
-            + "local o = r:get_occupant_by_real_jid('\(s.alice)/roost'); o:remove_session('\(s.alice)/roost'); r:save_occupant(o); return 'dropped'"
+    /// A room that forgets Roost without a word (a room service restarted, a lost presence) leaves a "ghost"
+    /// that receives nothing: the self-ping notices and Roost joins again, reading what it missed.
+    @Test func aRoomThatSilentlyForgotRoostIsNoticedBySelfPing() async throws {
+        let s = try await setUp()
+        let room = s.room("forgetful")
+        try s.bob.run(["muc", room, "bob", "--send", "hi"])
+        try s.phone.run(["bookmark", room, "--autojoin"])
+        let roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await waitFor("joined", roost) { s.state(of: room) == "joined" }
+        try forgetOccupant(s, room: room)
+        try s.bob.run(["muc", room, "bob", "--send", "said to a ghost"])
+        try roost.waitForLog("self-ping: \(room) no longer counts Roost", timeout: 40)
+        try await waitFor("rejoined, and what the ghost missed archived", roost, timeout: 40) {
+            s.count("SELECT count(*) FROM messages WHERE body = 'said to a ghost'") == 1 && s.state(of: room) == "joined"
+        }
+        try await Task.sleep(for: .seconds(2))
+        #expect(s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body IS NOT NULL") == 2)
+    }
+
+    /// Makes the room service drop Roost's occupant without telling it: Prosody through its admin shell;
+    /// ejabberd through its Erlang shell (`ejabberdctl` has no command for it), removing the occupant from the
+    /// room process's state.
+    private func forgetOccupant(_ s: Setup, room: String) throws {
+        guard let ctl = s.server.serverctl else {
+            Issue.record("the test server names no control program (ROOST_TEST_SERVERCTL)")
+            throw WaitTimedOut(what: "a server control program")
+        }
+        let occupant = "\(s.alice)/roost"
+        let arguments: [String]
+        switch s.server.kind {
+        case .prosody:
+            arguments = ["shell", "> local r = prosody.hosts['conference.\(s.server.domain)'].modules.muc.get_room_from_jid('\(room)'); "
+                + "local o = r:get_occupant_by_real_jid('\(occupant)'); o:remove_session('\(occupant)'); r:save_occupant(o); return 'dropped'"]
+        case .ejabberd:
+            // The room's process dies without a word (as in a crash); the persistent room comes back empty on the
+            // next stanza. Through an Erlang node of our own, set up like the server's ejabberdctl wrapper.
+            let wrapper = try String(contentsOfFile: ctl, encoding: .utf8)
+            func capture(_ pattern: String) -> String? {
+                guard let range = wrapper.range(of: pattern, options: .regularExpression) else { return nil }
+                let match = String(wrapper[range])
+                guard let quote = match.firstIndex(where: { $0 == "'" || $0 == " " }) else { return nil }
+                return match[match.index(after: quote)...].trimmingCharacters(in: CharacterSet(charactersIn: "' "))
+            }
+            guard let home = capture("HOME='[^']*'"), let libs = capture("ERL_LIBS='[^']*'"),
+                  let port = capture("-erl_epmd_port [0-9]+"), let node = capture("-extra '[^']*'") else {
+                Issue.record("cannot read the ejabberdctl wrapper \(ctl)")
+                throw WaitTimedOut(what: "the ejabberd node")
+            }
+            let (name, service) = (room.split(separator: "@")[0], room.split(separator: "@")[1])
+            let eval = "{ok, P} = rpc:call('\(node)', mod_muc, find_online_room, [<<\"\(name)\">>, <<\"\(service)\">>]), "
+                + "exit(P, kill), io:format(\"dropped~n\"), halt()."
+            arguments = ["-c", "HOME='\(home)' ERL_LIBS='\(libs)' exec erl -sname roostmuc-$$@localhost -hidden -noinput -noshell "
+                + "-erl_epmd_port \(port) -start_epmd false -dist_listen false -eval '\(eval)'"]
+        }
         let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: prosodyctl)
-        shell.arguments = ["shell", drop]
+        shell.executableURL = URL(fileURLWithPath: s.server.kind == .prosody ? ctl : "/bin/sh")
+        shell.arguments = arguments
         let pipe = Pipe()
         shell.standardOutput = pipe
         shell.standardError = pipe
         try shell.run()
-        let shellOutput = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         shell.waitUntilExit()
-        #expect(shellOutput.contains("dropped"), "prosodyctl shell: \(shellOutput)")
-        try s.bob.run(["muc", room, "bob", "--send", "said to a ghost"])
-        try roost.waitForLog("self-ping: \(room) no longer counts Roost", timeout: 40)
-        try await waitUntil("rejoined, and what the ghost missed archived", roost, timeout: 40) {
-            s.count("SELECT count(*) FROM messages WHERE body = 'said to a ghost'") == 1 && s.state(of: room) == "joined"
-        }
-        try await Task.sleep(for: .seconds(2))
-        #expect(s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body IS NOT NULL") == 3)
+        #expect(output.contains("dropped"), "\(ctl) \(arguments.joined(separator: " ")): \(output)")
     }
 }
 
 /// A server restart drops every connection and every room: Roost reconnects, rejoins, and reads what it missed.
-@Suite("End to end: group chats across a server restart", .serialized, .enabled(if: PrivateServer.isAvailable))
+@Suite("End to end: group chats across a server restart", .serialized, .requires(.server))
 struct RoomsServerRestartTests {
     @Test func roostRejoinsAfterAServerRestartAndLosesNothing() async throws {
         let prosody = try PrivateServer(hibernationSeconds: 5)
@@ -395,17 +440,17 @@ struct RoomsServerRestartTests {
         try s.phone.run(["bookmark", room, "--autojoin"])
         let roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await waitUntil("joined", roost) { s.state(of: room) == "joined" }
+        try await waitFor("joined", roost) { s.state(of: room) == "joined" }
         try s.bob.run(["muc", room, "bob", "--send", "live before the restart"])
-        try await waitUntil("the live message", roost) { s.count("SELECT count(*) FROM messages WHERE body = 'live before the restart'") == 1 }
+        try await waitFor("the live message", roost) { s.count("SELECT count(*) FROM messages WHERE body = 'live before the restart'") == 1 }
         try prosody.restart()
         // Said before Roost is back in the room (it reconnects with a backoff of up to 2 s).
         try s.bob.run(["muc", room, "bob", "--send", "right after the restart"])
-        try await waitUntil("rejoined after the restart", roost, timeout: 60) {
+        try await waitFor("rejoined after the restart", roost, timeout: 60) {
             s.count("SELECT count(*) FROM messages WHERE body = 'right after the restart'") == 1 && s.state(of: room) == "joined"
         }
         try s.bob.run(["muc", room, "bob", "--send", "live after the restart"])
-        try await waitUntil("live again", roost) { s.count("SELECT count(*) FROM messages WHERE body = 'live after the restart'") == 1 }
+        try await waitFor("live again", roost) { s.count("SELECT count(*) FROM messages WHERE body = 'live after the restart'") == 1 }
         #expect(s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body IS NOT NULL") == 4)
         #expect(s.count("SELECT count(DISTINCT stanza_id) FROM messages WHERE conversation = '\(room)' AND body IS NOT NULL") == 4)
     }
@@ -429,10 +474,11 @@ struct RoomPeer {
         var description: String { "xmpp-peer.py \(arguments.joined(separator: " ")) exited \(status):\n\(output)" }
     }
 
+    /// One-shot commands (the group chat section of the script); the password goes through the environment, never argv.
     func start(_ arguments: [String]) throws -> RunningRoost {
         try RoostBinary.startProgram("/usr/bin/python3", [TestServer.packageRoot + "/contrib/scripts/xmpp-peer.py",
-            "--jid", jid.bare.description, "--password", password, "--host", server.host, "--port", String(server.port),
-            "--ca", server.caFile, "--resource", resource] + arguments)
+            "--jid", jid.bare.description, "--host", server.host, "--port", String(server.port),
+            "--ca", server.caFile, "--resource", resource] + arguments, environment: ["XMPP_PEER_PASSWORD": password])
     }
 
     /// Runs one command to completion; a failure (exit status) throws with its output.
@@ -451,7 +497,7 @@ struct RoomPeer {
 }
 
 /// Waits for `condition` (checked every 250 ms) up to `timeout`; fails with the process's log otherwise.
-func waitUntil(_ what: String, _ process: RunningRoost?, timeout: TimeInterval = 30, _ condition: () throws -> Bool) async throws {
+func waitFor(_ what: String, _ process: RunningRoost?, timeout: TimeInterval = 30, _ condition: () throws -> Bool) async throws {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if (try? condition()) == true { return }

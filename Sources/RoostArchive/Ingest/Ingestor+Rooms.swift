@@ -1,4 +1,4 @@
-/// Group chat events (see `SchemaV5`): rooms, the occupant list and its timeline, invitations.
+/// Group chat events (see `SchemaV6`): rooms, the occupant list and its timeline, invitations.
 extension Ingestor {
     /// The room row, created on first mention.
     private func roomRow(account: Int64, room: String, now: Int64) throws(SQLiteError) {

@@ -1,5 +1,5 @@
 /// An occupant's presence in a room. The archive compares it with the occupant list it keeps and turns it into
-/// timeline events (join, leave, nick change, role or affiliation change, kick, ban; see `SchemaV5`).
+/// timeline events (join, leave, nick change, role or affiliation change, kick, ban; see `SchemaV6`).
 public struct RoomPresenceRecord: Sendable, Equatable {
     public var account: String
     /// The room's bare JID.

@@ -1,4 +1,4 @@
-/// A change to what the archive knows about one room of an account (see `SchemaV5`).
+/// A change to what the archive knows about one room of an account (see `SchemaV6`).
 public struct RoomUpdate: Sendable, Equatable {
     public enum Change: Sendable, Equatable {
         /// The room's bookmark as the server has it now; `present == false`: no bookmark any more.

@@ -1,4 +1,4 @@
-/// Group chats as the archive knows them: rooms, occupants, invitations (see `SchemaV5`).
+/// Group chats as the archive knows them: rooms, occupants, invitations (see `SchemaV6`).
 extension ArchiveReader {
     /// Every room of the account (all accounts when nil), by JID.
     public func rooms(account: String?) throws(ArchiveError) -> [RoomRow] {

@@ -15,7 +15,7 @@ public struct PresenceRow: Sendable, Equatable {
     public var roomEventText: String? { room.map { TranscriptPhrases.roomEvent($0, nick: resource ?? contact) } }
 }
 
-/// What happened to an occupant of a room (a `presence_log` row with `room_event`, schema v5).
+/// What happened to an occupant of a room (a `presence_log` row with `room_event`, schema v6).
 public struct RoomPresenceDetail: Sendable, Equatable {
     public init(event: RoomEvent, occupantId: String? = nil, realJid: String? = nil, role: String? = nil, affiliation: String? = nil,
                 newNick: String? = nil, reason: String? = nil) {

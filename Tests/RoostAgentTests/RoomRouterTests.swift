@@ -166,6 +166,14 @@ struct RoomRouterTests {
         #expect(claimed.kind == .mediated && !claimed.fromContact)
     }
 
+    @Test func anInvitationInACarbonIsAnInvitation() {
+        let out = StanzaRouter.route(parse("""
+            <message from='alice@roost.test' type='normal'><received xmlns='urn:xmpp:carbons:2'><forwarded xmlns='urn:xmpp:forward:0'>            <message xmlns='jabber:client' from='bob@roost.test/phone' to='alice@roost.test' type='normal'><body>bob invites you</body>            <x xmlns='jabber:x:conference' jid='party@conference.roost.test'/></message></forwarded></received></message>
+            """), context: context, now: now)
+        #expect(messages(out).isEmpty)
+        #expect(out.events.contains { if case .invitation(let i) = $0 { i.room == "party@conference.roost.test" && i.fromContact } else { false } })
+    }
+
     @Test func bookmarkEventsCountOnlyFromTheAccount() {
         let event = """
             <event xmlns='http://jabber.org/protocol/pubsub#event'><items node='urn:xmpp:bookmarks:1'>\

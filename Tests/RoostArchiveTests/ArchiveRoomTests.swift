@@ -103,6 +103,14 @@ struct ArchiveRoomTests {
         #expect(try reader.invitations(account: Fixture.account).isEmpty)
         #expect(try reader.invitations(account: Fixture.account, all: true).first?.status == .declined)
         #expect(try writer.commit([.invitation(invite)]) == [.stored])
+        // The same message seen again (a carbon, then the server archive's copy) is the same invitation, answered or not.
+        var carried = invite
+        carried.messageId = "inv-1"
+        _ = try writer.commit([.invitationAnswered(account: Fixture.account, room: room, status: .declined, timestamp: Fixture.baseTime + 2)])
+        #expect(try writer.commit([.invitation(carried)]) == [.stored])
+        _ = try writer.commit([.invitationAnswered(account: Fixture.account, room: room, status: .declined, timestamp: Fixture.baseTime + 3)])
+        #expect(try writer.commit([.invitation(carried)]) == [.duplicate(existingId: nil)])
+        #expect(try reader.invitations(account: Fixture.account).isEmpty)
     }
 
     @Test func theRoomsMarkAndStateAndNoPassword() throws {

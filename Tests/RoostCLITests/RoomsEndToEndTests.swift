@@ -132,6 +132,21 @@ struct RoomsEndToEndTests {
         try await waitFor("left the rooms no longer wanted", roost) { s.state(of: later) == "out" && s.state(of: lounge) == "out" }
         #expect(s.state(of: legacy) == "joined")
         #expect(FileManager.default.fileExists(atPath: "/tmp/evil") == false)
+
+        // `roost rooms join --bookmark` publishes the bookmark the phone sees too (it comes back through PEP),
+        // and `roost rooms leave` clears its autojoin.
+        let joined = try s.roost(["rooms", "join", quiet, "--bookmark", "--json"])
+        #expect(joined.status == 0, "\(joined.stderr)")
+        try await waitFor("the published bookmark", roost) {
+            let row = try s.rooms()[quiet]
+            return row?["state"] as? String == "joined" && row?["autojoin"] as? Bool == true && row?["joined_by_user"] as? Bool == true
+        }
+        let left = try s.roost(["rooms", "leave", quiet])
+        #expect(left.status == 0, "\(left.stderr)")
+        try await waitFor("left, autojoin cleared", roost) {
+            let row = try s.rooms()[quiet]
+            return row?["state"] as? String == "out" && row?["autojoin"] as? Bool == false && row?["joined_by_user"] as? Bool == false
+        }
     }
 
     // MARK: - Complete archive, once, in order
@@ -221,6 +236,8 @@ struct RoomsEndToEndTests {
         #expect(calls.contains("Invitation to \(party)") && calls.contains("'Decline'") && calls.contains("cake at five"))
         let invites = try s.roost(["rooms", "invites", "--json"]).jsonLines
         #expect(invites.count == 1)
+        // Its fallback body is no chat message.
+        #expect(s.count("SELECT count(*) FROM messages WHERE body LIKE '%invites you to%'") == 0)
         #expect(invites.first?["room"] as? String == party && invites.first?["from_contact"] as? Bool == false)
         #expect(invites.first?["reason"] as? String == "cake at five")
         #expect(s.state(of: party) != "joined", "an invitation from a non-contact is never accepted by itself")
@@ -272,10 +289,11 @@ struct RoomsEndToEndTests {
         let sent = try s.roost(["send", room, "from roost \(marker)"])
         #expect(sent.status == 0, "\(sent.stderr)")
         try await waitFor("both archived", roost) { s.count("SELECT count(*) FROM messages WHERE body LIKE 'from % \(marker)'") >= 2 }
-        // A self-ping later the room's archive was read again: still once each.
-        let mark = try s.sql("SELECT catch_up_id FROM rooms WHERE jid = '\(room)'")
-        try await waitFor("the room's archive read again", roost, timeout: 40) {
-            (try? s.sql("SELECT catch_up_id FROM rooms WHERE jid = '\(room)'")) != mark
+        // A self-ping later the room's archive was read past them (its mark is the newest message's id): still once each.
+        try await waitFor("the room's archive read past them", roost, timeout: 40) {
+            let newest = try s.sql("SELECT stanza_id FROM messages WHERE conversation = '\(room)' ORDER BY id DESC LIMIT 1")
+            let mark = try s.sql("SELECT catch_up_id FROM rooms WHERE jid = '\(room)'")
+            return !newest.isEmpty && mark == newest
         }
         let rows = try s.sql("SELECT body, direction, delivery, stanza_id_trusted FROM messages WHERE body LIKE 'from % \(marker)' ORDER BY id")
         #expect(rows == "from the phone \(marker)|out||1\nfrom roost \(marker)|out|sent|1", "\(rows)")
@@ -411,7 +429,7 @@ struct RoomsEndToEndTests {
                 throw WaitTimedOut(what: "the ejabberd node")
             }
             let (name, service) = (room.split(separator: "@")[0], room.split(separator: "@")[1])
-            let eval = "{ok, P} = rpc:call('\(node)', mod_muc, find_online_room, [<<\"\(name)\">>, <<\"\(service)\">>]), "
+            let eval = "{ok, P} = rpc:call(list_to_atom(\"\(node)\"), mod_muc, find_online_room, [<<\"\(name)\">>, <<\"\(service)\">>]), "
                 + "exit(P, kill), io:format(\"dropped~n\"), halt()."
             arguments = ["-c", "HOME='\(home)' ERL_LIBS='\(libs)' exec erl -sname roostmuc-$$@localhost -hidden -noinput -noshell "
                 + "-erl_epmd_port \(port) -start_epmd false -dist_listen false -eval '\(eval)'"]

@@ -926,24 +926,33 @@ async def cmd_bookmark(peer, args):
             ET.SubElement(conference, "{%s}nick" % BOOKMARKS_NS).text = args.nick
         if args.room_password:
             ET.SubElement(conference, "{%s}password" % BOOKMARKS_NS).text = args.room_password
-        pubsub = ET.fromstring(
-            "<pubsub xmlns='http://jabber.org/protocol/pubsub'><publish node='%s'><item id='%s'/></publish>"
-            "<publish-options><x xmlns='jabber:x:data' type='submit'>"
-            "<field var='FORM_TYPE' type='hidden'><value>http://jabber.org/protocol/pubsub#publish-options</value></field>"
-            "<field var='pubsub#persist_items'><value>true</value></field>"
-            "<field var='pubsub#max_items'><value>max</value></field>"
-            "<field var='pubsub#send_last_published_item'><value>never</value></field>"
-            "<field var='pubsub#access_model'><value>whitelist</value></field>"
-            "</x></publish-options></pubsub>" % (BOOKMARKS_NS, room))
-        pubsub.find("{http://jabber.org/protocol/pubsub}publish/{http://jabber.org/protocol/pubsub}item").append(conference)
-        iq = peer.make_iq_set()
-        iq.append(pubsub)
-        await iq.send(timeout=args.timeout)
+        # XEP-0402 §3.2; ejabberd 23.01 refuses the optional max_items and send_last_published_item, so
+        # those are tried first and left out when the server does not know them.
+        for options in (("persist_items", "true"), ("max_items", "max"), ("send_last_published_item", "never"),
+                        ("access_model", "whitelist")), (("persist_items", "true"), ("access_model", "whitelist")):
+            pubsub = ET.fromstring(
+                "<pubsub xmlns='http://jabber.org/protocol/pubsub'><publish node='%s'><item id='%s'/></publish>"
+                "<publish-options><x xmlns='jabber:x:data' type='submit'>"
+                "<field var='FORM_TYPE' type='hidden'><value>http://jabber.org/protocol/pubsub#publish-options</value></field>"
+                "%s</x></publish-options></pubsub>" % (BOOKMARKS_NS, room, "".join(
+                    "<field var='pubsub#%s'><value>%s</value></field>" % option for option in options)))
+            pubsub.find("{http://jabber.org/protocol/pubsub}publish/{http://jabber.org/protocol/pubsub}item").append(conference)
+            iq = peer.make_iq_set()
+            iq.append(pubsub)
+            try:
+                await iq.send(timeout=args.timeout)
+                break
+            except IqError as e:
+                if len(options) == 2:
+                    raise
+                sys.stderr.write("xmpp-peer: publish options refused (%s); trying the required ones only\n" % e.text)
     emit("bookmark", room=room, removed=args.remove or None, autojoin=args.autojoin, legacy=args.legacy or None)
 
 
 async def cmd_invite(peer, args):
-    msg = peer.make_message(mto=args.to, mtype="normal")
+    # With a fallback body, as clients send it for those without XEP-0249 (and servers archive bodies).
+    msg = peer.make_message(mto=args.to, mtype="normal",
+                            mbody="%s invites you to %s" % (peer.boundjid.bare, slixmpp.JID(args.room).bare))
     x = ET.SubElement(msg.xml, "{jabber:x:conference}x", {"jid": slixmpp.JID(args.room).bare})
     if args.reason:
         x.set("reason", args.reason)

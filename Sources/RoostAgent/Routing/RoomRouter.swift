@@ -67,10 +67,12 @@ enum RoomRouter {
     static func invitation(_ invitation: Invitation, message: Message, context: RoutingContext, now: Int64) -> StanzaRouter.Outcome {
         var outcome = StanzaRouter.Outcome()
         let fromContact = invitation.kind == .direct && message.from.map { context.contacts.contains($0.bare) } == true
-        outcome.events.append(.invitation(InvitationRecord(
+        var record = InvitationRecord(
             account: context.account.description, room: invitation.room.description, inviter: invitation.inviter?.description,
             kind: invitation.kind == .direct ? .direct : .mediated, reason: invitation.reason, password: invitation.password,
-            fromContact: fromContact, timestamp: now)))
+            fromContact: fromContact, timestamp: now)
+        record.messageId = message.id
+        outcome.events.append(.invitation(record))
         outcome.notes.append(.room(.invitation(invitation, fromContact: fromContact)))
         return outcome
     }

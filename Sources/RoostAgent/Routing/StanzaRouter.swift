@@ -77,6 +77,11 @@ enum StanzaRouter {
                 outcome.rejected = "group chat message inside a carbon"
                 return outcome
             }
+            if carbon.direction == .received,
+               let invitation = MUC.mediatedInvitation(in: carbon.inner) ?? DirectInvitation.invitation(in: carbon.inner) {
+                // An invitation with a fallback body is copied like a chat message (it is one to the server).
+                return RoomRouter.invitation(invitation, message: carbon.inner, context: context, now: now)
+            }
             let direction: MessageDirection = carbon.direction == .sent ? .outgoing : .incoming
             outcome.events = records(for: carbon.inner, direction: direction, source: .carbon, context: context, now: now,
                                      stanzaIDSource: message)

@@ -355,7 +355,6 @@ actor AccountSession {
         context.rooms = rooms.routes.current
         let outcome = StanzaRouter.route(stanza.element, context: context, now: Self.nowMilliseconds())
         let roomNotes = outcome.notes.compactMap { if case .room(let note) = $0 { note } else { nil } }
-        if !roomNotes.isEmpty { await rooms.noted(roomNotes) }
         let ratchet = omemo?.takeToken() ?? 0
         if let why = outcome.rejected {
             rejectedStanzas += 1
@@ -411,6 +410,9 @@ actor AccountSession {
                 break
             }
         }
+        // After the stanza's own events are queued, so that what the room manager archives in answer (a join, an
+        // accepted invitation) comes after them; before the next stanza, whose routing may depend on it.
+        if !roomNotes.isEmpty { await rooms.noted(roomNotes) }
     }
 
     private func route(_ page: ArchivePage) async {

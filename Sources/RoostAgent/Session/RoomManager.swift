@@ -37,6 +37,7 @@ actor RoomManager {
     private var rooms: [JID: Room] = [:]
     private var online = false
     private var bookmarksLoaded = false
+    private var bookmarksReported = false
     private var pingTask: Task<Void, Never>?
     private var catchUpQueue: [JID] = []
     private var catchUpTask: Task<Void, Never>?
@@ -244,7 +245,10 @@ actor RoomManager {
             await setBookmark(bookmark, for: bookmark.room)
         }
         let autojoin = found.values.filter(\.autojoin).count
-        log.info("\(jid): \(found.count) bookmarked \(found.count == 1 ? "room" : "rooms") (\(autojoin) to join)")
+        if !bookmarksReported {
+            bookmarksReported = true
+            log.info("\(jid): \(found.count) bookmarked \(found.count == 1 ? "room" : "rooms") (\(autojoin) to join)")
+        }
     }
 
     private func setBookmark(_ bookmark: Bookmark?, for room: JID) async {
@@ -330,6 +334,7 @@ actor RoomManager {
     private func join(_ room: JID) async {
         guard online, var state = rooms[room], state.phase == .out, isWanted(state) else { return }
         state.retry?.cancel()
+        state.retry = nil
         let nick = nick(for: state)
         state.phase = .joining(nick: nick)
         state.leaving = false
@@ -501,9 +506,14 @@ actor RoomManager {
         state.retry = Task { [weak self] in
             try? await Task.sleep(for: delay)
             guard !Task.isCancelled else { return }
-            await self?.join(room)
+            await self?.retryJoin(room)
         }
         rooms[room] = state
+    }
+
+    private func retryJoin(_ room: JID) async {
+        rooms[room]?.retry = nil
+        await join(room)
     }
 
     private func finishWaiters(_ room: JID, _ result: JoinResult) {
@@ -571,6 +581,7 @@ actor RoomManager {
         var bookmark = state?.bookmark ?? Bookmark(room: room, name: state?.name, nick: state?.nick ?? account.defaultNick)
         bookmark.autojoin = autojoin
         do {
+            // Never without `max_items`: on a server whose bookmark node keeps one item that would drop the rest.
             _ = try await client.request(Bookmarks.publishRequest(bookmark))
         } catch {
             log.debug("\(jid): publishing the PEP bookmark of \(room) failed (\(error)); writing private storage (XEP-0048)")
@@ -596,7 +607,15 @@ actor RoomManager {
 
     // MARK: - Self-ping and the rooms' archives
 
+    /// Every `room_ping_seconds`: the bookmarks again (an older client writing XEP-0048 private storage is not
+    /// announced by every server), then each joined room.
     private func pingAll() async {
+        await loadBookmarks()
+        for (room, state) in rooms where online {
+            // A room waiting for its retry (refused, kicked) keeps waiting.
+            if isWanted(state), state.phase == .out, state.retry == nil { startJoin(room) }
+            if !isWanted(state), state.phase != .out { leave(room) }
+        }
         for (room, state) in rooms {
             if case .joined = state.phase { await ping(room) }
         }
@@ -619,6 +638,7 @@ actor RoomManager {
         guard rooms[room]?.phase == .joined(nick: nick) else { return }
         switch outcome {
         case .joined:
+            log.debug("\(jid): self-ping: still in \(room)")
             if rooms[room]?.mam == true { enqueueCatchUp(room) }
         case .notJoined:
             log.warning("\(jid): self-ping: \(room) no longer counts Roost as an occupant; joining again")

@@ -114,20 +114,25 @@ extension Ingestor {
     func insert(_ record: InvitationRecord) throws(SQLiteError) -> InsertOutcome {
         let account = try accountID(record.account, now: record.timestamp)
         let inviterBare = record.inviter.map(JIDText.bare)
+        if let messageId = record.messageId, try database.cached("""
+            SELECT 1 FROM room_invitations WHERE account_id = ? AND room = ? AND message_id = ? AND coalesce(inviter_bare, '') = coalesce(?, '')
+            """).scalarInt([.integer(account), .text(record.room), .text(messageId), SQLValue(inviterBare)]) != nil {
+            return .duplicate(existingId: nil)
+        }
         try database.cached("""
             UPDATE room_invitations SET reason = ?4, password = coalesce(?5, password), updated_at = ?6, kind = ?7,
-                from_contact = max(from_contact, ?8)
+                from_contact = max(from_contact, ?8), message_id = coalesce(?9, message_id)
             WHERE account_id = ?1 AND room = ?2 AND coalesce(inviter_bare, '') = coalesce(?3, '') AND status = 'pending'
             """).run([.integer(account), .text(record.room), SQLValue(inviterBare), SQLValue(record.reason), SQLValue(record.password),
-                      .integer(record.timestamp), .text(record.kind.rawValue), SQLValue(record.fromContact)])
+                      .integer(record.timestamp), .text(record.kind.rawValue), SQLValue(record.fromContact), SQLValue(record.messageId)])
         if database.changes > 0 { return .duplicate(existingId: nil) }
         try database.cached("""
             INSERT INTO room_invitations (account_id, room, inviter, inviter_bare, kind, reason, password, from_contact, status,
-                created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
+                message_id, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)
             """).run([.integer(account), .text(record.room), SQLValue(record.inviter), SQLValue(inviterBare), .text(record.kind.rawValue),
-                      SQLValue(record.reason), SQLValue(record.password), SQLValue(record.fromContact), .integer(record.timestamp),
-                      .integer(record.timestamp)])
+                      SQLValue(record.reason), SQLValue(record.password), SQLValue(record.fromContact), SQLValue(record.messageId),
+                      .integer(record.timestamp), .integer(record.timestamp)])
         return .stored
     }
 

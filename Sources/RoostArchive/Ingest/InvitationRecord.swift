@@ -14,6 +14,8 @@ public struct InvitationRecord: Sendable, Equatable {
     /// The inviter is in the roster.
     public var fromContact: Bool
     public var timestamp: Int64
+    /// The `id` of the message that carried it (the same message seen again is the same invitation).
+    public var messageId: String? = nil
 
     public init(account: String, room: String, inviter: String?, kind: Kind, reason: String? = nil, password: String? = nil,
                 fromContact: Bool, timestamp: Int64) {

@@ -29,6 +29,8 @@
 /// `room_invitations`: direct (XEP-0249) and mediated (XEP-0045) invitations, `pending` until joined or
 /// declined. `from_contact` records whether the inviter was in the roster: only such invitations may ever be
 /// accepted automatically. `password` is the one the invitation itself carried (it arrived in a message).
+/// `message_id` is the stanza id of the invitation's message: the same message seen again (live, as a carbon,
+/// from the server archive) is the same invitation, even after it was answered.
 enum SchemaV6 {
     static let sql = """
     CREATE TABLE rooms (
@@ -85,6 +87,7 @@ enum SchemaV6 {
         password TEXT,
         from_contact INTEGER NOT NULL DEFAULT 0,
         status TEXT NOT NULL CHECK (status IN ('pending', 'accepted', 'declined')),
+        message_id TEXT,
         created_at INTEGER NOT NULL,
         updated_at INTEGER NOT NULL
     );

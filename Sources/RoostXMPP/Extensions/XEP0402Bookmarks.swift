@@ -56,7 +56,7 @@ public enum Bookmarks {
         return changes
     }
 
-    /// Publishes (adds or replaces) one bookmark, private to the account (XEP-0402 §3.1 publish options).
+    /// Publishes (adds or replaces) one bookmark, private to the account (XEP-0402 §3.2 publish options).
     public static func publishRequest(_ bookmark: Bookmark) -> IQ {
         var conference = Element("conference", namespace: node, attributes: [("autojoin", bookmark.autojoin ? "true" : "false")])
         if let name = bookmark.name { conference[attribute: "name"] = name }

@@ -431,7 +431,7 @@ struct RoomsEndToEndTests {
             let (name, service) = (room.split(separator: "@")[0], room.split(separator: "@")[1])
             let eval = "{ok, P} = rpc:call(list_to_atom(\"\(node)\"), mod_muc, find_online_room, [<<\"\(name)\">>, <<\"\(service)\">>]), "
                 + "exit(P, kill), io:format(\"dropped~n\"), halt()."
-            arguments = ["-c", "HOME='\(home)' ERL_LIBS='\(libs)' exec erl -sname roostmuc-$$@localhost -hidden -noinput -noshell "
+            arguments = ["-c", "HOME='\(home)' ERL_LIBS='\(libs)' ERL_CRASH_DUMP=/dev/null exec erl -sname roostmuc-$$@localhost -hidden -noinput -noshell "
                 + "-erl_epmd_port \(port) -start_epmd false -dist_listen false -eval '\(eval)'"]
         }
         let shell = Process()

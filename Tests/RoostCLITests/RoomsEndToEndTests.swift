@@ -377,6 +377,21 @@ struct RoomsEndToEndTests {
         }
         try await Task.sleep(for: .seconds(2))
         #expect(s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body IS NOT NULL") == 2)
+
+        // The transcript with its timeline, an export in colours, the room in the stats.
+        let log = try s.roost(["log", "--presence", "--json", room]).jsonLines
+        #expect(log.contains { $0["event"] as? String == "room_presence" && $0["room_event"] as? String == "kick" && $0["nick"] as? String == "Alice" })
+        #expect(log.contains { $0["event"] as? String == "message" && $0["body"] as? String == "said while Roost was kicked" })
+        let text = try s.roost(["log", "--presence", room]).stdout
+        #expect(text.contains("* Alice was kicked"), "\(text)")
+        let html = s.dir.path + "/html"
+        let export = try s.roost(["export", "--format", "html", "-o", html, "in:\(room)"])
+        #expect(export.status == 0, "\(export.stderr)")
+        let page = try FileManager.default.contentsOfDirectory(atPath: html).first { $0.hasPrefix(room) }
+            .map { try String(contentsOfFile: html + "/" + $0, encoding: .utf8) } ?? ""
+        #expect(page.contains("class=\"name occupant\" style=\"--hue:") && page.contains("said while Roost was kicked"))
+        let stats = try s.roost(["stats", "--json"]).jsonLines
+        #expect(stats.contains { $0["kind"] as? String == "room" && $0["conversation"] as? String == room && $0["senders"] as? Int == 1 })
     }
 
     /// A room that forgets Roost without a word (a room service restarted, a lost presence) leaves a "ghost"

@@ -58,6 +58,8 @@ actor RoomManager {
         var invitationPassword: String?
         /// The nick in use or last used (with its conflict suffix).
         var nick: String?
+        /// `roost rooms join --nick`: wins over the bookmark's and the account's.
+        var requestedNick: String?
         var phase: Phase = .out
         var conflicts = 0
         var mam: Bool?
@@ -108,6 +110,8 @@ actor RoomManager {
                     state.bookmark = Bookmark(room: room, name: row.name, autojoin: row.autojoin, nick: row.bookmarkNick)
                 }
                 state.joinedByUser = row.joinedByUser
+                // What `roost rooms join --nick` chose is the nick Roost used there.
+                if row.joinedByUser, !row.bookmarked { state.requestedNick = row.nick }
                 state.passwordCommand = row.passwordCommand
                 state.nick = row.nick
                 state.mam = row.mam
@@ -213,9 +217,13 @@ actor RoomManager {
     /// The nick to ask for: the remembered one while it still grows from the wanted one (a suffix after a
     /// conflict), else the config's, the bookmark's or the account's.
     private func nick(for room: Room) -> String {
-        let wanted = room.configured?.nick ?? room.bookmark?.nick ?? account.defaultNick
+        let wanted = wantedNick(room)
         if let remembered = room.nick, remembered.hasPrefix(wanted) { return remembered }
         return wanted
+    }
+
+    private func wantedNick(_ room: Room) -> String {
+        room.configured?.nick ?? room.requestedNick ?? room.bookmark?.nick ?? account.defaultNick
     }
 
     private func loadBookmarks() async {
@@ -305,7 +313,7 @@ actor RoomManager {
         var state = rooms[room] ?? Room(jid: room)
         state.joinedByUser = true
         if let passwordCommand { state.passwordCommand = passwordCommand }
-        if let nick { state.nick = nick; state.configured?.nick = nick }
+        if let nick { state.nick = nick; state.requestedNick = nick }
         rooms[room] = state
         await submit(room, .joinedByUser(passwordCommand: state.passwordCommand))
         await pipeline.submit([.invitationAnswered(account: jid.description, room: room.description, status: .accepted,
@@ -371,7 +379,7 @@ actor RoomManager {
             history = newestStoredMessage(in: room).map { .since(Date(timeIntervalSince1970: Double($0) / 1000)) }
         }
         await submit(room, .joining(nick: nick, passwordSource: source))
-        let wanted = rooms[room]?.configured?.nick ?? rooms[room]?.bookmark?.nick ?? account.defaultNick
+        let wanted = rooms[room].map(wantedNick) ?? account.defaultNick
         routes.set(room, RoomRoute(room: room, nick: nick, mentionNames: Array(Set([nick, wanted])), occupantID: nil,
                                    trustsStanzaIDs: mam, joined: false, subject: rooms[room]?.subject))
         do {
@@ -469,7 +477,7 @@ actor RoomManager {
         routes.set(room, nil)
         if error.condition == "conflict", state.conflicts < Self.nickAttempts {
             state.conflicts += 1
-            let base = state.configured?.nick ?? state.bookmark?.nick ?? account.defaultNick
+            let base = wantedNick(state)
             state.nick = state.conflicts == 1 ? "\(base)_" : "\(base)_\(state.conflicts)"
             rooms[room] = state
             log.info("\(jid): the nick \(nick) is taken in \(room); trying \(state.nick!)")

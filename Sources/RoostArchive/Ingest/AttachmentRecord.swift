@@ -1,5 +1,5 @@
 /// A file shared with a message (XEP-0066 OOB URL, an HTTP upload link, XEP-0447 stateless file sharing, …):
-/// what the sender advertised and what Roost did about it. Schema in `SchemaV6`.
+/// what the sender advertised and what Roost did about it. Schema in `SchemaV5`.
 public struct AttachmentRecord: Sendable, Equatable {
     public var url: String
     /// The file on disk when Roost has it. Read from the archive it is the file store's copy (derived from

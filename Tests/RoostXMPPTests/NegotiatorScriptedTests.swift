@@ -249,7 +249,7 @@ struct StreamManagementCounterTests {
         var sm = StreamManagementSession(resumption: StreamResumptionState(id: "s", inboundHandled: 0))
         for i in 1...5 { sm.outbound.append(Element("message", attributes: [("id", "m\(i)")])) }
         _ = try sm.acknowledged(2)
-        let resend = sm.resumed(serverHandled: 3)
+        let resend = sm.resumed(serverHandled: 3, claimed: 0)
         #expect(resend.map { $0.element[attribute: "id"] } == ["m4", "m5"])
         for entry in resend { sm.outbound.append(entry.element, tracking: entry.tracking) }
         #expect(sm.outbound.sent == 5)
@@ -257,10 +257,24 @@ struct StreamManagementCounterTests {
         #expect(sm.outbound.count == 0)
     }
 
+    /// The inbound count continues from exactly what was claimed in `<resume h=…/>`, even when more had
+    /// been received (and handled by the engine) than committed: the server resends from the claim on.
+    @Test func resumptionContinuesInboundFromTheClaim() {
+        var sm = StreamManagementSession(resumption: StreamResumptionState(id: "s", inboundHandled: 0))
+        let first = sm.receive(), second = sm.receive()
+        _ = sm.commit(through: first.sequence)
+        sm.inbound.markHandled(second.sequence)    // an IQ answer the engine handled: h 2, committed 1
+        let claim = sm.persistable?.inboundHandled ?? 99
+        #expect(claim == 1)
+        _ = sm.resumed(serverHandled: 0, claimed: claim)
+        let resent = sm.receive()   // the server resends stanza 2
+        #expect(resent.handledCount == 2, "the resent stanza is the second one, not a third")
+    }
+
     /// A restarted process knows nothing of what it sent before: the queue continues at the server's `h`.
     @Test func resumptionAfterARestartContinuesAtTheServersCount() throws {
         var sm = StreamManagementSession(restoring: StreamResumptionState(id: "s", inboundHandled: 40))
-        #expect(sm.resumed(serverHandled: 17).isEmpty)
+        #expect(sm.resumed(serverHandled: 17, claimed: 40).isEmpty)
         sm.outbound.append(Element("message"))
         _ = try sm.acknowledged(18)
         #expect(sm.outbound.count == 0)

@@ -102,9 +102,11 @@ public final class XMPPClient: Sendable {
     private func runConnection(purpose: StreamNegotiator.Purpose, done: CheckedContinuation<Result<SessionInfo, ClientError>, Never>) {
         let connection: StreamConnection
         let negotiated: NegotiationResult
+        var claimedHandled: UInt32 = 0
         do throws(ClientError) {
             connection = try openConnection()
             let (resumption, password) = state.withLock { ($0.sm?.persistable, $0.password) }
+            claimedHandled = resumption?.inboundHandled ?? 0
             var negotiator = StreamNegotiator(jid: configuration.jid, password: password, resource: configuration.resource,
                                               purpose: purpose, streamManagement: configuration.streamManagement,
                                               resumption: resumption, stepTimeout: configuration.requestTimeout,
@@ -120,7 +122,7 @@ public final class XMPPClient: Sendable {
             done.resume(returning: .failure(error))
             return
         }
-        let (generation, resend, unconfirmed) = adopt(connection: connection, negotiated: negotiated)
+        let (generation, resend, unconfirmed) = adopt(connection: connection, negotiated: negotiated, claimed: claimedHandled)
         let resumed = if case .resumed = negotiated.streamManagement { true } else { false }
         let info = SessionInfo(boundJID: negotiated.boundJID, mechanism: negotiated.authentication.mechanism,
                                channelBinding: negotiated.authentication.channelBinding,
@@ -181,7 +183,7 @@ public final class XMPPClient: Sendable {
     /// Makes the negotiated connection current and settles stream management: a fresh session starts its
     /// counters; a resumed one drops what the server has and returns the rest to be sent again. Tracked
     /// stanzas of a session that could not be resumed are returned as unconfirmed.
-    private func adopt(connection: StreamConnection, negotiated: NegotiationResult) -> (Int, [OutboundQueue.Entry], [String]) {
+    private func adopt(connection: StreamConnection, negotiated: NegotiationResult, claimed: UInt32) -> (Int, [OutboundQueue.Entry], [String]) {
         state.withLock { s in
             s.generation += 1
             s.connection = connection
@@ -197,7 +199,7 @@ public final class XMPPClient: Sendable {
                 let resumption = resumable ? id.map { StreamResumptionState(id: $0, inboundHandled: 0, location: location, maxSeconds: maxSeconds) } : nil
                 s.sm = StreamManagementSession(resumption: resumption)
             case .resumed(_, let serverHandled):
-                resend = s.sm?.resumed(serverHandled: serverHandled) ?? []
+                resend = s.sm?.resumed(serverHandled: serverHandled, claimed: claimed) ?? []
             case .unavailable, .enableFailed:
                 lost = s.sm?.outbound.drain() ?? []
                 s.sm = nil

@@ -93,10 +93,11 @@ struct StreamManagementSession: Sendable {
     }
 
     /// `<resumed h=…/>`: drops what the server has, and returns what must be sent again, in order. The
-    /// inbound counter continues from the `h` Roost resumed with.
-    mutating func resumed(serverHandled: UInt32) -> [OutboundQueue.Entry] {
-        inbound = HandledCounter(base: inbound.h)
-        lastAckSent = inbound.h
+    /// inbound counter continues from exactly the `h` Roost claimed in `<resume/>`: the server resends what
+    /// came after it (even what this process had received but not committed).
+    mutating func resumed(serverHandled: UInt32, claimed: UInt32) -> [OutboundQueue.Entry] {
+        inbound = HandledCounter(base: claimed)
+        lastAckSent = claimed
         return outbound.resume(serverHandled: serverHandled)
     }
 

@@ -56,14 +56,11 @@ extension ZeroLossRig {
         return self
     }
 
-    /// Waits until the agent completed a read of the server archive that started after now: a late
-    /// duplicate (resend, archive copy) would have arrived by then.
+    /// Waits until the agent completed a read of the server archive that started after now (two reads end
+    /// after now: the second began after the first ended): a late duplicate (resend, archive copy) would have
+    /// arrived by then.
     func settleAfterAnArchiveRead() async throws {
-        let startedAfter = Date()
-        try await waitForStatus("a server-archive read after the flood", timeout: .seconds(120)) { status in
-            guard let text = status["last_catch_up"] as? String, let date = ISO8601DateFormatter.withMilliseconds.date(from: text) else { return false }
-            return date > startedAfter
-        }
+        try await RoostBinary.waitForServerArchiveRead(config: config, after: Date(), timeout: .seconds(120))
     }
 
     static func expectFloodExactlyOnce(_ archive: String, prefix: String, messages: Int, chatStates: Int, log: String, padding: String = "") throws {
@@ -150,13 +147,14 @@ struct PeerFlood {
     let process: RunningRoost
 
     init(_ rig: ZeroLossRig, to: JID, count: Int, prefix: String, chatstateEvery: Int = 0,
-         bodyPadding: String = "", timeoutSeconds: Int = 300) throws {
+         bodyPadding: String = "", perSecond: Int = 0, timeoutSeconds: Int = 300) throws {
         var arguments = [TestServer.packageRoot + "/contrib/scripts/xmpp-peer.py", "--jid", "\(rig.bob)/flood-\(prefix)",
                          "--password", rig.bobPassword, "--host", rig.server.host, "--port", String(rig.server.port),
                          "--ca", rig.server.caFile, "--timeout", String(timeoutSeconds),
                          "flood", to.description, String(count), "--id-prefix", prefix]
         if chatstateEvery > 0 { arguments += ["--chatstate-every", String(chatstateEvery)] }
         if !bodyPadding.isEmpty { arguments += ["--body-suffix", bodyPadding] }
+        if perSecond > 0 { arguments += ["--rate", String(perSecond)] }
         process = try RoostBinary.startProgram("/usr/bin/python3", arguments)
     }
 
@@ -189,18 +187,29 @@ struct XMPPPeerProcess {
 struct LockHolder {
     let process: RunningRoost
 
+    /// Holds the archive's write lock (`BEGIN IMMEDIATE`) for `seconds`, or until `release()`.
     init(archive: String, seconds: Double) throws {
         let script = """
-            import sqlite3, sys, time
+            import signal, sqlite3, sys, time
             c = sqlite3.connect(sys.argv[1], timeout=60, isolation_level=None)
             c.execute("BEGIN IMMEDIATE")
+            released = []
+            signal.signal(signal.SIGUSR1, lambda *_: released.append(1))
             print("locked", file=sys.stderr, flush=True)
-            time.sleep(float(sys.argv[2]))
+            deadline = time.monotonic() + float(sys.argv[2])
+            while not released and time.monotonic() < deadline:
+                time.sleep(0.05)
             c.execute("COMMIT")
             print("released", file=sys.stderr, flush=True)
             """
         process = try RoostBinary.startProgram("/usr/bin/python3", ["-c", script, archive, String(seconds)])
         try process.waitForLog("locked", timeout: 30)
+    }
+
+    /// Commits the lock holder's empty transaction now; returns once the lock is gone.
+    func release() async throws {
+        kill(process.pid, SIGUSR1)
+        try await waitUntil("the lock holder to release the archive", timeout: .seconds(60)) { process.stderrSoFar.contains("released") }
     }
 }
 

@@ -371,7 +371,12 @@ async def cmd_flood(peer, args):
             state["id"] = "%s-cs-%d" % (prefix, states)
             state["chat_state"] = "composing" if states % 2 else "paused"
             state.send()
-        if i % 50 == 0:
+        if args.rate:
+            # Paced: message i leaves no earlier than i/rate seconds after the start.
+            ahead = started + i / args.rate - time.monotonic()
+            if ahead > 0:
+                await asyncio.sleep(ahead)
+        elif i % 50 == 0:
             await asyncio.sleep(0)  # let the event loop write what is queued and read what arrives
         if i % 1000 == 0 and await sm_drain(peer, args.timeout) is False:
             # Keep the send queue short: our <a/> answers to the server's <r/> queue behind it, and ejabberd
@@ -744,6 +749,7 @@ def parse_args(argv):
                    help="an element to add to each message, e.g. XEP-0447 file sharing (repeatable)")
     s = command("flood"); s.add_argument("to"); s.add_argument("count", type=int); with_message_opts(s)
     s.add_argument("--body-suffix", default="", help="appended to each body (to make messages larger)")
+    s.add_argument("--rate", type=float, default=0, metavar="N", help="at most N messages a second (default: as fast as the server takes them)")
     s.add_argument("--chatstate-every", type=int, default=0, metavar="K",
                    help="after every K messages also send a standalone chat state (ids <prefix>-cs-1, ...)")
     s = command("chatstate"); s.add_argument("to"); s.add_argument("state", choices=CHAT_STATES)

@@ -138,7 +138,17 @@ public final class XMPPClient: Sendable {
         events.put(.connected(info))
         for entry in resend { try? enqueue(entry.element, tracking: entry.tracking, checkingSize: false) }
         if !resend.isEmpty { log(.info, "\(configuration.jid): resent \(resend.count) stanzas the server had not acknowledged") }
-        for element in negotiated.earlyStanzas { dispatch(element, generation: generation) }
+        for early in negotiated.earlyStanzas {
+            switch early {
+            case .uncounted(let element): dispatch(element, generation: generation, counted: false)
+            case .counted(let element): dispatch(element, generation: generation)
+            case .answered: state.withLock { s in
+                guard var sm = s.sm else { return }
+                sm.inbound.markHandled(sm.receive().sequence)
+                s.sm = sm
+            }
+            }
+        }
         if !resumed, configuration.sendsInitialPresence {
             try? send(currentPresence())
         }
@@ -302,13 +312,15 @@ public final class XMPPClient: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    private func dispatch(_ element: Element, generation: Int) {
+    /// `counted`: false for stanzas that arrived before stream management was enabled (the server does not
+    /// count them, so they get no sequence number and need no acknowledgement).
+    private func dispatch(_ element: Element, generation: Int, counted: Bool = true) {
         if element.namespace == Namespace.streamManagement {
             handleStreamManagement(element, generation: generation)
             return
         }
         let acknowledgement = state.withLock { s -> Acknowledgement in
-            guard var sm = s.sm else { return Acknowledgement(sequence: 0, generation: generation, streamID: nil, handledCount: nil) }
+            guard counted, var sm = s.sm else { return Acknowledgement(sequence: 0, generation: generation, streamID: nil, handledCount: nil) }
             let (sequence, h) = sm.receive()
             let id = sm.resumption?.id
             s.sm = sm

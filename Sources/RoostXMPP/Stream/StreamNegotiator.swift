@@ -7,8 +7,8 @@ struct NegotiationResult: Sendable {
     var streamManagement: StreamManagementOutcome
     /// Features of the authenticated stream (roster versioning, SM, …).
     var features: Element
-    /// Stanzas that arrived while negotiating (after bind); delivered before anything else.
-    var earlyStanzas: [Element]
+    /// Stanzas that arrived while negotiating (after bind), in order; delivered before anything else.
+    var earlyStanzas: [EarlyStanza]
     /// What the account's server supports (disco#info of the bare JID), asked as the last step so that
     /// the layer above knows it before the first stanza; nil when not asked or the server did not answer.
     var accountFeatures: Set<String>? = nil
@@ -22,6 +22,16 @@ struct NegotiationResult: Sendable {
         features.child("limits", namespace: Namespace.streamLimits)?.child("max-bytes", namespace: Namespace.streamLimits)
             .flatMap { Int($0.text.trimmingCharacters(in: .whitespaces)) }
     }
+}
+
+/// A stanza that arrived during negotiation, and whether the server counts it for stream management.
+enum EarlyStanza: Sendable {
+    /// Arrived before stream management was on (the server does not count it).
+    case uncounted(Element)
+    /// Arrived with stream management on.
+    case counted(Element)
+    /// The answer to a request the negotiator made itself and consumed (counted, and handled).
+    case answered
 }
 
 enum StreamManagementOutcome: Sendable, Equatable {
@@ -82,26 +92,32 @@ struct StreamNegotiator {
         channel.restartStream()
         features = try openStream(on: channel)
 
-        var early: [Element] = []
         var result: NegotiationResult
         if streamManagement, let resumption, features.child("sm", namespace: Namespace.streamManagement) != nil,
            let resumed = try resume(on: channel, state: resumption) {
             result = NegotiationResult(boundJID: resumed.jid, authentication: authentication, streamManagement: resumed.outcome,
                                        features: features, earlyStanzas: [])
         } else {
-            let bound = try bind(on: channel, features: features, early: &early)
+            // What arrives before <enabled/> is not counted by the server; it must not be by us either.
+            var uncounted: [Element] = []
+            let bound = try bind(on: channel, features: features, early: &uncounted)
             var sm = StreamManagementOutcome.unavailable
             if streamManagement, features.child("sm", namespace: Namespace.streamManagement) != nil {
-                sm = try enableStreamManagement(on: channel, early: &early)
+                sm = try enableStreamManagement(on: channel, early: &uncounted)
             }
-            result = NegotiationResult(boundJID: bound, authentication: authentication, streamManagement: sm, features: features, earlyStanzas: [])
+            result = NegotiationResult(boundJID: bound, authentication: authentication, streamManagement: sm, features: features,
+                                       earlyStanzas: uncounted.map { .uncounted($0) })
         }
         if discoverAccount {
             let request = Disco.infoRequest(to: jid.bare)
-            if result.streamManagement.isActive { result.countedStanzas.append(request.element) }
+            let counted = result.streamManagement.isActive
+            if counted { result.countedStanzas.append(request.element) }
+            var early: [Element] = []
             result.accountFeatures = try discoverFeatures(request, on: channel, early: &early)
+            // The answer came after these; the server counts all of them once stream management is on.
+            result.earlyStanzas += early.map { counted ? .counted($0) : .uncounted($0) }
+            if counted { result.earlyStanzas.append(.answered) }
         }
-        result.earlyStanzas = early
         return result
     }
 

@@ -122,14 +122,17 @@ struct OMEMOEndToEndTests {
         #expect(try await waitForCount(setup, carbons, 2) == 2, "roost log:\n\(roost.stderrSoFar.suffix(4000))")
 
         // roost send into the encrypted conversation: bob's client decrypts exactly the text.
-        let listener = try startPeer(setup, as: "bob", ["listen", "12"])
-        try await Task.sleep(for: .seconds(4))
+        let listener = try startPeer(setup, as: "bob", ["listen", "30"])
+        try await waitUntil("bob's listener online", timeout: .seconds(60), detail: { listener.stderrSoFar.suffix(2000).description }) {
+            listener.stderrSoFar.contains("\"online\"")
+        }
         let text = "from roost 你好 <&> \(UUID().uuidString.prefix(6))"
         let sent = try RoostBinary.run(["send", "--config", setup.config, "--json", setup.bob.description, text])
         #expect(sent.status == 0, "\(sent.stderr)")
         #expect(sent.stdout.contains("\"encryption\":\"omemo\""))
-        let deadline = Date().addingTimeInterval(20)
-        while listener.isRunning && Date() < deadline { usleep(100_000) }
+        try? await waitUntil("bob to decrypt Roost's message", timeout: .seconds(30)) {
+            Self.jsonLines(listener.stderrSoFar).contains { $0["event"] as? String == "message" && $0["body"] as? String == text }
+        }
         let heard = Self.jsonLines(listener.stop(signal: SIGKILL).stderr)
         #expect(heard.contains { $0["event"] as? String == "message" && $0["body"] as? String == text }, "bob heard: \(heard)")
         #expect(try sql(setup, "SELECT encryption FROM messages WHERE direction = 'out' AND body = '\(text.replacingOccurrences(of: "'", with: "''"))'") == "omemo")
@@ -168,6 +171,84 @@ struct OMEMOEndToEndTests {
                 "roost log:\n\(roost.stderrSoFar.suffix(4000))")
         try await Task.sleep(for: .seconds(2))
         #expect(try sql(setup, "SELECT count(*) FROM messages WHERE body LIKE 'offline-% secret'") == "5")
+    }
+
+    /// An encrypted group chat: bob's client (slixmpp-omemo) makes the room non-anonymous and encrypts for alice's
+    /// devices, as Conversations and Dino do for a room's members; Roost learns bob's real JID from his presence
+    /// and decrypts with his sessions. Then `roost omemo fingerprints|distrust|trust|retry` on bob's device, and what
+    /// each does to the next message's trust.
+    @Test func encryptedGroupChatAndTrustCommands() async throws {
+        let setup = try await setUp()
+        try peer(setup, as: "alice", ["setup"])
+        let roost = try startRoost(setup)
+        defer { roost.stop(signal: SIGKILL) }
+        let room = "omemo-\(UUID().uuidString.prefix(8).lowercased())@conference.\(server.domain)"
+        let bob = try startPeer(setup, as: "bob", ["room", room, "bob", "in the room 1", "in the room 2 你好",
+                                                    "--for", setup.alice.description, "--prefix", "room", "--timeout", "90", "--stay", "60"])
+        defer { bob.stop(signal: SIGKILL) }
+        try await waitUntil("bob's room", timeout: .seconds(60), detail: { bob.stderrSoFar.suffix(2000).description }) {
+            bob.stderrSoFar.contains("\"joined\"")
+        }
+        let joined = try RoostBinary.run(["rooms", "join", "--config", setup.config, room])
+        #expect(joined.status == 0, "\(joined.stderr)")
+        let quotedRoom = room.replacingOccurrences(of: "'", with: "''")
+        let decrypted = """
+            SELECT count(*) FROM messages WHERE conversation = '\(quotedRoom)' AND type = 'groupchat' AND encryption = 'omemo'
+              AND e2e_failure IS NULL AND body LIKE 'in the room %' AND direction = 'in' AND lower(real_jid) = lower('\(setup.bob)')
+            """
+        let roomMessages = try await waitForCount(setup, decrypted, 2)
+        #expect(roomMessages == 2, """
+            \((try? sql(setup, "SELECT direction, body, e2e_failure, real_jid FROM messages WHERE conversation = '\(quotedRoom)'")) ?? "")
+            roost log:\n\(roost.stderrSoFar.suffix(4000))
+            """)
+        #expect(try sql(setup, "SELECT count(*) FROM messages WHERE body LIKE '%OMEMO encrypted%'") == "0")
+        let transcript = try RoostBinary.run(["log", "--config", setup.config, room]).stdout
+        #expect(transcript.contains("in the room 2 你好"), "\(transcript)")
+
+        // `roost send` into the encrypted room encrypts for its members' devices: bob's client decrypts it.
+        let text = "to the room, encrypted \(UUID().uuidString.prefix(6))"
+        let sent = try RoostBinary.run(["send", "--config", setup.config, "--json", room, text])
+        #expect(sent.status == 0 && sent.stdout.contains("\"encryption\":\"omemo\""), "\(sent.stdout)\(sent.stderr)")
+        try await waitUntil("bob to decrypt Roost's message", timeout: .seconds(30), detail: { bob.stderrSoFar.suffix(3000).description }) {
+            Self.jsonLines(bob.stderrSoFar).contains { $0["event"] as? String == "message" && $0["body"] as? String == text }
+        }
+        #expect(try sql(setup, "SELECT count(*) FROM messages WHERE body = '\(text)' AND direction = 'out' AND encryption = 'omemo'") == "1")
+        bob.stop(signal: SIGKILL)
+
+        // bob's device, learnt from his messages: blind trust until verified.
+        let listed = try RoostBinary.run(["omemo", "fingerprints", "--config", setup.config, "--json", setup.bob.description])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let bobs = listed.jsonLines.filter { ($0["jid"] as? String)?.lowercased() == setup.bob.description.lowercased() }
+        #expect(bobs.count == 1, "\(listed.stdout)")
+        let fingerprint = try #require(bobs.first?["fingerprint"] as? String, "\(listed.stdout)")
+        #expect(bobs.first?["trust"] as? String == "blind")
+        #expect(try sql(setup, "SELECT DISTINCT e2e_fingerprint FROM messages WHERE body LIKE 'in the room %'") == fingerprint)
+
+        // distrusted: the next message is still archived, marked distrusted; verified: marked verified.
+        for (verb, trust, text) in [("distrust", "distrusted", "after distrust"), ("trust", "verified", "after trust")] {
+            let changed = try RoostBinary.run(["omemo", verb, "--config", setup.config, setup.bob.description, fingerprint])
+            #expect(changed.status == 0, "\(changed.stderr)")
+            try peer(setup, as: "bob", ["send", setup.alice.description, text])
+            let marked = "SELECT count(*) FROM messages WHERE body = '\(text)' AND e2e_trust = '\(trust)'"
+            let found = try await waitForCount(setup, marked, 1)
+            #expect(found == 1, "\((try? sql(setup, "SELECT body, e2e_trust FROM messages WHERE body LIKE 'after %'")) ?? "")\n\(roost.stderrSoFar.suffix(3000))")
+        }
+        let after = try RoostBinary.run(["omemo", "fingerprints", "--config", setup.config, "--json", setup.bob.description]).jsonLines
+        #expect(after.first { $0["fingerprint"] as? String == fingerprint }?["trust"] as? String == "verified")
+
+        // A fingerprint nobody has, and one that is no fingerprint: clear errors, non-zero.
+        let unknown = try RoostBinary.run(["omemo", "trust", "--config", setup.config, setup.bob.description, String(repeating: "ab", count: 32)])
+        #expect(unknown.status != 0 && unknown.stderr.contains("no device of"), "\(unknown.stderr)")
+        let malformed = try RoostBinary.run(["omemo", "trust", "--config", setup.config, setup.bob.description, "12 34"])
+        #expect(malformed.status != 0 && malformed.stderr.contains("64 hex digits"), "\(malformed.stderr)")
+
+        // retry: a forged message stays undecryptable, counted as tried (the agent is down: roost logs in itself).
+        try peer(setup, as: "bob", ["send", setup.alice.description, "forged", "--corrupt", "payload"])
+        #expect(try await waitForCount(setup, "SELECT count(*) FROM messages WHERE e2e_failure IS NOT NULL", 1) == 1)
+        roost.stop(signal: SIGTERM)
+        let retried = try RoostBinary.run(["omemo", "retry", "--config", setup.config, "--json"])
+        #expect(retried.status == 0, "\(retried.stderr)")
+        #expect(retried.jsonLines.first?["tried"] as? Int == 1 && retried.jsonLines.first?["decrypted"] as? Int == 0, "\(retried.stdout)")
     }
 
     @Test func killNineDuringAnEncryptedFlood() async throws {

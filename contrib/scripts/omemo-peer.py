@@ -15,6 +15,10 @@ Commands:
   flood TO N                         N encrypted messages "<prefix>-1".."<prefix>-N"
   listen SECONDS                     print every decrypted message (and undecryptable ones) for SECONDS
   devices JID                        print JID's device lists in both namespaces
+  room ROOM NICK BODY... [--stay S] join ROOM (made non-anonymous, as OMEMO in rooms needs), wait until every
+                                     --for JID is an occupant, and send one encrypted group chat message per
+                                     BODY, encrypted for those JIDs' devices (as Conversations and Dino do for
+                                     a room's members)
 
   --corrupt payload|key              damage what is sent: flip a payload byte (bad MAC) or a key byte
 """
@@ -134,13 +138,15 @@ class Peer(slixmpp.ClientXMPP):
         self.register_plugin("xep_0060")
         self.register_plugin("xep_0163")
         self.register_plugin("xep_0380")
+        self.register_plugin("xep_0045")
         self.register_plugin("xep_0198", {"allow_resume": False})
         self.register_plugin("xep_0384", {"json_file_path": args.data}, module=sys.modules[__name__])
         self.add_event_handler("session_start", self.on_start)
         self.add_event_handler("failed_auth", lambda _: self.fail("authentication failed"))
         self.add_event_handler("connection_failed", lambda e: self.fail("connection failed: %s" % e))
         self.register_handler(CoroutineCallback("omemo-peer: messages", MatchXPath("{jabber:client}message"), self.on_message))
-        self.listening = False
+        # listen: from the start, so that what the server delivers right after login (offline storage) is heard too.
+        self.listening = args.command == "listen"
         self.refreshed = set()
 
     def fail(self, reason):
@@ -169,20 +175,26 @@ class Peer(slixmpp.ClientXMPP):
                     return
                 inner = slixmpp.Message(self, forwarded)
                 carbon = kind
+        sender = inner["from"].bare
+        if inner["type"] == "groupchat":
+            # A room message: the sender's sessions are those of the occupant's real JID (non-anonymous room).
+            room, nick = inner["from"].bare, inner["from"].resource
+            if self.args.command == "room" and nick == self.args.rest[1]:
+                return  # our own, reflected
+            sender = slixmpp.JID(self["xep_0045"].get_jid_property(room, nick, "jid") or "").bare
         if not xep.is_encrypted(inner):
             if inner["body"]:
                 emit("plain", sender=str(inner["from"]), body=inner["body"], carbon=carbon)
             return
         try:
-            body, namespace, device = await self.decrypt(inner)
+            body, namespace, device = await self.decrypt(inner, sender)
             if body is not None:
                 emit("message", sender=str(inner["from"]), body=body, namespace=namespace, device=device, carbon=carbon)
         except Exception as e:
             emit("undecryptable", sender=str(inner["from"]), error="%s: %s" % (type(e).__name__, e), carbon=carbon)
 
-    async def decrypt(self, stanza):
+    async def decrypt(self, stanza, sender):
         manager = await self["xep_0384"].get_session_manager()
-        sender = stanza["from"].bare
         two = stanza.xml.find("{%s}encrypted" % twomemo.twomemo.NAMESPACE)
         if two is not None:
             message = twomemo.etree.parse_message(two, sender)
@@ -197,25 +209,28 @@ class Peer(slixmpp.ClientXMPP):
         plaintext, device = (await manager.decrypt(message))[:2]
         return (plaintext.decode("utf-8") if plaintext is not None else None), "oldmemo", device.device_id
 
-    async def encrypted(self, to, body):
-        """One encrypted message stanza for `to` (and the account's other devices) in --namespace."""
+    async def encrypted(self, to, body, members=None):
+        """One encrypted message stanza for `to` (and the account's other devices) in --namespace; for a room,
+        `to` is the room and `members` the real JIDs it is encrypted for."""
         xep = self["xep_0384"]
         namespace = NAMESPACES[self.args.namespace]
         recipient = slixmpp.JID(to)
-        if recipient.bare not in self.refreshed:
-            # Read the device lists now, not from an earlier run's cache: Roost's device may be new.
-            await xep.refresh_device_lists({recipient, slixmpp.JID(self.boundjid.bare)}, force_download=True)
-            self.refreshed.add(recipient.bare)
+        readers = [slixmpp.JID(j) for j in members] if members else [recipient]
+        for reader in readers:
+            if reader.bare not in self.refreshed:
+                # Read the device lists now, not from an earlier run's cache: Roost's device may be new.
+                await xep.refresh_device_lists({reader, slixmpp.JID(self.boundjid.bare)}, force_download=True)
+                self.refreshed.add(reader.bare)
         manager = await xep.get_session_manager()
         if namespace == twomemo.twomemo.NAMESPACE:
             plaintext = envelope(body, self.boundjid.bare, recipient.bare)
         else:
             plaintext = body.encode("utf-8")
-        messages, errors = await manager.encrypt(frozenset({recipient.bare}), {namespace: plaintext},
+        messages, errors = await manager.encrypt(frozenset(r.bare for r in readers), {namespace: plaintext},
                                                  backend_priority_order=[namespace])
         if errors:
             sys.stderr.write("omemo-peer: encryption errors: %s\n" % (errors,))
-        stanza = self.make_message(mto=recipient, mtype="chat")
+        stanza = self.make_message(mto=recipient, mtype="groupchat" if members else "chat")
         stanza["body"] = "This message is OMEMO encrypted."
         stanza.enable("store")
         for message in messages:
@@ -233,14 +248,12 @@ class Peer(slixmpp.ClientXMPP):
         what = self.args.corrupt
         if not what:
             return
-        node = None
-        if what == "payload":
-            node = element.find("{%s}payload" % namespace)
-        else:
-            node = next(iter(element.iter("{%s}key" % namespace)), None)
-        data = bytearray(base64.b64decode(node.text))
-        data[len(data) // 2] ^= 0x5A
-        node.text = base64.b64encode(bytes(data)).decode()
+        # The payload, or every recipient device's key (the first alone may be another device's than Roost's).
+        nodes = [element.find("{%s}payload" % namespace)] if what == "payload" else list(element.iter("{%s}key" % namespace))
+        for node in nodes:
+            data = bytearray(base64.b64decode(node.text))
+            data[len(data) // 2] ^= 0x5A
+            node.text = base64.b64encode(bytes(data)).decode()
 
 
 async def drain(peer, timeout=60):
@@ -292,8 +305,40 @@ async def main(args):
                 emit("progress", sent=i)
                 await drain(peer)
         emit("sent", count=count)
+    elif args.command == "room":
+        room, nick, bodies = slixmpp.JID(args.rest[0]).bare, args.rest[1], args.rest[2:]
+        muc = peer["xep_0045"]
+        await muc.join_muc_wait(slixmpp.JID(room), nick, maxstanzas=0, timeout=args.timeout)
+        # Non-anonymous: every occupant sees every other's real JID (whose devices to encrypt for, and whose
+        # sessions decrypt). A partial form: the server keeps the other settings.
+        configure = peer.make_iq_set(ito=room)
+        configure.append(ET.fromstring(
+            "<query xmlns='http://jabber.org/protocol/muc#owner'><x xmlns='jabber:x:data' type='submit'>"
+            "<field var='FORM_TYPE'><value>http://jabber.org/protocol/muc#roomconfig</value></field>"
+            "<field var='muc#roomconfig_whois'><value>anyone</value></field></x></query>"))
+        await configure.send(timeout=args.timeout)
+        emit("joined", room=room, nick=nick)
+        deadline = time.monotonic() + args.timeout
+        wanted = {slixmpp.JID(j).bare for j in args.members}
+        while True:
+            present = {slixmpp.JID(muc.get_jid_property(room, n, "jid") or "").bare for n in muc.get_roster(room) or []}
+            if wanted <= present:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError("%s did not join %s within %ss (present: %s)" % (sorted(wanted - present), room, args.timeout, sorted(present)))
+            await asyncio.sleep(0.1)
+        emit("members", room=room, jids=sorted(wanted))
+        for i, body in enumerate(bodies, 1):
+            stanza = await peer.encrypted(room, body, members=sorted(wanted))
+            stanza["id"] = "%s-%d" % (args.prefix, i)
+            stanza.xml.find("{urn:xmpp:sid:0}origin-id").set("id", stanza["id"])
+            stanza.send()
+            emit("sent", to=room, id=stanza["id"], body=body)
+        await drain(peer)
+        peer.listening = args.stay > 0
+        await asyncio.sleep(args.stay)
+        muc.leave_muc(slixmpp.JID(room), nick)
     elif args.command == "listen":
-        peer.listening = True
         await asyncio.sleep(float(args.rest[0]))
     elif args.command == "devices":
         xep = peer["xep_0384"]
@@ -309,7 +354,7 @@ async def main(args):
 
 def parse():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["setup", "send", "flood", "listen", "devices"])
+    parser.add_argument("command", choices=["setup", "send", "flood", "listen", "devices", "room"])
     parser.add_argument("rest", nargs="*")
     parser.add_argument("--as", dest="user", help="alice, bob or carol: JID and password from the test server's env")
     parser.add_argument("--jid")
@@ -319,6 +364,10 @@ def parse():
     parser.add_argument("--namespace", choices=sorted(NAMESPACES), default="oldmemo")
     parser.add_argument("--corrupt", choices=["payload", "key"])
     parser.add_argument("--prefix", default="omemo")
+    parser.add_argument("--for", dest="members", action="append", default=[], metavar="JID",
+                        help="room: a member whose devices the messages are encrypted for (repeatable)")
+    parser.add_argument("--stay", type=float, default=0, metavar="SECONDS",
+                        help="room: stay SECONDS after sending, printing the (decrypted) messages of the room")
     parser.add_argument("--priority", type=int, default=0)
     parser.add_argument("--host", default=os.environ.get("ROOST_TEST_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("ROOST_TEST_PORT", "5222")))
@@ -333,7 +382,7 @@ def parse():
     if not args.jid or not args.password:
         parser.error("--jid and --password (or --as USER) are required")
     args.jid = "%s/%s" % (args.jid.split("/")[0], args.resource)
-    needs = {"send": 2, "flood": 2, "listen": 1, "devices": 1, "setup": 0}[args.command]
+    needs = {"send": 2, "flood": 2, "listen": 1, "devices": 1, "setup": 0, "room": 3}[args.command]
     if len(args.rest) < needs:
         parser.error("%s needs %d argument(s)" % (args.command, needs))
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.ERROR, stream=sys.stderr)

@@ -133,10 +133,18 @@ enum RoomSend {
         throw ActionFailure(.refused, "Roost is not in \(jid) now (see `roost rooms`); join it with `roost rooms join \(jid)`")
     }
 
-    static func send(body: String, to room: JID, as occupant: JID, in context: ActionContext) async throws(ActionFailure) -> SendMessageAction.Sent {
+    /// A group chat message; encrypted for the members' devices in an encrypted room (its newest message was, or
+    /// `omemo_send = always`), as `SendMessageAction` does for a contact.
+    static func send(body: String, to room: JID, as occupant: JID, plaintext: Bool, in context: ActionContext) async throws(ActionFailure) -> SendMessageAction.Sent {
         let id = StanzaID.make()
         var message = Message(to: room, type: .groupchat, body: body, id: id)
         message.add(StanzaIDs.originIDElement(id))
+        var encrypted: OMEMOService.Outgoing?
+        if let preferred = try SendMessageAction.encryptionNeeded(for: room, plaintext: plaintext, in: context), let rooms = context.rooms {
+            encrypted = try await context.omemo!.encrypt(body, to: room, type: .groupchat, readers: rooms.members(of: room), id: id,
+                                                         preferred: preferred, client: context.client)
+            message = encrypted!.message
+        }
         let size = XMLSerializer.serialize(message.element, parentNamespace: Namespace.client).utf8.count
         let limit = context.client.outboundStanzaLimit
         guard size <= limit else {
@@ -146,10 +154,11 @@ enum RoomSend {
         var stored = message
         stored.element[attribute: "from"] = occupant.description
         // The room's echo carries the same origin-id and comes from this occupant JID: the same row (see DedupKey).
-        let record = MessageRecord(account: context.account.description, conversation: room.description, direction: .outgoing,
+        var record = MessageRecord(account: context.account.description, conversation: room.description, direction: .outgoing,
                                    kind: .groupchat, from: occupant.description, to: room.description, senderName: occupant.resource,
                                    body: body, timestamp: now, receivedAt: now, originId: id, messageId: id, source: .live,
                                    rawStanza: XMLSerializer.serialize(stored.element), delivery: .pending)
+        record.encryption = encrypted?.encryption
         try await context.archive.record([.message(record)])
         do {
             try context.client.send(message, tracking: id)
@@ -161,6 +170,7 @@ enum RoomSend {
         if confirmed {
             try await context.archive.record([.delivery(account: context.account.description, originIDs: [id], state: .sent)])
         }
-        return SendMessageAction.Sent(to: room.description, id: id, timestamp: now, confirmed: confirmed, encryption: nil, devices: nil)
+        return SendMessageAction.Sent(to: room.description, id: id, timestamp: now, confirmed: confirmed,
+                                      encryption: encrypted?.encryption.scheme, devices: encrypted?.recipients)
     }
 }

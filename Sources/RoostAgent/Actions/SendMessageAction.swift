@@ -46,7 +46,7 @@ public struct SendMessageAction: AccountAction {
         }
         if let rooms = context.rooms, let occupant = await rooms.occupant(in: recipient) {
             // A room the agent is in: a group chat message.
-            return try await RoomSend.send(body: body, to: recipient, as: occupant, in: context)
+            return try await RoomSend.send(body: body, to: recipient, as: occupant, plaintext: plaintext == true, in: context)
         }
         try RoomSend.refuseKnownRoom(recipient, in: context)
         let id = StanzaID.make()

@@ -111,7 +111,12 @@ public struct OMEMORetryAction: AccountAction {
         for row in rows {
             guard let element = Element(parsing: row.rawStanza) else { continue }
             let message = Message(element)
-            let sender = row.direction == .incoming ? (message.from?.bare ?? context.account) : context.account
+            // In a room, the occupant's real JID owns the sessions (none known: cannot be decrypted).
+            let sender: JID
+            if row.direction == .outgoing { sender = context.account }
+            else if let real = JID(parsing: row.realJid) { sender = real.bare }
+            else if message.type == .groupchat { continue }
+            else { sender = message.from?.bare ?? context.account }
             guard let (body, encryption, token) = omemo.retryDecrypt(message, sender: sender) else { continue }
             try await context.archive.record([.messageDecrypted(MessageDecryption(messageID: row.id, body: body, encryption: encryption))])
             omemo.committed(through: token)

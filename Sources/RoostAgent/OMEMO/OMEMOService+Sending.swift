@@ -15,19 +15,31 @@ extension OMEMOService {
     /// the namespace the conversation uses (`preferred`, else OMEMO 2 when the contact has OMEMO 2 devices,
     /// else 0.3). Sessions are started from bundles where needed.
     func encrypt(_ body: String, to contact: JID, id: String, preferred: OMEMONamespace?, client: XMPPClient) async throws(ActionFailure) -> Outgoing {
-        var lists: [OMEMONamespace: [UInt32]] = [:]
-        for namespace in OMEMONamespace.allCases {
-            lists[namespace] = (try? await deviceList(of: contact.bare, namespace, client: client)) ?? []
+        try await encrypt(body, to: contact, type: .chat, readers: [contact.bare], id: id, preferred: preferred, client: client)
+    }
+
+    /// The same for a group chat (`type` groupchat, `destination` the room): `readers` are the members' real JIDs
+    /// whose devices it is encrypted for (each needs a trusted device, or it is refused naming them).
+    func encrypt(_ body: String, to destination: JID, type: Message.Kind, readers: [JID], id: String, preferred: OMEMONamespace?,
+                 client: XMPPClient) async throws(ActionFailure) -> Outgoing {
+        var lists: [JID: [OMEMONamespace: [UInt32]]] = [:]
+        for reader in readers {
+            for namespace in OMEMONamespace.allCases {
+                lists[reader, default: [:]][namespace] = (try? await deviceList(of: reader, namespace, client: client)) ?? []
+            }
         }
-        let namespace = preferred.flatMap { lists[$0]?.isEmpty == false ? $0 : nil }
-            ?? (lists[.omemo2]?.isEmpty == false ? .omemo2 : .legacy)
-        guard let contactDevices = lists[namespace], !contactDevices.isEmpty else {
-            throw ActionFailure(.notFound, "\(contact.bare) has no OMEMO devices (no published device list); send with --plaintext to send unencrypted")
+        let speaksAll = { (namespace: OMEMONamespace) in readers.allSatisfy { lists[$0]?[namespace]?.isEmpty == false } }
+        let namespace = preferred.flatMap { speaksAll($0) ? $0 : nil } ?? (speaksAll(.omemo2) ? .omemo2 : .legacy)
+        let silent = readers.filter { lists[$0]?[namespace]?.isEmpty != false }
+        guard silent.isEmpty, !readers.isEmpty else {
+            let who = readers.isEmpty ? "nobody in \(destination) shows a real JID (OMEMO needs a non-anonymous room)"
+                : "\(silent.map(\.description).joined(separator: ", ")) \(silent.count == 1 ? "has" : "have") no OMEMO devices (no published device list)"
+            throw ActionFailure(.notFound, "\(who); send with --plaintext to send unencrypted")
         }
         let ownDevices = ((try? await deviceList(of: account, namespace, client: client)) ?? []).filter { $0 != device.deviceID }
         var recipients: [(jid: String, device: UInt32)] = []
         var problems: [String] = []
-        for (jid, devices) in [(contact.bare, contactDevices), (account, ownDevices)] {
+        for (jid, devices) in readers.map({ ($0, lists[$0]?[namespace] ?? []) }) + [(account, ownDevices)] {
             for id in devices {
                 if !device.hasSession(namespace: namespace, jid: jid.description, device: id) {
                     do {
@@ -47,13 +59,14 @@ extension OMEMOService {
                 recipients.append((jid.description, id))
             }
         }
-        guard recipients.contains(where: { $0.jid == contact.bare.description }) else {
+        let unreachable = readers.filter { reader in !recipients.contains { $0.jid == reader.description } }
+        guard unreachable.isEmpty else {
             let why = problems.isEmpty ? "" : " (\(problems.joined(separator: "; ")))"
-            throw ActionFailure(.refused, "no trusted OMEMO device of \(contact.bare) could be reached\(why); trust one with `roost omemo trust`, or send with --plaintext")
+            throw ActionFailure(.refused, "no trusted OMEMO device of \(unreachable.map(\.description).joined(separator: ", ")) could be reached\(why); trust one with `roost omemo trust`, or send with --plaintext")
         }
         for problem in problems { log.info("\(account): not encrypting for \(problem)") }
         let plaintext = namespace == .omemo2
-            ? StanzaContentEncryption.envelope(body: body, from: account, to: contact.bare)
+            ? StanzaContentEncryption.envelope(body: body, from: account, to: destination.bare)
             : Array(body.utf8)
         var element: OMEMOEncryptedElement?
         // A session whose state still waits for the archive commit of an incoming message is busy for a moment.
@@ -64,13 +77,13 @@ extension OMEMOService {
             } catch .busy {
                 try? await Task.sleep(for: .milliseconds(25))
             } catch {
-                throw ActionFailure(.internalError, "encrypting for \(contact.bare): \(error)")
+                throw ActionFailure(.internalError, "encrypting for \(destination.bare): \(error)")
             }
         }
-        guard let element else { throw ActionFailure(.internalError, "encrypting for \(contact.bare): the OMEMO state stayed busy") }
+        guard let element else { throw ActionFailure(.internalError, "encrypting for \(destination.bare): the OMEMO state stayed busy") }
         let encryption = MessageEncryption(protocolNamespace: namespace.rawValue, senderDevice: Int64(device.deviceID),
                                            fingerprint: device.fingerprint, trust: OMEMOTrust.verified.rawValue)
-        return Outgoing(message: OMEMO.message(to: contact.bare, id: id, encrypted: element), encryption: encryption,
+        return Outgoing(message: OMEMO.message(to: destination.bare, type: type, id: id, encrypted: element), encryption: encryption,
                         recipients: recipients.count)
     }
 }

@@ -95,7 +95,10 @@ enum RoomRouter {
             occupantId: occupant.occupantID, realJid: occupant.realJID?.bare.description, role: occupant.role,
             affiliation: occupant.affiliation, show: occupant.show, status: occupant.status, statusCodes: occupant.statusCodes.sorted(),
             newNick: occupant.newNick, reason: occupant.reason, destroyed: occupant.destroyed, initial: !room.joined, timestamp: now)))
-        if occupant.isSelf {
+        if !occupant.isSelf {
+            outcome.notes.append(.room(.occupant(room: room.room, nick: occupant.nick, realJID: occupant.realJID?.bare,
+                                                 available: occupant.available, newNick: occupant.newNick)))
+        } else {
             if occupant.available {
                 outcome.notes.append(.room(.joined(room: room.room, nick: occupant.nick, occupantID: occupant.occupantID,
                                                    statusCodes: occupant.statusCodes)))

@@ -34,6 +34,9 @@ struct RoomRoute: Sendable, Equatable {
     var joined: Bool = false
     /// The subject as last stored (the room sends it again at every join).
     var subject: String?
+    /// Occupants' real bare JIDs by nick, where the room shows them (non-anonymous rooms): whose OMEMO
+    /// sessions decrypt their messages.
+    var occupants: [String: JID] = [:]
 
     var occupantJID: JID? { try? room.with(resource: nick) }
 }

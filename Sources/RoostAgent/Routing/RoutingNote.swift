@@ -29,4 +29,6 @@ enum RoomNote: Sendable, Equatable {
     /// The user's bookmarks changed on another client (a PEP event from the account itself).
     case bookmarks([Bookmarks.Change])
     case invitation(Invitation, fromContact: Bool)
+    /// Another occupant came, went or changed nick; `realJID` where the room shows it (non-anonymous rooms).
+    case occupant(room: JID, nick: String, realJID: JID?, available: Bool, newNick: String?)
 }

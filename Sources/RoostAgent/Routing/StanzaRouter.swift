@@ -155,11 +155,23 @@ enum StanzaRouter {
             stanzaIDBy = account.description
             trusted = context.trustsOwnStanzaIDs
         }
+        // In a room the sender is an occupant: its OMEMO sessions are those of its real JID, which a non-anonymous
+        // room shows in its presence (or on its archive's copies). The user's own messages are the account's.
+        let occupantRoom = room ?? privateRoom
+        let realSender: JID? = occupantRoom.flatMap { occupantRoom in
+            if direction == .outgoing { return account.bare }
+            return (room != nil ? from?.resource : peer.resource).flatMap { occupantRoom.occupants[$0] }
+                ?? RoomRouter.realJID(in: message)?.bare
+        }
         var encryption: MessageEncryption?
         if encrypted, let decryptor = context.decryptor {
-            let input = EncryptedInput(message: message, sender: from ?? peer, conversation: conversation, direction: direction,
-                                       stanzaID: trusted ? stanzaID : nil)
-            switch decryptor(input) {
+            let input = EncryptedInput(message: message, sender: occupantRoom == nil ? from ?? peer : realSender ?? from ?? peer,
+                                       conversation: conversation, direction: direction, stanzaID: trusted ? stanzaID : nil)
+            let outcome: DecryptionOutcome = occupantRoom != nil && realSender == nil
+                ? .undecryptable(MessageEncryption(protocolNamespace: OMEMO.encrypted(in: message)?.namespace.rawValue,
+                                                   failure: "the room does not show the sender's address (OMEMO needs a non-anonymous room)"))
+                : decryptor(input)
+            switch outcome {
             case .skip: return events
             case .decrypted(let text, let how):
                 body = text
@@ -191,7 +203,7 @@ enum StanzaRouter {
         if room != nil || privateRoom != nil {
             // Set by the room itself (it strips what senders put there); a private message's copy is the room's too.
             record.occupantId = OccupantID.id(in: message.element)
-            if room != nil { record.realJid = RoomRouter.realJID(in: message)?.bare.description }
+            record.realJid = (RoomRouter.realJID(in: message)?.bare ?? realSender)?.description
         }
         events.append(.message(record))
         return events

@@ -203,6 +203,11 @@ actor RoomManager {
                 await submit(room, .subject(subject, by: by))
             case .bookmarks(let changes): await bookmarksChanged(changes)
             case let .invitation(invitation, fromContact): await invited(invitation, fromContact: fromContact)
+            case let .occupant(room, nick, realJID, available, newNick):
+                routes.update(room) { route in
+                    route?.occupants[nick] = available ? realJID : nil
+                    if let newNick { route?.occupants[newNick] = realJID }
+                }
             }
         }
     }
@@ -732,6 +737,11 @@ actor RoomManager {
     }
 
     /// Roost's occupant JID in a joined room (where `roost send ROOM` goes as group chat).
+    /// The real bare JIDs of a room's other occupants, where the room shows them (whom an encrypted message is for).
+    nonisolated func members(of room: JID) -> [JID] {
+        Set(routes.current[room]?.occupants.values.map(\.bare) ?? []).subtracting([jid.bare]).sorted { $0.description < $1.description }
+    }
+
     func occupant(in room: JID) -> JID? {
         guard case .joined(let nick) = rooms[room]?.phase else { return nil }
         return try? room.with(resource: nick)

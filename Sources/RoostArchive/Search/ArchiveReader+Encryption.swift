@@ -28,6 +28,8 @@ extension ArchiveReader {
         public var conversation: String
         public var direction: MessageDirection
         public var rawStanza: String
+        /// A room message's sender's real bare JID, where the room showed it.
+        public var realJid: String?
     }
 
     /// The account's messages that could not be decrypted, oldest first.
@@ -35,11 +37,12 @@ extension ArchiveReader {
         var rows: [UndecryptableMessage] = []
         try withDatabase { database throws(SQLiteError) in
             try database.cached("""
-                SELECT m.id, m.conversation, m.direction, m.raw FROM messages m JOIN accounts a ON a.id = m.account_id
+                SELECT m.id, m.conversation, m.direction, m.raw, m.real_jid FROM messages m JOIN accounts a ON a.id = m.account_id
                 WHERE a.jid = ? AND m.e2e_failure IS NOT NULL AND m.raw IS NOT NULL ORDER BY m.id LIMIT ?
                 """).forEachRow([.text(account), .integer(Int64(limit))]) { row in
                 rows.append(UndecryptableMessage(id: row.int(0), conversation: row.text(1),
-                                                 direction: MessageDirection(rawValue: row.text(2)) ?? .incoming, rawStanza: row.text(3)))
+                                                 direction: MessageDirection(rawValue: row.text(2)) ?? .incoming, rawStanza: row.text(3),
+                                                 realJid: row.optionalText(4)))
                 return true
             }
         }

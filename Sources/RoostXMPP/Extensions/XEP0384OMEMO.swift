@@ -172,8 +172,8 @@ public enum OMEMO {
     }
 
     /// A chat message carrying `encrypted`, with the fallback body, EME (XEP-0380) and a store hint.
-    public static func message(to: JID, id: String, encrypted: OMEMOEncryptedElement) -> Message {
-        var message = Message(to: to, type: .chat, body: fallbackBody, id: id)
+    public static func message(to: JID, type: Message.Kind = .chat, id: String, encrypted: OMEMOEncryptedElement) -> Message {
+        var message = Message(to: to, type: type, body: fallbackBody, id: id)
         message.add(element(encrypted))
         message.add(Element("encryption", namespace: eme, attributes: [("namespace", encrypted.namespace.rawValue), ("name", "OMEMO")]))
         message.add(Element("store", namespace: Namespace.hints))

@@ -197,6 +197,38 @@ struct RoomsEndToEndTests {
         #expect(!calls.contains("flood message"))
     }
 
+    /// A room that keeps no archive: the first join takes the room's join history, later joins ask for the history
+    /// `since` the newest stored message; what the room sends again (the newest stored one, at least) is recognised
+    /// by the fallback dedup, so every message is stored once.
+    @Test func aRoomWithoutAnArchiveIsCaughtUpFromItsHistoryOnce() async throws {
+        let s = try await setUp()
+        let room = s.room("noarchive")
+        let configured = try s.bob.run(["muc", room, "bob", "--no-archive", "--flood", "3", "--prefix", "early"])
+        #expect(configured.contains { $0["event"] as? String == "configured" }, "\(configured)")
+        try s.writeConfig(account: "rooms = \(room)")
+        var roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
+        let early = "conversation = '\(room)' AND message_id LIKE 'early-%'"
+        try await waitFor("the join history archived", roost) { s.count("SELECT count(*) FROM messages WHERE \(early)") >= 3 }
+        #expect(roost.stderrSoFar.contains("the room keeps no archive"), "\(roost.stderrSoFar.suffix(3000))")
+        roost.stop(signal: SIGTERM)
+
+        try s.bob.run(["muc", room, "bob", "--flood", "4", "--prefix", "away"])
+        roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        let away = "conversation = '\(room)' AND message_id LIKE 'away-%'"
+        try await waitFor("the history since the newest stored message", roost) { s.count("SELECT count(*) FROM messages WHERE \(away)") >= 4 }
+        #expect(roost.stderrSoFar.contains("history since the newest stored message"))
+        // Settled: a live message after the history is archived after all of it (one stream, in order).
+        try s.bob.run(["muc", room, "bob", "--send", "live marker"])
+        try await waitFor("the live marker", roost) { s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body = 'live marker'") == 1 }
+        #expect(s.count("SELECT count(*) FROM messages WHERE \(early)") == 3)
+        #expect(s.count("SELECT count(*) FROM messages WHERE \(away)") == 4)
+        #expect(s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body IS NOT NULL") == 8,
+                "\((try? s.sql("SELECT message_id, body, stanza_id_trusted FROM messages WHERE conversation = '\(room)'")) ?? "")")
+        #expect(s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND stanza_id_trusted = 1") == 0,
+                "a room without an archive makes no ids promises")
+    }
+
     // MARK: - Notifications
 
     @Test func aMentionNotifiesAnOrdinaryMessageDoesNot() async throws {

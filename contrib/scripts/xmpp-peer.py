@@ -840,6 +840,7 @@ def add_muc_commands(command):
     s.add_argument("--kick", action="append", default=[], metavar="NICK", help="kick NICK (needs moderator rights: the room's creator)")
     s.add_argument("--stay", type=float, default=0, help="seconds to stay in the room afterwards, printing messages")
     s.add_argument("--room-password", help="the room's password")
+    s.add_argument("--no-archive", action="store_true", help="turn the room's archive (MAM) off (needs ownership: the room's creator)")
     s.add_argument("--drain", type=float, default=1)
     s = command("bookmark"); s.add_argument("room")
     s.add_argument("--autojoin", action="store_true"); s.add_argument("--nick"); s.add_argument("--name")
@@ -868,6 +869,22 @@ async def cmd_muc(peer, args):
     muc = peer.plugin["xep_0045"]
     await muc.join_muc_wait(room, args.nick, maxstanzas=0, password=args.room_password, timeout=args.timeout)
     emit("joined", room=room.bare, nick=args.nick)
+    if args.no_archive:
+        # Turn the room's archive (XEP-0313) off through its configuration form, whatever the server calls the field.
+        get = peer.make_iq_get(ito=room.bare)
+        get.append(ET.fromstring("<query xmlns='http://jabber.org/protocol/muc#owner'/>"))
+        form = await get.send(timeout=args.timeout)
+        names = [f.get("var") for f in form.xml.iter("{jabber:x:data}field")]
+        field = next((n for n in names if n in ("muc#roomconfig_enablearchiving", "muc#roomconfig_mam", "mam")), None)
+        if field is None:
+            raise RuntimeError("the room's configuration has no archiving field: %s" % names)
+        submit = peer.make_iq_set(ito=room.bare)
+        submit.append(ET.fromstring(
+            "<query xmlns='http://jabber.org/protocol/muc#owner'><x xmlns='jabber:x:data' type='submit'>"
+            "<field var='FORM_TYPE'><value>http://jabber.org/protocol/muc#roomconfig</value></field>"
+            "<field var='%s'><value>0</value></field></x></query>" % field))
+        await submit.send(timeout=args.timeout)
+        emit("configured", room=room.bare, archive=False, field=field)
     peer.listening = args.stay > 0
     if args.subject:
         muc.set_subject(room, args.subject)

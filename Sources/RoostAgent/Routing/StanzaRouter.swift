@@ -165,7 +165,7 @@ enum StanzaRouter {
         }
         var encryption: MessageEncryption?
         if encrypted, let decryptor = context.decryptor {
-            let input = EncryptedInput(message: message, sender: occupantRoom == nil ? from ?? peer : realSender ?? from ?? peer,
+            let input = EncryptedInput(message: message, sender: realSender ?? from ?? peer,
                                        conversation: conversation, direction: direction, stanzaID: trusted ? stanzaID : nil)
             let outcome: DecryptionOutcome = occupantRoom != nil && realSender == nil
                 ? .undecryptable(MessageEncryption(protocolNamespace: OMEMO.encrypted(in: message)?.namespace.rawValue,

@@ -736,11 +736,12 @@ actor RoomManager {
         }
     }
 
-    /// Roost's occupant JID in a joined room (where `roost send ROOM` goes as group chat).
     /// The real bare JIDs of a room's other occupants, where the room shows them (whom an encrypted message is for).
     nonisolated func members(of room: JID) -> [JID] {
         Set(routes.current[room]?.occupants.values.map(\.bare) ?? []).subtracting([jid.bare]).sorted { $0.description < $1.description }
     }
+
+    /// Roost's occupant JID in a joined room (where `roost send ROOM` goes as group chat).
 
     func occupant(in room: JID) -> JID? {
         guard case .joined(let nick) = rooms[room]?.phase else { return nil }

@@ -63,6 +63,19 @@ extension ZeroLossRig {
         try await RoostBinary.waitForServerArchiveRead(config: config, after: Date(), timeout: .seconds(120))
     }
 
+    /// The flood's message numbers not in the archive, as ranges ("12-40, 77"), for a failure's message.
+    static func missingRanges(_ archive: String, prefix: String, count: Int) -> String {
+        let stored = (try? ArchiveCount.sqlite(archive, "SELECT substr(message_id, \(prefix.count + 2)) FROM messages WHERE message_id LIKE '\(prefix)-%'")) ?? ""
+        let have = Set(stored.split(separator: "\n").compactMap { Int($0) })
+        var ranges: [String] = []
+        var start: Int?
+        for i in 1...(count + 1) {
+            if i <= count && !have.contains(i) { start = start ?? i; continue }
+            if let s = start { ranges.append(s == i - 1 ? "\(s)" : "\(s)-\(i - 1)"); start = nil }
+        }
+        return ranges.isEmpty ? "none" : ranges.joined(separator: ", ")
+    }
+
     static func expectFloodExactlyOnce(_ archive: String, prefix: String, messages: Int, chatStates: Int, log: String, padding: String = "") throws {
         let rows = try ZeroLossSQL.count(archive, "messages WHERE message_id LIKE '\(prefix)-%' AND message_id NOT LIKE '\(prefix)-cs-%'")
         let distinct = try ZeroLossSQL.scalar(archive, """

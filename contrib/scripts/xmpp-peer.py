@@ -214,6 +214,12 @@ class Peer(slixmpp.ClientXMPP):
         self.add_event_handler("session_start", self.on_session_start)
         self.add_event_handler("failed_auth", lambda _: self.fail("authentication failed for %s" % args.jid))
         self.add_event_handler("connection_failed", lambda e: self.fail("connection failed: %s" % e))
+        # A stream lost during the command: what was sent after it went nowhere, so the command fails (slixmpp
+        # would otherwise queue the rest silently and a flood would "finish" without the server having it).
+        self.lost = None
+        self.closing = False
+        if args.command in ("send", "flood", "chatstate", "groupchat", "muc"):
+            self.add_event_handler("disconnected", self.on_disconnected)
         # A raw handler sees every message once; slixmpp's "message" event skips e.g. bare chat states.
         self.register_handler(Callback("xmpp-peer: every message",
                                        MatchXPath("{jabber:client}message"), self.on_message))
@@ -229,6 +235,10 @@ class Peer(slixmpp.ClientXMPP):
         if self.failure is None:
             self.failure = reason
         self.session_ready.set()
+
+    def on_disconnected(self, reason):
+        if self.session_ready.is_set() and not self.closing:
+            self.lost = self.lost or "the connection to the server was lost during the command (%s)" % (reason or "closed")
 
     async def on_session_start(self, _event):
         emit("online", jid=str(self.boundjid))
@@ -324,6 +334,8 @@ async def sm_drain(peer, timeout):
     True: all acknowledged; False: timed out; None: no stream management, so only a pause of
     --drain seconds to let the socket empty."""
     sm = peer.plugin["xep_0198"] if "xep_0198" in peer.plugin else None
+    if peer.lost:
+        return False
     if sm is None or not sm.enabled_out:
         await asyncio.sleep(peer.args.drain)
         return None
@@ -331,7 +343,7 @@ async def sm_drain(peer, timeout):
     deadline = time.monotonic() + timeout
     last_request = time.monotonic()
     while sm.unacked_queue:
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline or peer.lost:
             return False
         if time.monotonic() - last_request > 1:
             sm.request_ack()
@@ -372,10 +384,13 @@ async def cmd_flood(peer, args):
             state["chat_state"] = "composing" if states % 2 else "paused"
             state.send()
         if args.rate:
-            # Paced: message i leaves no earlier than i/rate seconds after the start.
+            # Paced: message i leaves no earlier than i/rate seconds after the start (and, when behind, the
+            # event loop still gets its turn every 50 messages).
             ahead = started + i / args.rate - time.monotonic()
             if ahead > 0:
                 await asyncio.sleep(ahead)
+            elif i % 50 == 0:
+                await asyncio.sleep(0)
         elif i % 50 == 0:
             await asyncio.sleep(0)  # let the event loop write what is queued and read what arrives
         if i % 1000 == 0 and await sm_drain(peer, args.timeout) is False:
@@ -814,7 +829,12 @@ async def run(args):
         emit("error", message=str(e))
         sys.stderr.write("xmpp-peer: %s\n" % e)
         status = 1
+    if peer.lost and status == 0:
+        emit("error", message=peer.lost)
+        sys.stderr.write("xmpp-peer: %s\n" % peer.lost)
+        status = 1
     peer.listening = False
+    peer.closing = True
     peer.disconnect(wait=2)
     try:
         await asyncio.wait_for(peer.disconnected, 5)

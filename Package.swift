@@ -27,27 +27,29 @@ let package = Package(
         .systemLibrary(name: "COMEMO", pkgConfig: "libomemo-c", providers: [.apt(["libomemo-c-dev"])]),
         .systemLibrary(name: "CGdkPixbuf", pkgConfig: "glib-2.0", providers: [.apt(["libgdk-pixbuf-2.0-dev"])]),
 
-        .target(name: "RoostXMPP", dependencies: ["COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
-        .target(name: "RoostArchive", dependencies: ["CSQLite", "COpenSSL"], swiftSettings: strict),
+        // What every layer shares and nothing else: the one date codec and the one escaper of foreign text.
+        .target(name: "RoostCore", swiftSettings: strict),
+        .target(name: "RoostXMPP", dependencies: ["RoostCore", "COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
+        .target(name: "RoostArchive", dependencies: ["RoostCore", "CSQLite", "COpenSSL"], swiftSettings: strict),
         // OMEMO device (libomemo-c with an OpenSSL crypto provider); keys in their own SQLite store.
         .target(name: "RoostOMEMO", dependencies: ["COMEMO", "COpenSSL", "RoostArchive", "RoostXMPP"], swiftSettings: strict),
         // The one libcurl wrapper, for the notification sinks and for file transfers.
         .target(name: "RoostHTTP", dependencies: ["CCurl"], swiftSettings: strict),
-        .target(name: "RoostNotify", dependencies: ["CNotify", "CGLib", "CCurl", "CSystem", "RoostHTTP", "RoostArchive"], swiftSettings: strict),
-        .target(name: "RoostAgent", dependencies: ["RoostXMPP", "RoostArchive", "RoostNotify", "RoostOMEMO", "RoostHTTP", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv", "CSystem", "CGdkPixbuf"], swiftSettings: strict),
-        .executableTarget(name: "roost", dependencies: ["RoostAgent", "RoostArchive", "RoostNotify", "RoostXMPP"], swiftSettings: strict),
+        .target(name: "RoostNotify", dependencies: ["RoostCore", "CNotify", "CGLib", "CCurl", "CSystem", "RoostHTTP", "RoostArchive"], swiftSettings: strict),
+        .target(name: "RoostAgent", dependencies: ["RoostCore", "RoostXMPP", "RoostArchive", "RoostNotify", "RoostOMEMO", "RoostHTTP", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv", "CSystem", "CGdkPixbuf"], swiftSettings: strict),
+        .executableTarget(name: "roost", dependencies: ["RoostCore", "RoostAgent", "RoostArchive", "RoostNotify", "RoostXMPP"], swiftSettings: strict),
         .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostAgent", "RoostXMPP", "RoostNotify"], swiftSettings: strict),
 
         // Shared by the test targets only: the test servers (contrib/scripts/*-test-server), the slixmpp peer,
         // the roost binary, and the requirements switch (ROOST_TEST_REQUIRE_ALL).
         .target(name: "RoostTestSupport", dependencies: ["RoostXMPP"], swiftSettings: strict),
 
-        .testTarget(name: "RoostXMPPTests", dependencies: ["RoostXMPP", "COpenSSL", "RoostTestSupport"], swiftSettings: strict),
-        .testTarget(name: "RoostNotifyTests", dependencies: ["RoostNotify", "RoostTestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "RoostXMPPTests", dependencies: ["RoostCore", "RoostXMPP", "COpenSSL", "RoostTestSupport"], swiftSettings: strict),
+        .testTarget(name: "RoostNotifyTests", dependencies: ["RoostCore", "RoostNotify", "RoostTestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "RoostOMEMOTests", dependencies: ["RoostOMEMO", "RoostXMPP"], swiftSettings: strict),
-        .testTarget(name: "RoostArchiveTests", dependencies: ["RoostArchive"], exclude: ["Fixtures"], swiftSettings: strict),
-        .testTarget(name: "RoostAgentTests", dependencies: ["RoostAgent", "RoostXMPP", "RoostArchive", "RoostTestSupport"], swiftSettings: strict),
-        .testTarget(name: "RoostCLITests", dependencies: ["RoostArchive", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP"],
+        .testTarget(name: "RoostArchiveTests", dependencies: ["RoostCore", "RoostArchive"], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "RoostAgentTests", dependencies: ["RoostCore", "RoostAgent", "RoostXMPP", "RoostArchive", "RoostTestSupport"], swiftSettings: strict),
+        .testTarget(name: "RoostCLITests", dependencies: ["RoostCore", "RoostArchive", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP"],
                     exclude: ["Fixtures"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -41,7 +41,7 @@ struct StanzaTests {
         #expect(m.stanzaIDs.id(by: account) == "S1")
         #expect(m.stanzaIDs.originID == "O1")
         #expect(m.replacesID == "m0")
-        #expect(XMPPDateTime.format(Delay.stamp(of: m.element)!) == "2026-01-02T03:04:05.678Z")
+        #expect(Delay.milliseconds(of: m.element).map(XMPPDateTime.format(milliseconds:)) == "2026-01-02T03:04:05.678Z")
     }
 
     @Test func dateTimeWithOffset() {

@@ -79,7 +79,8 @@ public struct VerifyArchiveAction: Sendable {
                 let inner = result.message
                 let direction: MessageDirection = inner.from?.bare == account ? .outgoing : .incoming
                 let records = StanzaRouter.records(for: inner, direction: direction, source: .mam, context: context, now: started,
-                                                   stanzaIDSource: inner, archiveID: result.archiveID)
+                                                   stanzaIDSource: inner, archiveID: result.archiveID,
+                                                   stamp: result.stamp)
                 guard let record = records.lazy.compactMap({ event -> MessageRecord? in
                     if case .message(let m) = event { return m } else { return nil }
                 }).first else { continue }

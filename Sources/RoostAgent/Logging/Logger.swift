@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 
 /// Leveled logging to stderr, one line per record, safe from any thread.
 ///
@@ -47,12 +48,6 @@ public final class Logger: Sendable {
 
 
     static func timestamp() -> String {
-        var tv = timeval()
-        gettimeofday(&tv, nil)
-        var t = tv.tv_sec
-        var parts = tm()
-        gmtime_r(&t, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-                      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(tv.tv_usec / 1000))
+        Timestamp.rfc3339(Timestamp.now())
     }
 }

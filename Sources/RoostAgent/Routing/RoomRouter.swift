@@ -137,14 +137,6 @@ enum RoomRouter {
     static func realJID(in message: Message) -> JID? {
         JID(parsing: message.element.child("x", namespace: Namespace.mucUser)?.child("item", namespace: Namespace.mucUser)?[attribute: "jid"])
     }
-
-    /// The time a room stamped on its history (`<delay from='room'/>`); a stamp a sender made up is not the time.
-    static func serverStamp(of message: Message, room: RoomRoute?) -> Int64? {
-        guard let delay = message.element.child("delay", namespace: Namespace.delay) else { return nil }
-        if let room, JID(parsing: delay[attribute: "from"])?.bare != room.room { return nil }
-        return Delay.stamp(of: message.element).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
-    }
-
     /// A mention: one of the user's names as a whole word (case-insensitive), or a XEP-0372 reference to the
     /// account or to Roost's occupant JID.
     static func mentions(_ message: Message, body: String?, room: RoomRoute, account: JID) -> Bool {

@@ -1,5 +1,6 @@
 import Foundation
 import RoostArchive
+import RoostCore
 import RoostXMPP
 
 /// Turns one inbound stanza into what the archive stores and what must be answered.
@@ -84,7 +85,7 @@ enum StanzaRouter {
             }
             let direction: MessageDirection = carbon.direction == .sent ? .outgoing : .incoming
             outcome.events = records(for: carbon.inner, direction: direction, source: .carbon, context: context, now: now,
-                                     stanzaIDSource: message)
+                                     stanzaIDSource: message, stamp: carbon.stamp)
             if carbon.direction == .sent, let peer = carbon.inner.to?.bare.description {
                 // The user wrote, or marked the conversation read (XEP-0333), from another client.
                 let wrote = carbon.inner.body != nil
@@ -107,7 +108,8 @@ enum StanzaRouter {
     /// `stanzaIDSource` is the stanza carrying the server-assigned stanza-id: for a carbon, the wrapper
     /// (or else the forwarded message), for a live message itself. For a group chat message, `room` is the room
     /// it came from (the caller checked that it did, and decided the direction); its stanza-id is the room's, and
-    /// `stamp` is the room archive's time for a result. A message to or from an occupant of a room Roost is in
+    /// `stamp` is the time the server's own
+    /// `<forwarded/>` wrapper gives (an archive result, the account's or the room's; a carbon). A message to or from an occupant of a room Roost is in
     /// (a MUC private message) is a conversation of its own, `room@service/nick`.
     static func records(for message: Message, direction: MessageDirection, source: MessageSource, context: RoutingContext,
                         now: Int64, stanzaIDSource: Message, archiveID: String? = nil, room: RoomRoute? = nil,
@@ -120,7 +122,9 @@ enum StanzaRouter {
         let privateRoom = room == nil && peer.resource != nil ? context.rooms[peer.bare] : nil
         let conversation = room?.room ?? (privateRoom != nil ? peer : peer.bare)
         let kind = MessageKind(rawValue: message.type.rawValue) ?? .normal
-        let timestamp = stamp ?? RoomRouter.serverStamp(of: message, room: room) ?? now
+        let time = MessageTime(message, serverStamp: stamp, account: account, receivedAt: now,
+                               offlineDelivery: source == .live && now <= context.offlineDeliveryUntil, room: room?.room)
+        let timestamp = time.timestamp
         var events: [ArchiveEvent] = []
 
         if let state = message.chatState, let archiveState = RoostArchive.ChatState(rawValue: state.rawValue), source != .mam, room == nil {
@@ -199,6 +203,7 @@ enum StanzaRouter {
             messageId: message.id, replaces: message.replacesID, isCarbon: source == .carbon, source: source,
             rawStanza: XMLSerializer.serialize(message.element),
             attachments: attachments)
+        record.claimedAt = time.claimedAt
         record.encryption = encryption
         if room != nil || privateRoom != nil {
             // Set by the room itself (it strips what senders put there); a private message's copy is the room's too.
@@ -278,5 +283,41 @@ enum StanzaRouter {
         return .rosterItem(RosterItemRecord(account: account.description, jid: item.jid.description, name: item.name, groups: item.groups,
                                             subscription: item.subscription.rawValue, ask: item.askPending ? "subscribe" : nil,
                                             timestamp: now))
+    }
+}
+
+/// When a message was sent, as far as Roost can believe it (XEP-0203): the time in a `<delay/>` the account's
+/// own server added, or the archive's or carbon's `<forwarded/>` wrapper, else the time Roost received it.
+/// A `<delay/>` from anyone else (the sender's client, or a forger) is only a claim: kept as `claimedAt`,
+/// shown, never used for ordering, so a contact cannot date a message into the future ("newest forever")
+/// or the past. A trusted time outside 1990 … now + 1 day is not believed either.
+///
+/// Offline storage stamps `from` = the server's domain (Prosody, ejabberd) or the account's bare JID. A sender
+/// can write that `from` too, and then cannot be told apart; such a stamp is therefore never later than the
+/// receipt (a server stores before it delivers), which keeps it out of the future.
+struct MessageTime: Equatable {
+    var timestamp: Int64
+    var claimedAt: Int64?
+
+    /// `room`: the room a group chat message came from, whose own `<delay/>` on its history (XEP-0045 §7.2.15)
+    /// is the room's time.
+    init(_ message: Message, serverStamp: Int64?, account: JID, receivedAt now: Int64, offlineDelivery: Bool, room: JID? = nil) {
+        func plausible(_ t: Int64) -> Int64? {
+            t >= Timestamp.earliestPlausible && t <= now + 86_400_000 ? t : nil
+        }
+        var trusted = serverStamp.flatMap(plausible)
+        var claimed: Int64?
+        for stamp in Delay.stamps(of: message.element) {
+            let from = stamp.from.flatMap { JID(parsing: $0) }
+            let fromServer = from.map { $0 == account.bare || ($0.localpart == nil && $0.resource == nil && $0.domain == account.domain) } ?? false
+            let fromRoom = room != nil && from?.bare == room
+            if (fromServer && offlineDelivery) || fromRoom, trusted == nil, let t = plausible(stamp.milliseconds) {
+                trusted = min(t, now)
+                continue
+            }
+            if claimed == nil { claimed = stamp.milliseconds }
+        }
+        timestamp = trusted ?? now
+        claimedAt = claimed
     }
 }

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostArchive
 import RoostNotify
@@ -153,9 +154,8 @@ enum ArchivePageRouter {
                     routed.rejected += 1
                     continue
                 }
-                let stamp = result.stamp.flatMap(XMPPDateTime.parse).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
                 records = RoomRouter.groupchatRecords(inner, room: room, source: .mam, context: context, now: now,
-                                                      archiveID: result.archiveID, stamp: stamp)
+                                                      archiveID: result.archiveID, stamp: result.stamp)
                 for (offset, event) in records.enumerated() {
                     if case .message(let m) = event, m.direction == .incoming, RoomRouter.mentions(inner, body: m.body, room: room, account: account) {
                         routed.mentions.insert(routed.events.count + offset)
@@ -163,14 +163,14 @@ enum ArchivePageRouter {
                 }
             } else if inner.from?.bare != account.bare,
                       let invitation = MUC.mediatedInvitation(in: inner) ?? DirectInvitation.invitation(in: inner) {
-                let stamp = result.stamp.flatMap(XMPPDateTime.parse).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) } ?? now
+                let stamp = result.stamp ?? now
                 let outcome = RoomRouter.invitation(invitation, message: inner, context: context, now: stamp)
                 routed.invitations += outcome.notes.compactMap { if case .room(let note) = $0 { (routed.events.count, note) } else { nil } }
                 records = outcome.events
             } else {
                 let outgoing = inner.from?.bare == account.bare
                 records = StanzaRouter.records(for: inner, direction: outgoing ? .outgoing : .incoming, source: .mam, context: context,
-                                               now: now, stanzaIDSource: inner, archiveID: result.archiveID)
+                                               now: now, stanzaIDSource: inner, archiveID: result.archiveID, stamp: result.stamp)
             }
             for case .message(let m) in records { routed.newest = max(routed.newest ?? m.timestamp, m.timestamp) }
             routed.events.append(contentsOf: records)

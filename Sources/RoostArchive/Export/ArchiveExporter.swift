@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 
 /// Writes a selection of the archive to files in one of the `ExportFormat`s (see docs/export.md).
@@ -78,7 +79,7 @@ public struct ArchiveExporter: Sendable {
     private func run(_ options: ExportOptions, database: Database, rootFolder: String?, displayRoot: String,
                      single: ByteSink?, copier: AttachmentCopier?,
                      progress: @escaping (ExportProgress) -> Void) throws -> ExportSummary {
-        let clock = ExportClock(timeZone: options.timeZone)
+        let clock = ZoneClock(timeZone: options.timeZone)
         let compiled = try reader.compile(options.query, now: options.now, timeZone: options.timeZone)
         let selection = try ExportSelection(compiled: compiled, account: options.account, everything: options.selectsEverything,
                                             database: database)

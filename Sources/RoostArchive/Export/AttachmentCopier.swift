@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -7,7 +8,7 @@ import Glibc
 /// copies, counters and progress.
 final class ExportContext {
     let options: ExportOptions
-    let clock: ExportClock
+    let clock: ZoneClock
     let contacts: ContactDirectory
     let selection: ExportSelection
     let database: Database
@@ -25,7 +26,7 @@ final class ExportContext {
     private let started = Date()
     private var lastReport = Date.distantPast
 
-    init(options: ExportOptions, clock: ExportClock, contacts: ContactDirectory, selection: ExportSelection, database: Database,
+    init(options: ExportOptions, clock: ZoneClock, contacts: ContactDirectory, selection: ExportSelection, database: Database,
          rootFolder: String?, displayRoot: String, attachments: AttachmentCopier?, multipleAccounts: Bool, total: Int,
          progress: @escaping (ExportProgress) -> Void) {
         self.options = options

@@ -75,7 +75,7 @@ struct ExportEventStream {
             }
         }
         if let range = scope.timeRange {
-            sql += " AND timestamp >= ? AND timestamp < ?"
+            sql += " AND timestamp >= ? AND timestamp <= ?"
             parameters += [.integer(range.lowerBound), .integer(range.upperBound)]
         }
         return (sql, parameters)

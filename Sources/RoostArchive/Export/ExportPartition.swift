@@ -2,8 +2,8 @@
 struct ExportPartition {
     /// `2026-01` for a month; nil otherwise.
     var month: String?
-    /// UTC milliseconds `[lower, upper)` for a month.
-    var timeRange: Range<Int64>?
+    /// UTC milliseconds of a month, both ends included.
+    var timeRange: ClosedRange<Int64>?
     /// In output order (account, then conversation).
     var slices: [ConversationSlice]
     /// Set when the partition is one conversation (`--split conversation`).

@@ -1,9 +1,11 @@
+import RoostCore
+
 /// Decides the partitions (files) of an export before anything is written, from aggregate queries only, so
 /// the export knows its total for progress and every file can be written start to end in one go.
 struct ExportPlanner {
     let selection: ExportSelection
     let database: Database
-    let clock: ExportClock
+    let clock: ZoneClock
 
     /// `listConversations` false lets a time-ordered export of everything skip the per-conversation
     /// aggregate (a GROUP BY over every message, seconds on a large archive) and only count.
@@ -23,29 +25,51 @@ struct ExportPlanner {
         case .conversation:
             return try slices(in: nil).map { ExportPartition(month: nil, timeRange: nil, slices: [$0], single: $0) }
         case .month:
-            guard let span = try span() else { return [] }
             var partitions: [ExportPartition] = []
-            let first = clock.civil(span.lowerBound)
-            var year = first.year
-            var month = first.month
-            while true {
-                let start = clock.startOfMonth(year: year, month: month)
-                if start > span.upperBound { break }
-                let end = clock.startOfMonth(year: year, month: month + 1)
-                let found = try slices(in: start..<end)
-                if !found.isEmpty {
-                    let label = "\(CivilTime.pad(year, 4))-\(CivilTime.pad(month))"
-                    partitions.append(ExportPartition(month: label, timeRange: start..<end, slices: found, single: nil))
-                }
-                month += 1
-                if month > 12 { month = 1; year += 1 }
+            for month in try months() {
+                partitions.append(ExportPartition(month: month.label, timeRange: month.range, slices: try slices(in: month.range), single: nil))
             }
             return partitions
         }
     }
 
+    /// The calendar months (in the export's zone) holding at least one exported event, in order: one pass over
+    /// the events' times, so a month with nothing is never visited however far apart the times lie (a message
+    /// dated 9999 or 1969 gets its month like any other; every `Int64` has one).
+    func months() throws(SQLiteError) -> [(label: String, range: ClosedRange<Int64>)] {
+        var found: [Int64: (label: String, range: ClosedRange<Int64>)] = [:]
+        var current: ClosedRange<Int64>?
+        func note(_ timestamp: Int64) {
+            if let current, current.contains(timestamp) { return }
+            let time = clock.civil(timestamp)
+            let key = Int64(time.year) * 12 + Int64(time.month - 1)
+            let next = clock.startOfMonth(year: time.year, month: time.month + 1)
+            // A zone whose midnight is skipped could put the month's start after the time itself: the month
+            // then starts at the time.
+            let start = min(clock.startOfMonth(year: time.year, month: time.month), found[key]?.range.lowerBound ?? .max, timestamp)
+            let range = start...(next == .max || next <= timestamp ? Int64.max : next - 1)
+            current = range
+            found[key] = (time.monthText, range)
+        }
+        let (sql, parameters) = selection.messages(columns: "m.timestamp", scope: .init(), orderByID: false)
+        try database.prepare(sql).forEachRow(parameters) { row in
+            note(row.int(0))
+            return true
+        }
+        if selection.everything {
+            let (accountSQL, accountParameters) = selection.accountClause()
+            for table in ["chat_states", "presence_log"] {
+                try database.prepare("SELECT timestamp FROM \(table) WHERE \(accountSQL)").forEachRow(accountParameters) { row in
+                    note(row.int(0))
+                    return true
+                }
+            }
+        }
+        return found.keys.sorted().map { found[$0]! }
+    }
+
     /// The conversations with something to export in `range`, ordered by account then conversation.
-    func slices(in range: Range<Int64>?) throws(SQLiteError) -> [ConversationSlice] {
+    func slices(in range: ClosedRange<Int64>?) throws(SQLiteError) -> [ConversationSlice] {
         var byKey: [SliceKey: ConversationSlice] = [:]
         let (sql, parameters) = selection.messages(
             columns: "m.account_id, m.conversation, count(*), min(m.timestamp), max(m.timestamp)",
@@ -63,7 +87,7 @@ struct ExportPlanner {
                 var sql = "SELECT account_id, \(column) FROM \(table) WHERE \(accountSQL)"
                 var parameters = accountParameters
                 if let range {
-                    sql += " AND timestamp >= ? AND timestamp < ?"
+                    sql += " AND timestamp >= ? AND timestamp <= ?"
                     parameters += [.integer(range.lowerBound), .integer(range.upperBound)]
                 }
                 sql += " GROUP BY account_id, \(column)"
@@ -80,32 +104,5 @@ struct ExportPlanner {
             if accountA != accountB { return accountA < accountB }
             return a.conversation.lowercased() < b.conversation.lowercased()
         }
-    }
-
-    /// UTC milliseconds of the earliest and latest exported event.
-    private func span() throws(SQLiteError) -> ClosedRange<Int64>? {
-        var lower: Int64?
-        var upper: Int64?
-        func widen(_ low: Int64?, _ high: Int64?) {
-            if let low { lower = min(lower ?? low, low) }
-            if let high { upper = max(upper ?? high, high) }
-        }
-        let (sql, parameters) = selection.messages(columns: "min(m.timestamp), max(m.timestamp)", scope: .init(), orderByID: false)
-        try database.prepare(sql).forEachRow(parameters) { row in
-            widen(row.optionalInt(0), row.optionalInt(1))
-            return false
-        }
-        if selection.everything {
-            let (accountSQL, accountParameters) = selection.accountClause()
-            for table in ["chat_states", "presence_log"] {
-                try database.prepare("SELECT min(timestamp), max(timestamp) FROM \(table) WHERE \(accountSQL)")
-                    .forEachRow(accountParameters) { row in
-                        widen(row.optionalInt(0), row.optionalInt(1))
-                        return false
-                    }
-            }
-        }
-        guard let lower, let upper else { return nil }
-        return lower...upper
     }
 }

@@ -1,3 +1,5 @@
+import RoostCore
+
 /// How far an export or import has got, reported a few times per second.
 public struct ExportProgress: Sendable, Equatable {
     /// Messages written (or lines imported) so far.

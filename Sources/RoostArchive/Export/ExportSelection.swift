@@ -12,7 +12,8 @@ struct ExportSelection {
     /// Restrictions of one read, on top of the query.
     struct Scope {
         var slice: ConversationSlice?
-        var timeRange: Range<Int64>?
+        /// UTC milliseconds, both ends included (a month at the end of time ends at `Int64.max`).
+        var timeRange: ClosedRange<Int64>?
     }
 
     init(compiled: CompiledQuery, account: String?, everything: Bool, database: Database) throws(SQLiteError) {
@@ -52,9 +53,12 @@ struct ExportSelection {
             parameters += [.integer(slice.accountID), .text(slice.conversation)]
         }
         if let range = scope.timeRange {
-            sql += " AND \(idColumn) >= ? AND \(idColumn) < ?"
+            // The time-ordered ids narrow the read to the range's rows (plus the few outside 1970 … 2248, which
+            // share the first and last id slots); the timestamp itself decides.
+            sql += " AND \(idColumn) >= ? AND \(idColumn) < ? AND m.timestamp >= ? AND m.timestamp <= ?"
             parameters += [.integer(MessageID.base(forTimestamp: range.lowerBound)),
-                           .integer(MessageID.base(forTimestamp: range.upperBound))]
+                           .integer(MessageID.base(forTimestamp: range.upperBound) + MessageID.slotSize),
+                           .integer(range.lowerBound), .integer(range.upperBound)]
         }
         sql += suffix
         if orderByID { sql += " ORDER BY \(idColumn)" }

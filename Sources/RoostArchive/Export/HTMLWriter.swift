@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 
 /// `--format html`: a folder with `index.html` and one self-contained page per conversation (per month with

@@ -1,3 +1,5 @@
+import RoostCore
+
 internal import CSQLite
 
 /// Writes JSON straight into a `ByteSink`, escaping at the byte level (RFC 8259, the same escapes as

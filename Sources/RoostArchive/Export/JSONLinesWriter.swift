@@ -93,6 +93,7 @@ final class JSONLinesWriter: ExportWriter {
         json.textColumn("sender_name", row, 7)
         json.timeField("timestamp", row.int(11))
         json.timeField("received_at", row.int(12))
+        if let claimed = row.optionalInt(33) { json.timeField("claimed_at", claimed) }
         json.textColumn("body", row, 8)
         json.textColumn("subject", row, 9)
         json.textColumn("thread", row, 10)
@@ -131,6 +132,7 @@ final class JSONLinesWriter: ExportWriter {
         json.field("sender_name", message.senderName)
         json.timeField("timestamp", message.timestamp)
         json.timeField("received_at", message.receivedAt)
+        if let claimed = message.claimedAt { json.timeField("claimed_at", claimed) }
         json.field("body", message.body)
         if let encryption = message.encryption {
             json.field("encryption", encryption.scheme)

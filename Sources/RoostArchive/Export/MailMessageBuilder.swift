@@ -1,8 +1,10 @@
+import RoostCore
+
 /// Turns a chat message into an RFC 5322 message that mail tools (notmuch, mutt, mu, Python's `mailbox`)
 /// read and index: UTF-8 text as quoted-printable, encoded-word headers, a stable Message-ID, and
 /// In-Reply-To/References chaining the messages of one conversation into one thread.
 struct MailMessageBuilder {
-    let clock: ExportClock
+    let clock: ZoneClock
     let contacts: ContactDirectory
 
     /// A Message-ID that is the same on every export of the same message, from fields that survive an import.

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import RoostCore
 import Glibc
 #endif
 

@@ -1,3 +1,5 @@
+import RoostCore
+
 /// The words the human-readable formats share, so txt, md and html describe events the same way.
 enum TranscriptPhrases {
     /// `Alice is typing`, `Alice stopped typing`…
@@ -81,7 +83,7 @@ enum TranscriptPhrases {
     }
 
     /// The zone named in headers: `UTC` or the zone's identifier.
-    static func zoneName(_ clock: ExportClock) -> String {
+    static func zoneName(_ clock: ZoneClock) -> String {
         clock.isUTC ? "UTC" : clock.timeZone.identifier
     }
 }

@@ -1,3 +1,5 @@
+import RoostCore
+
 /// Typed access to the members of one jsonl object, with messages that name the member at fault.
 struct ImportFields {
     struct Problem: Error {
@@ -56,7 +58,7 @@ struct ImportFields {
         case nil, .null?: return nil
         case .integer(let value)?: return value
         case .string(let text)?:
-            guard let value = RFC3339Time.milliseconds(text) else {
+            guard let value = Timestamp.parse(text) else {
                 throw Problem(reason: "\"\(context)\(key)\" is not an RFC 3339 time: \(text.prefix(40))")
             }
             return value

@@ -74,6 +74,7 @@ enum ImportLineDecoder {
             attachments: attachments)
         first.occupantId = occupantId
         first.realJid = try fields.optionalString("real_jid")
+        first.claimedAt = try fields.optionalTime("claimed_at")
         var events: [ArchiveEvent] = [.message(first)]
         guard original != nil else { return events }
         guard let target = messageId ?? originId else {

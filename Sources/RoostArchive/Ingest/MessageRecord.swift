@@ -15,9 +15,11 @@ public struct MessageRecord: Sendable, Equatable {
     public var body: String?
     public var subject: String?
     public var thread: String?
-    /// The server's `<delay/>` stamp when present, else the receipt time.
+    /// A time Roost can believe (the server's `<delay/>` or archive time), else the receipt time.
     public var timestamp: Int64
     public var receivedAt: Int64
+    /// The time a `<delay/>` of the sender claims (not believed, only shown; see `SchemaV6`).
+    public var claimedAt: Int64? = nil
     /// XEP-0359 `<stanza-id/>` and its `by`.
     public var stanzaId: String?
     public var stanzaIdBy: String?

@@ -1,46 +1,75 @@
 import Foundation
+import RoostCore
 
 /// Resolves `DateExpression`s to UTC millisecond spans `[start, end)` for a given "now" and time zone.
 /// Absolute dates span the unit written (a day, a month, a minute); `today`/`yesterday` span a day;
-/// relative dates are instants (start == end).
+/// relative dates are instants (start == end). Calendar arithmetic is the program's one codec's
+/// (`CivilTime`, proleptic Gregorian, wall-clock days across daylight-saving changes), saturating at the
+/// ends of `Int64` whatever the query says.
 struct DateResolver {
-    let now: Date
-    let calendar: Calendar
+    let now: Int64
+    let clock: ZoneClock
 
     init(now: Date, timeZone: TimeZone) {
-        self.now = now
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        self.calendar = calendar
+        self.now = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
+        clock = ZoneClock(timeZone: timeZone)
     }
 
     func span(_ expression: DateExpression) -> (start: Int64, end: Int64) {
+        let today = clock.civil(now)
+        let todayDays = CivilTime.days(year: today.year, month: today.month, day: today.day)
         switch expression {
         case .today:
-            let start = calendar.startOfDay(for: now)
-            return (ms(start), ms(calendar.date(byAdding: .day, value: 1, to: start) ?? start))
+            return (midnight(todayDays), midnight(todayDays + 1))
         case .yesterday:
-            let today = calendar.startOfDay(for: now)
-            return (ms(calendar.date(byAdding: .day, value: -1, to: today) ?? today), ms(today))
+            return (midnight(todayDays - 1), midnight(todayDays))
         case .relative(let amount, let unit):
-            let component: Calendar.Component = switch unit {
-            case .hour: .hour
-            case .day: .day
-            case .week: .weekOfYear
-            case .month: .month
-            case .year: .year
+            let amount = Int64(clamping: amount)
+            let msOfDay = Int64(((today.hour * 60 + today.minute) * 60 + today.second) * 1000 + today.millisecond)
+            switch unit {
+            case .hour:
+                return instant(saturatingSubtract(now, saturatingMultiply(amount, 3_600_000)))
+            case .day, .week:
+                let days = saturatingMultiply(amount, unit == .week ? 7 : 1)
+                return instant(local(days: saturatingSubtract(todayDays, days), msOfDay: msOfDay))
+            case .month, .year:
+                let months = saturatingMultiply(amount, unit == .year ? 12 : 1)
+                let (year, month) = CivilTime.floorDivide(saturatingSubtract(Int64(today.year) * 12 + Int64(today.month - 1), months), 12)
+                // Years beyond a few hundred million have no day count in Int64 milliseconds anyway.
+                guard year > -300_000_000 else { return instant(.min) }
+                let day = min(today.day, CivilTime.daysInMonth(year: Int(year), month: Int(month) + 1))
+                return instant(local(days: CivilTime.days(year: Int(year), month: Int(month) + 1, day: day), msOfDay: msOfDay))
             }
-            let instant = ms(calendar.date(byAdding: component, value: -amount, to: now) ?? .distantPast)
-            return (instant, instant)
         case .absolute(let year, let month, let day, let hour, let minute):
-            let components = DateComponents(year: year, month: month ?? 1, day: day ?? 1, hour: hour ?? 0, minute: minute ?? 0)
-            guard let start = calendar.date(from: components) else { return (0, 0) }
-            let unit: Calendar.Component = minute != nil ? .minute : day != nil ? .day : month != nil ? .month : .year
-            return (ms(start), ms(calendar.date(byAdding: unit, value: 1, to: start) ?? start))
+            let startDays = CivilTime.days(year: year, month: month ?? 1, day: day ?? 1)
+            let startMs = Int64(((hour ?? 0) * 60 + (minute ?? 0)) * 60_000)
+            let start = local(days: startDays, msOfDay: startMs)
+            if minute != nil { return (start, local(days: startDays, msOfDay: startMs + 60_000)) }
+            if day != nil { return (start, midnight(startDays + 1)) }
+            if let month { return (start, midnight(CivilTime.days(year: month == 12 ? year + 1 : year, month: month % 12 + 1, day: 1))) }
+            return (start, midnight(CivilTime.days(year: year + 1, month: 1, day: 1)))
         }
     }
 
-    private func ms(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    private func instant(_ ms: Int64) -> (start: Int64, end: Int64) { (ms, ms) }
+
+    private func midnight(_ days: Int64) -> Int64 { local(days: days, msOfDay: 0) }
+
+    /// UTC milliseconds of a wall-clock time of the zone.
+    private func local(days: Int64, msOfDay: Int64) -> Int64 {
+        guard let local = CivilTime.milliseconds(days: days, msOfDay: msOfDay) else { return days < 0 ? .min : .max }
+        return clock.utc(fromLocal: local)
     }
+}
+
+/// `a * b`, held at the ends of `Int64` instead of trapping.
+private func saturatingMultiply(_ a: Int64, _ b: Int64) -> Int64 {
+    let (product, overflow) = a.multipliedReportingOverflow(by: b)
+    return overflow ? ((a < 0) != (b < 0) ? .min : .max) : product
+}
+
+/// `a - b`, held at the ends of `Int64` instead of trapping.
+private func saturatingSubtract(_ a: Int64, _ b: Int64) -> Int64 {
+    let (difference, overflow) = a.subtractingReportingOverflow(b)
+    return overflow ? (b > 0 ? .min : .max) : difference
 }

@@ -1,3 +1,5 @@
+import RoostCore
+
 /// Turns `key:value` into a `QueryFilter`, validating the value.
 enum FilterParser {
     static let isValues = "in, out, chat, normal, headline, muc, groupchat, edited"
@@ -104,8 +106,7 @@ enum FilterParser {
         if hour != nil && day == nil { throw invalid() }
         if let month, !(1...12).contains(month) { throw invalid() }
         if let day, let month {
-            let days = [31, (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-            guard (1...days[month - 1]).contains(day) else { throw invalid() }
+            guard (1...CivilTime.daysInMonth(year: year, month: month)).contains(day) else { throw invalid() }
         }
         guard (1970...9999).contains(year) else { throw invalid() }
         return .absolute(year: year, month: month, day: day, hour: hour, minute: minute)

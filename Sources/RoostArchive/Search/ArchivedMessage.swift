@@ -17,6 +17,8 @@ public struct ArchivedMessage: Sendable, Equatable {
     /// UTC milliseconds.
     public var timestamp: Int64
     public var receivedAt: Int64
+    /// The time the sender's own `<delay/>` claimed (see `SchemaV6`).
+    public var claimedAt: Int64? = nil
     public var stanzaId: String?
     public var stanzaIdBy: String?
     public var stanzaIdTrusted: Bool

@@ -12,6 +12,8 @@ public struct MessageRow: Sendable, Equatable {
     /// UTC milliseconds: the server's `<delay/>` stamp when present, else receipt time.
     public var timestamp: Int64
     public var receivedAt: Int64
+    /// The time the sender's own `<delay/>` claimed (shown, not believed).
+    public var claimedAt: Int64? = nil
     /// The latest text (after XEP-0308 corrections).
     public var body: String?
     public var subject: String?

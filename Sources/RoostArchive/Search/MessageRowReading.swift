@@ -6,7 +6,7 @@ enum MessageRowReading {
         m.edited, m.is_carbon, m.source, \(encryptionColumns),
         (SELECT json_group_array(json_array(a.url, a.name, a.mime, a.size, a.state, a.sha256, a.local_path))
          FROM attachments a WHERE a.message_row = m.id),
-        \(roomColumns)
+        \(roomColumns), m.claimed_at
         """
 
     /// Group chat columns (schema v6): the sender's occupant id and real JID, read after the OMEMO columns.
@@ -28,7 +28,7 @@ enum MessageRowReading {
             direction: MessageDirection(rawValue: row.text(3)) ?? .incoming,
             kind: MessageKind(rawValue: row.text(4)) ?? .normal,
             from: row.text(5), to: row.text(6), senderName: row.optionalText(7), timestamp: row.int(8),
-            receivedAt: row.int(9), body: row.optionalText(10), subject: row.optionalText(11), thread: row.optionalText(12),
+            receivedAt: row.int(9), claimedAt: row.optionalInt(28), body: row.optionalText(10), subject: row.optionalText(11), thread: row.optionalText(12),
             stanzaId: row.optionalText(13), originId: row.optionalText(14), messageId: row.optionalText(15),
             revisions: Int(row.int(16)), isCarbon: row.bool(17), source: MessageSource(rawValue: row.text(18)) ?? .live,
             attachments: attachments(row.text(25), store: store), highlighter: highlighter, encryption: encryption(row, at: 19),

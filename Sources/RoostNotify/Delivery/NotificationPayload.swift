@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 
 /// The JSON given to webhooks (format = json) and to commands on stdin. Field names are documented in
 /// docs/notify.md and are a stable interface.
@@ -60,8 +61,6 @@ struct NotificationPayload: Encodable {
     }
 
     static func iso8601(_ milliseconds: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        Timestamp.rfc3339(milliseconds)
     }
 }

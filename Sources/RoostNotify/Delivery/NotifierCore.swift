@@ -254,7 +254,10 @@ actor NotifierCore {
         for runner in runners { runner.submit(notification) }
     }
 
+    /// Never later than now: a message's time comes from elsewhere, and one from the future would suppress every
+    /// catch-up summary until then.
     private func noteNotified(account: String, timestamp: Int64) {
+        let timestamp = min(timestamp, clock.milliseconds)
         let key = account.lowercased()
         guard timestamp > (state.lastNotifiedMs[key] ?? Int64.min) else { return }
         state.lastNotifiedMs[key] = timestamp

@@ -13,10 +13,17 @@ struct NotifyStateStore: Sendable {
 
     func load(now: Int64) -> State {
         guard let path, let data = FileManager.default.contents(atPath: path),
-              let state = try? JSONDecoder().decode(State.self, from: data) else {
+              var state = try? JSONDecoder().decode(State.self, from: data) else {
             let fresh = State(firstStartedMs: now)
             save(fresh)
             return fresh
+        }
+        // A time after now was written by a Roost that believed the stamps senders put on their messages; left
+        // alone it would keep every catch-up summary back until then.
+        if state.lastNotifiedMs.values.contains(where: { $0 > now }) || state.firstStartedMs > now {
+            state.lastNotifiedMs = state.lastNotifiedMs.mapValues { min($0, now) }
+            state.firstStartedMs = min(state.firstStartedMs, now)
+            save(state)
         }
         return state
     }

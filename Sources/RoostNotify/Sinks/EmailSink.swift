@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 internal import CCurl
 import RoostHTTP
 
@@ -64,13 +65,13 @@ actor EmailSink: NotificationSink {
         }
         let fromName = notification.kind == .message || notification.kind == .request ? notification.name : "Roost"
         return MailMessage(fromName: fromName, fromAddress: config.from, to: config.to, subject: notification.title,
-                           body: body + "\n", date: Date(timeIntervalSince1970: Double(notification.timestamp) / 1000))
+                           body: body + "\n", date: notification.timestamp)
     }
 
     static func digestMail(_ items: [OutgoingNotification], config: EmailSinkConfig) -> MailMessage {
         let body = items.map { "\($0.title) — \(NotificationPayload.iso8601($0.timestamp))\n\($0.fullText)" }.joined(separator: "\n\n")
         return MailMessage(fromName: "Roost", fromAddress: config.from, to: config.to,
-                           subject: "Roost: \(items.count) notification\(items.count == 1 ? "" : "s")", body: body + "\n", date: Date())
+                           subject: "Roost: \(items.count) notification\(items.count == 1 ? "" : "s")", body: body + "\n", date: Timestamp.now())
     }
 
     private func send(_ mail: MailMessage) async throws(NotifyError) {

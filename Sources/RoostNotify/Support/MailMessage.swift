@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 
 /// A complete RFC 5322 mail: UTF-8 plain text body in base64, non-ASCII headers as RFC 2047 words.
 struct MailMessage {
@@ -7,20 +8,18 @@ struct MailMessage {
     var to: [String]
     var subject: String
     var body: String
-    var date: Date
+    /// UTC milliseconds; written in the local zone.
+    var date: Int64
 
     func rendered() -> Data {
         let domain = fromAddress.split(separator: "@").last.map(String.init) ?? "localhost"
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss Z"
         let normalized = body.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\n", with: "\r\n")
         let encodedBody = Data(normalized.utf8).base64EncodedString(options: [.lineLength76Characters, .endLineWithCarriageReturn, .endLineWithLineFeed])
         let lines = [
             "From: \(EncodedWords.displayName(fromName)) <\(fromAddress)>",
             "To: " + to.map { "<\($0)>" }.joined(separator: ", "),
             "Subject: \(EncodedWords.header(subject))",
-            "Date: \(formatter.string(from: date))",
+            "Date: \(ZoneClock.local().civil(date).rfc5322)",
             "Message-ID: <\(UUID().uuidString.lowercased())@\(domain)>",
             "MIME-Version: 1.0",
             "Content-Type: text/plain; charset=utf-8",

@@ -9,8 +9,10 @@ public enum Carbons {
     /// Unwraps a carbon, accepting it only when it can be genuine (XEP-0280 §11, CVE-2017-5589 class):
     /// the wrapper comes from the account's own bare JID (or has no `from`, which the server means as the
     /// account), it is not a groupchat message, and it holds `<forwarded>` with exactly one inner message.
-    /// Returns nil for anything else so the caller can treat it as an ordinary (or forged) message.
-    public static func unwrap(_ message: Message, account: JID) -> (direction: Direction, inner: Message)? {
+    /// Returns nil for anything else so the caller can treat it as an ordinary (or forged) message. `stamp` is the
+    /// time in the `<forwarded/>` wrapper the server made, if it wrote one (UTC milliseconds); a `<delay/>` inside
+    /// the inner message is the sender's and stays there.
+    public static func unwrap(_ message: Message, account: JID) -> (direction: Direction, inner: Message, stamp: Int64?)? {
         guard let wrapper = message.element.child("received", namespace: Namespace.carbons).map({ (Direction.received, $0) })
             ?? message.element.child("sent", namespace: Namespace.carbons).map({ (Direction.sent, $0) }) else { return nil }
         return validated(message, wrapper: wrapper, account: account)
@@ -22,7 +24,7 @@ public enum Carbons {
             || message.element.child("sent", namespace: Namespace.carbons) != nil
     }
 
-    private static func validated(_ message: Message, wrapper: (Direction, Element), account: JID) -> (direction: Direction, inner: Message)? {
+    private static func validated(_ message: Message, wrapper: (Direction, Element), account: JID) -> (direction: Direction, inner: Message, stamp: Int64?)? {
         if let from = message.fromAttribute {
             guard let jid = JID(parsing: from), jid == account.bare else { return nil }
         }
@@ -30,11 +32,6 @@ public enum Carbons {
               let forwarded = wrapper.1.child("forwarded", namespace: Namespace.forward) else { return nil }
         let inner = forwarded.children("message", namespace: Namespace.client)
         guard inner.count == 1 else { return nil }
-        var innerMessage = Message(inner[0])
-        // The forwarded copy's delay, if any, is the original time; keep it visible to the archive.
-        if Delay.stamp(of: innerMessage.element) == nil, let delay = forwarded.child("delay", namespace: Namespace.delay) {
-            innerMessage.element.append(delay)
-        }
-        return (wrapper.0, innerMessage)
+        return (wrapper.0, Message(inner[0]), Delay.milliseconds(of: forwarded))
     }
 }

@@ -30,8 +30,10 @@ public enum MAM {
     public struct Result: Sendable {
         public var queryID: String
         public var archiveID: String
+        /// The archived message as it was sent, its own `<delay/>` (if any, the sender's claim) untouched.
         public var message: Message
-        public var stamp: String?
+        /// The archive's time of the message (the `<forwarded/>` wrapper's `<delay/>`), UTC milliseconds.
+        public var stamp: Int64?
     }
 
     /// Unwraps a `<result/>` message, accepting it only from the queried archive (CVE-2019-16237 class):
@@ -48,12 +50,7 @@ public enum MAM {
         }
         let inner = forwarded.children("message", namespace: Namespace.client)
         guard inner.count == 1 else { return nil }
-        let stamp = forwarded.child("delay", namespace: Namespace.delay)?[attribute: "stamp"]
-        var innerMessage = Message(inner[0])
-        if let delay = forwarded.child("delay", namespace: Namespace.delay), Delay.stamp(of: innerMessage.element) == nil {
-            innerMessage.element.append(delay)
-        }
-        return Result(queryID: queryID, archiveID: id, message: innerMessage, stamp: stamp)
+        return Result(queryID: queryID, archiveID: id, message: Message(inner[0]), stamp: Delay.milliseconds(of: forwarded))
     }
 
     public static func isResult(_ message: Message) -> Bool {

@@ -3,7 +3,8 @@ import Glibc
 #endif
 
 /// The terminal side of a command: stdout for results, stderr for diagnostics, and whether each is a TTY
-/// (colour and highlighting only then).
+/// (colour and highlighting only then). Every human-readable line is rendered as `TerminalText`, so control
+/// characters from the archive or the network are shown, never obeyed; `jsonLine` writes exact JSON.
 struct Output: Sendable {
     let standardOutput: any TextSink
     let standardError: any TextSink
@@ -20,9 +21,14 @@ struct Output: Sendable {
         )
     }
 
-    /// One line of results on stdout.
+    /// One line of results on stdout (control characters shown as escapes).
     func line(_ text: String) {
-        standardOutput.write(text + "\n")
+        line(TerminalText(text))
+    }
+
+    /// One line of results on stdout, with Roost's own styles.
+    func line(_ text: TerminalText) {
+        standardOutput.write(text.rendered + "\n")
     }
 
     /// One JSON Lines record on stdout.
@@ -42,11 +48,12 @@ struct Output: Sendable {
 
     /// Plain text on stderr (help printed because of a mistake, progress notes).
     func note(_ text: String) {
-        standardError.write(text.hasSuffix("\n") ? text : text + "\n")
+        let visible = TerminalText(text).rendered
+        standardError.write(visible.hasSuffix("\n") ? visible : visible + "\n")
     }
 
     private func diagnostic(_ level: String, _ message: String) {
         // Multi-line messages (config problems) keep the prefix on the first line only.
-        standardError.write("roost: \(level): \(message)\n")
+        standardError.write("roost: \(level): \(TerminalText(message).rendered)\n")
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import RoostAgent
 import RoostArchive
+import RoostCore
+import Synchronization
 
 /// Opening the archive for reading, and turning archive errors into exit statuses.
 enum ArchiveAccess {
@@ -31,26 +33,20 @@ struct ArchiveFailure: CommandFailure {
     }
 }
 
-/// Times as people and scripts read them.
+/// Times as people and scripts read them, through the program's one date codec (`Timestamp`, `CivilTime`):
+/// no formatter per row, the proleptic Gregorian calendar, every `Int64` printable.
 enum TimeText {
+    /// The local zone's offsets, cached between its transitions; one per process.
+    private static let zone = Mutex(ZoneClock.local())
+
     /// RFC 3339 in UTC with milliseconds, for JSON.
     static func utc(_ ms: Int64) -> String {
-        let date = Date(timeIntervalSince1970: TimeInterval(ms) / 1000)
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = TimeZone(identifier: "UTC")
-        f.dateFormat = "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"
-        return f.string(from: date)
+        Timestamp.rfc3339(ms)
     }
 
-    /// Local time to the minute, for people.
+    /// Local time to the minute (or the second), for people.
     static func local(_ ms: Int64, seconds: Bool = false) -> String {
-        let date = Date(timeIntervalSince1970: TimeInterval(ms) / 1000)
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = .current
-        f.dateFormat = seconds ? "yyyy-MM-dd HH:mm:ss" : "yyyy-MM-dd HH:mm"
-        return f.string(from: date)
+        zone.withLock { $0.minuteText(ms, seconds: seconds) }
     }
 }
 
@@ -68,6 +64,7 @@ extension MessageRow {
             "sender_name": .string(senderName),
             "timestamp": .string(TimeText.utc(timestamp)),
             "received_at": .string(TimeText.utc(receivedAt)),
+            "claimed_at": claimedAt.map { .string(TimeText.utc($0)) } ?? .null,
             "body": .string(body),
             "subject": .string(subject),
             "thread": .string(thread),
@@ -93,25 +90,38 @@ extension MessageRow {
         return text.isEmpty || attachments.contains { $0.url == text }
     }
 
-    /// One human line: time, conversation, arrow, sender, body (highlighted on a terminal).
-    func humanLine(highlight: Bool, showConversation: Bool = true) -> String {
+    /// One human line: time, conversation, arrow, sender, body (highlighted on a terminal). A time the sender
+    /// claimed that is more than a minute off is shown after the body, as a claim.
+    func humanLine(highlight: Bool, showConversation: Bool = true) -> TerminalText {
         let arrow = direction == .incoming ? "<" : ">"
         let who = direction == .incoming ? (senderName ?? from) : "me"
-        var text = displayBody ?? subject.map { "(subject) \($0)" } ?? ""
-        if highlight, body != nil { text = highlightedBody(open: "\u{1B}[1;33m", close: "\u{1B}[0m") }
+        var text = TerminalText(displayBody ?? subject.map { "(subject) \($0)" } ?? "")
+        if highlight, let body {
+            text = ""
+            var cursor = body.startIndex
+            for range in bodyHighlightRanges {
+                text += TerminalText(String(body[cursor..<range.lowerBound])) + .styled(String(body[range]), "1;33")
+                cursor = range.upperBound
+            }
+            text += TerminalText(String(body[cursor...]))
+        }
         if let encryption, encryption.isDecrypted, !encryption.isTrusted { text += " [untrusted device]" }
         if !attachments.isEmpty {
-            let tags = attachments.map(\.tag).joined(separator: " ")
-            text = bodyIsLink ? tags : text + (text.isEmpty ? "" : " ") + tags
+            let tags = TerminalText(attachments.map(\.tag).joined(separator: " "))
+            text = bodyIsLink ? tags : text + (text.rendered.isEmpty ? "" : " ") + tags
         }
-        text = text.replacingOccurrences(of: "\n", with: "\n    ")
-        let edited = edited ? " (edited)" : ""
+        text = TerminalText(stringLiteral: text.rendered.replacingOccurrences(of: "\n", with: "\n    "))
+        var notes = edited ? " (edited)" : ""
+        if let claimedAt {
+            let (difference, overflow) = claimedAt.subtractingReportingOverflow(timestamp)
+            if overflow || difference <= -60_000 || difference >= 60_000 { notes += " (sender's clock says \(TimeText.local(claimedAt)))" }
+        }
         if showConversation {
             // The conversation already names a 1:1 peer; print the sender only where it adds something.
-            let sender = (direction == .incoming && who != conversation) ? " \(who):" : ""
-            return "\(TimeText.local(timestamp)) \(conversation) \(arrow)\(sender) \(text)\(edited)"
+            let sender: TerminalText = (direction == .incoming && who != conversation) ? " \(who):" : ""
+            return "\(TimeText.local(timestamp)) \(conversation) \(arrow)\(sender) \(text)\(notes)"
         }
-        return "\(TimeText.local(timestamp)) \(arrow) \(who): \(text)\(edited)"
+        return "\(TimeText.local(timestamp)) \(arrow) \(who): \(text)\(notes)"
     }
 }
 

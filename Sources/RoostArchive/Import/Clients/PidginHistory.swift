@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 
 /// Pidgin's (libpurple 2.x) XMPP logs: `~/.purple/logs/jabber/ACCOUNT/CONVERSATION/FILE`, facts from
@@ -23,13 +24,13 @@ final class PidginHistory: ClientHistoryReader {
     private let jabberRoot: String
     private let only: (account: String, conversation: String?, file: String?)?
     private let extraOwnNames: Set<String>
-    private let clock: ExportClock
+    private let clock: ZoneClock
     /// Per account: the names Pidgin's HTML logs show on the account's own lines (learned in a first pass).
     private var learnedOwnNames: [String: Set<String>]?
 
     init(path: String, ownNames: [String], timeZone: TimeZone) throws(ImportError) {
         extraOwnNames = Set(ownNames)
-        clock = ExportClock(timeZone: timeZone)
+        clock = ZoneClock(timeZone: timeZone)
         var url = URL(fileURLWithPath: path).standardizedFileURL
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 
 /// Profanity's chat log database (Profanity 0.10 and later): `database/ACCOUNT/chatlog.db` in
@@ -54,7 +55,7 @@ final class ProfanityDatabase: ClientHistoryReader {
         if let wanted, wanted != account { return }
         let columns = try snapshot.columns(of: "ChatLogs")
         func column(_ name: String) -> String { columns.contains(name) ? "nullif(\(name), '')" : "NULL" }
-        let clock = ExportClock(timeZone: .current)
+        let clock = ZoneClock(timeZone: .current)
         var corrections: [ClientMessage] = []
         var messageIDOfRow: [Int64: String] = [:]
         var replacesRow: [Int64: Int64] = [:]
@@ -121,7 +122,7 @@ final class ProfanityDatabase: ClientHistoryReader {
 final class ProfanityTextLogs: ClientHistoryReader {
     let root: String
     private let account: String
-    private let clock: ExportClock
+    private let clock: ZoneClock
 
     init(accountFolder: String, timeZone: TimeZone) throws(ImportError) {
         root = accountFolder
@@ -130,7 +131,7 @@ final class ProfanityTextLogs: ClientHistoryReader {
             throw .accountNeeded(path: accountFolder, reason: "the folder name is not an account JID")
         }
         self.account = account
-        clock = ExportClock(timeZone: timeZone)
+        clock = ZoneClock(timeZone: timeZone)
     }
 
     var description: String { "Profanity chat logs (text): \(root)" }
@@ -237,9 +238,9 @@ final class ProfanityTextLogs: ClientHistoryReader {
 enum ClientTime {
     /// ISO 8601 / RFC 3339 with an offset (`2020-03-24T11:12:14.123456+01:00`, `…Z`, `+0100`, `+01`); without
     /// one (`2020-03-24 11:12:14`, `2020/03/24 11:12:14`) the time is read in `clock`'s zone.
-    static func iso8601(_ text: String, clock: ExportClock) -> Int64? {
+    static func iso8601(_ text: String, clock: ZoneClock) -> Int64? {
         var text = text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "/", with: "-")
-        if let milliseconds = RFC3339Time.milliseconds(text) { return milliseconds }
+        if let milliseconds = Timestamp.parse(text) { return milliseconds }
         // +0100 → +01:00, +01 → +01:00
         let scalars = Array(text.unicodeScalars)
         if let sign = scalars.lastIndex(where: { $0 == "+" || $0 == "-" }), sign > 10 {
@@ -249,10 +250,10 @@ enum ClientTime {
             } else if digits.count == 2, digits.allSatisfy(\.isNumber) {
                 text += ":00"
             }
-            if let milliseconds = RFC3339Time.milliseconds(text) { return milliseconds }
+            if let milliseconds = Timestamp.parse(text) { return milliseconds }
         }
         // No offset: local time.
-        guard let asUTC = RFC3339Time.milliseconds(text + "Z") else { return nil }
+        guard let asUTC = Timestamp.parse(text + "Z") else { return nil }
         return clock.utc(fromLocal: asUTC)
     }
 }

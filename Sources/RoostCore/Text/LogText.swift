@@ -1,0 +1,70 @@
+/// The one escaper for text from other parties on its way to a person: a log line or a terminal.
+///
+/// Control characters (C0 but, on a terminal, line feed and tab; DEL; C1), the line and paragraph
+/// separators, the byte order mark and the bidirectional controls (the "Trojan Source" ones) are shown as
+/// `\u{1b}`-style escapes (`\n`, `\r`, `\t` for the common three), so a hostile server or contact can
+/// neither forge log lines, nor move the cursor, recolour or retitle a terminal, nor reorder what a
+/// reader sees. Everything else, including emoji joiners and every script, passes as it is.
+public enum VisibleText {
+    /// `text` with every such character escaped; `keepingLineBreaks` leaves line feeds and tabs alone
+    /// (multi-line output on a terminal). `limit` cuts after that many characters, marking the cut with `…`.
+    public static func escaped(_ text: String, keepingLineBreaks: Bool, limit: Int? = nil) -> String {
+        if limit == nil, !mayNeedEscaping(text) { return text }
+        var out = ""
+        var count = 0
+        for scalar in text.unicodeScalars {
+            if let limit, count >= limit {
+                out += "…"
+                break
+            }
+            count += 1
+            switch scalar.value {
+            case 0x0A where keepingLineBreaks, 0x09 where keepingLineBreaks:
+                out.unicodeScalars.append(scalar)
+            case 0x0A: out += "\\n"
+            case 0x0D: out += "\\r"
+            case 0x09: out += "\\t"
+            case _ where isHidden(scalar):
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            default:
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// Characters that act on a terminal or on the reading order instead of showing.
+    public static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00..<0x20, 0x7F..<0xA0, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0x2028, 0x2029, 0xFEFF: true
+        default: false
+        }
+    }
+
+    /// A quick look at the bytes: false when no character can need escaping (the common case, kept cheap
+    /// for the hundreds of thousands of lines of a search).
+    private static func mayNeedEscaping(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            for byte in bytes {
+                // C0 and DEL; the lead bytes of U+0080…U+009F (C2), U+061C (D8), U+200E…U+2069 (E2), U+FEFF (EF).
+                if byte < 0x20 || byte == 0x7F || byte == 0xC2 || byte == 0xD8 || byte == 0xE2 || byte == 0xEF { return true }
+            }
+            return false
+        }
+    }
+}
+
+/// Text from the network (or any other party) on its way into a log line: one line, escapes for everything
+/// `VisibleText` hides, and a length cap so a megabyte of server text does not become a megabyte of log.
+public enum LogText {
+    /// `text` made safe for one log line.
+    public static func quote(_ text: String, limit: Int = 300) -> String {
+        VisibleText.escaped(text, keepingLineBreaks: false, limit: limit)
+    }
+
+    /// Any value's description (an error that may carry server text), made safe for one log line.
+    public static func quote(_ value: some CustomStringConvertible, limit: Int = 300) -> String {
+        quote(value.description, limit: limit)
+    }
+}

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostArchive
 import RoostXMPP
@@ -74,7 +75,7 @@ public final class Agent: Sendable {
                 }
                 sessions.append(session)
             } catch {
-                log.error("\(account.jid): \(error) — this account is skipped")
+                log.error("\(account.jid): \(LogText.quote(error)) — this account is skipped")
             }
         }
         self.sessions = sessions
@@ -171,7 +172,7 @@ public final class Agent: Sendable {
         await pipeline.drainAndStop()
         await files?.stop()
         await notifications.current?.shutdown()
-        do { try writer.checkpoint() } catch { log.error("closing the archive: \(error)") }
+        do { try writer.checkpoint() } catch { log.error("closing the archive: \(LogText.quote(error))") }
         log.info("stopped")
     }
 

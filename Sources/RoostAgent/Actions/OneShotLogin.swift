@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostArchive
 import RoostXMPP
@@ -50,7 +51,7 @@ public enum OneShotLogin {
             do {
                 context.omemo = try OMEMOService(account: configuration.jid, dataDirectory: dataDirectory, archivePath: config.archivePath, log: log)
             } catch {
-                log.warning("\(account.jid): OMEMO is unavailable: \(error)")
+                log.warning("\(account.jid): OMEMO is unavailable: \(LogText.quote(error))")
             }
         }
         let result: Result<Action.Result, ActionFailure>

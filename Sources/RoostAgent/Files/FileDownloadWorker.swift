@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 public import RoostArchive
 import RoostNotify
@@ -228,7 +229,7 @@ public final class FileDownloadWorker: Sendable {
             ids = try reader.dueFiles(now: Self.now(), limit: Self.queueLimit)
             next = try reader.nextScheduledFileAttempt()
         } catch {
-            log.error("files: reading the download queue failed: \(error); trying again in a minute")
+            log.error("files: reading the download queue failed: \(LogText.quote(error)); trying again in a minute")
             signal { $0.nextDue = Self.now() + 60_000 }
             return
         }
@@ -251,7 +252,7 @@ public final class FileDownloadWorker: Sendable {
             guard let found = try reader.file(id: id) else { return nil }
             row = found
         } catch {
-            log.error("files: reading attachment \(id) failed: \(error)")
+            log.error("files: reading attachment \(id) failed: \(LogText.quote(error))")
             return nil
         }
         let attachment = row.attachment
@@ -263,7 +264,7 @@ public final class FileDownloadWorker: Sendable {
         case .tooLarge, .refused: due = false
         }
         guard due || forced else { return attachment.state }
-        let what = "\(row.account): \(attachment.displayName) from \(Self.bare(row.from))"
+        let what = "\(row.account): \(LogText.quote(attachment.displayName)) from \(LogText.quote(Self.bare(row.from)))"
         if !forced, let refusal = policyRefusal(row) {
             log.info("files: \(what) not downloaded (\(refusal == "downloads-off" ? "[files] download = none" : "not a contact; [files] download = contacts"))")
             return record(AttachmentUpdate(id: id, state: .refused(refusal), attempts: row.attempts))
@@ -281,7 +282,7 @@ public final class FileDownloadWorker: Sendable {
             var mime = MediaType.normalized(attachment.mime)
             if MediaType.isGeneric(mime) { mime = MediaType.isGeneric(served) ? nil : served }
             if MediaType.isGeneric(mime) { mime = MediaType.guess(name: attachment.displayName, path: file.path) }
-            log.info("files: \(what): kept \(FileSize.text(file.size))\(mime.map { ", \($0)" } ?? "")")
+            log.info("files: \(what): kept \(FileSize.text(file.size))\(mime.map { ", \(LogText.quote($0))" } ?? "")")
             return record(AttachmentUpdate(id: id, state: .stored, sha256: file.sha256, size: file.size, mime: mime, attempts: attempts))
         case .tooLarge:
             log.info("files: \(what) not kept: larger than [files] max_size (\(FileSize.text(settings.maxSize)))")
@@ -295,7 +296,7 @@ public final class FileDownloadWorker: Sendable {
                 let delay = min(Int64(settings.retrySeconds) << Int64(min(attempts - 1, 20)), 86_400)
                 next = Self.now() + delay * 1000
             }
-            log.warning("files: \(what): download failed (\(reason))"
+            log.warning("files: \(what): download failed (\(LogText.quote(reason)))"
                         + (next.map { "; trying again in \(($0 - Self.now() + 999) / 1000) s" } ?? "; not retrying"))
             let result = record(AttachmentUpdate(id: id, state: .failed(reason), attempts: attempts, nextAttemptAt: next))
             if let next { signal { s in s.nextDue = min(s.nextDue ?? next, next) } }
@@ -325,7 +326,7 @@ public final class FileDownloadWorker: Sendable {
             return update.state
         } catch {
             // The row stays due; wait before the next look rather than spin on a broken archive.
-            log.error("files: recording attachment \(update.id) failed: \(error)")
+            log.error("files: recording attachment \(update.id) failed: \(LogText.quote(error))")
             signal { $0.nextDue = Self.now() + 60_000 }
             return nil
         }

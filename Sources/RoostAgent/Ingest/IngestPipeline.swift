@@ -212,13 +212,13 @@ public final class IngestPipeline: Sendable {
                 if batch.count > 1 {
                     for submission in batch { commitRetrying([submission]) }
                 } else if let submission = batch.first {
-                    log.error("archive: a record was refused and is not stored: \(error)")
+                    log.error("archive: a record was refused and is not stored: \(LogText.quote(error))")
                     submission.completion(.refused(error))
                 }
                 return
             case .failure(let error):
                 let cause = WriteFailureDiagnosis.describe(error, archivePath: writer.path)
-                if case .ok = health { log.error("archive: writing failed: \(cause). Nothing is acknowledged to the server until it works again; retrying.") }
+                if case .ok = health { log.error("archive: writing failed: \(LogText.quote(cause)). Nothing is acknowledged to the server until it works again; retrying.") }
                 setHealth(.failing(since: health.failingSince ?? Self.nowMilliseconds(), cause: cause))
                 if queue.isClosed {
                     let deadline = stopDeadline ?? (ContinuousClock.now + stopGrace)

@@ -1,7 +1,8 @@
 import Foundation
 import RoostCore
 
-/// Leveled logging to stderr, one line per record, safe from any thread.
+/// Leveled logging to stderr, one line per record (control and bidirectional characters escaped), safe from
+/// any thread.
 ///
 /// Lines look like `2026-11-30T06:00:00.123Z INFO  alice@example.org: connected`; systemd's journal keeps
 /// its own timestamps, but a foreground run is read by people, who want them.
@@ -38,7 +39,9 @@ public final class Logger: Sendable {
         case .info: tag = "INFO "
         case .debug: tag = "DEBUG"
         }
-        sink("\(Self.timestamp()) \(tag) \(message())")
+        // Call sites quote what others wrote (`LogText.quote`, which also caps its length); this is the backstop
+        // that keeps every record on one line whatever a message holds.
+        sink("\(Self.timestamp()) \(tag) \(VisibleText.escaped(message(), keepingLineBreaks: false))")
     }
 
     public func error(_ message: @autoclosure () -> String) { log(.error, message()) }

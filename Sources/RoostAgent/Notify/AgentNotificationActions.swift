@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostNotify
 import RoostXMPP
@@ -11,16 +12,16 @@ struct AgentNotificationActions: NotificationActions {
 
     func answerSubscription(account: String, jid: String, accept: Bool) async {
         guard let client = await handle.client(for: account) else {
-            log.warning("\(account): cannot answer \(jid)'s friend request now: the account is not online; use `roost requests`")
+            log.warning("\(account): cannot answer \(LogText.quote(jid))'s friend request now: the account is not online; use `roost requests`")
             return
         }
         let context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline),
                                     dataDirectory: dataDirectory, priority: client.configuration.priority)
         do {
             let done = try await SubscriptionAnswerAction(jid: jid, accept: accept).perform(in: context)
-            log.info("\(account): \(done.message) (from the notification)")
+            log.info("\(account): \(LogText.quote(done.message)) (from the notification)")
         } catch {
-            log.warning("\(account): answering \(jid)'s friend request failed: \(error)")
+            log.warning("\(account): answering \(LogText.quote(jid))'s friend request failed: \(LogText.quote(error))")
         }
     }
 

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostArchive
 import RoostOMEMO
@@ -64,7 +65,7 @@ extension OMEMOService {
             let why = problems.isEmpty ? "" : " (\(problems.joined(separator: "; ")))"
             throw ActionFailure(.refused, "no trusted OMEMO device of \(unreachable.map(\.description).joined(separator: ", ")) could be reached\(why); trust one with `roost omemo trust`, or send with --plaintext")
         }
-        for problem in problems { log.info("\(account): not encrypting for \(problem)") }
+        for problem in problems { log.info("\(account): not encrypting for \(LogText.quote(problem))") }
         let plaintext = namespace == .omemo2
             ? StanzaContentEncryption.envelope(body: body, from: account, to: destination.bare)
             : Array(body.utf8)

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostArchive
 import RoostOMEMO
@@ -46,7 +47,7 @@ final class OMEMOService: Sendable {
         let keys = dedupKeys(input)
         let seen = state.withLock { state in keys.contains { key in state.inFlight.values.contains { $0.contains(key) } } }
         if seen || isArchived(input) {
-            log.debug("\(account): not decrypting a copy of \(seen ? "a message being archived" : "an archived message") from \(input.sender) (id \(input.message.id ?? "-"))")
+            log.debug("\(account): not decrypting a copy of \(seen ? "a message being archived" : "an archived message") from \(LogText.quote(input.sender)) (id \(LogText.quote(input.message.id ?? "-")))")
             return .skip("already archived")
         }
         guard let element = OMEMO.encrypted(in: input.message) else {
@@ -79,7 +80,7 @@ final class OMEMOService: Sendable {
             return .decrypted(body: String(decoding: plaintext, as: UTF8.self), encryption)
         case .failure(.duplicate):
             // The ratchet never runs ahead of the archive, so a used key means this message is archived.
-            log.info("\(account): an encrypted message from \(input.sender) (id \(input.message.id ?? "-")) reuses a message key: a copy, not archived again")
+            log.info("\(account): an encrypted message from \(LogText.quote(input.sender)) (id \(LogText.quote(input.message.id ?? "-"))) reuses a message key: a copy, not archived again")
             return .skip("already decrypted")
         case .failure(let failure):
             if failure == .payloadAuthentication {
@@ -87,7 +88,7 @@ final class OMEMOService: Sendable {
             }
             var encryption = base
             encryption.failure = failure.reason
-            log.debug("\(account): an encrypted message from \(input.sender) could not be decrypted: \(failure.reason)")
+            log.debug("\(account): an encrypted message from \(LogText.quote(input.sender)) could not be decrypted: \(LogText.quote(failure.reason))")
             return .undecryptable(encryption)
         }
     }
@@ -106,7 +107,7 @@ final class OMEMOService: Sendable {
         do {
             try device.commit(through: token)
         } catch {
-            log.error("\(account): \(error)")
+            log.error("\(account): \(LogText.quote(error))")
         }
         state.withLock { state in
             for key in state.inFlight.keys where key <= token { state.inFlight[key] = nil }
@@ -172,7 +173,7 @@ final class OMEMOService: Sendable {
                 try await publishBundle(namespace, client: client)
                 try await addToDeviceList(namespace, client: client)
             } catch {
-                log.warning("\(account): publishing the OMEMO device (\(namespace.shortName)) failed: \(error)")
+                log.warning("\(account): publishing the OMEMO device (\(namespace.shortName)) failed: \(LogText.quote(error))")
             }
         }
         log.info("\(account): OMEMO device \(device.deviceID) published (fingerprint \(device.fingerprint))")

@@ -116,7 +116,7 @@ actor AccountSession {
             do {
                 omemo = try OMEMOService(account: configuration.jid, dataDirectory: dataDirectory, archivePath: settings.archivePath, log: log)
             } catch {
-                log.error("\(configuration.jid): OMEMO is off for this run: \(error)")
+                log.error("\(configuration.jid): OMEMO is off for this run: \(LogText.quote(error))")
                 omemo = nil
             }
         } else {
@@ -166,7 +166,7 @@ actor AccountSession {
                 let delay = backoff.nextDelay()
                 let seconds = Int((delay / .seconds(1)).rounded(.up))
                 setState(.waitingToReconnect(seconds: seconds, lastError: error.description))
-                log.error("\(jid): \(error); trying again in \(seconds)s")
+                log.error("\(jid): \(LogText.quote(error)); trying again in \(seconds)s")
                 scheduleConnect(after: delay)
                 return
             }
@@ -191,7 +191,7 @@ actor AccountSession {
         let delay = backoff.nextDelay()
         let seconds = Int((delay / .seconds(1)).rounded(.up))
         setState(.waitingToReconnect(seconds: seconds, lastError: error.description))
-        log.warning("\(jid): \(error); retrying in \(seconds)s")
+        log.warning("\(jid): \(LogText.quote(error)); retrying in \(seconds)s")
         scheduleConnect(after: delay)
     }
 
@@ -199,7 +199,7 @@ actor AccountSession {
     /// (`retryNow`).
     private func needsUser(_ why: String) {
         setState(.failed(why))
-        log.error("\(jid): \(why) — retrying in \(Int(Self.userFixRetry / .seconds(60))) minutes, or now on SIGHUP (systemctl --user reload roost)")
+        log.error("\(jid): \(LogText.quote(why)) — retrying in \(Int(Self.userFixRetry / .seconds(60))) minutes, or now on SIGHUP (systemctl --user reload roost)")
         scheduleConnect(after: Self.userFixRetry)
     }
 
@@ -333,11 +333,11 @@ actor AccountSession {
                 return true
             } catch {
                 if case .stanzaError(let e) = error, e.type == "cancel" || e.type == "auth" {
-                    log.warning("\(jid): \(what): the server refused (\(e)); going on without")
+                    log.warning("\(jid): \(what): the server refused (\(LogText.quote(e))); going on without")
                     return false
                 }
                 guard client.isConnected else { return false }
-                log.warning("\(jid): \(what) failed: \(error); retrying in \(Int(delay / .seconds(1)))s")
+                log.warning("\(jid): \(what) failed: \(LogText.quote(error)); retrying in \(Int(delay / .seconds(1)))s")
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(60))
             }
@@ -502,7 +502,7 @@ actor AccountSession {
             }
             await settleUnconfirmedSends(serverArchiveRead: true)
         } catch {
-            log.warning("\(jid): reading the server archive failed: \(error); trying again at the next poll")
+            log.warning("\(jid): reading the server archive failed: \(LogText.quote(error)); trying again at the next poll")
         }
     }
 
@@ -572,9 +572,9 @@ actor AccountSession {
             let key = contact.lowercased()
             if let path = info.photoPath { translator.avatars[key] = path }
             if let nickname = info.nickname { translator.names[key] = nickname }
-            log.debug("\(jid): cached the vCard of \(contact)")
+            log.debug("\(jid): cached the vCard of \(LogText.quote(contact))")
         } catch {
-            log.debug("\(jid): could not fetch the vCard of \(contact): \(error)")
+            log.debug("\(jid): could not fetch the vCard of \(LogText.quote(contact)): \(LogText.quote(error))")
         }
     }
 
@@ -589,9 +589,9 @@ actor AccountSession {
             // Kept in memory only (the server sends the last published item again at each login); the archive's
             // contact row keeps the vCard fields, which this must not overwrite.
             translator.avatars[contact.lowercased()] = path
-            log.debug("\(jid): cached the PEP avatar of \(contact)")
+            log.debug("\(jid): cached the PEP avatar of \(LogText.quote(contact))")
         } catch {
-            log.debug("\(jid): could not fetch the PEP avatar of \(contact): \(error)")
+            log.debug("\(jid): could not fetch the PEP avatar of \(LogText.quote(contact)): \(LogText.quote(error))")
         }
     }
 

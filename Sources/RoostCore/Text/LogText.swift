@@ -63,8 +63,8 @@ public enum LogText {
         VisibleText.escaped(text, keepingLineBreaks: false, limit: limit)
     }
 
-    /// Any value's description (an error that may carry server text), made safe for one log line.
-    public static func quote(_ value: some CustomStringConvertible, limit: Int = 300) -> String {
-        quote(value.description, limit: limit)
+    /// Any value's description (an error that may carry server text, a JID), made safe for one log line.
+    public static func quote<Value>(_ value: Value, limit: Int = 300) -> String {
+        quote(String(describing: value), limit: limit)
     }
 }

@@ -1,3 +1,5 @@
+import RoostCore
+
 /// The rules: decides which events become notifications, coalesces them per conversation, caps the
 /// rate, and hands the result to every sink's queue.
 actor NotifierCore {
@@ -101,7 +103,7 @@ actor NotifierCore {
             noteNotified(account: conversation.latest.account, timestamp: conversation.latest.timestamp)
             submit(notification)
         } else {
-            log(.debug, "not notifying \(conversation.latest.conversation) yet: more than max_per_minute = \(config.maxPerMinute) notifications in the last minute")
+            log(.debug, "not notifying \(LogText.quote(conversation.latest.conversation)) yet: more than max_per_minute = \(config.maxPerMinute) notifications in the last minute")
             conversation.dirty = true
         }
         let window = conversation.dirty ? max(config.coalesceSeconds, 10) : config.coalesceSeconds
@@ -135,11 +137,11 @@ actor NotifierCore {
         else { reason = timeRule() }
         if reason == nil, whenFor(jid) == .away { reason = await presentReason(account: account, conversation: nil) }
         if let reason {
-            log(.debug, "not notifying the contact request of \(from) (\(account)): \(reason)")
+            log(.debug, "not notifying the contact request of \(LogText.quote(from)) (\(account)): \(LogText.quote(reason))")
             return
         }
         guard rate.admit(now: clock.milliseconds) else {
-            log(.debug, "not notifying the contact request of \(from): more than max_per_minute = \(config.maxPerMinute) notifications in the last minute; `roost requests` lists it")
+            log(.debug, "not notifying the contact request of \(LogText.quote(from)): more than max_per_minute = \(config.maxPerMinute) notifications in the last minute; `roost requests` lists it")
             return
         }
         submit(text.request(account: account, from: from, displayName: displayName, text: requestText, at: clock.milliseconds))
@@ -179,7 +181,7 @@ actor NotifierCore {
         var reason = config.when == .never ? "when = never" : timeRule()
         if reason == nil, config.when == .away { reason = await presentReason(account: account, conversation: nil) }
         if let reason {
-            log(.debug, "\(account): no summary of \(fresh.count) caught-up messages: \(reason)")
+            log(.debug, "\(account): no summary of \(fresh.count) caught-up messages: \(LogText.quote(reason))")
             return
         }
         let summary = text.summary(account: account, messages: fresh, at: clock.milliseconds)
@@ -245,7 +247,7 @@ actor NotifierCore {
     }
 
     private func suppressed(_ conversation: String, _ account: String, _ reason: String) {
-        log(.debug, "not notifying a message in \(conversation) (\(account)): \(reason)")
+        log(.debug, "not notifying a message in \(LogText.quote(conversation)) (\(account)): \(LogText.quote(reason))")
     }
 
     // MARK: Delivery

@@ -1,3 +1,5 @@
+import RoostCore
+
 /// Feeds one sink from its own queue, so a slow webhook never delays the desktop or the rules.
 final class SinkRunner: Sendable {
     let sink: any NotificationSink
@@ -21,14 +23,14 @@ final class SinkRunner: Sendable {
                 case let .deliver(notification):
                     do throws(NotifyError) {
                         try await sink.deliver(notification)
-                        log(.debug, "sink \(sink.name): delivered \(notification.kind.rawValue) notification for \(notification.conversation ?? notification.account)")
+                        log(.debug, "sink \(sink.name): delivered \(notification.kind.rawValue) notification for \(LogText.quote(notification.conversation ?? notification.account))")
                     } catch {
                         switch error {
                         case .noNotificationServer, .noSessionBus:
                             // The desktop sink logs these itself, once per outage.
-                            log(.debug, "sink \(sink.name): \(error)")
+                            log(.debug, "sink \(sink.name): \(LogText.quote(error))")
                         default:
-                            log(.warning, "sink \(sink.name): \(error)")
+                            log(.warning, "sink \(sink.name): \(LogText.quote(error))")
                         }
                     }
                 case let .flush(continuation):

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 internal import CNotify
 
@@ -74,10 +75,10 @@ final class DesktopState: @unchecked Sendable {
         let account = context.account
         let jid = context.jid
         if context.invitation {
-            log(.info, "\(account): \(accept ? "joining" : "declining the invitation to") \(jid) from the desktop notification")
+            log(.info, "\(account): \(accept ? "joining" : "declining the invitation to") \(LogText.quote(jid)) from the desktop notification")
             Task { await actions.answerInvitation(account: account, room: jid, join: accept) }
         } else {
-            log(.info, "\(account): \(accept ? "accepting" : "denying") the subscription request of \(jid) from the desktop notification")
+            log(.info, "\(account): \(accept ? "accepting" : "denying") the subscription request of \(LogText.quote(jid)) from the desktop notification")
             Task { await actions.answerSubscription(account: account, jid: jid, accept: accept) }
         }
     }
@@ -104,7 +105,7 @@ final class DesktopState: @unchecked Sendable {
         }
         if let problem {
             if missingCheckedAt == nil {
-                log(.warning, "desktop sink \(sinkName): \(problem); desktop notifications are skipped and the server is looked for again every \(serverRetrySeconds) s")
+                log(.warning, "desktop sink \(sinkName): \(LogText.quote(problem)); desktop notifications are skipped and the server is looked for again every \(serverRetrySeconds) s")
             }
             missingCheckedAt = Date()
             missingError = problem

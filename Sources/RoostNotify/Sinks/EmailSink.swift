@@ -54,7 +54,7 @@ actor EmailSink: NotificationSink {
         do {
             try await send(Self.digestMail(items, config: config))
         } catch {
-            log(.warning, "sink \(name): the digest of \(items.count) notifications was not sent: \(error)")
+            log(.warning, "sink \(name): the digest of \(items.count) notifications was not sent: \(LogText.quote(error))")
         }
     }
 

@@ -133,7 +133,7 @@ public final class XMPPClient: Sendable {
         connection.startWriter(name: "roost.xmpp.write.\(configuration.jid)",
                                acknowledgement: { [weak self] in self?.takeAcknowledgement() },
                                failed: { [weak self] error in self?.abort(error, generation: generation) })
-        log(.info, "\(configuration.jid): connected as \(negotiated.boundJID) with \(info.mechanism)\(info.channelBinding.map { " (\($0))" } ?? "")\(resumed ? ", session resumed" : "")")
+        log(.info, "\(configuration.jid): connected as \(LogText.quote(negotiated.boundJID)) with \(info.mechanism)\(info.channelBinding.map { " (\($0))" } ?? "")\(resumed ? ", session resumed" : "")")
         if let persist = state.withLock({ $0.sm?.persistable }), !resumed { events.put(.resumptionState(persist)) }
         if !unconfirmed.isEmpty { events.put(.unconfirmed(unconfirmed)) }
         events.put(.connected(info))
@@ -175,10 +175,10 @@ public final class XMPPClient: Sendable {
                         throw error
                     }
                 }
-                log(.debug, "\(configuration.jid): connected to \(endpoint.host):\(endpoint.port)\(endpoint.directTLS ? " (direct TLS)" : "")")
+                log(.debug, "\(configuration.jid): connected to \(LogText.quote(endpoint.host)):\(endpoint.port)\(endpoint.directTLS ? " (direct TLS)" : "")")
                 return connection
             } catch let error as TransportError {
-                log(.debug, "\(configuration.jid): \(error)")
+                log(.debug, "\(configuration.jid): \(LogText.quote(error))")
                 lastError = .transport(error)
             } catch let error as ClientError {
                 // A certificate problem is the server's identity failing: trying another address would not fix it.
@@ -308,7 +308,7 @@ public final class XMPPClient: Sendable {
         connection.close()
         let reason = aborted ?? error ?? (wasClosing ? nil : .disconnected("the server ended the stream"))
         for p in pending { p.continuation.resume(throwing: reason ?? ClientError.notConnected) }
-        if let reason { log(.warning, "\(configuration.jid): \(reason)") }
+        if let reason { log(.warning, "\(configuration.jid): \(LogText.quote(reason))") }
         events.put(.disconnected(reason))
         for waiter in waiters { waiter.resume() }
     }
@@ -379,7 +379,7 @@ public final class XMPPClient: Sendable {
                 break
             }
         default:
-            log(.debug, "\(configuration.jid): ignoring stream-management <\(element.name)/>")
+            log(.debug, "\(configuration.jid): ignoring stream-management <\(LogText.quote(element.name))/>")
         }
     }
 

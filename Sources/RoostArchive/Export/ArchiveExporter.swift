@@ -32,13 +32,14 @@ public struct ArchiveExporter: Sendable {
             single = ByteSink(descriptor: descriptor, owns: false, displayPath: "standard output")
             displayRoot = "standard output"
         case .path(let path):
+            let archiveFolder = (reader.path as NSString).deletingLastPathComponent
             let output = try StagedOutput(finalPath: path, isFolder: writesFolder, force: options.force)
             staged = output
             displayRoot = output.finalPath
             if writesFolder {
                 if options.copyAttachments {
                     let root = output.stagingPath
-                    copier = AttachmentCopier(linkBase: "") { () throws(ExportError) -> String in root }
+                    copier = AttachmentCopier(linkBase: "", archiveFolder: archiveFolder) { () throws(ExportError) -> String in root }
                 }
             } else {
                 single = try ByteSink.create(path: output.stagingPath, displayPath: output.finalPath)
@@ -46,7 +47,7 @@ public struct ArchiveExporter: Sendable {
                     let name = URL(fileURLWithPath: output.finalPath).lastPathComponent + "_files"
                     let folderPath = URL(fileURLWithPath: output.finalPath).deletingLastPathComponent().path + "/" + name
                     let force = options.force
-                    copier = AttachmentCopier(linkBase: name + "/") { () throws(ExportError) -> String in
+                    copier = AttachmentCopier(linkBase: name + "/", archiveFolder: archiveFolder) { () throws(ExportError) -> String in
                         if let attachmentsFolder { return attachmentsFolder.stagingPath }
                         let folder = try StagedOutput(finalPath: folderPath, isFolder: true, force: force)
                         attachmentsFolder = folder

@@ -11,14 +11,18 @@ final class AttachmentCopier {
     private let folder: () throws(ExportError) -> String
     /// What a link from the export's top level starts with: "" inside a folder export, `NAME_files/` beside a file.
     let linkBase: String
+    /// The archive's folder: only files inside it (the file store, `avatars/`) are copied or linked, whatever a
+    /// row says (an archive that imported a hostile `local_path` before imports refused them).
+    private let archiveFolder: String
     private var names: [String: FileNameAllocator] = [:]
     private var copied: [String: String?] = [:]
     private var thumbnails: [String: (link: String, width: Int, height: Int)?] = [:]
     private(set) var copiedCount = 0
     private(set) var missingCount = 0
 
-    init(linkBase: String, folder: @escaping () throws(ExportError) -> String) {
+    init(linkBase: String, archiveFolder: String, folder: @escaping () throws(ExportError) -> String) {
         self.linkBase = linkBase
+        self.archiveFolder = archiveFolder
         self.folder = folder
     }
 
@@ -27,7 +31,8 @@ final class AttachmentCopier {
         guard let source, !source.isEmpty else { return nil }
         if let known = copied[subfolder + "\u{0}" + source] { return known }
         var status = stat()
-        guard stat(source, &status) == 0, status.st_mode & S_IFMT == S_IFREG, access(source, R_OK) == 0 else {
+        guard stat(source, &status) == 0, status.st_mode & S_IFMT == S_IFREG, access(source, R_OK) == 0,
+              FileStore.resolves(source, inside: archiveFolder) else {
             missingCount += 1
             copied[subfolder + "\u{0}" + source] = .some(nil)
             return nil

@@ -108,6 +108,18 @@ public struct FileStore: Sendable {
         }
     }
 
+    /// Whether `path`, with every symbolic link and `..` resolved, is `folder` or lies inside it (resolved too);
+    /// false when either does not exist. How an import decides that a path it was handed is one of the
+    /// archive's own files, and an export that a file it would copy or link is (never `/etc/passwd`).
+    public static func resolves(_ path: String, inside folder: String) -> Bool {
+        guard let real = realpath(path, nil) else { return false }
+        defer { free(real) }
+        guard let base = realpath(folder, nil) else { return false }
+        defer { free(base) }
+        let resolved = String(cString: real), root = String(cString: base)
+        return resolved == root || resolved.hasPrefix(root == "/" ? "/" : root + "/")
+    }
+
     static func isSHA256(_ hex: String) -> Bool {
         hex.utf8.count == 64 && hex.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
     }

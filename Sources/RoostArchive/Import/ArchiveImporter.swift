@@ -10,6 +10,7 @@ import Foundation
 /// never held up for long.
 public struct ArchiveImporter: Sendable {
     public static let reportedProblemLimit = 20
+    public static let defaultMaxLineBytes = LineReader.defaultMaxLineBytes
     public static let batchSize = 5_000
 
     public let archivePath: String
@@ -19,18 +20,25 @@ public struct ArchiveImporter: Sendable {
     }
 
     /// With `dryRun` the lines go into a private copy of the archive (see `DryRunArchive`): exact counts, no change.
+    /// A line longer than `maxLineBytes` is an invalid line (its bytes are read past, never held).
     public func importJSONLines(from path: String, skipInvalid: Bool = false, transactionBudget: Duration? = nil, dryRun: Bool = false,
+                                maxLineBytes: Int = ArchiveImporter.defaultMaxLineBytes,
                                 progress: @escaping (ExportProgress) -> Void = { _ in }) throws(ImportError) -> ImportSummary {
         let started = Date()
-        let lines = try LineReader(path: path)
+        let lines = try LineReader(path: path, maxLineBytes: maxLineBytes)
         var summary = ImportSummary()
         var problems: [ImportProblem] = []
         var invalid = 0
         var valid = 0
         do {
             try lines.forEachLine { number, bytes in
-                if Self.isBlank(bytes) { return true }
+                if let bytes, Self.isBlank(bytes) { return true }
                 do throws(ImportFields.Problem) {
+                    guard let bytes else {
+                        let limit = maxLineBytes % (1 << 20) == 0 ? "\(maxLineBytes >> 20) MiB" : "\(maxLineBytes) bytes"
+                        throw ImportFields.Problem(reason: "longer than \(limit), the most an import reads as one line "
+                                                   + "(raise it with --max-line-size)")
+                    }
                     _ = try ImportLineDecoder.decode(bytes)
                     valid += 1
                 } catch {
@@ -58,6 +66,7 @@ public struct ArchiveImporter: Sendable {
             throw .archive(error)
         }
         let store = FileStore(archivePath: archivePath)
+        let avatars = (archivePath as NSString).deletingLastPathComponent + "/avatars"
         let folder = (path as NSString).deletingLastPathComponent
         var done = 0
         var lastReport = Date.distantPast
@@ -71,6 +80,7 @@ public struct ArchiveImporter: Sendable {
         }
         do {
             try lines.forEachLine { _, bytes in
+                guard let bytes else { return true }
                 if Self.isBlank(bytes) { return true }
                 summary.lines += 1
                 guard let item = try? ImportLineDecoder.decode(bytes) else { return true }
@@ -112,7 +122,15 @@ public struct ArchiveImporter: Sendable {
                         if let removedAt { events.append(.rosterRemoval(account: roster.account, jid: roster.jid, timestamp: removedAt)) }
                         try committer.add(events)
                     }
-                    if let vCard, !newer.vCard { try committer.add(.vCard(vCard)) }
+                    if var vCard, !newer.vCard {
+                        // Only a photo among this archive's avatars is kept; the path of another machine's, or
+                        // any other file, is dropped (the photo hash stays; the agent fetches it again).
+                        if let photo = vCard.photoPath, !FileStore.resolves(photo, inside: avatars) {
+                            summary.pathsRefused += 1
+                            vCard.photoPath = nil
+                        }
+                        try committer.add(.vCard(vCard))
+                    }
                     summary.contacts += 1
                 }
                 return true
@@ -131,13 +149,19 @@ public struct ArchiveImporter: Sendable {
     }
 
     /// Brings an attachment's file into the store: the export's copy (`file`, relative to the jsonl file's
-    /// folder), checked against its recorded SHA-256, or the store's own copy when it already has one.
-    /// A stored file that cannot be restored goes back to `pending` (the agent downloads it again if the
-    /// link still works), keeping its SHA-256 as an advertised hash so that the download is checked.
-    /// An absolute `local_path` (a file outside the store, from an old archive) is kept as it was.
+    /// folder and inside it), checked against its recorded SHA-256, or the store's own copy when it already has
+    /// one. An absolute path (`local_path` of an old archive) is only read when it lies inside this archive's
+    /// file store: anything else (`/etc/passwd`) is dropped and counted, never kept as a reference that later
+    /// exports would copy or link. A stored file that cannot be restored goes back to `pending` (the agent
+    /// downloads it again if the link still works), keeping its SHA-256 as an advertised hash so that the
+    /// download is checked.
     private func restore(_ attachment: inout AttachmentRecord, beside folder: String, store: FileStore, summary: inout ImportSummary) {
-        if attachment.sha256 == nil, attachment.localPath?.hasPrefix("/") == true { return }
-        let source = attachment.localPath.map { $0.hasPrefix("/") ? $0 : folder + "/" + $0 }
+        var source = attachment.localPath.map { $0.hasPrefix("/") ? $0 : folder + "/" + $0 }
+        if let path = attachment.localPath, let candidate = source,
+           !FileStore.resolves(candidate, inside: path.hasPrefix("/") ? store.root : folder) {
+            summary.pathsRefused += 1
+            source = nil
+        }
         attachment.localPath = nil
         if let sha256 = attachment.sha256, store.contains(sha256: sha256) {
             attachment.state = .stored

@@ -2,6 +2,8 @@
 /// histories are read through once before the first write (see `ArchiveImporter`, `ClientImporter`).
 public enum ImportError: Error, Sendable, CustomStringConvertible {
     case unreadable(path: String, errno: Int32)
+    /// A device, a pipe or a folder where a file was expected (an import reads its file twice).
+    case notARegularFile(path: String)
     /// The first problems (at most `ArchiveImporter.reportedProblemLimit`) and how many lines were invalid.
     case invalidLines([ImportProblem], invalidCount: Int, path: String)
     case archive(ArchiveError)
@@ -19,6 +21,8 @@ public enum ImportError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .unreadable(let path, let code):
             return "cannot read \(path): \(ExportError.message(code))"
+        case .notARegularFile(let path):
+            return "\(path) is not a regular file; save what you want to import to a file first"
         case .invalidLines(let problems, let count, let path):
             var text = "\(path) has \(count) invalid line\(count == 1 ? "" : "s"); nothing was imported:"
             for problem in problems { text += "\n  \(problem)" }

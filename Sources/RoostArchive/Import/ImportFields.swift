@@ -22,6 +22,37 @@ struct ImportFields {
         return text
     }
 
+    /// An XMPP address as the engine accepts it (`JIDSyntax`), normalised; `bare` refuses a resource.
+    func jid(_ key: String, bare: Bool) throws(Problem) -> String {
+        let text = try nonEmptyString(key)
+        let parts: JIDSyntax.Parts
+        do { parts = try JIDSyntax.parse(text) } catch {
+            throw Problem(reason: "\"\(context)\(key)\" is not an XMPP address: \(error.description)")
+        }
+        if bare && parts.resource != nil {
+            throw Problem(reason: "\"\(context)\(key)\" must be a bare address (no /resource)")
+        }
+        return parts.text
+    }
+
+    /// `jid(key, bare:)` where the member is present and not null.
+    func optionalJID(_ key: String, bare: Bool) throws(Problem) -> String? {
+        try optionalString(key) == nil ? nil : jid(key, bare: bare)
+    }
+
+    /// `jid(key, bare: false)`, or "" where the member is an empty string (a message with no recorded `to`).
+    func jidOrEmpty(_ key: String) throws(Problem) -> String {
+        try string(key).isEmpty ? "" : jid(key, bare: false)
+    }
+
+    /// A resource as an address may carry it, or nil.
+    func optionalResource(_ key: String) throws(Problem) -> String? {
+        guard let text = try optionalString(key) else { return nil }
+        do { return try JIDSyntax.parts(localpart: nil, domain: "resource.check", resource: text).resource } catch {
+            throw Problem(reason: "\"\(context)\(key)\" is not a valid resource: \(error.description)")
+        }
+    }
+
     func optionalString(_ key: String) throws(Problem) -> String? {
         switch object[key] {
         case nil, .null?: return nil

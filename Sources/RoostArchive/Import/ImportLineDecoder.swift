@@ -1,3 +1,5 @@
+import RoostCore
+
 /// Turns one jsonl line (schema in docs/export.md) into archive events that, committed through
 /// `ArchiveWriter`, rebuild exactly what was exported: same dedup rules as live messages, and revisions
 /// replayed as the XEP-0308 corrections they were.
@@ -29,11 +31,11 @@ enum ImportLineDecoder {
     }
 
     private static func message(_ fields: ImportFields) throws(ImportFields.Problem) -> [ArchiveEvent] {
-        let account = try fields.nonEmptyString("account")
-        let conversation = try fields.nonEmptyString("conversation")
+        let account = try fields.jid("account", bare: true)
+        let conversation = try fields.jid("conversation", bare: true)
         let direction = try fields.choice("direction", MessageDirection.self)
         let kind = try fields.choice("type", MessageKind.self)
-        let to = try fields.string("to")
+        let to = try fields.jidOrEmpty("to")
         let senderName = try fields.optionalString("sender_name")
         let stanzaId = try fields.optionalString("stanza_id")
         let stanzaIdBy = try fields.optionalString("stanza_id_by")
@@ -48,7 +50,7 @@ enum ImportLineDecoder {
                 throw ImportFields.Problem(reason: "\"revisions\" must be numbered 0, 1, 2, … in order")
             }
             revisions.append(MessageRevision(
-                revision: Int(number), body: try item.optionalString("body"), from: try item.string("from"),
+                revision: Int(number), body: try item.optionalString("body"), from: try item.jid("from", bare: false),
                 timestamp: try item.time("timestamp"), receivedAt: try item.time("received_at"),
                 stanzaId: try item.optionalString("stanza_id"), stanzaIdTrusted: try item.bool("stanza_id_trusted", default: false),
                 originId: try item.optionalString("origin_id"), messageId: try item.optionalString("message_id"),
@@ -63,7 +65,7 @@ enum ImportLineDecoder {
         // it may have adopted later; revision 0 has the original values of both.
         let occupantId = try fields.optionalString("occupant_id")
         var first = MessageRecord(
-            account: account, conversation: conversation, direction: direction, kind: kind, from: try fields.string("from"),
+            account: account, conversation: conversation, direction: direction, kind: kind, from: try fields.jid("from", bare: false),
             to: to, senderName: senderName, body: original.map { $0.body } ?? latestBody,
             subject: try fields.optionalString("subject"), thread: try fields.optionalString("thread"),
             timestamp: try fields.time("timestamp"), receivedAt: try fields.time("received_at"),
@@ -73,7 +75,7 @@ enum ImportLineDecoder {
             source: try fields.choice("source", MessageSource.self), rawStanza: try fields.optionalString("raw"),
             attachments: attachments)
         first.occupantId = occupantId
-        first.realJid = try fields.optionalString("real_jid")
+        first.realJid = try fields.optionalJID("real_jid", bare: true)
         first.claimedAt = try fields.optionalTime("claimed_at")
         var events: [ArchiveEvent] = [.message(first)]
         guard original != nil else { return events }
@@ -125,14 +127,14 @@ enum ImportLineDecoder {
     }
 
     private static func chatState(_ fields: ImportFields) throws(ImportFields.Problem) -> ChatStateRecord {
-        ChatStateRecord(account: try fields.nonEmptyString("account"), conversation: try fields.nonEmptyString("conversation"),
-                        from: try fields.string("from"), state: try fields.choice("state", ChatState.self),
+        ChatStateRecord(account: try fields.jid("account", bare: true), conversation: try fields.jid("conversation", bare: true),
+                        from: try fields.jid("from", bare: false), state: try fields.choice("state", ChatState.self),
                         timestamp: try fields.time("timestamp"))
     }
 
     private static func presence(_ fields: ImportFields) throws(ImportFields.Problem) -> PresenceRecord {
-        var record = PresenceRecord(account: try fields.nonEmptyString("account"), contact: try fields.nonEmptyString("contact"),
-                                    resource: try fields.optionalString("resource"),
+        var record = PresenceRecord(account: try fields.jid("account", bare: true), contact: try fields.jid("contact", bare: true),
+                                    resource: try fields.optionalResource("resource"),
                                     availability: try availability(fields),
                                     show: try fields.optionalString("show"), status: try fields.optionalString("status"),
                                     priority: try fields.optionalInteger("priority").map { Int($0) }, timestamp: try fields.time("timestamp"))
@@ -141,8 +143,8 @@ enum ImportLineDecoder {
                 throw ImportFields.Problem(reason: "\"room_event\" is \"\(event.prefix(40))\"; expected one of \(RoomEvent.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             record.room = RoomPresenceDetail(event: kind, occupantId: try fields.optionalString("occupant_id"),
-                                             realJid: try fields.optionalString("real_jid"), role: try fields.optionalString("role"),
-                                             affiliation: try fields.optionalString("affiliation"), newNick: try fields.optionalString("new_nick"),
+                                             realJid: try fields.optionalJID("real_jid", bare: true), role: try fields.optionalString("role"),
+                                             affiliation: try fields.optionalString("affiliation"), newNick: try fields.optionalResource("new_nick"),
                                              reason: try fields.optionalString("reason"))
         }
         return record
@@ -157,8 +159,8 @@ enum ImportLineDecoder {
     }
 
     private static func contact(_ fields: ImportFields) throws(ImportFields.Problem) -> ImportItem {
-        let account = try fields.nonEmptyString("account")
-        let jid = try fields.nonEmptyString("jid")
+        let account = try fields.jid("account", bare: true)
+        let jid = try fields.jid("jid", bare: true)
         var roster: RosterItemRecord?
         var removedAt: Int64?
         if let updated = try fields.optionalTime("roster_updated_at") {

@@ -15,6 +15,9 @@ public struct ImportSummary: Sendable, Equatable {
     /// client's disk), and those a jsonl export did not carry (left to download again).
     public var files = 0
     public var filesMissing = 0
+    /// Attachment and avatar paths that did not resolve inside the archive's own folders (the file store,
+    /// `avatars/`) or, for an export's copies, inside the export's folder: dropped, never read or linked.
+    public var pathsRefused = 0
     /// Messages of another client's history that were not imported, by reason, and the first few of them.
     public var refused: [String: Int] = [:]
     public var refusedExamples: [ImportRefusal] = []

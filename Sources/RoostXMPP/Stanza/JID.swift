@@ -1,79 +1,31 @@
 import Foundation
+public import RoostCore
 
 /// An XMPP address (RFC 7622), normalised so that equal addresses compare equal.
 ///
 /// Localpart and domain are case-folded, the resource keeps its case; all parts are NFC.
-/// Anything that would make routing ambiguous (empty parts, oversize parts, forbidden characters) is rejected.
+/// Anything that would make routing ambiguous (empty parts, oversize parts, forbidden characters, a domain
+/// that is no host name) is rejected: see `JIDSyntax`.
 public struct JID: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
     public let localpart: String?
     public let domain: String
     public let resource: String?
 
-    public enum ParseError: Error, Equatable, CustomStringConvertible {
-        case empty
-        case emptyPart(String)
-        case tooLong(String)
-        case forbiddenCharacter(Character, part: String)
-
-        public var description: String {
-            switch self {
-            case .empty: "empty address"
-            case .emptyPart(let part): "the \(part) of the address is empty"
-            case .tooLong(let part): "the \(part) of the address is longer than 1023 bytes"
-            case .forbiddenCharacter(let c, let part): "the \(part) of the address contains a forbidden character \(String(reflecting: String(c)))"
-            }
-        }
-    }
+    /// What is wrong with an address (the checks are `JIDSyntax`'s, shared with the importers).
+    public typealias ParseError = JIDSyntax.Problem
 
     public init(_ string: String) throws(ParseError) {
-        guard !string.isEmpty else { throw .empty }
-        // RFC 7622 §3.1: the resource starts at the first '/', the localpart ends at the first '@' before it.
-        var rest = Substring(string)
-        var resource: String?
-        if let slash = rest.firstIndex(of: "/") {
-            resource = String(rest[rest.index(after: slash)...])
-            rest = rest[..<slash]
-        }
-        var localpart: String?
-        if let at = rest.firstIndex(of: "@") {
-            localpart = String(rest[..<at])
-            rest = rest[rest.index(after: at)...]
-        }
-        try self.init(localpart: localpart, domain: String(rest), resource: resource)
+        self.init(checked: try JIDSyntax.parse(string))
     }
 
     public init(localpart: String?, domain: String, resource: String?) throws(ParseError) {
-        var domain = domain.precomposedStringWithCanonicalMapping.lowercased()
-        if domain.hasSuffix(".") { domain.removeLast() }
-        guard !domain.isEmpty else { throw .emptyPart("domain") }
-        guard domain.utf8.count <= 1023 else { throw .tooLong("domain") }
-        for c in domain where c == "@" || c == "/" || c == " " || c.unicodeScalars.contains(where: { $0.value < 0x20 }) {
-            throw .forbiddenCharacter(c, part: "domain")
-        }
-        if let l = localpart {
-            let normalised = l.precomposedStringWithCanonicalMapping.lowercased()
-            guard !normalised.isEmpty else { throw .emptyPart("localpart") }
-            guard normalised.utf8.count <= 1023 else { throw .tooLong("localpart") }
-            // RFC 7622 §3.3.1: these characters are not allowed in a localpart.
-            for c in normalised where "\"&'/:<>@ ".contains(c) || c.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-                throw .forbiddenCharacter(c, part: "localpart")
-            }
-            self.localpart = normalised
-        } else {
-            self.localpart = nil
-        }
-        if let r = resource {
-            let normalised = r.precomposedStringWithCanonicalMapping
-            guard !normalised.isEmpty else { throw .emptyPart("resource") }
-            guard normalised.utf8.count <= 1023 else { throw .tooLong("resource") }
-            for c in normalised where c.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-                throw .forbiddenCharacter(c, part: "resource")
-            }
-            self.resource = normalised
-        } else {
-            self.resource = nil
-        }
-        self.domain = domain
+        self.init(checked: try JIDSyntax.parts(localpart: localpart, domain: domain, resource: resource))
+    }
+
+    private init(checked parts: JIDSyntax.Parts) {
+        localpart = parts.localpart
+        domain = parts.domain
+        resource = parts.resource
     }
 
     /// Parses leniently: nil instead of an error, for attributes of incoming stanzas.

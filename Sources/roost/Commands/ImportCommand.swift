@@ -31,6 +31,8 @@ struct ImportCommand: Command {
                help: "what PATH holds: auto (the default), jsonl, gajim, dino, profanity or pidgin"),
         .flag("dry-run", short: "n", help: "report what would be added, found already archived, or refused; change nothing"),
         .flag("skip-invalid", help: "jsonl: import the valid lines and report the invalid ones"),
+        .value("max-line-size", placeholder: "SIZE",
+               help: "jsonl: a longer line is invalid and never read into memory (default 16M; K, M, G suffixes)"),
         .values("me", placeholder: "NAME", help: "pidgin: a name you appear under in plain-text logs (repeatable)"),
         .value("time-zone", placeholder: "ZONE",
                help: "zone of log times written without an offset (Profanity before 0.13); default: this machine's"),
@@ -44,6 +46,7 @@ struct ImportCommand: Command {
     let format: Format
     let dryRun: Bool
     let skipInvalid: Bool
+    let maxLineBytes: Int
     let ownNames: [String]
     let timeZone: TimeZone
 
@@ -52,6 +55,14 @@ struct ImportCommand: Command {
         format = try parsed.choice("format", of: Format.self) ?? .auto
         dryRun = parsed.flag("dry-run")
         skipInvalid = parsed.flag("skip-invalid")
+        if let text = parsed.value("max-line-size") {
+            guard let size = FileSize.parse(text), size >= 1024, size <= 1 << 32 else {
+                throw UsageError("--max-line-size: expected a size from 1K to 4G such as 16M, got '\(text)'", command: parsed.command)
+            }
+            maxLineBytes = Int(size)
+        } else {
+            maxLineBytes = ArchiveImporter.defaultMaxLineBytes
+        }
         ownNames = parsed.values("me")
         if let name = parsed.value("time-zone") {
             guard let zone = TimeZone(identifier: name) else {
@@ -64,6 +75,9 @@ struct ImportCommand: Command {
         if skipInvalid && ![.auto, .jsonl].contains(format) {
             throw UsageError("--skip-invalid is for jsonl files", command: parsed.command)
         }
+        if parsed.value("max-line-size") != nil && ![.auto, .jsonl].contains(format) {
+            throw UsageError("--max-line-size is for jsonl files", command: parsed.command)
+        }
     }
 
     func run(context: CommandContext) async throws -> ExitCode {
@@ -73,6 +87,11 @@ struct ImportCommand: Command {
         defer { meter.clear() }
         // While the agent runs, short transactions: its commits (and its acknowledgements to the servers)
         // wait at most one of them.
+        // A device or a pipe would never end (or block on opening): only files and folders are read.
+        var status = stat()
+        if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG, status.st_mode & S_IFMT != S_IFDIR {
+            throw ImportFailure(error: .notARegularFile(path: path))
+        }
         let budget: Duration? = AgentLink.agentStatus(environment: context.environment) != nil ? .milliseconds(50) : nil
         if format == .jsonl || (format == .auto && Self.looksLikeJSONLines(path)) {
             return try importJSONLines(context: context, archivePath: config.archivePath, budget: budget, meter: meter)
@@ -118,11 +137,16 @@ struct ImportCommand: Command {
         let summary: ImportSummary
         do {
             summary = try ArchiveImporter(archivePath: archivePath)
-                .importJSONLines(from: path, skipInvalid: skipInvalid, transactionBudget: budget, dryRun: dryRun) { meter.show($0) }
+                .importJSONLines(from: path, skipInvalid: skipInvalid, transactionBudget: budget, dryRun: dryRun,
+                                 maxLineBytes: maxLineBytes) { meter.show($0) }
         } catch {
             throw ImportFailure(error: error)
         }
         meter.clear()
+        if summary.pathsRefused > 0 {
+            context.output.warning("\(summary.pathsRefused) file path(s) outside the archive's file store (or the export's folder) were dropped; "
+                                   + "an import never keeps or reads a path elsewhere")
+        }
         if summary.filesMissing > 0 {
             context.output.warning("\(summary.filesMissing) attachment file(s) were not in the export; the agent downloads them again while their links work")
         }
@@ -138,7 +162,7 @@ struct ImportCommand: Command {
                 "lines": .int(summary.lines), "messages": .int(summary.messages), "duplicates": .int(summary.duplicates),
                 "corrections": .int(summary.corrections), "chat_states": .int(summary.chatStates),
                 "presence": .int(summary.presenceChanges), "contacts": .int(summary.contacts),
-                "files": .int(summary.files), "files_missing": .int(summary.filesMissing),
+                "files": .int(summary.files), "files_missing": .int(summary.filesMissing), "paths_refused": .int(summary.pathsRefused),
                 "skipped": .int(summary.skippedCount), "seconds": .double(summary.seconds),
             ])
         } else if !context.options.quiet {
@@ -204,7 +228,7 @@ struct ImportFailure: CommandFailure {
     let error: ImportError
     var exitCode: ExitCode {
         switch error {
-        case .invalidLines, .unreadable, .unrecognised, .sourceDamaged, .accountNeeded, .accountNotInSource: .nothingFound
+        case .invalidLines, .unreadable, .notARegularFile, .unrecognised, .sourceDamaged, .accountNeeded, .accountNotInSource: .nothingFound
         case .invalidTimeZone: .usage
         case .archive: .internalError
         }

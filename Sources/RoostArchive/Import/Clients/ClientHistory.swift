@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 
 /// The XMPP clients whose histories Roost imports (see docs/import.md for the formats and versions).
@@ -84,11 +85,8 @@ enum ClientText {
     /// A bare JID in the archive's spelling (lowercase), or nil when `text` cannot be one.
     static func bareJID(_ text: String?) -> String? {
         guard let text = text?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
-        let bare = JIDText.bare(text)
-        guard !bare.isEmpty, !bare.contains(where: { $0.isWhitespace || $0 == "<" || $0 == ">" || $0 == "\"" }),
-              bare.split(separator: "@", omittingEmptySubsequences: false).count <= 2,
-              !bare.hasPrefix("@"), !bare.hasSuffix("@") else { return nil }
-        return bare.lowercased()
+        // The engine's check (`JIDSyntax`), and its normal form.
+        return try? JIDSyntax.parse(JIDText.bare(text)).text
     }
 
     /// Nil for nil, empty and whitespace-only text.

@@ -258,7 +258,8 @@ enum ClientTime {
     }
 }
 
-/// Reads a text log line by line (LF or CRLF); a line that is not UTF-8 is handed on as nil.
+/// Reads a text log line by line (LF or CRLF); a line that is not UTF-8 (or is longer than 16 MiB) is handed
+/// on as nil.
 enum TextLogFile {
     static func forEachLine(_ path: String, _ body: (Int, String?) throws(ImportError) -> Void) throws(ImportError) {
         let reader = try LineReader(path: path)
@@ -266,7 +267,7 @@ enum TextLogFile {
         do {
             try reader.forEachLine { number, bytes in
                 do throws(ImportError) {
-                    try body(number, String(validating: bytes, as: UTF8.self))
+                    try body(number, bytes.flatMap { String(validating: $0, as: UTF8.self) })
                     return true
                 } catch {
                     failure = error

@@ -1,0 +1,112 @@
+import Foundation
+
+/// The one check of what an XMPP address may look like (RFC 7622), shared by the engine (`JID` in RoostXMPP),
+/// the importers and the control socket: split at the first `/` and the `@` before it, NFC, case-folded
+/// localpart and domain, and refused when routing would be ambiguous or the text could act on a terminal:
+/// an empty or oversized part; a localpart with `"&'/:<>@`, a space or a control; a domain that is not
+/// dot-separated labels (or a bracketed IPv6 literal); any part with control, bidirectional or other
+/// invisible characters (PRECIS disallows them: RFC 8264 §9.13).
+public enum JIDSyntax {
+    public struct Parts: Sendable, Equatable {
+        public var localpart: String?
+        public var domain: String
+        public var resource: String?
+
+        /// `localpart@domain/resource`, normalised.
+        public var text: String {
+            (localpart.map { $0 + "@" } ?? "") + domain + (resource.map { "/" + $0 } ?? "")
+        }
+    }
+
+    public enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
+        case empty
+        case emptyPart(String)
+        case tooLong(String)
+        case forbiddenCharacter(Character, part: String)
+        /// The domain is not a host name: an empty label (`a..b`, `.`), a label over 63 bytes.
+        case invalidDomain(String)
+
+        public var description: String {
+            switch self {
+            case .empty: "empty address"
+            case .emptyPart(let part): "the \(part) of the address is empty"
+            case .tooLong(let part): "the \(part) of the address is longer than 1023 bytes"
+            case .forbiddenCharacter(let c, let part):
+                "the \(part) of the address contains a forbidden character \(VisibleText.escaped(String(reflecting: String(c)), keepingLineBreaks: false))"
+            case .invalidDomain(let why): "the domain of the address \(why)"
+            }
+        }
+    }
+
+    public static func parse(_ string: String) throws(Problem) -> Parts {
+        guard !string.isEmpty else { throw .empty }
+        // RFC 7622 §3.1: the resource starts at the first '/', the localpart ends at the first '@' before it.
+        var rest = Substring(string)
+        var resource: String?
+        if let slash = rest.firstIndex(of: "/") {
+            resource = String(rest[rest.index(after: slash)...])
+            rest = rest[..<slash]
+        }
+        var localpart: String?
+        if let at = rest.firstIndex(of: "@") {
+            localpart = String(rest[..<at])
+            rest = rest[rest.index(after: at)...]
+        }
+        return try parts(localpart: localpart, domain: String(rest), resource: resource)
+    }
+
+    /// Normalises and checks each part.
+    public static func parts(localpart: String?, domain: String, resource: String?) throws(Problem) -> Parts {
+        var domain = domain.precomposedStringWithCanonicalMapping.lowercased()
+        if domain.hasSuffix(".") { domain.removeLast() }
+        guard !domain.isEmpty else { throw .emptyPart("domain") }
+        guard domain.utf8.count <= 1023 else { throw .tooLong("domain") }
+        try checkDomain(domain)
+        var parts = Parts(localpart: nil, domain: domain, resource: nil)
+        if let l = localpart {
+            let normalised = l.precomposedStringWithCanonicalMapping.lowercased()
+            guard !normalised.isEmpty else { throw .emptyPart("localpart") }
+            guard normalised.utf8.count <= 1023 else { throw .tooLong("localpart") }
+            // RFC 7622 §3.3.1: these characters are not allowed in a localpart.
+            for c in normalised where "\"&'/:<>@".contains(c) || c.unicodeScalars.contains(where: { $0.properties.isWhitespace || isInvisible($0) }) {
+                throw .forbiddenCharacter(c, part: "localpart")
+            }
+            parts.localpart = normalised
+        }
+        if let r = resource {
+            let normalised = r.precomposedStringWithCanonicalMapping
+            guard !normalised.isEmpty else { throw .emptyPart("resource") }
+            guard normalised.utf8.count <= 1023 else { throw .tooLong("resource") }
+            for c in normalised where c.unicodeScalars.contains(where: isInvisible) {
+                throw .forbiddenCharacter(c, part: "resource")
+            }
+            parts.resource = normalised
+        }
+        return parts
+    }
+
+    /// Host-name labels (letters and digits of any script, `-`, `_`) or a bracketed IPv6 literal.
+    private static func checkDomain(_ domain: String) throws(Problem) {
+        if domain.hasPrefix("[") {
+            guard domain.hasSuffix("]"), domain.count > 2,
+                  domain.dropFirst().dropLast().allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else {
+                throw .invalidDomain("is not a valid IPv6 literal")
+            }
+            return
+        }
+        for label in domain.split(separator: ".", omittingEmptySubsequences: false) {
+            guard !label.isEmpty else { throw .invalidDomain("has an empty label (two dots in a row, or only a dot)") }
+            guard label.utf8.count <= 63 else { throw .invalidDomain("has a label longer than 63 bytes") }
+            for c in label {
+                let allowed = c.isASCII ? (c.isLetter || c.isNumber || c == "-" || c == "_")
+                    : !c.unicodeScalars.contains(where: { $0.properties.isWhitespace || isInvisible($0) })
+                if !allowed { throw .forbiddenCharacter(c, part: "domain") }
+            }
+        }
+    }
+
+    /// Controls and the characters `VisibleText` escapes: nowhere in an address.
+    private static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.generalCategory == .control || VisibleText.isHidden(scalar)
+    }
+}

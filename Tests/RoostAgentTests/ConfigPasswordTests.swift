@@ -7,7 +7,7 @@ struct ConfigPasswordTests {
     @Test func passwordInGroupReadableFileIsRefusedWithChmodAdvice() throws {
         let sandbox = try ConfigSandbox()
         let path = sandbox.home + "/config.ini"
-        #expect(throws: ConfigError.insecurePermissions(path: path, mode: 0o100644)) {
+        #expect(throws: ConfigError.insecurePermissions(path: path, mode: 0o100644, key: "password", line: 2)) {
             try sandbox.load("[account a@example.org]\npassword = hunter2\n", mode: 0o644)
         }
         do {

@@ -1,3 +1,5 @@
+import Foundation
+import RoostArchive
 import RoostXMPP
 
 /// `requests.answer`: accepts (`subscribed`, optionally asking back: the seed's "accept and add") or denies
@@ -18,6 +20,7 @@ public struct SubscriptionAnswerAction: AccountAction {
 
     public func perform(in context: ActionContext) async throws(ActionFailure) -> ActionDone {
         let contact = try JIDArgument.bare(jid)
+        if let archivePath = context.archivePath { try Self.requirePending(from: contact, context, archivePath: archivePath) }
         guard accept else {
             try context.send(Presence(type: .unsubscribed, to: contact), doing: "denying the request of \(contact)")
             try await context.archive.record([RosterOperations.subscription(.unsubscribed, to: contact, context)])
@@ -28,5 +31,19 @@ public struct SubscriptionAnswerAction: AccountAction {
         guard addBack else { return ActionDone("accepted the request of \(contact)") }
         _ = try await RosterAddAction(jid: contact.description).perform(in: context)
         return ActionDone("accepted the request of \(contact) and asked for theirs")
+    }
+
+    /// Only a request someone sent and nobody answered yet can be accepted or denied: anything else is a
+    /// mistake (a typo, an answered request), not a silent pre-approval.
+    private static func requirePending(from contact: JID, _ context: ActionContext, archivePath: String) throws(ActionFailure) {
+        var pending: [SubscriptionRequestRow] = []
+        if FileManager.default.fileExists(atPath: archivePath) {
+            do { pending = try ArchiveReader(path: archivePath).pendingSubscriptionRequests(account: context.account.description) } catch {
+                throw ActionFailure(.internalError, "could not read the friend requests in the archive: \(error)")
+            }
+        }
+        guard pending.contains(where: { $0.jid.lowercased() == contact.description }) else {
+            throw ActionFailure(.notFound, "\(contact) has no friend request waiting for an answer (`roost requests` lists those that do)")
+        }
     }
 }

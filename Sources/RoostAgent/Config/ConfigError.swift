@@ -4,8 +4,8 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     case fileNotFound(path: String, origin: String)
     /// The file exists but could not be read.
     case unreadable(path: String, reason: String)
-    /// The file holds a password but group or others may read or write it.
-    case insecurePermissions(path: String, mode: UInt32)
+    /// The file holds a secret (`key` at `line`: a password, a token, …) but group or others may read or write it.
+    case insecurePermissions(path: String, mode: UInt32, key: String, line: Int)
     /// Syntax errors, unknown groups or keys, invalid values: all of them, sorted by line.
     case invalid(path: String, problems: [ConfigProblem])
     /// `password_command` of an account did not produce a password.
@@ -19,10 +19,10 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
             return "config file \(path) (from \(origin)) does not exist"
         case let .unreadable(path, reason):
             return "cannot read config file \(path): \(reason)"
-        case let .insecurePermissions(path, mode):
+        case let .insecurePermissions(path, mode, key, line):
             let octal = String(mode & 0o777, radix: 8)
-            return "refusing to use \(path): it contains a password but its mode 0\(octal) lets group or others "
-                + "access it; run `chmod 600 \(path)`"
+            return "refusing to use \(path): it contains a secret (\(key) at line \(line)) but its mode 0\(octal) lets group or "
+                + "others access it; run `chmod 600 \(path)`"
         case let .invalid(path, problems):
             let header = problems.count == 1
                 ? "invalid config file \(path):"

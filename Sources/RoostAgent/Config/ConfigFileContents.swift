@@ -16,7 +16,8 @@ struct ConfigFileContents {
     }
 
     static func read(path: String) throws(ReadFailure) -> ConfigFileContents {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: opening a FIFO for reading would wait for a writer; it is refused below instead.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if descriptor < 0 {
             let code = errno
             if code == ENOENT { throw .missing }
@@ -29,7 +30,7 @@ struct ConfigFileContents {
             throw .failed(.unreadable(path: path, reason: String(cString: strerror(errno))))
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw .failed(.unreadable(path: path, reason: "not a regular file"))
+            throw .failed(.unreadable(path: path, reason: "it is not a regular file (a config is read from a file, not a pipe or a device)"))
         }
 
         var bytes: [UInt8] = []

@@ -7,8 +7,8 @@ struct ConfigLineIndex {
     private(set) var groupLines: [String: Int] = [:]
     private(set) var keyLines: [String: [String: Int]] = [:]
     private(set) var problems: [ConfigProblem] = []
-    /// Some group sets `password`; the file must then be private.
-    private(set) var containsPassword = false
+    /// The first key that holds a secret (`ConfigSecrets`), with its line; the file must then be private.
+    private(set) var firstSecret: (key: String, line: Int)?
 
     init(text: String, path: String) {
         var currentGroup: String?
@@ -58,7 +58,10 @@ struct ConfigLineIndex {
                 problem("a line starts with `=`; the key is missing")
                 continue
             }
-            if key == "password" { containsPassword = true }
+            if firstSecret == nil {
+                let value = line[line.index(after: equals)...].drop { $0 == " " || $0 == "\t" }
+                if ConfigSecrets.holdsSecret(key: key, value: String(value)) { firstSecret = (key, lineNumber) }
+            }
             if inBrokenGroup { continue }
             guard let group = currentGroup else {
                 problem("key before the first [group] header", key: key)
@@ -74,5 +77,40 @@ struct ConfigLineIndex {
 
     func locations(path: String) -> ConfigLocations {
         ConfigLocations(path: path, groupLines: groupLines, keyLines: keyLines)
+    }
+}
+
+/// Which settings hold a secret, so that a file holding one must be private (mode 0600): passwords (the
+/// account's, an email sink's), tokens (a webhook's), header values that authenticate (`header.Authorization`,
+/// `header.X-API-Key`, cookies…), and credentials written into a URL (`https://user:secret@…`,
+/// `?token=…`). Their `_command` counterparts run a program instead and hold none.
+enum ConfigSecrets {
+    static func holdsSecret(key: String, value: String) -> Bool {
+        let key = key.lowercased()
+        if key == "password" || key == "token" || key.hasSuffix("_password") || key.hasSuffix("_token") || key.hasSuffix("_secret") {
+            return !value.trimmingCharacters(in: .whitespaces).isEmpty
+        }
+        if key.hasPrefix("header.") {
+            let name = key.dropFirst("header.".count)
+            if ["authorization", "proxy-authorization", "cookie"].contains(name)
+                || ["token", "key", "secret", "auth", "password", "session"].contains(where: name.contains) {
+                return true
+            }
+        }
+        return urlCarriesCredentials(value)
+    }
+
+    /// `scheme://user:password@host…`, or a query parameter named like a credential.
+    static func urlCarriesCredentials(_ value: String) -> Bool {
+        guard let scheme = value.range(of: "://") else { return false }
+        let rest = value[scheme.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@"), authority[..<at].contains(":") { return true }
+        guard let query = rest.firstIndex(of: "?") else { return false }
+        for pair in rest[rest.index(after: query)...].split(separator: "&") {
+            let name = pair.prefix { $0 != "=" }.lowercased()
+            if ["token", "key", "secret", "auth", "password", "passwd", "pass", "sig", "signature"].contains(where: name.contains) { return true }
+        }
+        return false
     }
 }

@@ -28,8 +28,8 @@ struct ConfigLoader {
     func parse(_ contents: ConfigFileContents) throws(ConfigError) -> RoostConfig {
         let path = contents.path
         let index = ConfigLineIndex(text: contents.text, path: path)
-        if index.containsPassword && contents.isSharedWithOthers {
-            throw .insecurePermissions(path: path, mode: contents.mode)
+        if let secret = index.firstSecret, contents.isSharedWithOthers {
+            throw .insecurePermissions(path: path, mode: contents.mode, key: secret.key, line: secret.line)
         }
 
         let keyFile: KeyFile

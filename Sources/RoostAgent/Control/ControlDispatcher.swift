@@ -67,10 +67,15 @@ public struct ControlDispatcher: Sendable {
     static let agentCommands = ["status", "ping", FileFetchRequest.command]
 
     /// `progress` sends an interim line to the client (only for requests that ask for progress).
-    public func respond(to line: Data, progress: (@Sendable (Data) -> Void)? = nil) async -> Data {
+    /// `agentQueriesOnly`: the connection sits in a slot kept for `status` and `ping`; anything else is refused.
+    public func respond(to line: Data, agentQueriesOnly: Bool = false, progress: (@Sendable (Data) -> Void)? = nil) async -> Data {
         let header: ControlRequestHeader
         do { header = try JSONDecoder().decode(ControlRequestHeader.self, from: line) } catch {
             return ControlJSON.failure(ActionFailure(.badRequest, "not a request: \(DecodingProblem.describe(error)); expected a JSON object with \"command\""), id: nil)
+        }
+        if agentQueriesOnly && header.command != "status" && header.command != "ping" {
+            return ControlJSON.failure(ActionFailure(.connection, "the agent is busy with \(ControlProtocol.maxConnections) control connections; "
+                                                     + "only status and ping are answered now; try again"), id: header.id)
         }
         switch header.command {
         case "ping":
@@ -149,9 +154,25 @@ enum DecodingProblem {
         switch error {
         case .dataCorrupted(let context): return context.codingPath.isEmpty ? "invalid JSON" : "invalid value\(path(context))"
         case .keyNotFound(let key, let context): return "missing \"\(key.stringValue)\"\(path(context))"
-        case .typeMismatch(let type, let context): return "expected \(type)\(path(context))"
-        case .valueNotFound(let type, let context): return "expected \(type)\(path(context))"
+        case .typeMismatch(let type, let context): return "expected \(words(for: type))\(path(context))"
+        case .valueNotFound(let type, let context): return "expected \(words(for: type))\(path(context))"
         @unknown default: return "invalid JSON"
         }
+    }
+
+    /// What a JSON value of a Swift type looks like, in words (never the type's Swift name).
+    static func words(for type: Any.Type) -> String {
+        switch type {
+        case is String.Type, is Substring.Type: return "a string"
+        case is Bool.Type: return "true or false"
+        case is Int.Type, is Int64.Type, is Int32.Type, is UInt.Type, is UInt64.Type, is UInt32.Type, is UInt16.Type: return "an integer"
+        case is Double.Type, is Float.Type: return "a number"
+        default: break
+        }
+        let name = String(describing: type)
+        if name.hasPrefix("Dictionary<") || name.hasPrefix("KeyedDecodingContainer") { return "a JSON object" }
+        if name.hasPrefix("Array<") || name.hasPrefix("UnkeyedDecodingContainer") { return "a JSON array" }
+        if name.hasPrefix("Optional<") { return "a value or null" }
+        return "a JSON object"
     }
 }

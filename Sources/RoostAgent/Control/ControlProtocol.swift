@@ -11,10 +11,16 @@ public enum ControlProtocol {
     /// A request line longer than this is answered with `too-large` and the connection is closed
     /// (an avatar of `VCardPublishAction.maxPhotoBytes` in base64 fits).
     public static let maxRequestBytes = 1 << 20
-    /// Connections served at once; more are answered with an error and closed.
+    /// Connections served at once; beyond them, `reservedConnections` more answer `status` and `ping` only
+    /// (one request each), so a crowd of idle or busy clients never locks `roost status` out; more than that
+    /// are answered with an error and closed.
     public static let maxConnections = 16
-    /// An idle connection is closed after this long without a request.
-    public static let idleTimeoutSeconds = 300
+    public static let reservedConnections = 4
+    /// An idle connection is closed after this long without a request (the CLI sends its request as soon as it
+    /// connects; a client that keeps a connection open between requests reconnects after a pause).
+    public static let idleTimeoutSeconds = 10
+    /// How long a connection in a reserved slot may take to send its one request.
+    public static let reservedRequestTimeoutSeconds = 2
 }
 
 /// The `id` a client chose, echoed back: a string or an integer.

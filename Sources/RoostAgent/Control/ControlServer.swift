@@ -17,7 +17,12 @@ public final class ControlServer: Sendable {
     private struct State {
         var stopping = false
         var connections = 0
+        var reserved = 0
         var acceptorDone = true
+    }
+
+    private enum Admission {
+        case full, statusOnly, refused
     }
 
     private init(path: String, listener: SocketDescriptor, wake: (SocketDescriptor, SocketDescriptor), inode: UInt64) {
@@ -116,22 +121,44 @@ public final class ControlServer: Sendable {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             let connection = SocketDescriptor(fd)
             guard Self.peerIsOwnUser(fd) else { continue }
-            let admitted = state.withLock { s -> Bool in
-                guard s.connections < ControlProtocol.maxConnections else { return false }
-                s.connections += 1
-                return true
+            let admission = state.withLock { s -> Admission in
+                if s.connections < ControlProtocol.maxConnections {
+                    s.connections += 1
+                    return .full
+                }
+                if s.reserved < ControlProtocol.reservedConnections {
+                    s.reserved += 1
+                    return .statusOnly
+                }
+                return .refused
             }
-            guard admitted else {
-                LineChannel(socket: connection, maxLineBytes: ControlProtocol.maxRequestBytes).writeLine(ControlJSON.failure(ActionFailure(.internalError, "too many control connections; try again"), id: nil))
-                continue
+            switch admission {
+            case .refused:
+                LineChannel(socket: connection, maxLineBytes: ControlProtocol.maxRequestBytes).writeLine(ControlJSON.failure(ActionFailure(.connection, "too many control connections; try again"), id: nil))
+            case .statusOnly:
+                let thread = Thread { [self] in
+                    self.serveStatusOnly(LineChannel(socket: connection, maxLineBytes: ControlProtocol.maxRequestBytes), dispatcher: dispatcher)
+                    self.state.withLock { $0.reserved -= 1 }
+                }
+                thread.name = "roost.control.reserved"
+                thread.start()
+            case .full:
+                let thread = Thread { [self] in
+                    self.serve(LineChannel(socket: connection, maxLineBytes: ControlProtocol.maxRequestBytes), dispatcher: dispatcher)
+                    self.state.withLock { $0.connections -= 1 }
+                }
+                thread.name = "roost.control.connection"
+                thread.start()
             }
-            let thread = Thread { [self] in
-                self.serve(LineChannel(socket: connection, maxLineBytes: ControlProtocol.maxRequestBytes), dispatcher: dispatcher)
-                self.state.withLock { $0.connections -= 1 }
-            }
-            thread.name = "roost.control.connection"
-            thread.start()
         }
+    }
+
+    /// A connection beyond `maxConnections`: one `status` or `ping` answered, anything else refused, then closed.
+    private func serveStatusOnly(_ channel: LineChannel, dispatcher: ControlDispatcher) {
+        guard case .line(let line) = channel.readLine(timeoutSeconds: ControlProtocol.reservedRequestTimeoutSeconds,
+                                                      cancelled: { isStopping }) else { return }
+        let answer = Self.waitFor { await dispatcher.respond(to: line, agentQueriesOnly: true) }
+        channel.writeLine(answer)
     }
 
     private func serve(_ channel: LineChannel, dispatcher: ControlDispatcher) {

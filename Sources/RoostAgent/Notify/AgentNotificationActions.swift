@@ -15,8 +15,9 @@ struct AgentNotificationActions: NotificationActions {
             log.warning("\(account): cannot answer \(LogText.quote(jid))'s friend request now: the account is not online; use `roost requests`")
             return
         }
-        let context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline),
+        var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline),
                                     dataDirectory: dataDirectory, priority: client.configuration.priority)
+        context.archivePath = handle.archivePath
         do {
             let done = try await SubscriptionAnswerAction(jid: jid, accept: accept).perform(in: context)
             log.info("\(account): \(LogText.quote(done.message)) (from the notification)")

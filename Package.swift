@@ -49,6 +49,10 @@ let package = Package(
         .testTarget(name: "RoostOMEMOTests", dependencies: ["RoostOMEMO", "RoostXMPP"], swiftSettings: strict),
         .testTarget(name: "RoostArchiveTests", dependencies: ["RoostCore", "RoostArchive"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "RoostAgentTests", dependencies: ["RoostCore", "RoostAgent", "RoostXMPP", "RoostArchive", "RoostTestSupport"], swiftSettings: strict),
+        // The fuzz targets' properties (Tests/Fuzz/Targets), replayed over their seeds and saved crashes; the
+        // fuzzers themselves are built and run by contrib/scripts/fuzz (docs/fuzzing.md).
+        .testTarget(name: "RoostFuzzTests", dependencies: ["RoostCore", "RoostXMPP", "RoostArchive", "RoostAgent"],
+                    path: "Tests/Fuzz", exclude: ["corpus", "regressions"], swiftSettings: strict),
         .testTarget(name: "RoostCLITests", dependencies: ["RoostCore", "RoostArchive", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP"],
                     exclude: ["Fixtures"], swiftSettings: strict),
     ],

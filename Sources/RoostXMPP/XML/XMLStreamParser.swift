@@ -217,7 +217,14 @@ public final class XMLStreamParser {
         if let attributes {
             var index = 0
             while let attributeName = attributes[index], let value = attributes[index + 1] {
-                pairs.append((ExpandedName(attributeName).qualified, String(cString: value)))
+                let attribute = ExpandedName(attributeName)
+                // A prefixed attribute keeps its prefix; the prefix's declaration is kept beside it (expat consumes
+                // declarations), so the element serializes to XML that parses again (found by the xml fuzz target).
+                if let prefix = attribute.prefix, let namespace = attribute.namespace, prefix != "xml",
+                   !pairs.contains(where: { $0.0 == "xmlns:" + prefix }) {
+                    pairs.append(("xmlns:" + prefix, namespace))
+                }
+                pairs.append((attribute.qualified, String(cString: value)))
                 index += 2
             }
         }

@@ -3,6 +3,8 @@ import Testing
 @testable import RoostAgent
 import RoostArchive
 import RoostXMPP
+import RoostTestSupport
+import Synchronization
 
 /// The control socket in-process, with a stand-in agent: ownership of the path, framing, and error replies.
 @Suite("Control server")
@@ -13,11 +15,16 @@ struct ControlServerTests {
     }
 
     struct StandIn: AgentHandle {
-        let accountJIDs = ["me@example.org"]
+        let accountJIDs = ["me@example.org", "slow@example.org"]
         let archivePath: String
         let pipeline: IngestPipeline
+        /// Requests for slow@example.org wait here until the test opens it.
+        var gate = Gate()
 
-        func client(for account: String) async -> XMPPClient? { nil }
+        func client(for account: String) async -> XMPPClient? {
+            if account == "slow@example.org" { await gate.wait() }
+            return nil
+        }
         func stopAccount(_ account: String) async {}
 
         func status() async -> [AccountStatus] {
@@ -26,11 +33,40 @@ struct ControlServerTests {
         }
     }
 
-    private func serving(_ folder: Folder) throws -> (ControlServer, String) {
+    /// Opened once by the test; every waiter then goes on.
+    final class Gate: Sendable {
+        private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+        private let arrivals = Atomic<Int>(0)
+
+        var arrived: Int { arrivals.load(ordering: .relaxed) }
+
+        func wait() async {
+            arrivals.add(1, ordering: .relaxed)
+            await withCheckedContinuation { continuation in
+                let resume = state.withLock { s -> Bool in
+                    if s.open { return true }
+                    s.waiting.append(continuation)
+                    return false
+                }
+                if resume { continuation.resume() }
+            }
+        }
+
+        func open() {
+            for waiter in state.withLock({ s -> [CheckedContinuation<Void, Never>] in
+                s.open = true
+                defer { s.waiting = [] }
+                return s.waiting
+            }) { waiter.resume() }
+        }
+    }
+
+    private func serving(_ folder: Folder, gate: Gate = Gate()) throws -> (ControlServer, String) {
         try FileManager.default.createDirectory(atPath: folder.path + "/run", withIntermediateDirectories: true)
         let archive = folder.path + "/data/archive.sqlite"
         let handle = StandIn(archivePath: archive,
-                             pipeline: IngestPipeline(writer: try ArchiveWriter(path: archive), log: Logger(level: .error, sink: { _ in })))
+                             pipeline: IngestPipeline(writer: try ArchiveWriter(path: archive), log: Logger(level: .error, sink: { _ in })),
+                             gate: gate)
         let path = folder.path + "/run/roost/control.sock"
         let server = try ControlServer.bind(path: path)
         server.start(dispatcher: ControlDispatcher(handle: handle, config: RoostConfig(archivePath: archive)))
@@ -85,7 +121,7 @@ struct ControlServerTests {
             #expect(answer["ok"] as? Bool == false, "\(garbage)")
             #expect((answer["error"] as? [String: Any])?["kind"] as? String == "bad-request")
         }
-        let offline = try await ask(client, #"{"id": 9, "command": "roster.list"}"#)
+        let offline = try await ask(client, #"{"id": 9, "command": "roster.list", "account": "me@example.org"}"#)
         #expect((offline["error"] as? [String: Any])?["kind"] as? String == "connection")
         #expect(offline["id"] as? Int == 9)
         let ping = try await ask(client, #"{"command": "ping"}"#)
@@ -113,7 +149,91 @@ struct ControlServerTests {
             do throws(ActionFailure) { _ = try client.perform(RosterFetchAction(), account: "other@example.org") } catch { return error }
             return nil
         }
-        #expect(outcome == ActionFailure(.unknownAccount, "this agent does not serve other@example.org (it serves: me@example.org)"))
+        #expect(outcome == ActionFailure(.unknownAccount, "this agent does not serve other@example.org (it serves: me@example.org, slow@example.org)"))
+    }
+
+    /// A connection the test opens and leaves idle.
+    private func idleConnection(_ path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let connected = UnixSocketAddress.with(path: path) { connect(fd, $0, $1) } ?? -1
+        try #require(connected == 0)
+        return fd
+    }
+
+    /// Whether the server closed `fd` (reads end of file, or the connection was reset).
+    private func closedByServer(_ fd: Int32) -> Bool {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, 0) > 0 else { return false }
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_DONTWAIT)) <= 0
+    }
+
+    @Test func idleConnectionsDoNotLockOutStatusAndAreClosedSoon() async throws {
+        let folder = Folder()
+        let (server, path) = try serving(folder)
+        defer { server.stop() }
+        // Every ordinary slot taken by a client that connects and says nothing.
+        let idle = try (0..<ControlProtocol.maxConnections).map { _ in try idleConnection(path) }
+        defer { idle.forEach { close($0) } }
+        // An ordinary request answered on a further connection: proof the slots are full, and that status still
+        // gets through beside them.
+        let busy = try #require(ControlClient.connect(path: path))
+        let refused = try await ask(busy, #"{"command": "roster.list", "account": "me@example.org"}"#)
+        #expect((refused["error"] as? [String: Any])?["message"] as? String == "the agent is busy with \(ControlProtocol.maxConnections) control connections; only status and ping are answered now; try again")
+        let client = try #require(ControlClient.connect(path: path))
+        let status = try await offPool { try client.status() }
+        #expect(status.pid == getpid())
+        // The idle ones are closed after the idle timeout (10 s), freeing their slots.
+        try await waitUntil("the idle connections to be closed", timeout: .seconds(Double(ControlProtocol.idleTimeoutSeconds) + 20)) {
+            idle.allSatisfy(closedByServer)
+        }
+        let afterwards = try #require(ControlClient.connect(path: path))
+        let list = try await ask(afterwards, #"{"command": "roster.list", "account": "me@example.org"}"#)
+        #expect((list["error"] as? [String: Any])?["kind"] as? String == "connection", "\(list)")
+    }
+
+    @Test func aSlowRequestDoesNotHoldUpOthers() async throws {
+        let folder = Folder()
+        let gate = Gate()
+        let (server, path) = try serving(folder, gate: gate)
+        defer { server.stop() }
+        let slowClient = try #require(ControlClient.connect(path: path))
+        let slow = Task { () -> String? in
+            let answer = try await ask(slowClient, #"{"id": "slow", "command": "roster.list", "account": "slow@example.org"}"#)
+            return answer["id"] as? String
+        }
+        try await waitUntil("the slow request to reach the agent") { gate.arrived == 1 }
+        // While it waits, another client is served.
+        let other = try #require(ControlClient.connect(path: path))
+        let ping = try await ask(other, #"{"command": "ping"}"#)
+        #expect(ping["ok"] as? Bool == true)
+        let status = try await offPool { try other.status() }
+        #expect(status.accounts.count == 1)
+        #expect(gate.arrived == 1)
+        gate.open()
+        #expect(try await slow.value == "slow")
+    }
+
+    @Test func decodingErrorsAreWordsNotSwiftTypes() async throws {
+        let folder = Folder()
+        let (server, path) = try serving(folder)
+        defer { server.stop() }
+        let client = try #require(ControlClient.connect(path: path))
+        let cases = [
+            (#"{"command": "roster.add", "account": "me@example.org", "arguments": []}"#, "expected a JSON object at arguments"),
+            (#"{"command": "roster.add", "account": "me@example.org", "arguments": {"jid": 5}}"#, "expected a string at arguments.jid"),
+            (#"{"command": 7}"#, "expected a string at command"),
+            (#"{"command": "message.send", "account": "me@example.org", "arguments": {"to": {"jid": "a@b"}, "body": "x"}}"#, "expected a string at arguments.to"),
+            (#"{"command": "requests.answer", "account": "me@example.org", "arguments": {"jid": "a@b", "accept": "yes"}}"#, "expected true or false at arguments.accept"),
+        ]
+        for (line, expected) in cases {
+            let answer = try await ask(client, line)
+            let message = (answer["error"] as? [String: Any])?["message"] as? String ?? ""
+            #expect(message.contains(expected), "\(line): \(message)")
+            for swiftName in ["Dictionary", "Array<", "String", "Int", "Swift.", "Optional"] {
+                #expect(!message.contains(swiftName), "\(line): \(message)")
+            }
+        }
     }
 
     @Test func socketPathFollowsXDGRuntimeDir() {

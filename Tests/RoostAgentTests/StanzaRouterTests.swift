@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RoostArchive
+import RoostCore
 import RoostXMPP
 @testable import RoostAgent
 
@@ -51,12 +52,76 @@ struct StanzaRouterTests {
         #expect(out.events.count == 1)
     }
 
-    @Test func delayStampIsTheMessageTime() throws {
-        let out = StanzaRouter.route(parse("<message from='bob@roost.test/x' type='chat'><body>old</body><delay xmlns='urn:xmpp:delay' stamp='2026-01-01T00:00:00.250Z'/></message>"),
-                                     context: context, now: now)
+    @Test func senderDelayIsOnlyAClaim() throws {
+        // A <delay/> the sender wrote: the receive time orders the message, the claim is kept beside it.
+        for stamp in ["2023-11-01T00:00:00.250Z", "9999-12-31T23:59:59Z", "2001-01-01T00:00:00Z", "0000-01-01T00:00:00Z"] {
+            for from in ["", " from='bob@roost.test/x'", " from='evil.example'"] {
+                let out = StanzaRouter.route(parse("<message from='bob@roost.test/x' type='chat'><body>old</body><delay xmlns='urn:xmpp:delay'\(from) stamp='\(stamp)'/></message>"),
+                                             context: context, now: now)
+                let m = try #require(messages(out).first)
+                #expect(m.timestamp == now, "\(stamp)\(from)")
+                #expect(m.claimedAt == Timestamp.parse(stamp), "\(stamp)\(from)")
+                #expect(m.receivedAt == now)
+            }
+        }
+    }
+
+    @Test func offlineStorageStampOfTheOwnServerIsTheTimeWhileOfflineMessagesArrive() throws {
+        var delivering = context
+        delivering.offlineDeliveryUntil = now + 30_000
+        // Prosody and ejabberd stamp from the domain; some servers from the account's bare JID.
+        for from in ["roost.test", "alice@roost.test"] {
+            let out = StanzaRouter.route(parse("<message from='bob@roost.test/x' type='chat'><body>kept</body><delay xmlns='urn:xmpp:delay' from='\(from)' stamp='2023-11-01T00:00:00.250Z'/></message>"),
+                                         context: delivering, now: now)
+            let m = try #require(messages(out).first)
+            #expect(m.timestamp == Timestamp.parse("2023-11-01T00:00:00.250Z"), "\(from)")
+            #expect(m.claimedAt == nil)
+        }
+        // Outside that window the same stamp may be anyone's: a claim.
+        let later = StanzaRouter.route(parse("<message from='bob@roost.test/x' type='chat'><body>kept</body><delay xmlns='urn:xmpp:delay' from='roost.test' stamp='2023-11-01T00:00:00.250Z'/></message>"),
+                                       context: context, now: now)
+        #expect(messages(later).first?.timestamp == now)
+        #expect(messages(later).first?.claimedAt == Timestamp.parse("2023-11-01T00:00:00.250Z"))
+    }
+
+    @Test func implausibleServerStampsAreNotBelieved() throws {
+        var delivering = context
+        delivering.offlineDeliveryUntil = now + 30_000
+        // Before 1990, in the far future, or later than the receipt: never the message's time.
+        let cases: [(String, Int64)] = [("1969-12-31T23:59:59Z", now), ("0000-01-01T00:00:00Z", now), ("9999-12-31T23:59:59Z", now),
+                                        ("2023-11-14T23:00:00Z", now)]
+        for (stamp, expected) in cases {
+            let out = StanzaRouter.route(parse("<message from='bob@roost.test/x' type='chat'><body>x</body><delay xmlns='urn:xmpp:delay' from='roost.test' stamp='\(stamp)'/></message>"),
+                                         context: delivering, now: now)
+            #expect(messages(out).first?.timestamp == expected, "\(stamp)")
+        }
+    }
+
+    @Test func archiveTimeWinsOverTheSendersOwnDelay() throws {
+        // A server archive result: the <forwarded/> wrapper's delay is the time, the inner one only a claim.
+        let element = parse("""
+            <message to='alice@roost.test/roost'><result xmlns='urn:xmpp:mam:2' queryid='q1' id='A1'><forwarded xmlns='urn:xmpp:forward:0'>\
+            <delay xmlns='urn:xmpp:delay' stamp='2023-10-01T10:00:00Z'/><message xmlns='jabber:client' from='bob@roost.test/x' type='chat'>\
+            <body>old</body><delay xmlns='urn:xmpp:delay' from='roost.test' stamp='9999-12-31T23:59:59Z'/></message></forwarded></result></message>
+            """)
+        // As ArchivePageRouter reads a page.
+        let result = try #require(MAM.result(in: Message(element), archive: context.account))
+        let events = StanzaRouter.records(for: result.message, direction: .incoming, source: .mam, context: context, now: now,
+                                          stanzaIDSource: result.message, archiveID: result.archiveID, stamp: result.stamp)
+        let m = try #require(events.compactMap { if case .message(let m) = $0 { m } else { nil } }.first)
+        #expect(m.timestamp == Timestamp.parse("2023-10-01T10:00:00Z"))
+        #expect(m.claimedAt == Timestamp.parse("9999-12-31T23:59:59Z"))
+    }
+
+    @Test func carbonWrapperTimeIsTheServers() throws {
+        let out = StanzaRouter.route(parse("""
+            <message from='alice@roost.test' to='alice@roost.test/roost'><received xmlns='urn:xmpp:carbons:2'><forwarded xmlns='urn:xmpp:forward:0'>\
+            <delay xmlns='urn:xmpp:delay' stamp='2023-11-14T22:00:00Z'/><message xmlns='jabber:client' from='bob@roost.test/x' to='alice@roost.test' type='chat'>\
+            <body>c</body><delay xmlns='urn:xmpp:delay' stamp='2001-01-01T00:00:00Z'/></message></forwarded></received></message>
+            """), context: context, now: now)
         let m = try #require(messages(out).first)
-        #expect(m.timestamp == 1_767_225_600_250)
-        #expect(m.receivedAt == now)
+        #expect(m.timestamp == Timestamp.parse("2023-11-14T22:00:00Z"))
+        #expect(m.claimedAt == Timestamp.parse("2001-01-01T00:00:00Z"))
     }
 
     @Test func sentCarbonIsOutgoingInThePeersConversation() throws {

@@ -111,11 +111,14 @@ struct NotifyRulesTests {
     }
 
     @Test func catchUpYieldsOneSummaryAndNothingOlderThanTheLastNotification() async {
-        let (notifier, sink) = notifier(["when": "always"])
+        let clock = TestClock(Date())
+        let (notifier, sink) = notifier(["when": "always"], clock: clock.clock)
         let start = Int64(Date().timeIntervalSince1970 * 1000) + 1000
         let messages = (0..<500).map { n in
             NotifyFixtures.message("m\(n)", from: "c\(n % 3)@example.org", name: "Contact \(n % 3)", at: start + Int64(n))
         }
+        // The catch-up comes after its messages.
+        clock.advance(10)
         notifier.post(.catchUpFinished(account: "alice@example.org", messages: messages))
         notifier.post(.catchUpFinished(account: "alice@example.org", messages: messages))
         await notifier.flush()
@@ -134,6 +137,39 @@ struct NotifyRulesTests {
         await notifier.shutdown()
     }
 
+    @Test func aFutureTimeDoesNotSilenceLaterCatchUps() async {
+        // A message dated 9999 (a sender's forged stamp, believed by an older Roost) is summarised, but the "last
+        // notified" mark it leaves is now, not 9999: the next catch-up still gets its summary.
+        let clock = TestClock(Date())
+        let (notifier, sink) = notifier(["when": "always"], clock: clock.clock)
+        let started = Int64(Date().timeIntervalSince1970 * 1000)
+        clock.advance(10)
+        notifier.post(.catchUpFinished(account: "alice@example.org", messages: [NotifyFixtures.message("forged", at: 253_402_300_799_000)]))
+        await notifier.flush()
+        clock.advance(60)
+        notifier.post(.catchUpFinished(account: "alice@example.org", messages: [NotifyFixtures.message("later", at: started + 30_000)]))
+        await notifier.flush()
+        #expect(sink.notifications.map(\.kind) == [.summary, .summary])
+        await notifier.shutdown()
+    }
+
+    @Test func aStateFilePoisonedWithAFutureTimeIsRepaired() async throws {
+        let path = NotifyFixtures.temporaryDirectory() + "/notify-state.json"
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        try Data(#"{"firstStartedMs": \#(now - 86_400_000), "lastNotifiedMs": {"alice@example.org": 253402300799000}}"#.utf8)
+            .write(to: URL(fileURLWithPath: path))
+        let sink = RecordingSink(name: "rec")
+        var factory = SinkFactory()
+        factory.substitute = { _ in sink }
+        let config = NotifyFixtures.config(["when": "always"], sinks: ["rec": ["type": "command", "command": "/bin/true"]])
+        let notifier = Notifier(config: config, actions: nil, statePath: path, log: { _, _ in }, clock: .system, idle: IdleProbe { nil }, factory: factory)
+        notifier.post(.catchUpFinished(account: "alice@example.org", messages: [NotifyFixtures.message("after the repair", at: now + 5000)]))
+        await notifier.shutdown()
+        #expect(sink.notifications.map(\.kind) == [.summary])
+        let saved = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(!saved.contains("253402300799000"), "\(saved)")
+    }
+
     @Test func lastNotifiedSurvivesARestart() async throws {
         let path = NotifyFixtures.temporaryDirectory() + "/notify-state.json"
         let sink = RecordingSink(name: "rec")
@@ -141,7 +177,7 @@ struct NotifyRulesTests {
         factory.substitute = { _ in sink }
         let config = NotifyFixtures.config(["when": "always", "coalesce_seconds": "0"], sinks: ["rec": ["type": "command", "command": "/bin/true"]])
         let first = Notifier(config: config, actions: nil, statePath: path, log: { _, _ in }, clock: .system, idle: IdleProbe { nil }, factory: factory)
-        let live = NotifyFixtures.message("live", at: Int64(Date().timeIntervalSince1970 * 1000) + 5000)
+        let live = NotifyFixtures.message("live", at: Int64(Date().timeIntervalSince1970 * 1000) - 1000)
         first.post(.message(live))
         await first.shutdown()
         let attributes = try FileManager.default.attributesOfItem(atPath: path)

@@ -60,9 +60,13 @@ import RoostXMPP
         #expect(events.last == .stanza(Element("iq", namespace: namespace, attributes: [("type", "get"), ("id", "1")])))
     }
 
-    @Test func prefixedAttributesKeepTheirQualifiedName() throws {
+    @Test func prefixedAttributesKeepTheirQualifiedNameAndItsDeclaration() throws {
         let iq = try #require(try F.stanzas("<iq xmlns:x='urn:example' x:flag='1' id='a'/>").first)
-        #expect(iq.attributes.map(\.name) == ["x:flag", "id"])
+        #expect(iq.attributes.map(\.name) == ["xmlns:x", "x:flag", "id"])
+        #expect(iq[attribute: "xmlns:x"] == "urn:example")
+        // So the stanza, serialized (as the archive keeps it), parses again to itself (found by the xml fuzz target).
+        let again = try #require(try F.stanzas(XMLSerializer.serialize(iq, parentNamespace: "jabber:client")).first)
+        #expect(again == iq)
     }
 
     @Test func adjacentCharacterDataBecomesOneTextNode() throws {

@@ -3,7 +3,13 @@ public import Foundation
 /// Answers one request line of the control protocol: decodes it, runs the action on the agent's connection
 /// for the account, and encodes the reply. Never throws: every problem becomes an error reply.
 public struct ControlDispatcher: Sendable {
-    typealias Handler = @Sendable (Data, ControlRequestID?, ActionContext) async -> Data
+    /// Decodes a request's arguments: the answer to send at once (the arguments are wrong), or the work to run
+    /// once the account's connection is found.
+    typealias Handler = @Sendable (Data, ControlRequestID?) -> Decoded
+    enum Decoded: Sendable {
+        case invalid(Data)
+        case valid(@Sendable (ActionContext) async -> Data)
+    }
 
     private let handle: any AgentHandle
     private let priorities: [String: Int]
@@ -27,18 +33,20 @@ public struct ControlDispatcher: Sendable {
     static let handlers: [String: Handler] = {
         var table: [String: Handler] = [:]
         func register<Action: AccountAction>(_ type: Action.Type) {
-            table[Action.command] = { line, id, context in
+            table[Action.command] = { line, id in
                 let request: ControlRequest<Action>
                 do { request = try JSONDecoder().decode(ControlRequest<Action>.self, from: line) } catch {
-                    return ControlJSON.failure(ActionFailure(.badRequest, "invalid arguments for \(Action.command): \(DecodingProblem.describe(error))"), id: id)
+                    return .invalid(ControlJSON.failure(ActionFailure(.badRequest, "invalid arguments for \(Action.command): \(DecodingProblem.describe(error))"), id: id))
                 }
                 guard let action = request.arguments ?? (try? JSONDecoder().decode(Action.self, from: Data("{}".utf8))) else {
-                    return ControlJSON.failure(ActionFailure(.badRequest, "\(Action.command) needs \"arguments\""), id: id)
+                    return .invalid(ControlJSON.failure(ActionFailure(.badRequest, "\(Action.command) needs \"arguments\""), id: id))
                 }
-                do throws(ActionFailure) {
-                    return ControlJSON.encode(ControlSuccess(id: id, ok: true, result: try await action.perform(in: context)))
-                } catch {
-                    return ControlJSON.failure(error, id: id)
+                return .valid { context in
+                    do throws(ActionFailure) {
+                        return ControlJSON.encode(ControlSuccess(id: id, ok: true, result: try await action.perform(in: context)))
+                    } catch {
+                        return ControlJSON.failure(error, id: id)
+                    }
                 }
             }
         }
@@ -97,6 +105,12 @@ public struct ControlDispatcher: Sendable {
             let known = (Self.agentCommands + Self.handlers.keys.sorted()).joined(separator: ", ")
             return ControlJSON.failure(ActionFailure(.badRequest, "unknown command '\(header.command)' (known: \(known))"), id: header.id)
         }
+        // A malformed request is a bad request whatever state the account is in.
+        let work: @Sendable (ActionContext) async -> Data
+        switch handler(line, header.id) {
+        case .invalid(let answer): return answer
+        case .valid(let valid): work = valid
+        }
         let account: String
         switch (header.account, handle.accountJIDs.count) {
         case (let named?, _):
@@ -125,7 +139,7 @@ public struct ControlDispatcher: Sendable {
             let id = header.id
             context.progress = { progress(ControlJSON.encode(ControlProgress(id: id, progress: $0))) }
         }
-        return await handler(line, header.id, context)
+        return await work(context)
     }
 
     func status() async -> AgentStatusReport {

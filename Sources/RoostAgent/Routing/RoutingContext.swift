@@ -17,6 +17,10 @@ struct RoutingContext: Sendable {
     var rooms: [JID: RoomRoute] = [:]
     /// The roster's bare JIDs: only their invitations may ever be accepted automatically.
     var contacts: Set<JID> = []
+    /// Until when (UTC ms) the server may be delivering its offline storage: a new session's first minute, for a
+    /// resource of non-negative priority (never, at Roost's default -1). Only then does a live message's
+    /// `<delay/>` from the server count as the server's (see `MessageTime`).
+    var offlineDeliveryUntil: Int64 = .min
 }
 
 /// What the router needs to know about one room.

@@ -286,15 +286,17 @@ enum StanzaRouter {
     }
 }
 
-/// When a message was sent, as far as Roost can believe it (XEP-0203): the time in a `<delay/>` the account's
-/// own server added, or the archive's or carbon's `<forwarded/>` wrapper, else the time Roost received it.
-/// A `<delay/>` from anyone else (the sender's client, or a forger) is only a claim: kept as `claimedAt`,
-/// shown, never used for ordering, so a contact cannot date a message into the future ("newest forever")
-/// or the past. A trusted time outside 1990 … now + 1 day is not believed either.
+/// When a message was sent, as far as Roost can believe it (XEP-0203): the time the server archive's or a
+/// carbon's `<forwarded/>` wrapper gives, or a `<delay/>` the account's own server added to a message it kept
+/// in offline storage, else the time Roost received it. A `<delay/>` from anyone else (the sender's client, or
+/// a forger) is only a claim: kept as `claimedAt`, shown, never used for ordering, so a contact cannot date a
+/// message into the future ("newest forever") or the past. A trusted time outside 1990 … now + 1 day is not
+/// believed either.
 ///
-/// Offline storage stamps `from` = the server's domain (Prosody, ejabberd) or the account's bare JID. A sender
-/// can write that `from` too, and then cannot be told apart; such a stamp is therefore never later than the
-/// receipt (a server stores before it delivers), which keeps it out of the future.
+/// Offline storage stamps `from` = the server's domain (Prosody, ejabberd) or the account's bare JID, but a
+/// sender can write that `from` too. So such a stamp counts only while the server delivers its offline storage
+/// (`offlineDelivery`: the first minute of a new session, see `RoutingContext.offlineDeliveryUntil`), and is
+/// never later than the receipt (a server stores before it delivers).
 struct MessageTime: Equatable {
     var timestamp: Int64
     var claimedAt: Int64?

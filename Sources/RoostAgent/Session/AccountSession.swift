@@ -266,6 +266,9 @@ actor AccountSession {
             context.trustsOwnStanzaIDs = serverHasArchive || features.contains(Namespace.stanzaID)
         }
         if !info.resumed {
+            // The server delivers offline storage right after a new session's initial presence, and only to a
+            // resource of non-negative priority (RFC 6121 §8.5.2.1.1).
+            context.offlineDeliveryUntil = account.priority >= 0 ? Int64((Date().timeIntervalSince1970 * 1000).rounded()) + 60_000 : .min
             carbonsEnabled = false
             otherClients.removeAll()
         }

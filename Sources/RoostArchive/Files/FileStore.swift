@@ -108,16 +108,20 @@ public struct FileStore: Sendable {
         }
     }
 
-    /// Whether `path`, with every symbolic link and `..` resolved, is `folder` or lies inside it (resolved too);
-    /// false when either does not exist. How an import decides that a path it was handed is one of the
-    /// archive's own files, and an export that a file it would copy or link is (never `/etc/passwd`).
+    /// Whether `path`, with every symbolic link and `..` resolved, is `folder` or lies inside it (resolved too).
+    /// A path that does not exist (yet) is judged by its `..`-free form: nothing can be read through it. How an
+    /// import decides that a path it was handed is one of the archive's own files, and an export that a file
+    /// it would copy or link is (never `/etc/passwd`).
     public static func resolves(_ path: String, inside folder: String) -> Bool {
-        guard let real = realpath(path, nil) else { return false }
-        defer { free(real) }
-        guard let base = realpath(folder, nil) else { return false }
-        defer { free(base) }
-        let resolved = String(cString: real), root = String(cString: base)
-        return resolved == root || resolved.hasPrefix(root == "/" ? "/" : root + "/")
+        func resolved(_ path: String) -> String? {
+            guard let real = realpath(path, nil) else { return nil }
+            defer { free(real) }
+            return String(cString: real)
+        }
+        let root = resolved(folder) ?? (folder as NSString).standardizingPath
+        let target = resolved(path) ?? (path as NSString).standardizingPath
+        guard target.hasPrefix("/"), root.hasPrefix("/") else { return false }
+        return target == root || target.hasPrefix(root == "/" ? "/" : root + "/")
     }
 
     static func isSHA256(_ hex: String) -> Bool {

@@ -66,8 +66,10 @@ public struct ArchiveImporter: Sendable {
             throw .archive(error)
         }
         let store = FileStore(archivePath: archivePath)
-        let avatars = (archivePath as NSString).deletingLastPathComponent + "/avatars"
-        let folder = (path as NSString).deletingLastPathComponent
+        let dataFolder = (archivePath as NSString).deletingLastPathComponent
+        // Absolute, so an export's relative `file` names are found (and checked) beside a file given as `x.jsonl`.
+        let folder = ((path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path) as NSString)
+            .deletingLastPathComponent
         var done = 0
         var lastReport = Date.distantPast
         var committer = BatchCommitter(writer: writer, transactionBudget: transactionBudget, maximumBatch: Self.batchSize) { events, outcomes in
@@ -123,9 +125,9 @@ public struct ArchiveImporter: Sendable {
                         try committer.add(events)
                     }
                     if var vCard, !newer.vCard {
-                        // Only a photo among this archive's avatars is kept; the path of another machine's, or
-                        // any other file, is dropped (the photo hash stays; the agent fetches it again).
-                        if let photo = vCard.photoPath, !FileStore.resolves(photo, inside: avatars) {
+                        // Only a photo inside this archive's folder (its avatars/) is kept; another machine's path,
+                        // or any other file, is dropped (the photo hash stays; the agent fetches it again).
+                        if let photo = vCard.photoPath, !FileStore.resolves(photo, inside: dataFolder) {
                             summary.pathsRefused += 1
                             vCard.photoPath = nil
                         }
@@ -156,6 +158,8 @@ public struct ArchiveImporter: Sendable {
     /// downloads it again if the link still works), keeping its SHA-256 as an advertised hash so that the
     /// download is checked.
     private func restore(_ attachment: inout AttachmentRecord, beside folder: String, store: FileStore, summary: inout ImportSummary) {
+        // An old archive's reference inside the store stays as it was (an export checks it again before copying).
+        if attachment.sha256 == nil, let path = attachment.localPath, path.hasPrefix("/"), FileStore.resolves(path, inside: store.root) { return }
         var source = attachment.localPath.map { $0.hasPrefix("/") ? $0 : folder + "/" + $0 }
         if let path = attachment.localPath, let candidate = source,
            !FileStore.resolves(candidate, inside: path.hasPrefix("/") ? store.root : folder) {

@@ -58,7 +58,7 @@ struct HostileInputEndToEndTests {
             #expect(row["claimed_at"] as? String == message.stamp.replacingOccurrences(of: "Z", with: ".000Z"), "\(row)")
         }
         // Newest first is the last one sent, not the one from year 9999.
-        let newest = try rows(roost, ["--limit", "1"])
+        let newest = try roost.json(["search", "--limit", "1"])
         #expect(newest.first?["body"] as? String == "forged stamp 2")
         // People see the claim.
         let human = try roost.run(["search", "forged", "stamp", "0"])
@@ -86,7 +86,10 @@ struct HostileInputEndToEndTests {
         let lines = log.split(separator: "\n")
         #expect(!lines.contains { $0.hasPrefix("2026-01-01T00:00:00.000Z ERROR") }, "\(log)")
         let dropped = try #require(lines.first { $0.contains(marker) })
-        #expect(dropped.contains("x\\n2026-01-01T00:00:00.000Z ERROR \(marker) \\u{202e}evil"), "\(dropped)")
+        // The line break reaches Roost as sent (ejabberd) or as a space (Prosody normalises attribute values on
+        // its way through); either way it stays inside the one record, as does the override, escaped.
+        #expect(dropped.contains("x\\n2026-01-01T00:00:00.000Z ERROR \(marker) \\u{202e}evil")
+                || dropped.contains("x 2026-01-01T00:00:00.000Z ERROR \(marker) \\u{202e}evil"), "\(dropped)")
         #expect(!dropped.unicodeScalars.contains { $0.value == 0x202E })
     }
 

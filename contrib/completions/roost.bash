@@ -112,7 +112,7 @@ _roost() {
         passwd) options="--password-command" ;;
         unregister) options="--yes" ;;
         help) [[ ${#words[@]} == 1 ]] && arguments=$commands ;;
-        import) options="--format --dry-run --skip-invalid --me --time-zone" ;;
+        import) options="--format --dry-run --skip-invalid --max-line-size --me --time-zone" ;;
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$options $global" -- "$cur"))

@@ -93,6 +93,7 @@ complete -c roost -n '__fish_seen_subcommand_from verify' -l repair -d 'archive 
 complete -c roost -n '__fish_seen_subcommand_from import' -s f -l format -x -a 'auto jsonl gajim dino profanity pidgin' -d 'what PATH holds'
 complete -c roost -n '__fish_seen_subcommand_from import' -s n -l dry-run -d 'report, change nothing'
 complete -c roost -n '__fish_seen_subcommand_from import' -l skip-invalid -d 'jsonl: import the valid lines'
+complete -c roost -n '__fish_seen_subcommand_from import' -l max-line-size -r -d 'jsonl: longest line read (16M)'
 complete -c roost -n '__fish_seen_subcommand_from import' -l me -x -d 'a name you appear under in Pidgin text logs'
 complete -c roost -n '__fish_seen_subcommand_from import' -l time-zone -x -d 'zone of times without an offset'
 complete -c roost -n '__fish_seen_subcommand_from import' -F

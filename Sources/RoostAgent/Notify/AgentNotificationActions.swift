@@ -28,7 +28,7 @@ struct AgentNotificationActions: NotificationActions {
 
     func answerInvitation(account: String, room: String, join: Bool) async {
         guard let client = await handle.client(for: account), let rooms = (handle as? Agent)?.rooms(for: account) else {
-            log.warning("\(account): cannot answer the invitation to \(room) now: the account is not online; use `roost rooms join` or `roost rooms decline`")
+            log.warning("\(account): cannot answer the invitation to \(LogText.quote(room)) now: the account is not online; use `roost rooms join` or `roost rooms decline`")
             return
         }
         var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline),
@@ -38,13 +38,13 @@ struct AgentNotificationActions: NotificationActions {
         do {
             if join {
                 let joined = try await RoomJoinAction(room: room).perform(in: context)
-                log.info("\(account): joined \(joined.room) as \(joined.nick) (from the notification)")
+                log.info("\(account): joined \(LogText.quote(joined.room)) as \(LogText.quote(joined.nick)) (from the notification)")
             } else {
                 let declined = try await InvitationDeclineAction(room: room).perform(in: context)
-                log.info("\(account): \(declined.message) (from the notification)")
+                log.info("\(account): \(LogText.quote(declined.message)) (from the notification)")
             }
         } catch {
-            log.warning("\(account): answering the invitation to \(room) failed: \(error)")
+            log.warning("\(account): answering the invitation to \(LogText.quote(room)) failed: \(LogText.quote(error))")
         }
     }
 }

@@ -225,7 +225,7 @@ final class OMEMOService: Sendable {
             _ = try await client.request(OMEMO.configureRequest(node: node, options: options))
             _ = try await client.request(request)
         case .failure(.stanzaError(let error)) where options.count > 1:
-            log.debug("\(account): the server refused publish-options for \(node) (\(error)); configuring the node instead")
+            log.debug("\(account): the server refused publish-options for \(LogText.quote(node)) (\(LogText.quote(error))); configuring the node instead")
             try await configure(node: node, options: options, client: client)
             let basic = options.filter { $0.0 == "pubsub#access_model" }
             _ = try await client.request(OMEMO.publishRequest(node: node, itemID: itemID, payload: payload, options: basic))

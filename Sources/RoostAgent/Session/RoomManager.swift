@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostArchive
 import RoostNotify
@@ -239,7 +240,7 @@ actor RoomManager {
             answered = true
         } catch {
             if case .stanzaError(let e) = error, e.condition == "item-not-found" { answered = true }
-            else { log.debug("\(jid): PEP bookmarks (XEP-0402) not read: \(error)") }
+            else { log.debug("\(jid): PEP bookmarks (XEP-0402) not read: \(LogText.quote(error))") }
         }
         // XEP-0048 in private storage: older clients write only there.
         if let legacy = try? await client.request(LegacyBookmarks.fetchRequest()) {
@@ -279,11 +280,11 @@ actor RoomManager {
             case .set(let bookmark):
                 room = bookmark.room
                 await setBookmark(bookmark, for: room)
-                log.info("\(jid): bookmark of \(room) \(bookmark.autojoin ? "(autojoin)" : "") changed on another client")
+                log.info("\(jid): bookmark of \(LogText.quote(room)) \(bookmark.autojoin ? "(autojoin)" : "") changed on another client")
             case .removed(let removed):
                 room = removed
                 await setBookmark(nil, for: room)
-                log.info("\(jid): bookmark of \(room) removed on another client")
+                log.info("\(jid): bookmark of \(LogText.quote(room)) removed on another client")
             }
             guard let state = rooms[room] else { continue }
             if isWanted(state), state.phase == .out, online {
@@ -299,7 +300,7 @@ actor RoomManager {
         if let password = invitation.password { rooms[room, default: Room(jid: room)].invitationPassword = password }
         guard account.acceptInvitations == .contacts, fromContact, invitation.kind == .direct else { return }
         guard !account.excludedRooms.contains(room.description) else { return }
-        log.info("\(jid): joining \(room): invited by the contact \(invitation.inviter?.bare.description ?? "?") (accept_invitations = contacts)")
+        log.info("\(jid): joining \(LogText.quote(room)): invited by the contact \(LogText.quote(invitation.inviter?.bare.description ?? "?")) (accept_invitations = contacts)")
         _ = await join(room, nick: nil, passwordCommand: nil, bookmark: false, waitFor: nil)
     }
 
@@ -367,7 +368,7 @@ actor RoomManager {
                 rooms[room]?.phase = .out
                 return
             } else {
-                log.debug("\(jid): disco#info of \(room) failed: \(error); joining anyway")
+                log.debug("\(jid): disco#info of \(LogText.quote(room)) failed: \(LogText.quote(error)); joining anyway")
             }
         }
         guard rooms[room]?.phase == .joining(nick: nick) else { return }
@@ -394,7 +395,7 @@ actor RoomManager {
             routes.set(room, nil)
             return
         }
-        log.debug("\(jid): joining \(room) as \(nick)\(mam ? "" : " (the room keeps no archive: its history since the newest stored message)")")
+        log.debug("\(jid): joining \(LogText.quote(room)) as \(LogText.quote(nick))\(mam ? "" : " (the room keeps no archive: its history since the newest stored message)")")
         Task { [weak self] in
             try? await Task.sleep(for: Self.joinTimeout)
             await self?.joinTimedOut(room, nick: nick)
@@ -405,7 +406,7 @@ actor RoomManager {
         guard rooms[room]?.phase == .joining(nick: nick) else { return }
         rooms[room]?.phase = .out
         routes.set(room, nil)
-        log.warning("\(jid): \(room) did not answer the join within \(Int(Self.joinTimeout / .seconds(1))) s; trying again later")
+        log.warning("\(jid): \(LogText.quote(room)) did not answer the join within \(Int(Self.joinTimeout / .seconds(1))) s; trying again later")
         finishWaiters(room, .failed("the room did not answer"))
         scheduleRejoin(room)
     }
@@ -431,7 +432,7 @@ actor RoomManager {
         await submit(room, .joined(nick: nick, occupantID: state.occupantID, mam: state.mam == true, nonAnonymous: state.nonAnonymous == true))
         finishWaiters(room, .joined(nick: nick))
         guard !wasJoined else { return }
-        log.info("\(jid): joined \(room) as \(nick)\(codes.contains(MUC.Status.roomCreated) ? " (the room was created by this join)" : "")")
+        log.info("\(jid): joined \(LogText.quote(room)) as \(LogText.quote(nick))\(codes.contains(MUC.Status.roomCreated) ? " (the room was created by this join)" : "")")
         if state.mam == true { enqueueCatchUp(room) }
     }
 
@@ -469,10 +470,10 @@ actor RoomManager {
         rooms[room] = state
         await submit(room, .left(error: why))
         guard !askedFor else {
-            log.info("\(jid): left \(room)")
+            log.info("\(jid): left \(LogText.quote(room))")
             return
         }
-        log.warning("\(jid): out of \(room): \(why ?? "left")\(rejoin ? "; joining again" : "")")
+        log.warning("\(jid): out of \(LogText.quote(room)): \(LogText.quote(why ?? "left"))\(rejoin ? "; joining again" : "")")
         if rejoin { scheduleRejoin(room) }
     }
 
@@ -485,7 +486,7 @@ actor RoomManager {
             let base = wantedNick(state)
             state.nick = state.conflicts == 1 ? "\(base)_" : "\(base)_\(state.conflicts)"
             rooms[room] = state
-            log.info("\(jid): the nick \(nick) is taken in \(room); trying \(state.nick!)")
+            log.info("\(jid): the nick \(LogText.quote(nick)) is taken in \(LogText.quote(room)); trying \(LogText.quote(state.nick!))")
             startJoin(room)
             return
         }
@@ -493,7 +494,7 @@ actor RoomManager {
         state.lastError = why
         rooms[room] = state
         await submit(room, .joinFailed(error: why))
-        log.warning("\(jid): could not join \(room): \(why)")
+        log.warning("\(jid): could not join \(LogText.quote(room)): \(LogText.quote(why))")
         finishWaiters(room, .failed(why))
         scheduleRejoin(room, after: .seconds(1800))
     }
@@ -539,12 +540,12 @@ actor RoomManager {
     private func password(for room: Room) async -> (String?, String?) {
         if let configured = room.configured?.password {
             do { return (try await configured.resolve(account: jid.description), "config") } catch {
-                log.warning("\(jid): the password of \(room.jid): \(error)")
+                log.warning("\(jid): the password of \(LogText.quote(room.jid)): \(LogText.quote(error))")
             }
         }
         if let command = room.passwordCommand {
             do { return (try await PasswordSource.command(command).resolve(account: jid.description), "command") } catch {
-                log.warning("\(jid): the password of \(room.jid): \(error)")
+                log.warning("\(jid): the password of \(LogText.quote(room.jid)): \(LogText.quote(error))")
             }
         }
         if let password = room.bookmark?.password { return (password, "bookmark") }
@@ -597,14 +598,14 @@ actor RoomManager {
             // Never without `max_items`: on a server whose bookmark node keeps one item that would drop the rest.
             _ = try await client.request(Bookmarks.publishRequest(bookmark))
         } catch {
-            log.debug("\(jid): publishing the PEP bookmark of \(room) failed (\(error)); writing private storage (XEP-0048)")
+            log.debug("\(jid): publishing the PEP bookmark of \(LogText.quote(room)) failed (\(LogText.quote(error))); writing private storage (XEP-0048)")
             do {
                 var all = LegacyBookmarks.items(in: try await client.request(LegacyBookmarks.fetchRequest()))
                 all.removeAll { $0.room == room }
                 all.append(bookmark)
                 _ = try await client.request(LegacyBookmarks.storeRequest(all))
             } catch {
-                log.warning("\(jid): could not save the bookmark of \(room): \(error)")
+                log.warning("\(jid): could not save the bookmark of \(LogText.quote(room)): \(LogText.quote(error))")
                 return
             }
         }
@@ -651,16 +652,16 @@ actor RoomManager {
         guard rooms[room]?.phase == .joined(nick: nick) else { return }
         switch outcome {
         case .joined:
-            log.debug("\(jid): self-ping: still in \(room)")
+            log.debug("\(jid): self-ping: still in \(LogText.quote(room))")
             if rooms[room]?.mam == true { enqueueCatchUp(room) }
         case .notJoined:
-            log.warning("\(jid): self-ping: \(room) no longer counts Roost as an occupant; joining again")
+            log.warning("\(jid): self-ping: \(LogText.quote(room)) no longer counts Roost as an occupant; joining again")
             rooms[room]?.phase = .out
             routes.set(room, nil)
             await submit(room, .left(error: "dropped by the room (noticed by self-ping)"))
             await join(room)
         case .unknown:
-            log.debug("\(jid): self-ping of \(room) got no clear answer; asking again later")
+            log.debug("\(jid): self-ping of \(LogText.quote(room)) got no clear answer; asking again later")
         }
     }
 
@@ -690,10 +691,10 @@ actor RoomManager {
             }
             if !summary.late.isEmpty { notifications.post(.catchUpFinished(account: jid.description, messages: summary.late)) }
             if summary.inserted > 0 {
-                log.info("\(jid): \(room): archive read (\(summary.pages) \(summary.pages == 1 ? "page" : "pages")): \(summary.inserted) new \(summary.inserted == 1 ? "message" : "messages")")
+                log.info("\(jid): \(LogText.quote(room)): archive read (\(summary.pages) \(summary.pages == 1 ? "page" : "pages")): \(summary.inserted) new \(summary.inserted == 1 ? "message" : "messages")")
             }
         } catch {
-            log.warning("\(jid): reading the archive of \(room) failed: \(error); trying again at the next self-ping")
+            log.warning("\(jid): reading the archive of \(LogText.quote(room)) failed: \(LogText.quote(error)); trying again at the next self-ping")
         }
     }
 

@@ -157,11 +157,11 @@ actor NotifierCore {
         else { reason2 = timeRule() }
         if reason2 == nil, whenFor(inviter ?? room) == .away { reason2 = await presentReason(account: account, conversation: nil) }
         if let reason2 {
-            log(.debug, "not notifying the invitation to \(room) (\(account)): \(reason2); `roost rooms invites` lists it")
+            log(.debug, "not notifying the invitation to \(LogText.quote(room)) (\(account)): \(reason2); `roost rooms invites` lists it")
             return
         }
         guard rate.admit(now: clock.milliseconds) else {
-            log(.debug, "not notifying the invitation to \(room): more than max_per_minute = \(config.maxPerMinute) notifications in the last minute; `roost rooms invites` lists it")
+            log(.debug, "not notifying the invitation to \(LogText.quote(room)): more than max_per_minute = \(config.maxPerMinute) notifications in the last minute; `roost rooms invites` lists it")
             return
         }
         submit(text.invitation(account: account, room: room, from: from, displayName: displayName, reason: reason, at: clock.milliseconds))

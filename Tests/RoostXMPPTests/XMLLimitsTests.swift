@@ -95,6 +95,24 @@ import RoostXMPP
         }
     }
 
+    /// Expat switches to UTF-16 on a NUL or a UTF-16 byte order mark among the first two bytes, even when told
+    /// UTF-8: such a stream fails however it is cut (once it parsed whole and failed in pieces).
+    @Test func aStreamThatLooksLikeUTF16IsNeverReadAsUTF16() {
+        let cases: [[UInt8]] = [
+            [0x27, 0x00, 0x6E, 0x78, 0x3A, 0x41],  // the xml fuzz target's find
+            Array("<stream:stream/>".utf8).flatMap { [$0, 0x00] },  // UTF-16LE
+            Array("<stream:stream/>".utf8).flatMap { [0x00, $0] },  // UTF-16BE
+            [0xFF, 0xFE] + Array("<stream:stream/>".utf8).flatMap { [$0, 0x00] },
+            [0xFE, 0xFF, 0x4E, 0x2D, 0x65, 0x87],  // a BOM and text without a NUL
+        ]
+        for bytes in cases {
+            for chunk in [1, 2, 3, Int.max] {
+                let error = F.error(bytes, chunk: chunk)
+                #expect(error == .invalidUTF8 || error?.streamErrorCondition == "not-well-formed", "chunk \(chunk): \(bytes): \(String(describing: error))")
+            }
+        }
+    }
+
     @Test func declaringAnotherEncodingIsRefused() {
         #expect(F.error("<?xml version='1.0' encoding='ISO-8859-1'?><stream/>") == .invalidUTF8)
     }

@@ -93,6 +93,13 @@ public final class XMLStreamParser {
     private func parse(_ slice: UnsafeBufferPointer<UInt8>) -> XMLStreamError? {
         guard let base = slice.baseAddress else { return nil }
         let sliceStart = bytesFed
+        // Bytes that never occur in UTF-8 XML, refused before expat sees them: NUL (no XML character), 0xFE
+        // and 0xFF (no UTF-8 byte). Expat, even told UTF-8, switches to UTF-16 when a stream's first two bytes
+        // hold a NUL or a UTF-16 byte order mark, so the same bytes would read differently depending on how the
+        // network cut them (found by the `xml` fuzz target).
+        if let bad = slice.firstIndex(where: { $0 == 0x00 || $0 >= 0xFE }) {
+            return slice[bad] == 0x00 ? .notWellFormed("a NUL byte at offset \(sliceStart + bad), which XML never allows") : .invalidUTF8
+        }
         let status = base.withMemoryRebound(to: CChar.self, capacity: slice.count) {
             XML_Parse(expat.parser, $0, Int32(slice.count), 0)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RoostArchive
+import RoostCore
 @testable import RoostXMPP
 @testable import RoostAgent
 
@@ -218,6 +219,47 @@ struct RoomRouterTests {
         #expect(elsewhere.events.isEmpty)
     }
 
+    // MARK: Times
+
+    @Test func aRoomsDelayIsBelievedOnlyOnTheHistoryItWasAskedFor() throws {
+        func live(_ delays: String, history: Bool) throws -> MessageRecord {
+            var context = self.context
+            context.rooms[room]?.history = history
+            let out = StanzaRouter.route(parse("<message from='lounge@conference.roost.test/bob' type='groupchat'><body>x</body>\(delays)</message>"),
+                                         context: context, now: now)
+            return try #require(messages(out).first)
+        }
+        let roomStamp = "<delay xmlns='urn:xmpp:delay' from='lounge@conference.roost.test' stamp='2023-11-01T00:00:00Z'/>"
+        // Live traffic (the room keeps an archive and was asked for no history, or its history has ended): an
+        // occupant wrote that stamp, naming the room; the receive time orders it, the claim is kept.
+        let forged = try live(roomStamp, history: false)
+        #expect(forged.timestamp == now)
+        #expect(forged.claimedAt == 1_698_796_800_000)
+        // A sender's own far-future stamp is a claim in either phase.
+        let future = try live("<delay xmlns='urn:xmpp:delay' stamp='9999-12-31T23:59:59Z'/>", history: true)
+        #expect(future.timestamp == now && future.claimedAt == Timestamp.parse("9999-12-31T23:59:59Z"))
+        // The history the join asked for: the room's time.
+        let replayed = try live(roomStamp, history: true)
+        #expect(replayed.timestamp == 1_698_796_800_000 && replayed.claimedAt == nil)
+        // Even the room cannot date history after the receipt, nor before 1990.
+        let late = try live("<delay xmlns='urn:xmpp:delay' from='lounge@conference.roost.test' stamp='2023-11-20T00:00:00Z'/>", history: true)
+        #expect(late.timestamp == now)
+        let ancient = try live("<delay xmlns='urn:xmpp:delay' from='lounge@conference.roost.test' stamp='1969-12-31T23:59:59Z'/>", history: true)
+        #expect(ancient.timestamp == now)
+    }
+
+    @Test func theSubjectEndsTheHistory() {
+        var context = self.context
+        context.rooms[room]?.history = true
+        let repeated = StanzaRouter.route(parse("<message from='lounge@conference.roost.test/bob' type='groupchat'><subject>old subject</subject></message>"),
+                                          context: context, now: now)
+        #expect(roomNotes(repeated) == [.historyEnded(room: room)])
+        context.rooms[room]?.history = false
+        let again = StanzaRouter.route(parse("<message from='lounge@conference.roost.test/bob' type='groupchat'><subject>old subject</subject></message>"),
+                                       context: context, now: now)
+        #expect(roomNotes(again).isEmpty)
+    }
+
     // MARK: The room's archive
 
     private func page(_ results: [String], queryID: String = "Q1", last: String? = "R2") -> ArchivePage {
@@ -229,7 +271,7 @@ struct RoomRouterTests {
 
     private func result(from: String?, queryID: String = "Q1", id: String, inner: String) -> String {
         "<message xmlns='jabber:client' \(from.map { "from='\($0)'" } ?? "") to='alice@roost.test/roost'><result xmlns='urn:xmpp:mam:2' queryid='\(queryID)' id='\(id)'>"
-            + "<forwarded xmlns='urn:xmpp:forward:0'><delay xmlns='urn:xmpp:delay' stamp='2026-01-01T10:00:00Z'/>\(inner)</forwarded></result></message>"
+            + "<forwarded xmlns='urn:xmpp:forward:0'><delay xmlns='urn:xmpp:delay' stamp='2023-11-01T10:00:00Z'/>\(inner)</forwarded></result></message>"
     }
 
     @Test func roomArchiveResultsOnlyFromTheRoomAndTheQuery() throws {
@@ -246,10 +288,23 @@ struct RoomRouterTests {
         let stored = routed.events.compactMap { if case .message(let m) = $0 { m } else { nil } }
         #expect(stored.count == 1)
         #expect(stored.first?.stanzaId == "R1" && stored.first?.stanzaIdBy == "lounge@conference.roost.test" && stored.first?.stanzaIdTrusted == true)
-        #expect(stored.first?.timestamp == 1_767_261_600_000)
+        #expect(stored.first?.timestamp == 1_698_832_800_000)
         #expect(routed.mentions == [0])
         #expect(routed.events.contains { if case .room(let u) = $0, case .mark(id: "R2", _) = u.change { true } else { false } })
         #expect(!routed.events.contains { if case .syncState = $0 { true } else { false } })
+    }
+
+    @Test func theRoomsArchiveTimeWinsOverStampsInsideTheMessage() throws {
+        // An occupant wrote delays into the message, one naming the room: the archive's <forwarded/> time orders it.
+        let inner = "<message xmlns='jabber:client' from='lounge@conference.roost.test/bob' type='groupchat'><body>old</body>"
+            + "<delay xmlns='urn:xmpp:delay' from='lounge@conference.roost.test' stamp='2001-01-01T00:00:00Z'/></message>"
+        var history = context
+        history.rooms[room]?.history = true
+        let routed = ArchivePageRouter.events(for: page([result(from: "lounge@conference.roost.test", id: "R1", inner: inner)]),
+                                              archive: room, context: history, now: now)
+        let m = try #require(routed.events.compactMap { if case .message(let m) = $0 { m } else { nil } }.first)
+        #expect(m.timestamp == 1_698_832_800_000)
+        #expect(m.claimedAt == Timestamp.parse("2001-01-01T00:00:00Z"))
     }
 
     @Test func aPageOfARoomRoostLeftStoresNothingAndKeepsTheMark() {

@@ -364,6 +364,54 @@ struct RoomsEndToEndTests {
         #expect(chat == "\(s.dave.jid.bare)|chat|\(s.alice.bare)|0", "\(chat)")
     }
 
+    /// An occupant dates its messages (issue 16): a far-future `<delay/>`, and one naming the room (Prosody drops
+    /// that one on its way through; ejabberd relays it), live and in the room's archive read after an absence. The
+    /// time is when Roost (or the room's archive) got the message; a stamp that arrives is kept as `claimed_at`,
+    /// which also proves the forgery reached Roost.
+    @Test func occupantsCannotChooseTheirMessagesTimes() async throws {
+        let s = try await setUp()
+        let room = s.room("clocks")
+        try s.bob.run(["muc", room, "bob", "--send", "hi"])
+        try s.phone.run(["bookmark", room, "--autojoin"])
+        func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+        let future = (delay: "9999-12-31T23:59:59Z", ms: Int64(253_402_300_799_000))
+        let roomNamed = (delay: "2001-01-01T00:00:00Z,\(room)", ms: Int64(978_307_200_000))
+        /// Sends one message of bob's per stamp, and checks how Roost stored each once it is there.
+        func forge(_ phase: String, while roost: () throws -> RunningRoost) async throws -> RunningRoost {
+            let before = now() - 1000
+            for (name, stamp) in [("far future", future), ("room's name", roomNamed)] {
+                try s.bob.run(["muc", room, "bob", "--send", "\(phase): \(name)", "--delay", stamp.delay])
+            }
+            let running = try roost()
+            try await waitFor("both archived", running) {
+                s.count("SELECT count(*) FROM messages WHERE body LIKE '\(phase): %'") == 2
+            }
+            let after = now() + 1000
+            for (name, stamp) in [("far future", future), ("room's name", roomNamed)] {
+                let row = try s.sql("SELECT timestamp || '|' || ifnull(claimed_at, '') FROM messages WHERE body = '\(phase): \(name.replacingOccurrences(of: "'", with: "''"))'")
+                    .split(separator: "|", omittingEmptySubsequences: false)
+                let (timestamp, claimed) = (Int64(row.first ?? "") ?? -1, row.count > 1 ? Int64(row[1]) : nil)
+                #expect(timestamp >= before && timestamp <= after, "\(phase): \(name): stored at \(timestamp), not in \(before)…\(after)")
+                if name == "far future" || s.server.kind != .prosody {
+                    #expect(claimed == stamp.ms, "\(phase): \(name): the stamp did not reach Roost as sent")
+                } else {
+                    #expect(claimed == nil || claimed == stamp.ms)
+                }
+            }
+            return running
+        }
+        var roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await waitFor("joined", roost) { s.state(of: room) == "joined" }
+        roost = try await forge("live") { roost }
+        roost.stop(signal: SIGTERM)
+        // Said while Roost is away: read from the room's archive, whose own time orders it.
+        roost = try await forge("archived") { try RoostBinary.start(["run", "--config", s.config, "-v"]) }
+        // The newest message of the room is the last one said.
+        let newest = try s.roost(["search", "--json", "--limit", "1", "in:\(room)"]).jsonLines
+        #expect(newest.first?["body"] as? String == "archived: room's name")
+    }
+
     // MARK: - Faults
 
     @Test func killNineDuringARoomFloodStoresEveryMessageOnce() async throws {

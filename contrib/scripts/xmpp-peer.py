@@ -855,6 +855,8 @@ def add_muc_commands(command):
     s.add_argument("--prefix", default="muc", help="body and id prefix of --flood (default muc)")
     s.add_argument("--origin-ids", action="store_true", help="give every message an XEP-0359 origin-id equal to its id")
     s.add_argument("--reference", help="mark the --send messages as mentioning this JID (XEP-0372)")
+    s.add_argument("--delay", action="append", default=[], metavar="STAMP[,FROM]",
+                   help="add this XEP-0203 <delay/> to the --send messages (forged times for security tests; repeatable)")
     s.add_argument("--subject", help="set the room's subject first")
     s.add_argument("--invite", action="append", default=[], metavar="JID", help="invite JID through the room (XEP-0045 mediated)")
     s.add_argument("--kick", action="append", default=[], metavar="NICK", help="kick NICK (needs moderator rights: the room's creator)")
@@ -878,6 +880,9 @@ def muc_message(peer, room, body, msg_id, args):
     xml = msg.xml
     if args.origin_ids:
         xml.append(ET.Element("{urn:xmpp:sid:0}origin-id", {"id": msg["id"]}))
+    for delay in args.delay:
+        stamp, _, stamp_from = delay.partition(",")
+        xml.append(ET.Element("{urn:xmpp:delay}delay", {"stamp": stamp, **({"from": stamp_from} if stamp_from else {})}))
     if args.reference:
         xml.append(ET.Element("{urn:xmpp:reference:0}reference",
                               {"type": "mention", "uri": "xmpp:" + args.reference, "begin": "0", "end": "1"}))

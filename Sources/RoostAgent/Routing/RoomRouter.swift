@@ -45,8 +45,9 @@ enum RoomRouter {
             return nil
         }
         outcome.events = groupchatRecords(message, room: room, source: .live, context: context, now: now)
-        if let subject = message.subject, message.body == nil, subject.nonEmpty != room.subject {
-            outcome.notes.append(.room(.subject(room: room.room, subject: subject.nonEmpty, by: from.resource)))
+        if let subject = message.subject, message.body == nil {
+            if subject.nonEmpty != room.subject { outcome.notes.append(.room(.subject(room: room.room, subject: subject.nonEmpty, by: from.resource))) }
+            if room.history { outcome.notes.append(.room(.historyEnded(room: room.room))) }
         }
         for (index, event) in outcome.events.enumerated() {
             guard case .message(let record) = event, record.body != nil || record.encryption != nil else { continue }

@@ -41,6 +41,10 @@ struct RoomRoute: Sendable, Equatable {
     /// Occupants' real bare JIDs by nick, where the room shows them (non-anonymous rooms): whose OMEMO
     /// sessions decrypt their messages.
     var occupants: [String: JID] = [:]
+    /// The room may be sending its discussion history: from a join that asked for it (a room without an archive)
+    /// until the subject, which ends it (XEP-0045 §7.2.15). Only then is the room's own `<delay/>` believed: a
+    /// room relays what occupants put in their messages, so in live traffic such a stamp may be an occupant's forgery.
+    var history: Bool = false
 
     var occupantJID: JID? { try? room.with(resource: nick) }
 }

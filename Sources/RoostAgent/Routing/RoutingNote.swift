@@ -26,6 +26,8 @@ enum RoomNote: Sendable, Equatable {
     case left(room: JID, nick: String, statusCodes: Set<Int>, reason: String?, newNick: String?, destroyed: Bool)
     case joinFailed(room: JID, nick: String, error: StanzaError)
     case subject(room: JID, subject: String?, by: String?)
+    /// The room's subject arrived after a join: no more history comes (see `RoomRoute.history`).
+    case historyEnded(room: JID)
     /// The user's bookmarks changed on another client (a PEP event from the account itself).
     case bookmarks([Bookmarks.Change])
     case invitation(Invitation, fromContact: Bool)

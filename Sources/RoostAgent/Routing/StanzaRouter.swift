@@ -123,7 +123,8 @@ enum StanzaRouter {
         let conversation = room?.room ?? (privateRoom != nil ? peer : peer.bare)
         let kind = MessageKind(rawValue: message.type.rawValue) ?? .normal
         let time = MessageTime(message, serverStamp: stamp, account: account, receivedAt: now,
-                               offlineDelivery: source == .live && now <= context.offlineDeliveryUntil, room: room?.room)
+                               offlineDelivery: source == .live && now <= context.offlineDeliveryUntil,
+                               roomHistory: source == .live && room?.history == true ? room?.room : nil)
         let timestamp = time.timestamp
         var events: [ArchiveEvent] = []
 
@@ -301,9 +302,10 @@ struct MessageTime: Equatable {
     var timestamp: Int64
     var claimedAt: Int64?
 
-    /// `room`: the room a group chat message came from, whose own `<delay/>` on its history (XEP-0045 §7.2.15)
-    /// is the room's time.
-    init(_ message: Message, serverStamp: Int64?, account: JID, receivedAt now: Int64, offlineDelivery: Bool, room: JID? = nil) {
+    /// `roomHistory`: the room a group chat message came from while it may be sending its discussion history
+    /// (`RoomRoute.history`), whose own `<delay/>` on that history (XEP-0045 §7.2.15) is the room's time. Outside
+    /// the history such a stamp was written by an occupant (rooms relay what occupants send), so only a claim.
+    init(_ message: Message, serverStamp: Int64?, account: JID, receivedAt now: Int64, offlineDelivery: Bool, roomHistory room: JID? = nil) {
         func plausible(_ t: Int64) -> Int64? {
             t >= Timestamp.earliestPlausible && t <= now + 86_400_000 ? t : nil
         }

@@ -163,8 +163,8 @@ enum ArchivePageRouter {
                 }
             } else if inner.from?.bare != account.bare,
                       let invitation = MUC.mediatedInvitation(in: inner) ?? DirectInvitation.invitation(in: inner) {
-                let stamp = result.stamp ?? now
-                let outcome = RoomRouter.invitation(invitation, message: inner, context: context, now: stamp)
+                let time = MessageTime(inner, serverStamp: result.stamp, account: account, receivedAt: now, offlineDelivery: false)
+                let outcome = RoomRouter.invitation(invitation, message: inner, context: context, now: time.timestamp)
                 routed.invitations += outcome.notes.compactMap { if case .room(let note) = $0 { (routed.events.count, note) } else { nil } }
                 records = outcome.events
             } else {

@@ -202,6 +202,8 @@ actor RoomManager {
                 rooms[room]?.subject = subject
                 routes.update(room) { $0?.subject = subject }
                 await submit(room, .subject(subject, by: by))
+            case .historyEnded(let room):
+                routes.update(room) { $0?.history = false }
             case .bookmarks(let changes): await bookmarksChanged(changes)
             case let .invitation(invitation, fromContact): await invited(invitation, fromContact: fromContact)
             case let .occupant(room, nick, realJID, available, newNick):
@@ -387,7 +389,7 @@ actor RoomManager {
         await submit(room, .joining(nick: nick, passwordSource: source))
         let wanted = rooms[room].map(wantedNick) ?? account.defaultNick
         routes.set(room, RoomRoute(room: room, nick: nick, mentionNames: Array(Set([nick, wanted])), occupantID: nil,
-                                   trustsStanzaIDs: mam, joined: false, subject: rooms[room]?.subject))
+                                   trustsStanzaIDs: mam, joined: false, subject: rooms[room]?.subject, history: !mam))
         do {
             try client.send(MUC.joinPresence(occupant: occupant, password: password, history: history))
         } catch {

@@ -4,6 +4,17 @@ import Testing
 
 @Suite("Notify config")
 struct NotifyConfigTests {
+    /// Quiet hours are the user's wall clock, through the program's one date codec (half-hour and DST zones too).
+    @Test func quietHoursReadTheLocalWallClock() {
+        let instant = Date(timeIntervalSince1970: 1_768_087_800)  // 2026-01-10T23:30:00Z
+        func minute(_ zone: String) -> Int { NotifyClock(now: { instant }, timeZone: TimeZone(identifier: zone)!).minuteOfDay }
+        #expect(minute("UTC") == 23 * 60 + 30)
+        #expect(minute("Asia/Kolkata") == 5 * 60)  // +05:30, the next day
+        #expect(minute("America/New_York") == 18 * 60 + 30)  // -05:00 in January
+        let summer = Date(timeIntervalSince1970: 1_783_726_200)  // 2026-07-10T23:30:00Z
+        #expect(NotifyClock(now: { summer }, timeZone: TimeZone(identifier: "America/New_York")!).minuteOfDay == 19 * 60 + 30)
+    }
+
     @Test func defaultsWithoutAnyGroup() {
         let (config, problems) = NotifyConfig.parse(notify: [:], sinks: [:])
         #expect(problems.isEmpty)

@@ -1,4 +1,5 @@
 public import Foundation
+import RoostCore
 
 /// Where the notification layer gets the time, so tests can move it.
 public struct NotifyClock: Sendable {
@@ -16,9 +17,7 @@ public struct NotifyClock: Sendable {
 
     /// Minutes after local midnight, for quiet hours.
     var minuteOfDay: Int {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let parts = calendar.dateComponents([.hour, .minute], from: now())
-        return (parts.hour ?? 0) * 60 + (parts.minute ?? 0)
+        let civil = ZoneClock(timeZone: timeZone).civil(milliseconds)
+        return civil.hour * 60 + civil.minute
     }
 }

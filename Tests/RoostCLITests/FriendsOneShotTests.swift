@@ -19,6 +19,7 @@ struct FriendsOneShotTests {
         await own.disconnect()
         let carol = try await XMPPPeer.registered(on: server, "carol", resource: "phone")
         let dave = try await XMPPPeer.registered(on: server, "dave", resource: "phone")
+        let erin = try await XMPPPeer.registered(on: server, "erin", resource: "phone")
         let roost = try RoostUnderTest(server: server, account: alice, password: alicePassword)
 
         let status = try roost.run(["status"])
@@ -47,6 +48,11 @@ struct FriendsOneShotTests {
         let deny = try roost.run(["requests", "deny", dave.jid.description])
         #expect(deny.status == 0, "\(deny.stderr)")
         _ = try await dave.presence("unsubscribed", from: alice)
+        // Accepting a request Roost never saw would pre-approve whoever it is: refused, and nothing is sent.
+        try await erin.presence(to: alice, type: "subscribe")
+        let unseen = try roost.run(["requests", "accept", erin.jid.description])
+        #expect(unseen.status != 0 && unseen.stderr.contains("no friend request from \(erin.jid) has reached Roost"), "\(unseen.stderr)")
+        #expect(!erin.events.contains { $0.kind == "presence" && $0["kind"] == "subscribed" })
 
         // The archive keeps the roster and the answers; the cached roster needs no server.
         let cached = try roost.json(["roster", "--cached"])

@@ -14,6 +14,10 @@ public struct ActionContext: Sendable {
     var omemo: OMEMOService? = nil
     var omemoSend: OMEMOSendSetting = .auto
     var archivePath: String? = nil
+    /// Whether the archive holds every friend request that reached the account: true in the agent, which
+    /// archives each; false for a one-shot login, which sends no presence and so is never handed the requests
+    /// the server stored while nothing ran.
+    var archiveHasEveryRequest = true
     /// Called once the account was deleted on the server (the agent stops the account; nil elsewhere).
     var onAccountRemoved: (@Sendable () async -> Void)? = nil
     /// Told how a long transfer (a file upload) advances, when someone watches (a progress bar).

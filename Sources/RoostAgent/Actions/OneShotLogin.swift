@@ -45,6 +45,7 @@ public enum OneShotLogin {
         var context = ActionContext(client: client, account: configuration.jid, archive: ActionArchive(pipeline: pipeline),
                                     dataDirectory: dataDirectory, priority: configuration.priority)
         context.archivePath = config.archivePath
+        context.archiveHasEveryRequest = false
         context.progress = progress
         context.omemoSend = account.omemoSend
         if account.omemo {

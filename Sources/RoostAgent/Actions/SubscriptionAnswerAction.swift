@@ -20,7 +20,16 @@ public struct SubscriptionAnswerAction: AccountAction {
 
     public func perform(in context: ActionContext) async throws(ActionFailure) -> ActionDone {
         let contact = try JIDArgument.bare(jid)
-        if let archivePath = context.archivePath { try Self.requirePending(from: contact, context, archivePath: archivePath) }
+        if let archivePath = context.archivePath, try !Self.isPending(from: contact, context, archivePath: archivePath) {
+            if context.archiveHasEveryRequest {
+                throw ActionFailure(.notFound, "\(contact) has no friend request waiting for an answer (`roost requests` lists those that do)")
+            }
+            // Without an agent, a request sent while nothing ran is known to the server only. Denying it is a
+            // refusal whoever asked; accepting it unseen would pre-approve the address (RFC 6121 §3.4), a typo too.
+            if accept {
+                throw ActionFailure(.notFound, "no friend request from \(contact) has reached Roost; one sent while Roost was not running arrives once `roost run` is online (`roost requests` then lists it), and can be accepted then")
+            }
+        }
         guard accept else {
             try context.send(Presence(type: .unsubscribed, to: contact), doing: "denying the request of \(contact)")
             try await context.archive.record([RosterOperations.subscription(.unsubscribed, to: contact, context)])
@@ -33,17 +42,15 @@ public struct SubscriptionAnswerAction: AccountAction {
         return ActionDone("accepted the request of \(contact) and asked for theirs")
     }
 
-    /// Only a request someone sent and nobody answered yet can be accepted or denied: anything else is a
-    /// mistake (a typo, an answered request), not a silent pre-approval.
-    private static func requirePending(from contact: JID, _ context: ActionContext, archivePath: String) throws(ActionFailure) {
-        var pending: [SubscriptionRequestRow] = []
-        if FileManager.default.fileExists(atPath: archivePath) {
-            do { pending = try ArchiveReader(path: archivePath).pendingSubscriptionRequests(account: context.account.description) } catch {
-                throw ActionFailure(.internalError, "could not read the friend requests in the archive: \(error)")
-            }
-        }
-        guard pending.contains(where: { $0.jid.lowercased() == contact.description }) else {
-            throw ActionFailure(.notFound, "\(contact) has no friend request waiting for an answer (`roost requests` lists those that do)")
+    /// Whether `contact` sent a request nobody answered yet. Only such a request can be accepted or denied:
+    /// anything else is a mistake (a typo, an answered request), not a silent pre-approval.
+    private static func isPending(from contact: JID, _ context: ActionContext, archivePath: String) throws(ActionFailure) -> Bool {
+        guard FileManager.default.fileExists(atPath: archivePath) else { return false }
+        do {
+            return try ArchiveReader(path: archivePath).pendingSubscriptionRequests(account: context.account.description)
+                .contains { $0.jid.lowercased() == contact.description }
+        } catch {
+            throw ActionFailure(.internalError, "could not read the friend requests in the archive: \(error)")
         }
     }
 }

@@ -206,6 +206,8 @@ struct RoomsEndToEndTests {
         let configured = try s.bob.run(["muc", room, "bob", "--no-archive", "--flood", "3", "--prefix", "early"])
         #expect(configured.contains { $0["event"] as? String == "configured" }, "\(configured)")
         try s.writeConfig(account: "rooms = \(room)")
+        func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+        let firstStart = now()
         var roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
         let early = "conversation = '\(room)' AND message_id LIKE 'early-%'"
         try await waitFor("the join history archived", roost) { s.count("SELECT count(*) FROM messages WHERE \(early)") >= 3 }
@@ -213,6 +215,7 @@ struct RoomsEndToEndTests {
         roost.stop(signal: SIGTERM)
 
         try s.bob.run(["muc", room, "bob", "--flood", "4", "--prefix", "away"])
+        let secondStart = now()
         roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
         let away = "conversation = '\(room)' AND message_id LIKE 'away-%'"
@@ -227,6 +230,12 @@ struct RoomsEndToEndTests {
                 "\((try? s.sql("SELECT message_id, body, stanza_id_trusted FROM messages WHERE conversation = '\(room)'")) ?? "")")
         #expect(s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND stanza_id_trusted = 1") == 0,
                 "a room without an archive makes no ids promises")
+        // The history the joins asked for carries the room's own times (its <delay/>, believed until the subject):
+        // said before Roost started, dated so; the live marker is dated when Roost got it.
+        #expect(s.count("SELECT count(*) FROM messages WHERE \(early) AND timestamp < \(firstStart) AND claimed_at IS NULL") == 3,
+                "\((try? s.sql("SELECT message_id, timestamp, claimed_at FROM messages WHERE conversation = '\(room)'")) ?? "")")
+        #expect(s.count("SELECT count(*) FROM messages WHERE \(away) AND timestamp < \(secondStart) AND claimed_at IS NULL") == 4)
+        #expect(s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body = 'live marker' AND timestamp > \(secondStart)") == 1)
     }
 
     // MARK: - Notifications

@@ -107,10 +107,10 @@ enum StanzaRouter {
     ///
     /// `stanzaIDSource` is the stanza carrying the server-assigned stanza-id: for a carbon, the wrapper
     /// (or else the forwarded message), for a live message itself. For a group chat message, `room` is the room
-    /// it came from (the caller checked that it did, and decided the direction); its stanza-id is the room's, and
-    /// `stamp` is the time the server's own
-    /// `<forwarded/>` wrapper gives (an archive result, the account's or the room's; a carbon). A message to or from an occupant of a room Roost is in
-    /// (a MUC private message) is a conversation of its own, `room@service/nick`.
+    /// it came from (the caller checked that it did, and decided the direction); its stanza-id is the room's.
+    /// `stamp` is the time the server's own `<forwarded/>` wrapper gives (an archive result, the account's or the
+    /// room's; a carbon); `MessageTime` decides what else counts. A message to or from an occupant of a room Roost
+    /// is in (a MUC private message) is a conversation of its own, `room@service/nick`.
     static func records(for message: Message, direction: MessageDirection, source: MessageSource, context: RoutingContext,
                         now: Int64, stanzaIDSource: Message, archiveID: String? = nil, room: RoomRoute? = nil,
                         stamp: Int64? = nil) -> [ArchiveEvent] {

@@ -1,3 +1,4 @@
+import RoostArchive
 import RoostXMPP
 
 /// `requests.answer`: accepts (`subscribed`, optionally asking back: the seed's "accept and add") or denies
@@ -18,6 +19,15 @@ public struct SubscriptionAnswerAction: AccountAction {
 
     public func perform(in context: ActionContext) async throws(ActionFailure) -> ActionDone {
         let contact = try JIDArgument.bare(jid)
+        // Accepting a request nobody sent would pre-approve a stranger (servers then add a roster entry): refused.
+        // (Denying one is harmless, and allowed: a request that came while nothing ran is not archived yet.)
+        if accept, let path = context.archivePath {
+            let pending = (try? ArchiveReader(path: path).pendingSubscriptionRequests(account: context.account.description)) ?? []
+            guard pending.contains(where: { $0.jid.caseInsensitiveCompare(contact.description) == .orderedSame }) else {
+                throw ActionFailure(.notFound, "\(contact) has no pending friend request (see `roost requests`); "
+                    + "to ask \(contact) for a subscription, use `roost roster add \(contact)`")
+            }
+        }
         guard accept else {
             try context.send(Presence(type: .unsubscribed, to: contact), doing: "denying the request of \(contact)")
             try await context.archive.record([RosterOperations.subscription(.unsubscribed, to: contact, context)])

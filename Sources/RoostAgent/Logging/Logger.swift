@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Leveled logging to stderr, one line per record, safe from any thread.
 ///
@@ -7,10 +8,48 @@ import Foundation
 public final class Logger: Sendable {
     public let level: LogLevelSetting
     private let sink: @Sendable (String) -> Void
+    /// Progress lines are redrawn in place (only when the log goes to a terminal).
+    private let redrawsProgress: Bool
+    private let progressShown = Mutex(false)
 
     public init(level: LogLevelSetting, sink: @escaping @Sendable (String) -> Void = Logger.standardError) {
         self.level = level
         self.sink = sink
+        redrawsProgress = false
+    }
+
+    /// Logs to stderr; on a terminal, progress lines are redrawn in place.
+    public init(level: LogLevelSetting, terminal: Bool) {
+        self.level = level
+        self.sink = Logger.standardError
+        redrawsProgress = terminal
+    }
+
+    /// Progress of a long step at info level (catching up on the server archive): on a terminal one line,
+    /// redrawn in place and replaced by the next log line; in a log (the journal, a file) only the
+    /// `milestone` steps (about every 10 %), so a long catch-up is a handful of lines.
+    public func progress(_ message: @autoclosure () -> String, milestone: Bool) {
+        guard enabled(.info) else { return }
+        if redrawsProgress {
+            progressShown.withLock { shown in
+                Self.writeRaw("\r\u{1B}[K\(Self.timestamp()) INFO  \(message())")
+                shown = true
+            }
+        } else if milestone {
+            log(.info, message())
+        }
+    }
+
+    private static func writeRaw(_ text: String) {
+        let bytes = Array(text.utf8)
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                if n <= 0 { if errno == EINTR { continue } else { return } }
+                offset += n
+            }
+        }
     }
 
     public static let standardError: @Sendable (String) -> Void = { line in
@@ -37,7 +76,11 @@ public final class Logger: Sendable {
         case .info: tag = "INFO "
         case .debug: tag = "DEBUG"
         }
-        sink("\(Self.timestamp()) \(tag) \(message())")
+        let line = "\(Self.timestamp()) \(tag) \(message())"
+        if redrawsProgress, progressShown.withLock({ shown in defer { shown = false }; return shown }) {
+            Self.writeRaw("\r\u{1B}[K")
+        }
+        sink(line)
     }
 
     public func error(_ message: @autoclosure () -> String) { log(.error, message()) }

@@ -4,6 +4,9 @@ struct ExportPlanner {
     let selection: ExportSelection
     let database: Database
     let clock: ExportClock
+    /// Side tables whose conversations are exported even without messages: only where the format writes
+    /// those events on their own (jsonl) — a transcript of nothing but chat states is an empty file.
+    var withoutMessages: Set<ExportInclusion> = []
 
     /// `listConversations` false lets a time-ordered export of everything skip the per-conversation
     /// aggregate (a GROUP BY over every message, seconds on a large archive) and only count.
@@ -58,7 +61,8 @@ struct ExportPlanner {
             return true
         }
         if selection.everything {
-            for (table, column) in [("chat_states", "conversation"), ("presence_log", "contact")] {
+            let tables = [(ExportInclusion.states, "chat_states", "conversation"), (.presence, "presence_log", "contact")]
+            for (_, table, column) in tables.filter({ withoutMessages.contains($0.0) }) {
                 let (accountSQL, accountParameters) = selection.accountClause()
                 var sql = "SELECT account_id, \(column) FROM \(table) WHERE \(accountSQL)"
                 var parameters = accountParameters
@@ -97,7 +101,8 @@ struct ExportPlanner {
         }
         if selection.everything {
             let (accountSQL, accountParameters) = selection.accountClause()
-            for table in ["chat_states", "presence_log"] {
+            let tables = [(ExportInclusion.states, "chat_states"), (.presence, "presence_log")]
+            for (_, table) in tables.filter({ withoutMessages.contains($0.0) }) {
                 try database.prepare("SELECT min(timestamp), max(timestamp) FROM \(table) WHERE \(accountSQL)")
                     .forEachRow(accountParameters) { row in
                         widen(row.optionalInt(0), row.optionalInt(1))

@@ -1,14 +1,26 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
-/// The terminal side of a command: stdout for results, stderr for diagnostics, and whether each is a TTY
-/// (colour and highlighting only then).
+/// The terminal side of a command: stdout for results, stderr for diagnostics, whether each is a TTY, and
+/// the decisions every command shares — colour (`--color`, `NO_COLOR`), how chatty stderr is (`-q`, `-v`),
+/// and whether stdout goes through a pager. Every command writes through here, so a rule about output
+/// (escaping, colour, quiet) is made once.
 struct Output: Sendable {
     let standardOutput: any TextSink
     let standardError: any TextSink
+    /// Whether the user's stdout is a terminal (also while a pager stands in between).
     let standardOutputIsTTY: Bool
     let standardErrorIsTTY: Bool
+    /// ANSI colours and highlights on stdout.
+    var color = false
+    /// `-q`: only errors on stderr (no notes, progress or warnings).
+    var quiet = false
+    /// `-v` count: 1 adds what happens (`info`), 2 the details (`debug`).
+    var verbosity = 0
+    /// While a pager shows stdout, notes for stderr wait until it has ended, so they do not scribble over it.
+    var deferredNotes: DeferredNotes?
 
     /// The process's own stdout and stderr.
     static var process: Output {
@@ -18,6 +30,24 @@ struct Output: Sendable {
             standardOutputIsTTY: isatty(STDOUT_FILENO) == 1,
             standardErrorIsTTY: isatty(STDERR_FILENO) == 1
         )
+    }
+
+    init(standardOutput: any TextSink, standardError: any TextSink, standardOutputIsTTY: Bool, standardErrorIsTTY: Bool) {
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+        self.standardOutputIsTTY = standardOutputIsTTY
+        self.standardErrorIsTTY = standardErrorIsTTY
+    }
+
+    /// The same terminal with stdout replaced (by a pager's pipe).
+    func writing(to sink: any TextSink) -> Output {
+        var copy = Output(standardOutput: sink, standardError: standardError, standardOutputIsTTY: standardOutputIsTTY,
+                          standardErrorIsTTY: standardErrorIsTTY)
+        copy.color = color
+        copy.quiet = quiet
+        copy.verbosity = verbosity
+        copy.deferredNotes = DeferredNotes()
+        return copy
     }
 
     /// One line of results on stdout.
@@ -30,23 +60,112 @@ struct Output: Sendable {
         standardOutput.write(JSONValue.object(object).serialized + "\n")
     }
 
-    /// `roost: error: MESSAGE` on stderr.
+    /// `roost: error: MESSAGE` on stderr, always.
     func error(_ message: String) {
         diagnostic("error", message)
     }
 
-    /// `roost: warning: MESSAGE` on stderr.
+    /// `roost: warning: MESSAGE` on stderr, unless `-q`.
     func warning(_ message: String) {
+        guard !quiet else { return }
         diagnostic("warning", message)
     }
 
-    /// Plain text on stderr (help printed because of a mistake, progress notes).
+    /// Plain text on stderr (help printed because of a mistake, a summary, a hint), unless `-q`.
     func note(_ text: String) {
+        guard !quiet else { return }
+        let text = text.hasSuffix("\n") ? text : text + "\n"
+        if let deferredNotes { deferredNotes.add(text) } else { standardError.write(text) }
+    }
+
+    /// What is being done (`-v`): which archive is read, how a server is reached.
+    func info(_ text: @autoclosure () -> String) {
+        if verbosity >= 1 && !quiet { note("roost: " + text()) }
+    }
+
+    /// Details (`-vv`): the SQL of a query, timings.
+    func debug(_ text: @autoclosure () -> String) {
+        if verbosity >= 2 && !quiet { note("roost: " + text()) }
+    }
+
+    /// Help printed because of a mistake: shown even with `-q`, like the error it explains.
+    func usageHelp(_ text: String) {
         standardError.write(text.hasSuffix("\n") ? text : text + "\n")
     }
 
     private func diagnostic(_ level: String, _ message: String) {
         // Multi-line messages (config problems) keep the prefix on the first line only.
-        standardError.write("roost: \(level): \(message)\n")
+        let line = "roost: \(level): \(message)\n"
+        if let deferredNotes { deferredNotes.add(line) } else { standardError.write(line) }
+    }
+
+    /// Writes the notes held back while a pager ran.
+    func flushDeferredNotes() {
+        guard let deferredNotes else { return }
+        for text in deferredNotes.take() { standardError.write(text) }
+    }
+
+    // MARK: Colour
+
+    enum Style {
+        /// A message's short id (`roost show ID`).
+        case id
+        /// A word the query matched.
+        case match
+        /// Who wrote a message, a conversation's name.
+        case name
+        /// Times and other secondary columns.
+        case dim
+        /// An account tag when several are configured.
+        case account
+    }
+
+    /// `text` wrapped in the style's SGR codes when colour is on.
+    func styled(_ text: String, _ style: Style) -> String {
+        guard color, !text.isEmpty else { return text }
+        return Self.open(style) + text + Self.reset
+    }
+
+    static let reset = "\u{1B}[0m"
+
+    static func open(_ style: Style) -> String {
+        switch style {
+        case .id: "\u{1B}[33m"
+        case .match: "\u{1B}[1;31m"
+        case .name: "\u{1B}[1m"
+        case .dim: "\u{1B}[2m"
+        case .account: "\u{1B}[36m"
+        }
+    }
+
+    /// `--color=auto|always|never` and `NO_COLOR` (https://no-color.org): colour only on a terminal that can
+    /// show it, unless asked for.
+    static func wantsColor(_ choice: ColorChoice, stdoutIsTTY: Bool, environment: [String: String]) -> Bool {
+        switch choice {
+        case .always: return true
+        case .never: return false
+        case .auto:
+            if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return false }
+            if environment["TERM"] == "dumb" { return false }
+            return stdoutIsTTY
+        }
+    }
+}
+
+enum ColorChoice: String, CaseIterable, Sendable {
+    case auto, always, never
+}
+
+/// Notes collected while a pager owns the terminal.
+final class DeferredNotes: Sendable {
+    private let texts = Mutex<[String]>([])
+
+    func add(_ text: String) { texts.withLock { $0.append(text) } }
+
+    func take() -> [String] {
+        texts.withLock { texts in
+            defer { texts.removeAll() }
+            return texts
+        }
     }
 }

@@ -5,10 +5,14 @@ import RoostArchive
 /// Opening the archive for reading, and turning archive errors into exit statuses.
 enum ArchiveAccess {
     static func reader(_ context: CommandContext) throws -> ArchiveReader {
-        let config = try context.loadConfig()
+        try reader(context, config: try context.loadConfig())
+    }
+
+    static func reader(_ context: CommandContext, config: RoostConfig) throws -> ArchiveReader {
         guard FileManager.default.fileExists(atPath: config.archivePath) else {
             throw ArchiveMissing(path: config.archivePath)
         }
+        context.output.info("archive: \(config.archivePath)")
         do { return try ArchiveReader(path: config.archivePath) } catch { throw ArchiveFailure(error: error) }
     }
 }
@@ -22,11 +26,17 @@ struct ArchiveMissing: CommandFailure {
 struct ArchiveFailure: CommandFailure {
     let error: ArchiveError
     var exitCode: ExitCode {
-        if case .query = error { return .usage }
-        return .internalError
+        switch error {
+        case .query: return .usage
+        // A name that fits several conversations must be typed more precisely; one that fits none found nothing.
+        case .names(.ambiguous): return .usage
+        case .names(.unknown): return .nothingFound
+        default: return .internalError
+        }
     }
     var description: String {
-        if case .query(let q) = error { return "invalid query: \(q.description)\n\(q.caretDiagram)" }
+        // The message once, under the query with a caret at its column.
+        if case .query(let q) = error { return "invalid query:\n" + q.caretDiagram }
         return error.description
     }
 }
@@ -91,27 +101,6 @@ extension MessageRow {
     var bodyIsLink: Bool {
         let text = body?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         return text.isEmpty || attachments.contains { $0.url == text }
-    }
-
-    /// One human line: time, conversation, arrow, sender, body (highlighted on a terminal).
-    func humanLine(highlight: Bool, showConversation: Bool = true) -> String {
-        let arrow = direction == .incoming ? "<" : ">"
-        let who = direction == .incoming ? (senderName ?? from) : "me"
-        var text = displayBody ?? subject.map { "(subject) \($0)" } ?? ""
-        if highlight, body != nil { text = highlightedBody(open: "\u{1B}[1;33m", close: "\u{1B}[0m") }
-        if let encryption, encryption.isDecrypted, !encryption.isTrusted { text += " [untrusted device]" }
-        if !attachments.isEmpty {
-            let tags = attachments.map(\.tag).joined(separator: " ")
-            text = bodyIsLink ? tags : text + (text.isEmpty ? "" : " ") + tags
-        }
-        text = text.replacingOccurrences(of: "\n", with: "\n    ")
-        let edited = edited ? " (edited)" : ""
-        if showConversation {
-            // The conversation already names a 1:1 peer; print the sender only where it adds something.
-            let sender = (direction == .incoming && who != conversation) ? " \(who):" : ""
-            return "\(TimeText.local(timestamp)) \(conversation) \(arrow)\(sender) \(text)\(edited)"
-        }
-        return "\(TimeText.local(timestamp)) \(arrow) \(who): \(text)\(edited)"
     }
 }
 

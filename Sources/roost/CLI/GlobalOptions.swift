@@ -9,7 +9,7 @@ struct GlobalOptions: Sendable, Equatable {
             .completing(.account),
         .flag("json", help: "machine-readable output: JSON Lines, one object per line"),
         .flag("verbose", short: "v",
-              help: "say more on stderr: -v what is done (info), -vv the details (debug; one-shot logins show the XMPP exchange, passwords redacted)"),
+              help: "one level more on stderr than the command's default: -v what is done (info; debug for roost run, which logs info by default), -vv the details (debug; one-shot logins show the XMPP exchange, passwords redacted)"),
         .flag("quiet", short: "q", help: "errors only on stderr: no notes, progress or warnings"),
         .value("log-level", placeholder: "LEVEL", help: "log level: error, warning, info or debug (then -v/-q adjust it)")
             .completing(.choices(LogLevelSetting.allCases.map(\.rawValue))),

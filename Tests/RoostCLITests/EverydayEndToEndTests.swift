@@ -164,6 +164,69 @@ struct EverydayEndToEndTests {
         #expect(wrong.status == 3 && wrong.stderr.contains("the test login failed"), "\(wrong.stderr)")
     }
 
+    // 17. On a terminal `roost config init` asks: the JID, a password command or (left empty) the password
+    // without echo, the host; then it tests the login. The terminal is a pseudo-terminal of Python's `pty`.
+    @Test func configInitAsksOnATerminal() async throws {
+        try TestRequirement.check(.tool("/usr/bin/python3"))
+        let (own, alice, password) = try await server.registeredClient("alice")
+        await own.disconnect()
+        let directory = try TestDirectory("roost-init-tty")
+        let path = directory.path + "/config.ini"
+        // Answers each prompt once it is shown; prints the whole terminal transcript; exits as roost did.
+        let terminal = try directory.write("terminal.py", """
+            import os, pty, select, sys, time
+            answers = [("Your XMPP address", os.environ["ANSWER_JID"]), ("leave empty to type the password", ""),
+                       ("Password for", os.environ["ANSWER_PASSWORD"]), ("Server host", os.environ["ANSWER_HOST"])]
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execv(sys.argv[1], sys.argv[1:])
+            seen, position, deadline = b"", 0, time.time() + 60
+            def read():
+                global seen
+                ready, _, _ = select.select([fd], [], [], max(0, deadline - time.time()))
+                if not ready:
+                    sys.stdout.write(seen.decode(errors="replace")); sys.exit(99)
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    chunk = b""
+                seen += chunk
+                return chunk
+            for prompt, answer in answers:
+                while seen.find(prompt.encode(), position) < 0:
+                    if not read():
+                        sys.stdout.write(seen.decode(errors="replace")); sys.exit(98)
+                position = seen.find(prompt.encode(), position) + len(prompt)
+                os.write(fd, (answer + "\\n").encode())
+            while read():
+                pass
+            _, status = os.waitpid(pid, 0)
+            sys.stdout.write(seen.decode(errors="replace"))
+            sys.exit(os.waitstatus_to_exitcode(status))
+            """)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [terminal, RoostBinary.path, "config", "init", "--config", path, "--port", "\(server.port)", "--ca-file", server.caFile]
+        var environment = ProcessInfo.processInfo.environment
+        environment["ANSWER_JID"] = alice.description
+        environment["ANSWER_PASSWORD"] = password
+        environment["ANSWER_HOST"] = server.host
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let transcript = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(transcript)")
+        #expect(transcript.contains("logged in as \(alice)"), "\(transcript)")
+        #expect(!transcript.contains(password), "the password is not echoed: \(transcript)")
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(written.contains("[account \(alice)]") && written.contains("host = \(server.host)") && written.contains("password = "))
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
     // 16. `roost register` prints the [account] group with the connection settings it used.
     @Test func registerPrintsTheSettingsItUsed() throws {
         let directory = try TestDirectory("roost-register")

@@ -210,6 +210,11 @@ struct EverydayNamesEndToEndTests {
         #expect((counts["chat_states"] as? Int ?? 0) > 0 && (counts["presence_events"] as? Int ?? 0) > 0
                 && (counts["subscription_events"] as? Int ?? 0) > 0, "the archive holds every kind: \(counts)")
         #expect(figures(before) == figures(after), "stats before and after the round trip:\n\(before.stdout)\n---\n\(after.stdout)")
+        // docs/export.md: exporting the imported archive again gives the same bytes.
+        let again = try RoostBinary.run(["export", "--format", "jsonl", "-o", directory.path + "/again.jsonl", "--config", copy],
+                                        environment: environment)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try String(contentsOfFile: directory.path + "/again.jsonl", encoding: .utf8) == lines, "the same bytes after the round trip")
         for peer in [bob, bobby, carol] { await peer.stop() }
     }
 

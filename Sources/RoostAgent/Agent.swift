@@ -7,12 +7,16 @@ import Synchronization
 
 /// `roost run`: every enabled account connected concurrently, everything archived, until told to stop.
 public final class Agent: Sendable {
-    public let config: RoostConfig
+    /// The config in use: the one the agent started with, then each one a SIGHUP loaded.
+    public var config: RoostConfig { current.withLock { $0 } }
+    private let current: Mutex<RoostConfig>
     public let settings: AgentSettings
     let log: Logger
     private let writer: ArchiveWriter
     public let pipeline: IngestPipeline
-    let sessions: [AccountSession]
+    /// One per enabled account; a reload stops, replaces and adds sessions.
+    var sessions: [AccountSession] { sessionList.withLock { $0 } }
+    private let sessionList = Mutex<[AccountSession]>([])
     private let notifications = NotificationHub()
     /// What `run` reacts to besides signals: every account failing, the archive stalling.
     private let happenings = BoundedQueue<Happening>(capacity: 64)
@@ -38,7 +42,7 @@ public final class Agent: Sendable {
     public init(config: RoostConfig, settings: AgentSettings, log: Logger) throws {
         var settings = settings
         if settings.archivePath.isEmpty { settings.archivePath = config.archivePath }
-        self.config = config
+        current = Mutex(config)
         self.settings = settings
         self.log = log
         writer = try ArchiveWriter(path: config.archivePath, durability: .full)
@@ -53,32 +57,9 @@ public final class Agent: Sendable {
         }
         var sessions: [AccountSession] = []
         for account in config.enabledAccounts {
-            do {
-                let sync = try? writer.syncState(account: account.jid)
-                // A process that died keeps its SM session on the server for the hibernation time: resume it with
-                // the `h` committed together with the data, so nothing is lost and nothing arrives twice.
-                let resumption = sync.flatMap { s -> StreamResumptionState? in
-                    guard let id = s.streamManagementId, let h = s.streamManagementH else { return nil }
-                    return StreamResumptionState(id: id, inboundHandled: h)
-                }
-                let reader = try? ArchiveReader(path: config.archivePath)
-                let contacts = (try? reader?.contacts(account: account.jid, includeRemoved: true)) ?? []
-                let pending = ((try? reader?.pendingSubscriptionRequests(account: account.jid)) ?? []).map(\.jid)
-                let session = try AccountSession(account: account, settings: settings, pipeline: pipeline,
-                                                 log: log, resumption: resumption, sync: sync, notifications: notifications,
-                                                 contacts: contacts, pendingRequests: pending) {
-                    happenings.offer(.accountStateChanged)
-                }
-                // XEP-0153: announce the account's own photo hash from the first presence on.
-                if let own = try? reader?.contact(account: account.jid, jid: account.jid), own.vCardFetchedAt != nil {
-                    session.client.setPresenceExtras([VCardAvatarUpdate.element(photoHash: own.photoHash)])
-                }
-                sessions.append(session)
-            } catch {
-                log.error("\(account.jid): \(LogText.quote(error)) — this account is skipped")
-            }
+            if let session = makeSession(account) { sessions.append(session) }
         }
-        self.sessions = sessions
+        sessionList.withLock { $0 = sessions }
         // The notifier answers friend requests through the agent itself, so it is made last.
         let notify = NotifyConfig.parse(notify: config.notify, sinks: config.sinks)
         if !notify.1.isEmpty {
@@ -87,17 +68,52 @@ public final class Agent: Sendable {
                 config.locations.problem(group: $0.group, key: $0.key, message: $0.message)
             })
         }
-        let dataDirectory = (config.archivePath as NSString).deletingLastPathComponent
+        notifications.attach(makeNotifier(notify.0))
+    }
+
+    /// A session for one account, resuming its stream-management session from the archive; nil (logged)
+    /// when the account cannot be started.
+    private func makeSession(_ account: AccountConfig) -> AccountSession? {
+        do {
+            let sync = try? writer.syncState(account: account.jid)
+            // A process that died keeps its SM session on the server for the hibernation time: resume it with
+            // the `h` committed together with the data, so nothing is lost and nothing arrives twice.
+            let resumption = sync.flatMap { s -> StreamResumptionState? in
+                guard let id = s.streamManagementId, let h = s.streamManagementH else { return nil }
+                return StreamResumptionState(id: id, inboundHandled: h)
+            }
+            let reader = try? ArchiveReader(path: settings.archivePath)
+            let contacts = (try? reader?.contacts(account: account.jid, includeRemoved: true)) ?? []
+            let pending = ((try? reader?.pendingSubscriptionRequests(account: account.jid)) ?? []).map(\.jid)
+            let happenings = self.happenings
+            let session = try AccountSession(account: account, settings: settings, pipeline: pipeline,
+                                             log: log, resumption: resumption, sync: sync, notifications: notifications,
+                                             contacts: contacts, pendingRequests: pending) {
+                happenings.offer(.accountStateChanged)
+            }
+            // XEP-0153: announce the account's own photo hash from the first presence on.
+            if let own = try? reader?.contact(account: account.jid, jid: account.jid), own.vCardFetchedAt != nil {
+                session.client.setPresenceExtras([VCardAvatarUpdate.element(photoHash: own.photoHash)])
+            }
+            return session
+        } catch {
+            log.error("\(account.jid): \(LogText.quote(error)) — this account is skipped")
+            return nil
+        }
+    }
+
+    private func makeNotifier(_ notify: NotifyConfig) -> Notifier {
+        let dataDirectory = (settings.archivePath as NSString).deletingLastPathComponent
         let actions = AgentNotificationActions(handle: self, dataDirectory: dataDirectory, log: log)
         let logger = log
-        notifications.attach(Notifier(config: notify.0, actions: actions, statePath: dataDirectory + "/notify-state.json", log: { level, message in
+        return Notifier(config: notify, actions: actions, statePath: dataDirectory + "/notify-state.json", log: { level, message in
             switch level {
             case .error: logger.error(message)
             case .warning: logger.warning(message)
             case .info: logger.info(message)
             case .debug: logger.debug(message)
             }
-        }))
+        })
     }
 
     public var accountCount: Int { sessions.count }
@@ -105,7 +121,11 @@ public final class Agent: Sendable {
     /// Runs until a signal from `shutdown` (SIGTERM, SIGINT) or until every account waits for the user;
     /// SIGHUP makes accounts that wait try again now. Then stops cleanly: commit, unavailable presence,
     /// close streams and archive.
-    public func run<S: AsyncSequence & Sendable>(signals: S) async -> Ending where S.Element == Int32 {
+    ///
+    /// With `reload`, SIGHUP also reads the config again and applies it (see `reload(to:)`); a config that
+    /// cannot be read is logged and the running one kept.
+    public func run<S: AsyncSequence & Sendable>(signals: S, reload: (@Sendable () throws -> RoostConfig)? = nil) async -> Ending
+    where S.Element == Int32 {
         log.info("archive: \(config.archivePath)")
         files?.start()
         let happenings = self.happenings
@@ -115,17 +135,26 @@ public final class Agent: Sendable {
             } catch {}
         }
         for session in sessions { await session.start() }
-        let sessions = self.sessions
-        let monitor = NetworkMonitor {
-            for session in sessions { Task { await session.networkChanged() } }
+        let monitor = NetworkMonitor { [weak self] in
+            for session in self?.sessions ?? [] { Task { await session.networkChanged() } }
         }
         log.debug(monitor == nil ? "no netlink: reconnects rely on backoff alone" : "watching the network for changes (netlink)")
+        let activity = reportActivity()
+        defer { activity.cancel() }
         var stallWatch: Task<Void, Never>?
         var ending = Ending.stopped(signal: 0)
         loop: for await happening in happenings {
             switch happening {
             case .signal(SIGHUP):
-                log.info("received SIGHUP; accounts waiting to reconnect try again now")
+                if let reload {
+                    do {
+                        log.info("received SIGHUP; reloading \(config.sourcePath ?? "the config")")
+                        await self.reload(to: try reload())
+                    } catch {
+                        log.error("reloading the config failed; keeping the running one: \(error)")
+                    }
+                }
+                log.info("accounts waiting to reconnect try again now")
                 for session in sessions { await session.retryNow() }
             case .signal(let signal):
                 log.info("received signal \(signal); shutting down")
@@ -142,10 +171,10 @@ public final class Agent: Sendable {
                 stallWatch = nil
                 if case .failing = health {
                     let limit = settings.archiveStallLimit
-                    stallWatch = Task {
+                    stallWatch = Task { [weak self] in
                         try? await Task.sleep(for: limit)
                         guard !Task.isCancelled else { return }
-                        for session in sessions { await session.archiveStalled(for: limit) }
+                        for session in self?.sessions ?? [] { await session.archiveStalled(for: limit) }
                     }
                 }
             }
@@ -155,6 +184,83 @@ public final class Agent: Sendable {
         await stop()
         withExtendedLifetime(monitor) {}
         return ending
+    }
+
+    /// At the default level `roost run` says what it archives, at most once a minute and only when something
+    /// was: "archived 12 messages (9 in, 3 out) in 4 conversations in the last minute".
+    private func reportActivity() -> Task<Void, Never> {
+        let pipeline = self.pipeline
+        let log = self.log
+        return Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(60))
+                let activity = pipeline.takeActivity()
+                let total = activity.incoming + activity.outgoing
+                guard total > 0, !Task.isCancelled else { continue }
+                let conversations = activity.conversations.count
+                log.info("archived \(total) \(total == 1 ? "message" : "messages") (\(activity.incoming) in, \(activity.outgoing) out) in "
+                         + "\(conversations) \(conversations == 1 ? "conversation" : "conversations") in the last minute")
+            }
+        }
+    }
+
+    /// Applies a config read again (SIGHUP): accounts removed or disabled are stopped cleanly (what they
+    /// received is committed and acknowledged first, see `AccountSession.stop`), accounts whose settings
+    /// changed are stopped and started again with the new ones, new accounts start, and the notification
+    /// rules and sinks are replaced. What needs a restart (the archive's path, the [general] limits) is logged
+    /// and keeps its old value. Nothing received is lost: a stopped session's stream ends only after its
+    /// messages are committed, and the server archive brings anything sent meanwhile at the next login.
+    public func reload(to newConfig: RoostConfig) async {
+        let old = config
+        if newConfig.archivePath != old.archivePath {
+            log.warning("the archive path changed to \(newConfig.archivePath); that takes a restart (still using \(old.archivePath))")
+        }
+        if AgentSettings(config: newConfig).differs(from: settings) {
+            log.warning("[general] limits changed; they apply after a restart")
+        }
+        let notify = NotifyConfig.parse(notify: newConfig.notify, sinks: newConfig.sinks)
+        guard notify.1.isEmpty else {
+            log.error("the new config has notification problems; keeping the running config: "
+                      + notify.1.map { "[\($0.group)] \($0.key.map { "\($0): " } ?? "")\($0.message)" }.joined(separator: "; "))
+            return
+        }
+        var applied = newConfig
+        applied.archivePath = old.archivePath
+        let wanted = Dictionary(newConfig.enabledAccounts.map { ($0.jid.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        var kept: [AccountSession] = []
+        var stopping: [AccountSession] = []
+        for session in sessions {
+            let jid = session.account.jid.lowercased()
+            if let account = wanted[jid], account == session.account {
+                kept.append(session)
+            } else {
+                log.info("\(session.account.jid): \(wanted[jid] == nil ? "removed or disabled in the config; stopping" : "settings changed; restarting")")
+                stopping.append(session)
+            }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for session in stopping { group.addTask { await session.stop() } }
+        }
+        var started: [AccountSession] = []
+        for account in newConfig.enabledAccounts where !kept.contains(where: { $0.account.jid.lowercased() == account.jid.lowercased() }) {
+            guard let session = makeSession(account) else { continue }
+            if !stopping.contains(where: { $0.account.jid.lowercased() == account.jid.lowercased() }) {
+                log.info("\(account.jid): added in the config; starting")
+            }
+            started.append(session)
+        }
+        sessionList.withLock { $0 = kept + started }
+        current.withLock { $0 = applied }
+        files?.update(accounts: newConfig.enabledAccounts)
+        for session in started { await session.start() }
+        if newConfig.notify != old.notify || newConfig.sinks != old.sinks {
+            let previous = notifications.current
+            notifications.attach(makeNotifier(notify.0))
+            await previous?.shutdown()
+            log.info("notification rules and sinks reloaded")
+        }
+        log.info("config reloaded: \(sessions.count) \(sessions.count == 1 ? "account" : "accounts")")
+        happenings.offer(.accountStateChanged)
     }
 
     private func everyAccountFailed() async -> Bool {

@@ -12,15 +12,20 @@ public protocol AgentHandle: Sendable {
     func stopAccount(_ account: String) async
     /// The attachment download worker, when the agent has one.
     var files: FileDownloadWorker? { get }
+    /// The account's settings as the agent uses them now (they change when a SIGHUP reloads the config).
+    func accountConfig(_ account: String) -> AccountConfig?
 }
 
 extension AgentHandle {
     public var files: FileDownloadWorker? { nil }
+    public func accountConfig(_ account: String) -> AccountConfig? { nil }
 }
 
 extension Agent: AgentHandle {
     public var accountJIDs: [String] { sessions.map { $0.jid.description } }
     public var archivePath: String { config.archivePath }
+
+    public func accountConfig(_ account: String) -> AccountConfig? { config.account(account) }
 
     public func client(for account: String) async -> XMPPClient? {
         guard let session = sessions.first(where: { $0.jid.description.caseInsensitiveCompare(account) == .orderedSame }) else { return nil }

@@ -31,4 +31,11 @@ public struct AgentSettings: Sendable {
         archiveStallLimit = .seconds(config.archiveStallSeconds)
         roomPingInterval = .seconds(config.roomPingSeconds)
     }
+
+    /// Whether a reloaded config changes what only a restart applies.
+    func differs(from other: AgentSettings) -> Bool {
+        maxStanzaBytes != other.maxStanzaBytes || keepaliveInterval != other.keepaliveInterval || reconnectCap != other.reconnectCap
+            || archivePollInterval != other.archivePollInterval || maxSendBytes != other.maxSendBytes
+            || archiveStallLimit != other.archiveStallLimit
+    }
 }

@@ -8,6 +8,8 @@ public enum ArchiveError: Error, Sendable, CustomStringConvertible {
     /// A record handed to the writer breaks a rule (e.g. empty account JID); nothing of the batch was written.
     case invalidRecord(String)
     case query(QueryError)
+    /// A name in a query or command fits several conversations, or none.
+    case names(NameDirectory.ResolutionError)
 
     public var description: String {
         switch self {
@@ -22,6 +24,8 @@ public enum ArchiveError: Error, Sendable, CustomStringConvertible {
         case .invalidRecord(let reason):
             return "invalid archive record: \(reason)"
         case .query(let error):
+            return error.description
+        case .names(let error):
             return error.description
         }
     }

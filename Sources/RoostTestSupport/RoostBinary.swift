@@ -39,11 +39,12 @@ public enum RoostBinary {
         }
     }
 
-    /// Runs `roost ARGS` to completion (with a deadline), optionally feeding stdin.
+    /// Runs `roost ARGS` to completion (with a deadline), optionally feeding stdin, in `directory` (default: this one).
     public static func run(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil,
-                           timeout: TimeInterval = 60) throws -> Result {
+                           timeout: TimeInterval = 60, directory: String? = nil) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.arguments = arguments
         process.environment = Self.environment(for: arguments, overrides: environment)
         let out = Pipe(), err = Pipe(), input = Pipe()

@@ -145,6 +145,8 @@ import RoostArchive
                     _ = try reader.search(query: query, order: order, now: now, timeZone: utc)
                 }
             } catch {
+                // A name no contact has (`with:%`) is an error of its own, never SQL.
+                if case .names(.unknown) = error { continue }
                 guard case .query(let queryError) = error else {
                     Issue.record("query \(query.debugDescription) failed in SQLite: \(error)")
                     continue

@@ -154,11 +154,14 @@ import Testing
         let scratch = ExportScratch()
         let reader = try scratch.fixture()
         let exporter = ArchiveExporter(reader: reader)
+        // A missing parent folder is made (`-o Mail/xmpp`); one that cannot be (a file is in the way) is an error.
+        try Data("x".utf8).write(to: URL(fileURLWithPath: scratch.folder + "/plain"))
         #expect {
-            try exporter.export(ExportOptions(format: .txt), to: .path(scratch.folder + "/missing/out.txt"))
+            try exporter.export(ExportOptions(format: .txt), to: .path(scratch.folder + "/plain/sub/out.txt"))
         } throws: { error in
-            "\(error)".contains("missing") && "\(error)".contains("does the folder exist?")
+            "\(error)".contains("plain/sub") && "\(error)".contains("nothing was left under the final name")
         }
+        try FileManager.default.removeItem(atPath: scratch.folder + "/plain")
         let full = open("/dev/full", O_WRONLY)
         defer { close(full) }
         #expect {

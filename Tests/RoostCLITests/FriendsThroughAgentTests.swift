@@ -31,7 +31,8 @@ struct FriendsThroughAgentTests {
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.jsonLines.contains { $0["kind"] as? String == "account" && $0["state"] as? String == "online" })
 
-        // add → bob accepts and asks back → the request is listed → accept → both subscribed.
+        // add → bob accepts and asks back → his request is answered without the user (pre-approval, or the
+        // agent answering it) → both subscribed, nothing left pending.
         let add = try roost.run(["roster", "add", bob.jid.description, "--name", "Bob", "--group", "Friends", "--json"])
         #expect(add.status == 0, "\(add.stderr)")
         #expect(add.jsonLines.first?["via"] as? String == "agent")
@@ -39,13 +40,14 @@ struct FriendsThroughAgentTests {
         _ = try await bob.presence("subscribe", from: alice)
         try await bob.presence(to: alice, type: "subscribed")
         try await bob.presence(to: alice, type: "subscribe", status: "hi from bob")
-        try await waitUntil("bob's request in `roost requests`") {
-            try roost.json(["requests"]).contains { $0["jid"] as? String == bob.jid.description && $0["message"] as? String == "hi from bob" }
-        }
-        let accept = try roost.run(["requests", "accept", bob.jid.description])
-        #expect(accept.status == 0, "\(accept.stderr)")
-        #expect(accept.stdout.contains("accepted"))
+        _ = try await bob.presence("subscribed", from: alice)
         try await waitUntil("subscription both") { try roost.rosterEntry(bob.jid)?["subscription"] as? String == "both" }
+        #expect(try roost.json(["requests"]).isEmpty)
+        // Accepting a request that does not exist is refused, and points to `roost roster add`.
+        let ghost = try roost.run(["requests", "accept", "ghost@\(server.domain)"])
+        #expect(ghost.status == 1, "\(ghost.stderr)")
+        #expect(ghost.stderr.contains("roost roster add ghost@\(server.domain)"))
+        #expect(try roost.rosterEntry(try JID("ghost@\(server.domain)")) == nil)
         let entry = try #require(try roost.rosterEntry(bob.jid))
         #expect(entry["name"] as? String == "Bob")
         #expect(entry["groups"] as? [String] == ["Friends"])

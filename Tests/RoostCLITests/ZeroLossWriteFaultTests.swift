@@ -263,6 +263,9 @@ struct ZeroLossWriteFaultTests {
         #expect(log.contains(": 50000 new messages"), "the summary must count what was inserted:\n\(log.suffix(2000))")
         #expect(!log.contains("the server closed the stream"), "the server must not have ended the stream:\n\(log.suffix(3000))")
         #expect(log.components(separatedBy: "connected as").count == 2, "one connection did it all:\n\(log.suffix(3000))")
+        // Issue 17, 11: the progress of a first catch-up in a log (not a terminal) is a line per 10 %, not one per page.
+        let progress = log.split(separator: "\n").filter { $0.contains("reading the server archive: ") }
+        #expect((2...12).contains(progress.count) && progress.allSatisfy { $0.contains("% (page ") }, "\(progress)")
     }
 
     /// `roost import` of 200,000 messages while a live flood of 5,000 arrives: both complete, nothing lost.

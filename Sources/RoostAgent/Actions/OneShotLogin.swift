@@ -19,13 +19,25 @@ public enum OneShotLogin {
         configuration.resource = "\(account.resource)-\(resourceTag)-\(UUID().uuidString.prefix(6).lowercased())"
         configuration.sendsInitialPresence = false
         configuration.streamManagement = false
+        // -v shows what the login does, -vv also the XML exchange (secrets redacted, see XMLTrace).
+        if log.enabled(.debug) { configuration.trace = { line in log.debug("\(account.jid): \(line)") } }
         let client = XMPPClient(configuration: configuration) { level, message in
-            if level <= .warning { log.debug(message) }
+            switch level {
+            case .error, .warning, .info: log.info(message)
+            case .debug: log.debug(message)
+            }
         }
         do { _ = try await client.connect() } catch {
             throw ActionFailure(.connection, "could not log in as \(account.jid): \(error)")
         }
         return client
+    }
+
+    /// Logs in once and out again: proves the account's password (or password_command), server and
+    /// certificate work (`roost config init`). Changes nothing on the server and writes no archive.
+    public static func testLogin(account: AccountConfig, config: RoostConfig, log: Logger) async throws(ActionFailure) {
+        let client = try await quietLogin(account: account, config: config, resourceTag: "check", log: log)
+        await client.disconnect()
     }
 
     public static func perform<Action: AccountAction>(_ action: Action, account: AccountConfig, config: RoostConfig, log: Logger,

@@ -32,6 +32,13 @@ public struct RosterAddAction: AccountAction {
             try await context.archive.record([RosterOperations.event(item, account: context.account),
                                               RosterOperations.subscription(.subscribe, to: contact, context, message: message)])
         }
+        // A friend the user adds may see the user's presence too, so the friendship ends as `both`: pre-approved
+        // where the server offers it (RFC 6121 §3.4), else the agent answers the contact's request when it comes
+        // (`RoutingContext.approvedContacts`). Where the contact already asked, this `subscribed` is the answer.
+        if item.subscription != .from && item.subscription != .both && context.client.supportsPreApproval {
+            try context.send(Presence(type: .subscribed, to: contact), doing: "pre-approving \(contact)")
+            try await context.archive.record([RosterOperations.subscription(.subscribed, to: contact, context)])
+        }
         return RosterEntry(item)
     }
 }

@@ -21,13 +21,14 @@ public struct SubscriptionAnswerAction: AccountAction {
     public func perform(in context: ActionContext) async throws(ActionFailure) -> ActionDone {
         let contact = try JIDArgument.bare(jid)
         if let archivePath = context.archivePath, try !Self.isPending(from: contact, context, archivePath: archivePath) {
+            let askInstead = "to ask \(contact) for a subscription, use `roost roster add \(contact)`"
             if context.archiveHasEveryRequest {
-                throw ActionFailure(.notFound, "\(contact) has no friend request waiting for an answer (`roost requests` lists those that do)")
+                throw ActionFailure(.notFound, "\(contact) has no pending friend request (see `roost requests`); \(askInstead)")
             }
             // Without an agent, a request sent while nothing ran is known to the server only. Denying it is a
             // refusal whoever asked; accepting it unseen would pre-approve the address (RFC 6121 §3.4), a typo too.
             if accept {
-                throw ActionFailure(.notFound, "no friend request from \(contact) has reached Roost; one sent while Roost was not running arrives once `roost run` is online (`roost requests` then lists it), and can be accepted then")
+                throw ActionFailure(.notFound, "\(contact) has no pending friend request that reached Roost (one sent while Roost was not running arrives once `roost run` is online, and `roost requests` then lists it); \(askInstead)")
             }
         }
         guard accept else {

@@ -29,6 +29,7 @@ enum ConfigKeys {
         "room_ping_seconds": { draft, value, _ throws(ConfigValueError) in
             draft.roomPingSeconds = try Parse.integer(value, in: 10...86_400, what: "a number of seconds")
         },
+        "default_account": { draft, value, _ throws(ConfigValueError) in draft.defaultAccount = try Parse.bareJID(value) },
     ]
 
     static let archive: [String: ConfigKeySetter<SettingsDraft>] = [

@@ -1,3 +1,5 @@
+import RoostNotify
+
 /// Reads, checks and assembles a `RoostConfig`, collecting every problem instead of stopping at the first.
 struct ConfigLoader {
     let paths: ConfigPaths
@@ -34,7 +36,7 @@ struct ConfigLoader {
 
         let keyFile: KeyFile
         do {
-            keyFile = try KeyFile(text: contents.text)
+            keyFile = try KeyFile(text: InlineComments.strip(contents.text))
         } catch {
             // The line index explains syntax errors better, with line numbers; GLib's text is the fallback.
             let problems = index.problems.isEmpty
@@ -67,8 +69,16 @@ struct ConfigLoader {
         if let v = assembly.settings.archivePollSeconds { config.archivePollSeconds = v }
         if let v = assembly.settings.maxSendBytes { config.maxSendBytes = v }
         if let v = assembly.settings.archiveStallSeconds { config.archiveStallSeconds = v }
+        config.defaultAccount = assembly.settings.defaultAccount
         config.files = assembly.files
         if let v = assembly.settings.roomPingSeconds { config.roomPingSeconds = v }
+        // [notify] and [sink NAME] are checked here too, so `roost config` refuses exactly what `roost run` refuses.
+        let notifyProblems = NotifyConfig.parse(notify: config.notify, sinks: config.sinks).1
+        if !notifyProblems.isEmpty {
+            throw .invalid(path: path, problems: notifyProblems.map {
+                config.locations.problem(group: $0.group, key: $0.key, message: $0.message)
+            }.sorted { ($0.line ?? 0) < ($1.line ?? 0) })
+        }
         return config
     }
 }

@@ -19,6 +19,9 @@ public struct RoostConfig: Sendable, Hashable {
     /// `[general] archive_stall_seconds`: how long the archive may refuse writes (locked, disk full) before
     /// the agent closes its connections without acknowledging, so the server keeps everything.
     public var archiveStallSeconds: Int = 600
+    /// `[general] default_account`: the account reading commands (search, log, stats, …) use without
+    /// `--account`; nil: all of them.
+    public var defaultAccount: String?
     /// `[files]`: attachment downloads.
     public var files = FilesSettings()
     /// `[general] room_ping_seconds`: how often Roost checks (XEP-0410 self-ping) that it is still in each room.

@@ -127,11 +127,12 @@ public struct ControlDispatcher: Sendable {
             let state = await handle.status().first { $0.account.caseInsensitiveCompare(account) == .orderedSame }?.state.description ?? "unknown"
             return ControlJSON.failure(ActionFailure(.connection, "\(account) is not online in the agent (\(state))"), id: header.id)
         }
+        let settings = handle.accountConfig(account)
         var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline),
-                                    dataDirectory: dataDirectory, priority: priorities[account.lowercased()] ?? -1)
+                                    dataDirectory: dataDirectory, priority: settings?.priority ?? priorities[account.lowercased()] ?? -1)
         context.omemo = (handle as? Agent)?.omemo(for: account)
         context.rooms = (handle as? Agent)?.rooms(for: account)
-        context.omemoSend = omemoSend[account.lowercased()] ?? .auto
+        context.omemoSend = settings?.omemoSend ?? omemoSend[account.lowercased()] ?? .auto
         context.archivePath = handle.archivePath
         let handle = self.handle
         context.onAccountRemoved = { await handle.stopAccount(account) }

@@ -39,7 +39,8 @@ public final class FileDownloadWorker: Sendable {
     private let reader: ArchiveReader
     private let store: FileStore
     private let settings: FilesSettings
-    private let trust: [String: HTTPTrust]
+    /// Per account, how its HTTP downloads verify TLS; replaced when the agent reloads its config.
+    private let trust: Mutex<[String: HTTPTrust]>
     private let log: Logger
     private let threadCount: Int
 
@@ -51,9 +52,16 @@ public final class FileDownloadWorker: Sendable {
         self.settings = settings
         var trust: [String: HTTPTrust] = [:]
         for account in accounts { trust[account.jid.lowercased()] = HTTPTrust(account: account) }
-        self.trust = trust
+        self.trust = Mutex(trust)
         self.log = log
         threadCount = max(1, threads)
+    }
+
+    /// The accounts after a config reload (`roost run`'s SIGHUP): their `ca_file` and `fingerprint` for downloads.
+    public func update(accounts: [AccountConfig]) {
+        var table: [String: HTTPTrust] = [:]
+        for account in accounts { table[account.jid.lowercased()] = HTTPTrust(account: account) }
+        trust.withLock { $0 = table }
     }
 
     /// Starts the threads; they first look for work left from earlier runs.
@@ -274,7 +282,8 @@ public final class FileDownloadWorker: Sendable {
             return record(AttachmentUpdate(id: id, state: .tooLarge, attempts: row.attempts))
         }
         let limits = FileFetcher.Limits(maxSize: settings.maxSize, allowPrivateAddresses: settings.allowPrivateAddresses)
-        let fetcher = FileFetcher(limits: limits, trust: trust[row.account.lowercased()] ?? HTTPTrust(), store: store,
+        let accountTrust = trust.withLock { $0[row.account.lowercased()] } ?? HTTPTrust()
+        let fetcher = FileFetcher(limits: limits, trust: accountTrust, store: store,
                                   isCancelled: { [self] in self.state.withLock { $0.stopping } })
         let attempts = row.attempts + 1
         switch fetcher.fetch(attachment) {

@@ -70,6 +70,8 @@ public final class IngestPipeline: Sendable {
         var batches = 0
         var events = 0
         var health = Health.ok
+        /// New messages committed since `takeActivity` last looked (for `roost run`'s activity summary).
+        var activity = Activity()
         var stopped = false
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -147,6 +149,21 @@ public final class IngestPipeline: Sendable {
                 return c.stopped
             }
             if stopped { continuation.resume() }
+        }
+    }
+
+    /// New messages archived since the last call, and in how many conversations.
+    public struct Activity: Sendable, Equatable {
+        public var incoming = 0
+        public var outgoing = 0
+        public var conversations: Set<String> = []
+    }
+
+    /// What was archived since the last call (which starts counting afresh).
+    public func takeActivity() -> Activity {
+        counters.withLock { c in
+            defer { c.activity = Activity() }
+            return c.activity
         }
     }
 
@@ -259,6 +276,11 @@ public final class IngestPipeline: Sendable {
         counters.withLock {
             $0.batches += 1
             $0.events += committed
+            for (event, outcome) in zip(batch.flatMap(\.events), outcomes) {
+                guard case .message(let record) = event, case .inserted = outcome else { continue }
+                if record.direction == .incoming { $0.activity.incoming += 1 } else { $0.activity.outgoing += 1 }
+                $0.activity.conversations.insert(record.account.lowercased() + " " + record.conversation.lowercased())
+            }
         }
         var offset = 0
         for submission in batch {

@@ -10,7 +10,7 @@ import Synchronization
 /// after resumption, offline delivery) joins the backlog that the next catch-up summarises instead.
 struct NotificationTranslator: Sendable {
     let account: String
-    /// vCard nickname (else roster name) and cached avatar per contact bare JID.
+    /// Display name (roster name, else vCard nickname, else full name) and cached avatar per contact bare JID.
     var names: [String: String]
     var avatars: [String: String]
     var liveWindowMilliseconds: Int64 = 60_000

@@ -10,6 +10,10 @@ struct RoutingContext: Sendable {
     var ownNickname: String?
     /// Roost's own bound resource, which is never one of "the user's other clients".
     var ownResource: String? = nil
+    /// Contacts the user asked for a subscription (roster `ask` pending, or subscription `to`): their own
+    /// request is answered at once, so adding a friend ends as `both` (RFC 6121 §3.4, done by Roost where the
+    /// server has no pre-approval). Kept from the roster and its pushes.
+    var approvedContacts: Set<JID> = []
     /// Decrypts OMEMO messages (nil: `omemo = off`, encrypted messages are archived as they come).
     var decryptor: StanzaRouter.Decryptor? = nil
     /// The rooms Roost is in or joining, by bare JID (kept by `RoomManager`): group chat traffic is accepted
@@ -47,4 +51,15 @@ struct RoomRoute: Sendable, Equatable {
     var history: Bool = false
 
     var occupantJID: JID? { try? room.with(resource: nick) }
+}
+
+extension RoutingContext {
+    /// Follows one roster item into `approvedContacts`.
+    mutating func noteApproval(of item: RosterItem) {
+        if item.subscription != .remove && (item.askPending || item.subscription == .to) {
+            approvedContacts.insert(item.jid.bare)
+        } else {
+            approvedContacts.remove(item.jid.bare)
+        }
+    }
 }

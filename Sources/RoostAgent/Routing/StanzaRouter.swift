@@ -251,7 +251,14 @@ enum StanzaRouter {
             guard from.bare != context.account.bare, let kind = SubscriptionRecord.Kind(rawValue: presence.type.rawValue) else { return outcome }
             outcome.events.append(.subscription(SubscriptionRecord(account: account, jid: from.bare.description, direction: .incoming,
                                                                    kind: kind, message: presence.status, timestamp: now)))
-            if kind == .subscribe { outcome.notes.append(.subscriptionRequest(from: from.bare.description, text: presence.status)) }
+            if kind == .subscribe && context.approvedContacts.contains(from.bare) {
+                // The user added this contact: its request is answered now, and the answer archived (settling it).
+                outcome.replies.append(Presence(type: .subscribed, to: from.bare).element)
+                outcome.events.append(.subscription(SubscriptionRecord(account: account, jid: from.bare.description, direction: .outgoing,
+                                                                       kind: .subscribed, timestamp: now)))
+            } else if kind == .subscribe {
+                outcome.notes.append(.subscriptionRequest(from: from.bare.description, text: presence.status))
+            }
         case .probe, .error:
             break
         }

@@ -41,6 +41,8 @@ actor AccountSession {
     /// Carbons are per server session; the roster is loaded once per process (pushes keep it current).
     private var carbonsEnabled = false
     private var rosterLoaded = false
+    /// Contacts the user added that were sent `subscribed` this process (see `answerApprovedRequests`).
+    private var approvalsSent: Set<JID> = []
     private var serverHasArchive = false
     /// When the current stream-management session (or SM-less session) began: outgoing messages still
     /// unconfirmed from before it are settled against the server archive.
@@ -84,7 +86,8 @@ actor AccountSession {
         var names: [String: String] = [:]
         var avatars: [String: String] = [:]
         for contact in contacts {
-            if let name = contact.nickname ?? contact.name ?? contact.fullName { names[contact.jid.lowercased()] = name }
+            // Notifications name a contact as every command does: roster name, vCard nickname, full name.
+            if let name = contact.displayName { names[contact.jid.lowercased()] = name }
             if let path = contact.photoPath { avatars[contact.jid.lowercased()] = path }
             if contact.vCardFetchedAt != nil { avatarHashes[contact.jid.lowercased()] = contact.photoHash ?? "" }
         }
@@ -323,8 +326,32 @@ actor AccountSession {
         let now = Self.nowMilliseconds()
         for item in items where item.name != nil { context.displayNames[item.jid] = item.name }
         context.contacts = Set(items.filter { $0.subscription != .remove }.map(\.jid.bare))
+        for item in items { context.noteApproval(of: item) }
         await pipeline.submit(items.map { StanzaRouter.rosterEvent($0, account: jid, now: now) })
-        log.info("\(jid): online; roster has \(items.count) contacts; stanza-ids \(context.trustsOwnStanzaIDs ? "trusted" : "not trusted")")
+        await answerApprovedRequests()
+        log.info("\(jid): online; roster has \(items.count) \(items.count == 1 ? "contact" : "contacts"); stanza-ids \(context.trustsOwnStanzaIDs ? "trusted" : "not trusted")")
+    }
+
+    /// Contacts the user added may see the user's presence (RFC 6121 §3.4): after the roster loads, each is
+    /// sent `subscribed` once per process. A request of theirs the server holds is accepted by it — also one
+    /// the server never delivers to Roost (ejabberd gives pending requests only to resources of non-negative
+    /// priority), or one that came before the roster said who was added; otherwise the server ignores it, or
+    /// keeps it as a pre-approval. Requests already archived as pending are settled in the archive too.
+    private func answerApprovedRequests() async {
+        let contacts = context.approvedContacts.subtracting(approvalsSent)
+        guard !contacts.isEmpty else { return }
+        approvalsSent.formUnion(contacts)
+        for contact in contacts { try? client.send(Presence(type: .subscribed, to: contact)) }
+        await pipeline.flush()
+        guard let reader = try? ArchiveReader(path: settings.archivePath),
+              let pending = try? reader.pendingSubscriptionRequests(account: jid.description) else { return }
+        let now = Self.nowMilliseconds()
+        for request in pending {
+            guard let contact = JID(parsing: request.jid)?.bare, contacts.contains(contact) else { continue }
+            await pipeline.submit([.subscription(SubscriptionRecord(account: jid.description, jid: contact.description, direction: .outgoing,
+                                                                    kind: .subscribed, timestamp: now))])
+            log.info("\(jid): answered the request of \(contact), whom the user added")
+        }
     }
 
     /// Runs `step` until it succeeds (true), the server refuses it for good or the connection ends (false).
@@ -366,10 +393,9 @@ actor AccountSession {
         }
         for item in outcome.rosterChanges {
             if item.subscription == .remove { context.contacts.remove(item.jid.bare) } else { context.contacts.insert(item.jid.bare) }
+            context.noteApproval(of: item)
             if item.subscription == .remove { context.displayNames[item.jid] = nil } else if let name = item.name { context.displayNames[item.jid] = name }
-            if item.name != nil && translator.names[item.jid.description.lowercased()] == nil {
-                translator.names[item.jid.description.lowercased()] = item.name
-            }
+            if let name = item.name, item.subscription != .remove { translator.names[item.jid.description.lowercased()] = name }
         }
         for reply in outcome.replies {
             switch reply.name {
@@ -574,7 +600,10 @@ actor AccountSession {
             let info = try await VCardFetchAction(jid: contact).perform(in: context)
             let key = contact.lowercased()
             if let path = info.photoPath { translator.avatars[key] = path }
-            if let nickname = info.nickname { translator.names[key] = nickname }
+            // The roster name comes first; the vCard names a contact without one.
+            if let bare = JID(parsing: contact)?.bare, self.context.displayNames[bare] == nil, let name = info.nickname ?? info.fullName {
+                translator.names[key] = name
+            }
             log.debug("\(jid): cached the vCard of \(LogText.quote(contact))")
         } catch {
             log.debug("\(jid): could not fetch the vCard of \(LogText.quote(contact)): \(LogText.quote(error))")

@@ -71,9 +71,9 @@ struct ArchiveCatchUp {
             if let last = result?.last { await committed(Mark(id: last, timestamp: newest)) }
             if progress, let count = result?.count, count > pageSize {
                 let pages = (count + pageSize - 1) / pageSize
-                if summary.pages == 1 || summary.pages % max(1, pages / 10) == 0 {
-                    log.info("\(archive): reading the server archive: page \(summary.pages) of about \(pages)")
-                }
+                let percent = min(99, summary.pages * 100 / pages)
+                log.progress("\(archive): reading the server archive: \(percent)% (page \(summary.pages) of about \(pages))",
+                             milestone: summary.pages == 1 || summary.pages % max(1, pages / 10) == 0)
             }
             guard let result, !result.complete, let next = result.last else { break }
             after = next

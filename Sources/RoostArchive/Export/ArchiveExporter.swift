@@ -81,12 +81,14 @@ public struct ArchiveExporter: Sendable {
                      single: ByteSink?, copier: AttachmentCopier?,
                      progress: @escaping (ExportProgress) -> Void) throws -> ExportSummary {
         let clock = ZoneClock(timeZone: options.timeZone)
-        let compiled = try reader.compile(options.query, now: options.now, timeZone: options.timeZone)
+        let compiled = try reader.compile(options.query, now: options.now, timeZone: options.timeZone, account: options.account,
+                                          database: database)
         let selection = try ExportSelection(compiled: compiled, account: options.account, everything: options.selectsEverything,
                                             database: database)
         let writer = Self.writer(for: options.format)
-        let partitions = try ExportPlanner(selection: selection, database: database, clock: clock)
-            .plan(split: options.split, listConversations: writer.byConversation)
+        var planner = ExportPlanner(selection: selection, database: database, clock: clock)
+        if options.format == .jsonl { planner.withoutMessages = options.include.intersection([.states, .presence]) }
+        let partitions = try planner.plan(split: options.split, listConversations: writer.byConversation)
         let contacts = try ContactDirectory(database: database, selection: selection)
         let accountsInPlan = Set(partitions.flatMap { $0.slices.map(\.accountID) })
         let context = ExportContext(

@@ -14,6 +14,7 @@ final class CSVWriter: ExportWriter {
         guard case .file(let sink, let depth) = target else { preconditionFailure("csv writes files") }
         self.sink = sink
         self.depth = depth
+        if context.options.csvByteOrderMark { sink.append("\u{FEFF}") }
         sink.append(Self.row(Self.header))
     }
 

@@ -37,12 +37,15 @@ struct ContactDirectory {
         contact(accountID: slice.accountID, jid: slice.conversation)?.displayName ?? slice.conversation
     }
 
-    /// Who wrote a message, as people read it: "me" for the account's own messages, the nickname in a room,
-    /// the stored sender name or the contact's name in a chat, else the address.
+    /// Who wrote a message, as people read it: "me" for the account's own messages, the nick in a room, the
+    /// contact's name as it is now in a chat (roster name, nickname, full name), else the address — never the
+    /// name stored with the message, so one contact has one name throughout (see `NameDirectory`).
     func sender(of message: ArchivedMessage, accountID: Int64) -> String {
         if message.direction == .outgoing && message.kind != .groupchat { return "me" }
-        if let name = message.senderName, !name.isEmpty { return name }
-        if message.kind == .groupchat, let nick = JIDText.resource(message.from), !nick.isEmpty { return nick }
+        if message.kind == .groupchat {
+            if let nick = JIDText.resource(message.from), !nick.isEmpty { return nick }
+            if let name = message.senderName, !name.isEmpty { return name }
+        }
         let bare = JIDText.bare(message.from)
         return contact(accountID: accountID, jid: bare)?.displayName ?? bare
     }

@@ -19,6 +19,8 @@ public struct ExportOptions: Sendable {
     public var now: Date
     /// mbox and maildir embed stored files up to this size; larger ones are linked by URL.
     public var mailAttachmentLimit: Int64 = ExportOptions.defaultMailAttachmentLimit
+    /// csv: start each file with a UTF-8 byte order mark, so spreadsheet programs (Excel) read it as UTF-8.
+    public var csvByteOrderMark = false
     /// Makes the html export's thumbnails of large pictures (none without it: pictures are shown full size).
     public var thumbnails: (any ThumbnailMaker)?
 

@@ -6,6 +6,9 @@ struct ExportPlanner {
     let selection: ExportSelection
     let database: Database
     let clock: ZoneClock
+    /// Side tables whose conversations are exported even without messages: only where the format writes
+    /// those events on their own (jsonl) — a transcript of nothing but chat states is an empty file.
+    var withoutMessages: Set<ExportInclusion> = []
 
     /// `listConversations` false lets a time-ordered export of everything skip the per-conversation
     /// aggregate (a GROUP BY over every message, seconds on a large archive) and only count.
@@ -82,7 +85,8 @@ struct ExportPlanner {
             return true
         }
         if selection.everything {
-            for (table, column) in [("chat_states", "conversation"), ("presence_log", "contact")] {
+            let tables = [(ExportInclusion.states, "chat_states", "conversation"), (.presence, "presence_log", "contact")]
+            for (_, table, column) in tables.filter({ withoutMessages.contains($0.0) }) {
                 let (accountSQL, accountParameters) = selection.accountClause()
                 var sql = "SELECT account_id, \(column) FROM \(table) WHERE \(accountSQL)"
                 var parameters = accountParameters
@@ -104,5 +108,33 @@ struct ExportPlanner {
             if accountA != accountB { return accountA < accountB }
             return a.conversation.lowercased() < b.conversation.lowercased()
         }
+    }
+
+    /// UTC milliseconds of the earliest and latest exported event.
+    private func span() throws(SQLiteError) -> ClosedRange<Int64>? {
+        var lower: Int64?
+        var upper: Int64?
+        func widen(_ low: Int64?, _ high: Int64?) {
+            if let low { lower = min(lower ?? low, low) }
+            if let high { upper = max(upper ?? high, high) }
+        }
+        let (sql, parameters) = selection.messages(columns: "min(m.timestamp), max(m.timestamp)", scope: .init(), orderByID: false)
+        try database.prepare(sql).forEachRow(parameters) { row in
+            widen(row.optionalInt(0), row.optionalInt(1))
+            return false
+        }
+        if selection.everything {
+            let (accountSQL, accountParameters) = selection.accountClause()
+            let tables = [(ExportInclusion.states, "chat_states"), (.presence, "presence_log")]
+            for (_, table) in tables.filter({ withoutMessages.contains($0.0) }) {
+                try database.prepare("SELECT min(timestamp), max(timestamp) FROM \(table) WHERE \(accountSQL)")
+                    .forEachRow(accountParameters) { row in
+                        widen(row.optionalInt(0), row.optionalInt(1))
+                        return false
+                    }
+            }
+        }
+        guard let lower, let upper else { return nil }
+        return lower...upper
     }
 }

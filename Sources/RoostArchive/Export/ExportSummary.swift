@@ -3,6 +3,8 @@ public struct ExportSummary: Sendable, Equatable {
     public var messages = 0
     public var chatStates = 0
     public var presenceChanges = 0
+    /// Friend requests and answers (jsonl).
+    public var subscriptions = 0
     public var contacts = 0
     /// Nil when not counted (a jsonl export of everything in one file does not list conversations).
     public var conversations: Int?

@@ -14,11 +14,15 @@ final class JSONLinesWriter: ExportWriter {
         up = TextTranscriptWriter.up(depth)
         guard context.options.include.contains(.contacts) else { return }
         if context.selection.everything {
-            // A complete export keeps every contact, also those never written to; with a split they go to
-            // their own file (see `finish`).
-            if context.options.split == .none { try writeContacts(of: nil, context: context) }
+            // A complete export keeps every contact and friend request, also of those never written to; with
+            // a split they go to their own file (see `finish`).
+            if context.options.split == .none {
+                try writeContacts(of: nil, context: context)
+                try writeSubscriptions(of: nil, context: context)
+            }
         } else {
             try writeContacts(of: partition.slices, context: context)
+            try writeSubscriptions(of: partition.slices, context: context)
         }
     }
 
@@ -47,6 +51,7 @@ final class JSONLinesWriter: ExportWriter {
         let sink = try context.createFile(["contacts.jsonl"])
         encoder = JSONByteEncoder(sink: sink)
         try writeContacts(of: nil, context: context)
+        try writeSubscriptions(of: nil, context: context)
         try context.close(sink)
         encoder = nil
     }
@@ -70,6 +75,40 @@ final class JSONLinesWriter: ExportWriter {
             return true
         }
         context.summary.contacts += written
+        self.encoder = encoder
+    }
+
+    /// Friend requests and answers of `slices`' contacts (all of the exported accounts' when nil), oldest first:
+    /// importing them in this order rebuilds each request's status.
+    private func writeSubscriptions(of slices: [ConversationSlice]?, context: ExportContext) throws {
+        guard var encoder else { return }
+        let wanted = slices.map { Set($0.map(\.key)) }
+        let (accountSQL, parameters) = context.selection.accountClause(column: "s.account_id")
+        let sql = """
+            SELECT s.account_id, s.jid, s.direction, s.kind, s.status, s.message, s.created_at, s.updated_at
+            FROM subscription_requests s WHERE \(accountSQL) ORDER BY s.created_at, s.id
+            """
+        let accounts = context.selection.accounts
+        var written = 0
+        try context.database.prepare(sql).forEachRow(parameters) { row in
+            if let wanted, !wanted.contains(SliceKey(accountID: row.int(0), conversation: row.text(1).lowercased())) { return true }
+            encoder.beginObject()
+            encoder.field("version", Int64(JSONLinesSchema.version))
+            encoder.field("event", "subscription")
+            encoder.field("account", accounts[row.int(0)] ?? "")
+            encoder.field("jid", row.text(1))
+            encoder.field("direction", row.text(2))
+            encoder.field("kind", row.text(3))
+            encoder.field("status", row.optionalText(4))
+            encoder.field("message", row.optionalText(5))
+            encoder.timeField("timestamp", row.int(6))
+            encoder.timeField("updated_at", row.int(7))
+            encoder.endObject()
+            encoder.newline()
+            written += 1
+            return true
+        }
+        context.summary.subscriptions += written
         self.encoder = encoder
     }
 

@@ -23,6 +23,15 @@ final class StagedOutput {
         var status = stat()
         if lstat(self.finalPath, &status) == 0 && !force { throw .outputExists(path: finalPath) }
         var parentStatus = stat()
+        if stat(parent, &parentStatus) != 0 && errno == ENOENT {
+            // `-o Mail/xmpp` without Mail/: made, like `mkdir -p` (private, as the export will be).
+            do {
+                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw .io(path: parent, operation: "create", errno: errno == 0 ? EACCES : errno)
+            }
+        }
         if stat(parent, &parentStatus) != 0 { throw .io(path: parent, operation: "write into", errno: errno) }
         if parentStatus.st_mode & S_IFMT != S_IFDIR { throw .io(path: parent, operation: "write into", errno: ENOTDIR) }
         stagingPath = parent + "/." + name + ".roost-partial-\(getpid())-\(UInt32.random(in: 0 ... .max))"

@@ -110,6 +110,13 @@ public struct ArchiveImporter: Sendable {
                         throw ImportError.archive(error)
                     }
                     try committer.add(.presence(record))
+                case .subscription(let record):
+                    do throws(ArchiveError) {
+                        if try deduplicator.isDuplicate(record) { break }
+                    } catch {
+                        throw ImportError.archive(error)
+                    }
+                    try committer.add(.subscription(record))
                 case .contact(let roster, let removedAt, let vCard):
                     let newer: (roster: Bool, vCard: Bool)
                     do throws(ArchiveError) {

@@ -36,6 +36,17 @@ final class ImportDeduplicator {
         return count <= existing
     }
 
+    /// Whether the archive already has this friend request or answer (same account, JID, direction, kind and time).
+    func isDuplicate(_ record: SubscriptionRecord) throws(ArchiveError) -> Bool {
+        try reader.withDatabase { database throws(SQLiteError) -> Bool in
+            try database.cached("""
+                SELECT 1 FROM subscription_requests s JOIN accounts a ON a.id = s.account_id
+                WHERE a.jid = ? AND s.jid = ? AND s.direction = ? AND s.kind = ? AND s.created_at = ?
+                """).scalarInt([.text(record.account), .text(record.jid), .text(record.direction.rawValue), .text(record.kind.rawValue),
+                                .integer(record.timestamp)]) != nil
+        }
+    }
+
     /// Whether the archive already has roster (or vCard) data at least as new as the file's.
     func hasNewer(account: String, jid: String, rosterUpdatedAt: Int64?, vCardFetchedAt: Int64?) throws(ArchiveError) -> (roster: Bool, vCard: Bool) {
         try reader.withDatabase { database throws(SQLiteError) -> (Bool, Bool) in

@@ -5,5 +5,6 @@ enum ImportItem {
     case message([ArchiveEvent])
     case chatState(ChatStateRecord)
     case presence(PresenceRecord)
+    case subscription(SubscriptionRecord)
     case contact(roster: RosterItemRecord?, removedAt: Int64?, vCard: VCardRecord?)
 }

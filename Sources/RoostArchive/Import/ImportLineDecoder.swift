@@ -26,6 +26,7 @@ enum ImportLineDecoder {
         case "chat_state": return .chatState(try chatState(fields))
         case "presence": return .presence(try presence(fields))
         case "contact": return try contact(fields)
+        case "subscription": return .subscription(try subscription(fields))
         default: throw ImportFields.Problem(reason: "unknown event \"\(event.prefix(40))\"")
         }
     }
@@ -147,6 +148,20 @@ enum ImportLineDecoder {
                                              affiliation: try fields.optionalString("affiliation"), newNick: try fields.optionalResource("new_nick"),
                                              reason: try fields.optionalString("reason"))
         }
+        return record
+    }
+
+    private static func subscription(_ fields: ImportFields) throws(ImportFields.Problem) -> SubscriptionRecord {
+        var record = SubscriptionRecord(account: try fields.nonEmptyString("account"), jid: try fields.nonEmptyString("jid"),
+                                        direction: try fields.choice("direction", MessageDirection.self),
+                                        kind: try fields.choice("kind", SubscriptionRecord.Kind.self),
+                                        message: try fields.optionalString("message"), timestamp: try fields.time("timestamp"))
+        var status: SubscriptionStatus?
+        if let text = try fields.optionalString("status") {
+            status = SubscriptionStatus(rawValue: text)
+            if status == nil { throw ImportFields.Problem(reason: "\"status\" is \"\(text.prefix(40))\"; expected pending, accepted or denied") }
+        }
+        record.restored = SubscriptionRecord.Restored(status: status, updatedAt: try fields.optionalTime("updated_at") ?? record.timestamp)
         return record
     }
 

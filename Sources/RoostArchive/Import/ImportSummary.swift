@@ -10,6 +10,8 @@ public struct ImportSummary: Sendable, Equatable {
     public var corrections = 0
     public var chatStates = 0
     public var presenceChanges = 0
+    /// Friend requests and answers.
+    public var subscriptions = 0
     public var contacts = 0
     /// Attachment files brought into the file store (from a jsonl export's copies, or found on another
     /// client's disk), and those a jsonl export did not carry (left to download again).
@@ -43,6 +45,7 @@ public struct ImportSummary: Sendable, Equatable {
             case (.message, .corrected): corrections += 1
             case (.chatState, .stored): chatStates += 1
             case (.presence, .stored): presenceChanges += 1
+            case (.subscription, .stored): subscriptions += 1
             default: break
             }
         }

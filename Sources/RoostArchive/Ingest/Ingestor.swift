@@ -316,12 +316,14 @@ final class Ingestor {
 
     private func insert(_ record: SubscriptionRecord) throws(SQLiteError) -> InsertOutcome {
         let account = try accountID(record.account, now: record.timestamp)
-        let status: SubscriptionStatus? = record.kind == .subscribe ? .pending : nil
+        let status: SubscriptionStatus? = record.restored.map(\.status) ?? (record.kind == .subscribe ? .pending : nil)
         try database.run("""
             INSERT INTO subscription_requests (account_id, jid, direction, kind, status, created_at, updated_at, message)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """, [.integer(account), .text(record.jid), .text(record.direction.rawValue), .text(record.kind.rawValue),
-                  SQLValue(status?.rawValue), .integer(record.timestamp), .integer(record.timestamp), SQLValue(record.message)])
+                  SQLValue(status?.rawValue), .integer(record.timestamp), .integer(record.restored?.updatedAt ?? record.timestamp),
+                  SQLValue(record.message)])
+        if record.restored != nil { return .stored }
         // An answer settles the pending requests that went the other way.
         let answer: SubscriptionStatus? = switch record.kind {
         case .subscribed: .accepted

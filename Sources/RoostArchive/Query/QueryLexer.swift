@@ -83,8 +83,37 @@ struct QueryLexer {
                 }
                 return QueryToken(kind: .filter(key: key, value: value, valueColumn: valueColumn), column: start + 1)
             }
+            // `frm:bob` is a typo of a filter, not a word to search for.
+            if let meant = Self.filterMeant(by: key), colon < word.index(before: word.endIndex) {
+                throw error("unknown filter \(key): (did you mean \(meant):?)", at: start)
+            }
         }
         return QueryToken(kind: .word(word), column: start + 1)
+    }
+
+    /// The filter a mistyped key is one edit away from (two for long keys), if any: `frm` → `from`.
+    static func filterMeant(by key: String) -> String? {
+        guard key.count >= 3, key.allSatisfy({ $0.isLetter && $0.isASCII }) else { return nil }
+        // Two-letter keys (to, in, is) are left out: too many words are one edit away from them.
+        let close = filterKeys.filter { candidate in
+            guard candidate.count >= 4 else { return false }
+            let distance = editDistance(candidate, key)
+            return distance <= (candidate.count >= 6 ? 2 : 1)
+        }
+        return close.count == 1 ? close.first : nil
+    }
+
+    private static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var previous = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return a.isEmpty ? b.count : previous[b.count]
     }
 
     /// Reads `"…"` starting at the opening quote; a phrase ends at the next quote.

@@ -133,3 +133,16 @@ public struct QueryParser {
         return TextTerm(text, isPrefix: isPrefix)
     }
 }
+
+/// The query language's vocabulary, for shell completions and help.
+public enum QueryVocabulary {
+    /// Filter prefixes without the colon (`from`, `with`, …).
+    public static let filters: [String] = QueryLexer.filterKeys.sorted()
+    /// Filters whose value is a contact, a room or an account.
+    public static let nameFilters: [String] = ["from", "to", "with", "in"]
+    /// The values `is:` and `has:` take.
+    public static let values: [String: [String]] = [
+        "is": FilterParser.isValues.split(separator: ", ").map(String.init),
+        "has": ["file", "image", "video", "audio"],
+    ]
+}

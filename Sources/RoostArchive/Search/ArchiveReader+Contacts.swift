@@ -34,6 +34,13 @@ extension ArchiveReader {
         }
     }
 
+    /// When each contact (lower-cased bare JID) was last seen available; contacts never seen are absent.
+    public func lastSeen(account: String) throws(ArchiveError) -> [String: Int64] {
+        try withDatabase { database throws(SQLiteError) in
+            try ContactsQuery.lastSeen(database, account: account)
+        }
+    }
+
     /// The newest stored presence of each resource of each contact.
     public func latestPresence(account: String) throws(ArchiveError) -> [PresenceRow] {
         try withDatabase { database throws(SQLiteError) in

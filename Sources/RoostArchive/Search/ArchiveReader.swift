@@ -34,9 +34,9 @@ public final class ArchiveReader: Sendable {
     }
 
     /// Runs a query (see design.md "Query language"). Malformed queries throw `.query(QueryError)`.
-    public func search(query: String, order: SearchOrder = .newestFirst, limit: Int = 50, offset: Int = 0,
+    public func search(query: String, account: String? = nil, order: SearchOrder = .newestFirst, limit: Int = 50, offset: Int = 0,
                        now: Date = Date(), timeZone: TimeZone = .current) throws(ArchiveError) -> [MessageRow] {
-        let compiled = try compile(query, now: now, timeZone: timeZone)
+        let compiled = try compile(query, now: now, timeZone: timeZone, account: account)
         let (sql, parameters) = Self.searchSQL(compiled, order: order, limit: max(0, limit), offset: max(0, offset))
         let highlighter = Highlighter(terms: compiled.highlightTerms)
         let store = FileStore(archivePath: path)
@@ -52,9 +52,9 @@ public final class ArchiveReader: Sendable {
 
     /// Streams every message matching `query` (all messages for "") to `body` without loading them all,
     /// oldest first by default. Throws `ArchiveError` or whatever `body` throws; `body` returns false to stop.
-    public func forEachMessage(matching query: String, order: SearchOrder = .oldestFirst, now: Date = Date(),
+    public func forEachMessage(matching query: String, account: String? = nil, order: SearchOrder = .oldestFirst, now: Date = Date(),
                                timeZone: TimeZone = .current, _ body: (MessageRow) throws -> Bool) throws {
-        let compiled = try compile(query, now: now, timeZone: timeZone)
+        let compiled = try compile(query, now: now, timeZone: timeZone, account: account)
         let effectiveOrder: SearchOrder = order == .rank ? .newestFirst : order
         let (sql, parameters) = Self.searchSQL(compiled, order: effectiveOrder, limit: -1, offset: 0)
         let highlighter = Highlighter(terms: compiled.highlightTerms)
@@ -76,14 +76,16 @@ public final class ArchiveReader: Sendable {
     }
 
     /// One conversation oldest first, optionally with its chat states and the contact's presence changes
-    /// interleaved in time order. `account` nil means every account. Streams to `body` (return false to stop).
+    /// interleaved in time order, within `[from, until)` (UTC milliseconds; nil: open). `account` nil means every
+    /// account. Streams to `body` (return false to stop).
     public func transcript(account: String? = nil, conversation: String, includeStates: Bool = false,
-                           includePresence: Bool = false, _ body: (TranscriptEvent) throws -> Bool) throws {
+                           includePresence: Bool = false, from: Int64? = nil, until: Int64? = nil,
+                           _ body: (TranscriptEvent) throws -> Bool) throws {
         var bodyError: (any Error)?
         try withDatabase { database throws(SQLiteError) in
             try database.read { () throws(SQLiteError) in
                 try TranscriptMerge(database: database, account: account, conversation: conversation,
-                                    includeStates: includeStates, includePresence: includePresence).run { event in
+                                    includeStates: includeStates, includePresence: includePresence, from: from, until: until).run { event in
                     do {
                         return try body(event)
                     } catch {
@@ -96,24 +98,133 @@ public final class ArchiveReader: Sendable {
         if let bodyError { throw bodyError }
     }
 
+    /// The timestamp of the `count`-th newest message of a conversation (nil when it has fewer): where a
+    /// transcript of its last `count` messages starts.
+    public func startOfLast(_ count: Int, account: String?, conversation: String) throws(ArchiveError) -> Int64? {
+        try withDatabase { database throws(SQLiteError) -> Int64? in
+            try database.prepare("""
+                SELECT m.timestamp FROM messages m WHERE m.conversation = ?1
+                    AND (?2 IS NULL OR m.account_id IN (SELECT id FROM accounts WHERE jid = ?2))
+                ORDER BY m.id DESC LIMIT 1 OFFSET ?3
+                """).scalarInt([.text(conversation), SQLValue(account), .integer(Int64(max(count - 1, 0)))])
+        }
+    }
+
+    /// The ids of a conversation's messages (every account's), read from its index only: what
+    /// `roost log --follow` compares to find the messages archived since it last looked — live ones, and
+    /// those that arrive late with older times (the server archive's, an import's).
+    public func messageIDs(conversation: String) throws(ArchiveError) -> Set<Int64> {
+        try withDatabase { database throws(SQLiteError) -> Set<Int64> in
+            var ids = Set<Int64>()
+            try database.prepare("SELECT id FROM messages WHERE conversation = ?").forEachRow([.text(conversation)]) { row in
+                ids.insert(row.int(0))
+                return true
+            }
+            return ids
+        }
+    }
+
+    /// These messages, of `account` only when given, in time order.
+    public func messages(ids: Set<Int64>, account: String?) throws(ArchiveError) -> [MessageRow] {
+        let store = FileStore(archivePath: path)
+        let noHighlight = Highlighter(terms: [])
+        var rows: [MessageRow] = []
+        try withDatabase { database throws(SQLiteError) in
+            let statement = try database.prepare("""
+                SELECT \(MessageRowReading.columns) FROM messages m WHERE m.id = ?1
+                    AND (?2 IS NULL OR m.account_id IN (SELECT id FROM accounts WHERE jid = ?2))
+                """)
+            for id in ids.sorted() {
+                try statement.forEachRow([.integer(id), SQLValue(account)]) { row in
+                    rows.append(MessageRowReading.row(row, highlighter: noHighlight, store: store))
+                    return false
+                }
+            }
+        }
+        return rows
+    }
+
+    /// How many messages match `query` (all of them for ""), without reading them.
+    public func count(query: String, account: String? = nil, now: Date = Date(), timeZone: TimeZone = .current) throws(ArchiveError) -> Int {
+        let compiled = try compile(query, now: now, timeZone: timeZone, account: account)
+        let sql: String
+        var parameters = compiled.parameters
+        if let fts = compiled.ftsExpression {
+            sql = "SELECT count(*) FROM message_fts f JOIN messages m ON m.id = f.rowid WHERE message_fts MATCH ? AND \(compiled.whereSQL)"
+            parameters.insert(.text(fts), at: 0)
+        } else {
+            sql = "SELECT count(*) FROM messages m WHERE \(compiled.whereSQL)"
+        }
+        return try withDatabase { database throws(SQLiteError) -> Int in
+            Int(try database.prepare(sql).scalarInt(parameters) ?? 0)
+        }
+    }
+
     /// Counts per account and conversation, and the archive's size on disk.
-    public func stats() throws(ArchiveError) -> ArchiveStats {
+    public func stats(account: String? = nil) throws(ArchiveError) -> ArchiveStats {
         let path = self.path
         return try withDatabase { database throws(SQLiteError) -> ArchiveStats in
             try database.read { () throws(SQLiteError) -> ArchiveStats in
-                try StatsQuery.run(database, path: path)
+                try StatsQuery.run(database, path: path, account: account)
             }
         }
     }
 
-    func compile(_ query: String, now: Date, timeZone: TimeZone) throws(ArchiveError) -> CompiledQuery {
-        let node: QueryNode
+    /// The messages matching `query` counted per account and conversation (and per time bucket).
+    public func counts(query: String, account: String? = nil, by bucket: StatsBucket? = nil, now: Date = Date(),
+                       timeZone: TimeZone = .current) throws(ArchiveError) -> [ConversationCount] {
+        let compiled = try compile(query, now: now, timeZone: timeZone, account: account)
+        return try withDatabase { database throws(SQLiteError) -> [ConversationCount] in
+            try StatsQuery.counts(database, query: compiled, bucket: bucket)
+        }
+    }
+
+    /// Parses `query`, keeps only `account`'s messages (nil: every account's), resolves the query's names
+    /// (see `QueryNames`) within that account, and compiles it. `database`: a
+    /// connection the caller already holds (an export's snapshot); else the reader's own is taken.
+    func compile(_ query: String, now: Date, timeZone: TimeZone, account: String? = nil,
+                 database: Database? = nil) throws(ArchiveError) -> CompiledQuery {
+        var node: QueryNode
         do throws(QueryError) {
             node = try QueryParser.parse(query)
         } catch {
             throw .query(error)
         }
+        if let account {
+            node = node == .all ? .filter(.account(account)) : .and([.filter(.account(account)), node])
+        }
+        if Self.mentionsNames(node) {
+            if let database {
+                node = try QueryNames.resolve(node, account: account, database: database)
+            } else {
+                let parsed = node
+                node = try withDatabaseResult { database throws(ArchiveError) in
+                    try QueryNames.resolve(parsed, account: account, database: database)
+                }
+            }
+        }
         return QueryCompiler.compile(node, now: now, timeZone: timeZone)
+    }
+
+    /// Whether the query has a `with:`, `in:`, `from:` or `to:` filter to resolve.
+    private static func mentionsNames(_ node: QueryNode) -> Bool {
+        switch node {
+        case .all, .text: false
+        case .and(let children), .or(let children): children.contains(where: mentionsNames)
+        case .not(let inner): mentionsNames(inner)
+        case .filter(let filter):
+            switch filter {
+            case .with, .room, .from, .to: true
+            default: false
+            }
+        }
+    }
+
+    /// `withDatabase` for a body that fails with an `ArchiveError` of its own.
+    func withDatabaseResult<T>(_ body: (Database) throws(ArchiveError) -> T) throws(ArchiveError) -> T {
+        try lock.withLock { _ throws(ArchiveError) -> T in
+            try body(database)
+        }
     }
 
     /// Internal (not private) so that export, import and the contact queries, in their own files, read under the same lock.
@@ -153,5 +264,16 @@ public final class ArchiveReader: Sendable {
                 """
             return (sql, [.text(fts)] + query.parameters + paging)
         }
+    }
+}
+
+extension DateExpression {
+    /// A date as the query language writes it (`2026-01-15`, `2026-01`, `7d`, `yesterday`, …) as the UTC
+    /// milliseconds `[start, end)` it spans (an instant for relative dates), for options such as
+    /// `roost log --since`. `option` names the option in the error.
+    public static func span(of text: String, option: String, now: Date = Date(),
+                            timeZone: TimeZone = .current) throws(QueryError) -> (start: Int64, end: Int64) {
+        let expression = try FilterParser.date(text, column: 1, query: text)
+        return DateResolver(now: now, timeZone: timeZone).span(expression)
     }
 }

@@ -57,9 +57,22 @@ enum ContactsQuery {
             return true
         }
         if pendingIncomingOnly {
-            // A contact who asked twice is one request: keep the newest.
-            var seen = Set<String>()
-            rows = rows.filter { seen.insert($0.jid.lowercased()).inserted }
+            // A contact who asked twice is one request (the server repeats a pending request at every login):
+            // shown once, dated when it first arrived, with the newest text sent with it.
+            var merged: [String: SubscriptionRequestRow] = [:]
+            var order: [String] = []
+            for row in rows {
+                let key = row.jid.lowercased()
+                guard var kept = merged[key] else {
+                    merged[key] = row
+                    order.append(key)
+                    continue
+                }
+                kept.createdAt = min(kept.createdAt, row.createdAt)
+                if kept.message == nil { kept.message = row.message }
+                merged[key] = kept
+            }
+            rows = order.compactMap { merged[$0] }.sorted { $0.createdAt > $1.createdAt }
         }
         return rows
     }
@@ -76,6 +89,25 @@ enum ContactsQuery {
             return true
         }
         return rows
+    }
+
+    /// When each contact was last seen: the newest presence in which it was available, or in which it went
+    /// offline right after having been seen available. The "offline" a server answers for a contact at each
+    /// login, without the contact having been seen, is not a sighting: a contact that never shared its
+    /// presence has no "last seen".
+    static func lastSeen(_ database: Database, account: String) throws(SQLiteError) -> [String: Int64] {
+        var seen: [String: Int64] = [:]
+        try database.prepare("""
+            SELECT contact, max(timestamp) FROM (
+                SELECT p.contact, p.timestamp, p.type,
+                       lag(p.type) OVER (PARTITION BY p.contact, p.resource ORDER BY p.timestamp, p.id) AS before
+                FROM presence_log p JOIN accounts a ON a.id = p.account_id WHERE a.jid = ?1
+            ) WHERE type = 'available' OR before = 'available' GROUP BY contact
+            """).forEachRow([.text(account)]) { row in
+            seen[row.text(0).lowercased()] = row.int(1)
+            return true
+        }
+        return seen
     }
 
     /// The newest presence of every resource of every contact of the account.

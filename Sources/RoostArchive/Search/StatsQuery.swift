@@ -2,16 +2,19 @@ import Foundation
 
 /// Collects `ArchiveStats` (a full pass over the messages; meant for `roost stats`, not hot paths).
 enum StatsQuery {
-    static func run(_ database: Database, path: String) throws(SQLiteError) -> ArchiveStats {
+    /// `account` nil: every account; else that account's rows only.
+    static func run(_ database: Database, path: String, account: String? = nil) throws(SQLiteError) -> ArchiveStats {
         var conversations: [ArchiveStats.Conversation] = []
+        let only: [SQLValue] = [SQLValue(account)]
         try database.prepare("""
             SELECT a.jid, m.conversation, count(*), sum(m.direction = 'in'), sum(m.direction = 'out'),
                    min(m.timestamp), max(m.timestamp), max(m.type = 'groupchat'),
                    count(DISTINCT CASE WHEN m.type = 'groupchat' AND m.body IS NOT NULL THEN coalesce(m.occupant_id, m.from_jid) END)
             FROM messages m JOIN accounts a ON a.id = m.account_id
+            WHERE ?1 IS NULL OR a.jid = ?1
             GROUP BY m.account_id, m.conversation
             ORDER BY a.jid, max(m.timestamp) DESC
-            """).forEachRow { row in
+            """).forEachRow(only) { row in
             conversations.append(ArchiveStats.Conversation(
                 account: row.text(0), conversation: row.text(1), messages: Int(row.int(2)), incoming: Int(row.int(3)),
                 outgoing: Int(row.int(4)), firstTimestamp: row.int(5), lastTimestamp: row.int(6), isRoom: row.bool(7),
@@ -19,7 +22,7 @@ enum StatsQuery {
             return true
         }
         var accounts: [ArchiveStats.Account] = []
-        try database.prepare("SELECT jid FROM accounts ORDER BY jid").forEachRow { row in
+        try database.prepare("SELECT jid FROM accounts WHERE ?1 IS NULL OR jid = ?1 ORDER BY jid").forEachRow(only) { row in
             let jid = row.text(0)
             let own = conversations.filter { $0.account == jid }
             accounts.append(ArchiveStats.Account(
@@ -28,7 +31,9 @@ enum StatsQuery {
             return true
         }
         func count(_ table: String) throws(SQLiteError) -> Int {
-            Int(try database.prepare("SELECT count(*) FROM \(table)").scalarInt() ?? 0)
+            Int(try database.prepare("""
+                SELECT count(*) FROM \(table) WHERE ?1 IS NULL OR account_id IN (SELECT id FROM accounts WHERE jid = ?1)
+                """).scalarInt(only) ?? 0)
         }
         return ArchiveStats(
             accounts: accounts, conversations: conversations, totalMessages: conversations.reduce(0) { $0 + $1.messages },
@@ -37,8 +42,60 @@ enum StatsQuery {
             archiveSizeBytes: fileSize(path) + fileSize(path + "-wal"))
     }
 
+    /// Messages matching a compiled query, per account and conversation, and per month or year with `bucket`.
+    static func counts(_ database: Database, query: CompiledQuery, bucket: StatsBucket?) throws(SQLiteError) -> [ConversationCount] {
+        let key = bucket.map { "strftime('\($0.format)', m.timestamp / 1000, 'unixepoch', 'localtime')" } ?? "NULL"
+        var sql = "SELECT a.jid, m.conversation, \(key), count(*), sum(m.direction = 'in'), sum(m.direction = 'out'), "
+            + "min(m.timestamp), max(m.timestamp) "
+        var parameters = query.parameters
+        if let fts = query.ftsExpression {
+            sql += "FROM message_fts f JOIN messages m ON m.id = f.rowid JOIN accounts a ON a.id = m.account_id "
+                + "WHERE message_fts MATCH ? AND (\(query.whereSQL)) "
+            parameters.insert(.text(fts), at: 0)
+        } else {
+            sql += "FROM messages m JOIN accounts a ON a.id = m.account_id WHERE (\(query.whereSQL)) "
+        }
+        sql += "GROUP BY m.account_id, m.conversation, 3 ORDER BY a.jid COLLATE NOCASE, m.conversation COLLATE NOCASE, 3"
+        var rows: [ConversationCount] = []
+        try database.prepare(sql).forEachRow(parameters) { row in
+            rows.append(ConversationCount(account: row.text(0), conversation: row.text(1), bucket: row.optionalText(2),
+                                          messages: Int(row.int(3)), incoming: Int(row.int(4)), outgoing: Int(row.int(5)),
+                                          firstTimestamp: row.int(6), lastTimestamp: row.int(7)))
+            return true
+        }
+        return rows
+    }
+
     private static func fileSize(_ path: String) -> Int64 {
         var info = stat()
         return stat(path, &info) == 0 ? Int64(info.st_size) : 0
     }
+}
+
+/// The time buckets of `roost stats --by`.
+public enum StatsBucket: String, Sendable, CaseIterable {
+    case day, week, month, year
+
+    /// strftime(3) format of a bucket's label, in local time.
+    var format: String {
+        switch self {
+        case .day: "%Y-%m-%d"
+        case .week: "%Y-W%W"
+        case .month: "%Y-%m"
+        case .year: "%Y"
+        }
+    }
+}
+
+/// Messages of one conversation (in one time bucket), as `roost stats QUERY` counts them.
+public struct ConversationCount: Sendable, Equatable {
+    public var account: String
+    public var conversation: String
+    /// `2026-01` (month), `2026` (year), …; nil without `--by`.
+    public var bucket: String?
+    public var messages: Int
+    public var incoming: Int
+    public var outgoing: Int
+    public var firstTimestamp: Int64
+    public var lastTimestamp: Int64
 }

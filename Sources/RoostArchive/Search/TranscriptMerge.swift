@@ -6,12 +6,20 @@ struct TranscriptMerge {
     let conversation: String
     let includeStates: Bool
     let includePresence: Bool
+    /// UTC milliseconds `[from, until)`; nil ends are open.
+    var from: Int64? = nil
+    var until: Int64? = nil
 
     private typealias Cursor = TimeOrderedCursor<TranscriptEvent>
 
     func run(_ body: (TranscriptEvent) -> Bool) throws(SQLiteError) {
         let accountClause = account == nil ? "?2 IS NULL" : "account_id IN (SELECT id FROM accounts WHERE jid = ?2)"
-        let parameters: [SQLValue] = [.text(conversation), SQLValue(account)]
+        // Messages by id (time-ordered, see SchemaV1), side tables by timestamp: the same window.
+        let lower = from ?? 0
+        let upper = until ?? Int64.max >> MessageID.slotBits
+        let byTime: [SQLValue] = [.text(conversation), SQLValue(account), .integer(lower), .integer(upper)]
+        let byID: [SQLValue] = [.text(conversation), SQLValue(account), .integer(MessageID.base(forTimestamp: lower)),
+                                .integer(MessageID.base(forTimestamp: upper))]
         var cursors: [Cursor] = []
         let noHighlight = Highlighter(terms: [])
         let store = FileStore(archivePath: database.path)
@@ -19,16 +27,18 @@ struct TranscriptMerge {
             statement: try database.prepare("""
                 SELECT \(MessageRowReading.columns) FROM messages m
                 WHERE m.conversation = ?1 AND \(accountClause.replacingOccurrences(of: "account_id", with: "m.account_id"))
+                    AND m.id >= ?3 AND m.id < ?4
                 ORDER BY m.id
                 """),
-            parameters: parameters) { .message(MessageRowReading.row($0, highlighter: noHighlight, store: store)) })
+            parameters: byID) { .message(MessageRowReading.row($0, highlighter: noHighlight, store: store)) })
         if includeStates {
             cursors.append(try Cursor(
                 statement: try database.prepare("""
                     SELECT (SELECT jid FROM accounts WHERE id = account_id), conversation, from_jid, state, timestamp
-                    FROM chat_states WHERE conversation = ?1 AND \(accountClause) ORDER BY timestamp, id
+                    FROM chat_states WHERE conversation = ?1 AND \(accountClause) AND timestamp >= ?3 AND timestamp < ?4
+                    ORDER BY timestamp, id
                     """),
-                parameters: parameters) { row in
+                parameters: byTime) { row in
                     .chatState(ChatStateRow(account: row.text(0), conversation: row.text(1), from: row.text(2),
                                             state: ChatState(rawValue: row.text(3)) ?? .active, timestamp: row.int(4)))
                 })
@@ -38,9 +48,10 @@ struct TranscriptMerge {
                 statement: try database.prepare("""
                     SELECT (SELECT jid FROM accounts WHERE id = account_id), contact, resource, type, show, status, priority, timestamp,
                         \(RoomPresenceDetail.columns())
-                    FROM presence_log WHERE contact = ?1 AND \(accountClause) ORDER BY timestamp, id
+                    FROM presence_log WHERE contact = ?1 AND \(accountClause) AND timestamp >= ?3 AND timestamp < ?4
+                    ORDER BY timestamp, id
                     """),
-                parameters: parameters) { row in
+                parameters: byTime) { row in
                     .presence(PresenceRow(account: row.text(0), contact: row.text(1), resource: row.optionalText(2),
                                           availability: PresenceRecord.Availability(rawValue: row.text(3)) ?? .available,
                                           show: row.optionalText(4), status: row.optionalText(5),

@@ -252,6 +252,51 @@ package enum ProcessRunner {
         return outcome
     }
 
+    /// A program that reads what Roost writes while it runs, in the foreground (a pager): its stdin is the
+    /// returned pipe, its stdout and stderr are Roost's. No deadline: the user ends it. Nil when it cannot start.
+    package static func startFeeding(argv: [String], extraEnvironment: [String: String] = [:]) -> (pid: Int32, input: Int32)? {
+        _ = ignoreSIGPIPE
+        guard let program = argv.first, let path = resolve(program) else { return nil }
+        var stdinPipe: [Int32] = [-1, -1]
+        guard makePipe(&stdinPipe) else { return nil }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        let environment = ProcessInfo.processInfo.environment.merging(extraEnvironment) { $1 }
+        let cArguments = argv.map { strdup($0) } + [nil]
+        let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for p in cArguments { free(p) }
+            for p in cEnvironment { free(p) }
+        }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, path, &actions, &attributes, cArguments, cEnvironment)
+        close(stdinPipe[0])
+        guard rc == 0 else {
+            close(stdinPipe[1])
+            return nil
+        }
+        return (pid, stdinPipe[1])
+    }
+
+    /// Waits for a program started by `startFeeding` to end (after its input was closed).
+    package static func waitForExit(_ pid: Int32) {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    }
+
     /// A pipe whose ends are not inherited by other children (posix_spawn dups what this child needs).
     private static func makePipe(_ fds: inout [Int32]) -> Bool {
         roost_pipe_cloexec(&fds) == 0

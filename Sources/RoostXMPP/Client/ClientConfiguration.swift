@@ -33,6 +33,8 @@ public struct ClientConfiguration: Sendable {
     public var saslMechanisms: [String]?
     /// Whether connect() sends initial presence (the agent does; one-shot CLI logins may not want to be seen).
     public var sendsInitialPresence: Bool
+    /// Hears every XML element sent and received, secrets redacted (`XMLTrace`); for `roost -vv`.
+    public var trace: (@Sendable (String) -> Void)? = nil
 
     public init(jid: JID, password: String, host: String? = nil, port: UInt16? = nil, tlsMode: TLSMode = .starttls,
                 caFile: String? = nil, pinnedSHA256: String? = nil, resource: String = "roost", priority: Int = -1,

@@ -43,6 +43,8 @@ public final class XMPPClient: Sendable {
         var archiveCollectors: [String: [Element]] = [:]
         /// The IQ id of each open MAM query, to deliver its page when the answer arrives.
         var archiveQueryIDs: [String: String] = [:]
+        /// The server offers subscription pre-approval (RFC 6121 §3.4: `<sub xmlns='urn:xmpp:features:pre-approval'/>`).
+        var preApproval = false
         /// The largest stanza the server accepts (XEP-0478), when it said.
         var serverStanzaLimit: Int?
         /// Woken when the server has acknowledged everything sent up to a count (`confirmDelivery`).
@@ -70,6 +72,8 @@ public final class XMPPClient: Sendable {
     public var isConnected: Bool { state.withLock { $0.connection != nil && !$0.closing } }
     /// The resumption state with the committed `h` (what a restarted process may resume with).
     public var resumptionState: StreamResumptionState? { state.withLock { $0.sm?.persistable } }
+    /// Whether the server offered subscription pre-approval (RFC 6121 §3.4) on the current stream.
+    public var supportsPreApproval: Bool { state.withLock { $0.preApproval } }
 
     /// The largest stanza Roost may send: the server's XEP-0478 limit when it gave one, else the configured default.
     public var outboundStanzaLimit: Int { state.withLock { $0.serverStanzaLimit } ?? configuration.maxOutboundStanzaBytes }
@@ -169,6 +173,7 @@ public final class XMPPClient: Sendable {
                 let connection = StreamConnection(socket: socket, tls: tls, maxStanzaBytes: configuration.maxStanzaBytes,
                                                   writeTimeout: configuration.keepaliveInterval,
                                                   outboxBytes: configuration.outboundQueueBytes)
+                connection.trace = configuration.trace
                 if endpoint.directTLS {
                     do { try connection.startDirectTLS(timeout: configuration.connectTimeout) } catch {
                         connection.close()
@@ -202,6 +207,7 @@ public final class XMPPClient: Sendable {
             s.closing = false
             s.abortReason = nil
             s.serverStanzaLimit = negotiated.maxStanzaBytes
+            s.preApproval = negotiated.features.child("sub", namespace: Namespace.preApproval) != nil
             var resend: [OutboundQueue.Entry] = []
             var lost: [OutboundQueue.Entry] = []
             switch negotiated.streamManagement {

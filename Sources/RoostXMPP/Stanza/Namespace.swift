@@ -10,6 +10,8 @@ public enum Namespace {
     public static let session = "urn:ietf:params:xml:ns:xmpp-session"
     public static let saslChannelBinding = "urn:xmpp:sasl-cb:0"
     public static let roster = "jabber:iq:roster"
+    /// RFC 6121 §3.4 stream feature: the server supports subscription pre-approval.
+    public static let preApproval = "urn:xmpp:features:pre-approval"
     public static let register = "jabber:iq:register"
     public static let registerFeature = "http://jabber.org/features/iq-register"
     public static let discoInfo = "http://jabber.org/protocol/disco#info"

@@ -21,6 +21,8 @@ final class StreamConnection: StreamChannel, @unchecked Sendable {
     let outbox: Outbox
     let writeTimeout: Duration
     private let writerRunning = Atomic<Bool>(false)
+    /// Set once before the connection is used (see `ClientConfiguration.trace`).
+    var trace: (@Sendable (String) -> Void)?
 
     init(socket: Socket, tls: TLSConfiguration, maxStanzaBytes: Int, writeTimeout: Duration, outboxBytes: Int) {
         self.socket = socket
@@ -51,6 +53,7 @@ final class StreamConnection: StreamChannel, @unchecked Sendable {
     /// During negotiation: writes at once on the calling (negotiating) thread. Afterwards: queues the text
     /// for the writer thread (throws `.outboundQueueFull` when the queue is full).
     func send(_ text: String) throws(ClientError) {
+        if let trace { trace("SEND " + XMLTrace.redacted(sent: text)) }
         let bytes = Array(text.utf8)
         if writerRunning.load(ordering: .acquiring) {
             guard outbox.enqueue(bytes) else { throw outbox.isClosed ? .notConnected : .outboundQueueFull }
@@ -126,6 +129,7 @@ final class StreamConnection: StreamChannel, @unchecked Sendable {
             do { pending = try parser.feed(plain) } catch { throw .xml(error) }
         }
         defer { pendingIndex += 1 }
+        if let trace { trace("RECV " + XMLTrace.text(of: pending[pendingIndex])) }
         return pending[pendingIndex]
     }
 

@@ -3,9 +3,18 @@
 /// Accepted forms: `--name`, `--name value`, `--name=value`, `-x`, clustered `-vq`, `-nVALUE`, `-n VALUE`;
 /// `--` ends the options. A value that starts with `-` must use `--name=-value`, unless it is a negative
 /// number or `-` itself, so a forgotten value (`--config --json`) is reported instead of swallowed.
+/// With `dashWordsArePositional` (commands taking a query), a `-word` that is no defined short option, such
+/// as `-spam` in `roost search trav* -spam`, is a positional argument: a query term excluding `spam`.
 struct ArgumentParser {
     let command: String
     let specs: [OptionSpec]
+    var dashWordsArePositional = false
+
+    init(command: String, specs: [OptionSpec], dashWordsArePositional: Bool = false) {
+        self.command = command
+        self.specs = specs
+        self.dashWordsArePositional = dashWordsArePositional
+    }
 
     struct Result {
         var parsed: ParsedArguments
@@ -41,6 +50,8 @@ struct ArgumentParser {
                 optionsEnded = true
             } else if argument.hasPrefix("--") {
                 try parseLong(argument, rest: arguments, index: &index, into: &parsed)
+            } else if dashWordsArePositional && !isShortOptionCluster(argument) {
+                parsed.recordPositional(argument)
             } else {
                 try parseShortCluster(argument, rest: arguments, index: &index, into: &parsed)
             }
@@ -97,6 +108,15 @@ struct ArgumentParser {
             }
             return
         }
+    }
+
+    /// True when every letter of `-abc` up to the first one taking a value names a short option.
+    private func isShortOptionCluster(_ argument: String) -> Bool {
+        for letter in argument.dropFirst() {
+            guard let spec = specs.first(where: { $0.short == letter }) else { return false }
+            if spec.takesValue { return true }
+        }
+        return true
     }
 
     private func nextValue(for option: String, rest: ArraySlice<String>, index: inout Int) throws(UsageError) -> String {

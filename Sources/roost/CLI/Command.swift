@@ -13,13 +13,23 @@ protocol Command: Sendable {
     static var discussion: String { get }
     /// Options of this command; the global options are added by the framework.
     static var options: [OptionSpec] { get }
+    /// The positional arguments are a query: a `-word` that is no option is a query term (`-spam`).
+    static var takesQuery: Bool { get }
+    /// What the positional arguments complete to in the shell completions, in order; the last repeats.
+    static var arguments: [ArgumentKind] { get }
 
     init(parsed: ParsedArguments) throws(UsageError)
 
     func run(context: CommandContext) async throws -> ExitCode
+
+    /// This invocation's output is long and goes through a pager on a terminal (`$PAGER`, `--no-pager`).
+    var pagesOutput: Bool { get }
 }
 
 extension Command {
     static var discussion: String { "" }
     static var usage: String { options.isEmpty ? "" : "[options]" }
+    static var takesQuery: Bool { false }
+    static var arguments: [ArgumentKind] { [] }
+    var pagesOutput: Bool { false }
 }

@@ -34,6 +34,19 @@ struct HelpFormatter {
         return text
     }
 
+    /// `roost help help`.
+    func helpForHelp() -> String {
+        """
+        roost help — show help for a command
+
+        Usage: roost help [COMMAND]
+
+        Without COMMAND, lists the commands and the global options; with one, shows that command's usage,
+        description and options (the same as `roost COMMAND --help`). The manual page, man roost, has it all.
+
+        """
+    }
+
     private func leftColumnWidth(_ rows: [(left: String, right: String)]) -> Int {
         rows.map(\.left.count).max() ?? 0
     }

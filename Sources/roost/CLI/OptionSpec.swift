@@ -14,17 +14,26 @@ struct OptionSpec: Sendable, Hashable {
     let short: Character?
     let kind: Kind
     let help: String
+    /// What the value completes to in the shell (for options taking one).
+    var completion: ArgumentKind = .text
+
+    /// The same option with a completion for its value.
+    func completing(_ kind: ArgumentKind) -> OptionSpec {
+        var copy = self
+        copy.completion = kind
+        return copy
+    }
 
     static func flag(_ long: String, short: Character? = nil, help: String) -> OptionSpec {
-        OptionSpec(long: long, short: short, kind: .flag, help: help)
+        OptionSpec(long: long, short: short, kind: .flag, help: help, completion: .none)
     }
 
     static func value(_ long: String, short: Character? = nil, placeholder: String, help: String) -> OptionSpec {
-        OptionSpec(long: long, short: short, kind: .value(placeholder: placeholder), help: help)
+        OptionSpec(long: long, short: short, kind: .value(placeholder: placeholder), help: help, completion: .text)
     }
 
     static func values(_ long: String, short: Character? = nil, placeholder: String, help: String) -> OptionSpec {
-        OptionSpec(long: long, short: short, kind: .values(placeholder: placeholder), help: help)
+        OptionSpec(long: long, short: short, kind: .values(placeholder: placeholder), help: help, completion: .text)
     }
 
     var takesValue: Bool {
@@ -42,5 +51,40 @@ struct OptionSpec: Sendable, Hashable {
         case let .values(placeholder): text += " \(placeholder)"
         }
         return text
+    }
+}
+
+/// What a positional argument or an option value is, for the shell completions (`roost completions`).
+indirect enum ArgumentKind: Sendable, Hashable {
+    /// Nothing to complete (a flag).
+    case none
+    /// Free text (a message, a name).
+    case text
+    /// One of these words.
+    case choices([String])
+    /// A file or folder path.
+    case file
+    case directory
+    /// A query of the search language: filter prefixes, and contacts after `with:`, `from:` and `to:`.
+    case query
+    /// A contact or conversation of the archive (JID or name).
+    case contact
+    /// A JID whose friend request is pending.
+    case pendingRequest
+    /// A configured account.
+    case account
+    /// A `[sink NAME]` of the config.
+    case sink
+    /// Subcommands, each with its own arguments (`roost roster add JID`).
+    case subcommands([Subcommand])
+}
+
+struct Subcommand: Sendable, Hashable {
+    let name: String
+    let arguments: [ArgumentKind]
+
+    init(_ name: String, _ arguments: [ArgumentKind] = []) {
+        self.name = name
+        self.arguments = arguments
     }
 }

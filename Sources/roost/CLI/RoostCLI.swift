@@ -5,6 +5,14 @@ import RoostAgent
 struct RoostCLI: Sendable {
     let commands: [any Command.Type]
 
+    /// Every subcommand, in the order `roost --help` lists them; the implementations live in Commands/, one file each.
+    static let allCommands: [any Command.Type] = [
+        RunCommand.self, SearchCommand.self, CountCommand.self, LogCommand.self, ShowCommand.self, StatsCommand.self,
+        VerifyCommand.self, ExportCommand.self, ImportCommand.self, FilesCommand.self, StatusCommand.self, RosterCommand.self,
+        RequestsCommand.self, RoomsCommand.self, SendCommand.self, OMEMOCommand.self, VCardCommand.self, PresenceCommand.self, RegisterCommand.self,
+        PasswdCommand.self, UnregisterCommand.self, NotifyCommand.self, ConfigCommand.self, CompletionsCommand.self,
+    ]
+
     init(commands: [any Command.Type]) {
         self.commands = commands
     }
@@ -28,7 +36,7 @@ struct RoostCLI: Sendable {
                     output.standardOutput.write(help.rootHelp())
                     return .ok
                 }
-                output.note(help.rootHelp())
+                output.usageHelp(help.rootHelp())
                 return .usage
             }
             if name == "help" {
@@ -58,8 +66,7 @@ struct RoostCLI: Sendable {
         _ commandType: any Command.Type, arguments: ArraySlice<String>, after root: ArgumentParser.Result,
         output: Output, environment: [String: String], help: HelpFormatter
     ) async throws -> ExitCode {
-        let parser = ArgumentParser(command: "roost \(commandType.name)", specs: GlobalOptions.specs + commandType.options)
-        let parsed = try parser.parse(arguments, into: root.parsed, optionsEnded: root.optionsEnded).parsed
+        let parsed = try Self.arguments(of: commandType, arguments, after: root)
         if parsed.flag("help") {
             output.standardOutput.write(help.help(for: commandType))
             return .ok
@@ -70,8 +77,47 @@ struct RoostCLI: Sendable {
         }
         let options = try GlobalOptions(parsed: parsed)
         let command = try commandType.init(parsed: parsed)
-        let context = CommandContext(options: options, output: output, environment: environment)
-        return try await command.run(context: context)
+        return try await run(command, options: options, output: output, environment: environment)
+    }
+
+    /// Parses a command line (without the program name) into the command it asks for and the global options,
+    /// without running anything: what `roost` would accept. Nil for `help`, `--help` and `--version`.
+    func parse(_ arguments: [String]) throws(UsageError) -> (command: any Command, options: GlobalOptions)? {
+        let root = try ArgumentParser(command: "roost", specs: GlobalOptions.specs).parse(arguments[...], stopAtFirstPositional: true)
+        guard let name = root.remaining.first, name != "help", !root.parsed.flag("version") else { return nil }
+        guard let commandType = command(named: name) else { throw UsageError("unknown command `\(name)`" + suggestion(for: name)) }
+        let parsed = try Self.arguments(of: commandType, root.remaining.dropFirst(), after: root)
+        if parsed.flag("help") || parsed.flag("version") { return nil }
+        return (try commandType.init(parsed: parsed), try GlobalOptions(parsed: parsed))
+    }
+
+    /// A command's part of the command line, parsed with its options and the global ones.
+    private static func arguments(of commandType: any Command.Type, _ arguments: ArraySlice<String>,
+                                  after root: ArgumentParser.Result) throws(UsageError) -> ParsedArguments {
+        try ArgumentParser(command: "roost \(commandType.name)", specs: GlobalOptions.specs + commandType.options,
+                           dashWordsArePositional: commandType.takesQuery)
+            .parse(arguments, into: root.parsed, optionsEnded: root.optionsEnded).parsed
+    }
+
+    private func run(_ command: any Command, options: GlobalOptions, output: Output, environment: [String: String]) async throws -> ExitCode {
+        var output = output
+        output.color = Output.wantsColor(options.color, stdoutIsTTY: output.standardOutputIsTTY, environment: environment)
+        output.quiet = options.quiet
+        output.verbosity = options.verbosity
+        var pager: Pager?
+        if command.pagesOutput, output.standardOutputIsTTY, !options.noPager, !options.json {
+            pager = Pager.start(environment: environment)
+        }
+        guard let pager else {
+            return try await command.run(context: CommandContext(options: options, output: output, environment: environment, commands: commands))
+        }
+        let paged = output.writing(to: pager.output)
+        // Notes, and an error thrown from here, reach stderr after the pager has ended, where they can be read.
+        defer {
+            pager.finish()
+            paged.flushDeferredNotes()
+        }
+        return try await command.run(context: CommandContext(options: options, output: paged, environment: environment, commands: commands))
     }
 
     private func showHelp(for arguments: ArraySlice<String>, output: Output, help: HelpFormatter) throws(UsageError) -> ExitCode {
@@ -82,6 +128,10 @@ struct RoostCLI: Sendable {
         guard arguments.count == 1 else {
             throw UsageError("`roost help` takes one command name")
         }
+        if name == "help" {
+            output.standardOutput.write(help.helpForHelp())
+            return .ok
+        }
         guard let commandType = command(named: name) else {
             throw UsageError("unknown command `\(name)`" + suggestion(for: name))
         }
@@ -89,15 +139,18 @@ struct RoostCLI: Sendable {
         return .ok
     }
 
-    /// "; did you mean `search`?" for a close typo, else nothing.
+    /// " (did you mean `search`?)" for a close typo — every close command when several are (`stat`: `stats`
+    /// or `status`) — else nothing.
     private func suggestion(for name: String) -> String {
         let names = commands.map { $0.name } + ["help"]
         let close = names.filter { $0.hasPrefix(name) || Self.editDistance($0, name) <= 2 }
-        guard close.count == 1 else { return "" }
-        return " (did you mean `\(close[0])`?)"
+        guard !close.isEmpty, close.count <= 4 else { return "" }
+        let listed = close.map { "`\($0)`" }
+        let text = listed.count == 1 ? listed[0] : listed.dropLast().joined(separator: ", ") + " or " + listed.last!
+        return " (did you mean \(text)?)"
     }
 
-    private static func editDistance(_ a: String, _ b: String) -> Int {
+    static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a), b = Array(b)
         guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
         var previous = Array(0...b.count)

@@ -1,5 +1,6 @@
 import Foundation
 import RoostAgent
+import RoostArchive
 
 /// Runs an account action through the running agent (control socket), or, when none runs (or it does not
 /// serve the account), by logging in once with the same config. Every command that acts on the server uses this.
@@ -13,11 +14,16 @@ struct AgentLink {
     let config: RoostConfig
     let account: AccountConfig
 
-    /// The account a server action acts on: `--account`, else the only enabled account.
-    init(context: CommandContext, command: String) throws {
+    /// The account a server action acts on: `--account`, else the only enabled account — or, for a listing
+    /// that only reads the archive (`reading`), the config's `default_account`.
+    init(context: CommandContext, command: String, reading: Bool = false) throws {
         self.context = context
         config = try context.loadConfig()
         let accounts = try context.selectedAccounts(in: config)
+        if accounts.count > 1, reading, let wanted = config.defaultAccount, let chosen = config.account(wanted) {
+            account = chosen
+            return
+        }
         guard accounts.count == 1 else {
             throw UsageError("several accounts are configured (\(accounts.map(\.jid).joined(separator: ", "))); choose one with --account",
                              command: command)
@@ -26,6 +32,28 @@ struct AgentLink {
     }
 
     var socketPath: String { ControlSocketPath.resolve(environment: context.environment) }
+
+    /// The JID a contact argument means: a JID as it is, else a roster name, nickname, full name or the start
+    /// of a JID this account's archive knows (`roost send bob hi`). Ambiguous or unknown names are errors.
+    func contact(_ typed: String, kinds: Set<NameDirectory.Kind> = [.contact]) throws -> String {
+        let reader = FileManager.default.fileExists(atPath: config.archivePath) ? try? ArchiveReader(path: config.archivePath) : nil
+        guard let reader else {
+            guard typed.contains("@") else {
+                throw UsageError("'\(typed)' is not a JID, and there is no archive yet to look names up in", command: "roost")
+            }
+            return typed
+        }
+        do throws(ArchiveError) {
+            let entries = try reader.resolve(typed, account: account.jid, kinds: kinds)
+            let jid = entries.first?.jid ?? typed
+            if jid.caseInsensitiveCompare(typed) != .orderedSame { context.output.info("\(typed) is \(jid)") }
+            return jid
+        } catch {
+            // Acting on a name nobody has is a mistake in what was typed (status 2), not "nothing found".
+            if case .names(.unknown) = error { throw UsageError(error.description, command: "roost") }
+            throw ArchiveFailure(error: error)
+        }
+    }
 
     var dataDirectory: String { (config.archivePath as NSString).deletingLastPathComponent }
 

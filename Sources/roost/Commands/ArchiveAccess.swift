@@ -7,10 +7,14 @@ import Synchronization
 /// Opening the archive for reading, and turning archive errors into exit statuses.
 enum ArchiveAccess {
     static func reader(_ context: CommandContext) throws -> ArchiveReader {
-        let config = try context.loadConfig()
+        try reader(context, config: try context.loadConfig())
+    }
+
+    static func reader(_ context: CommandContext, config: RoostConfig) throws -> ArchiveReader {
         guard FileManager.default.fileExists(atPath: config.archivePath) else {
             throw ArchiveMissing(path: config.archivePath)
         }
+        context.output.info("archive: \(config.archivePath)")
         do { return try ArchiveReader(path: config.archivePath) } catch { throw ArchiveFailure(error: error) }
     }
 }
@@ -24,11 +28,17 @@ struct ArchiveMissing: CommandFailure {
 struct ArchiveFailure: CommandFailure {
     let error: ArchiveError
     var exitCode: ExitCode {
-        if case .query = error { return .usage }
-        return .internalError
+        switch error {
+        case .query: return .usage
+        // A name that fits several conversations must be typed more precisely; one that fits none found nothing.
+        case .names(.ambiguous): return .usage
+        case .names(.unknown): return .nothingFound
+        default: return .internalError
+        }
     }
     var description: String {
-        if case .query(let q) = error { return "invalid query: \(q.description)\n\(q.caretDiagram)" }
+        // The message once, under the query with a caret at its column.
+        if case .query(let q) = error { return "invalid query:\n" + q.caretDiagram }
         return error.description
     }
 }
@@ -88,40 +98,6 @@ extension MessageRow {
     var bodyIsLink: Bool {
         let text = body?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         return text.isEmpty || attachments.contains { $0.url == text }
-    }
-
-    /// One human line: time, conversation, arrow, sender, body (highlighted on a terminal). A time the sender
-    /// claimed that is more than a minute off is shown after the body, as a claim.
-    func humanLine(highlight: Bool, showConversation: Bool = true) -> TerminalText {
-        let arrow = direction == .incoming ? "<" : ">"
-        let who = direction == .incoming ? (senderName ?? from) : "me"
-        var text = TerminalText(displayBody ?? subject.map { "(subject) \($0)" } ?? "")
-        if highlight, let body {
-            text = ""
-            var cursor = body.startIndex
-            for range in bodyHighlightRanges {
-                text += TerminalText(String(body[cursor..<range.lowerBound])) + .styled(String(body[range]), "1;33")
-                cursor = range.upperBound
-            }
-            text += TerminalText(String(body[cursor...]))
-        }
-        if let encryption, encryption.isDecrypted, !encryption.isTrusted { text += " [untrusted device]" }
-        if !attachments.isEmpty {
-            let tags = TerminalText(attachments.map(\.tag).joined(separator: " "))
-            text = bodyIsLink ? tags : text + (text.rendered.isEmpty ? "" : " ") + tags
-        }
-        text = TerminalText(stringLiteral: text.rendered.replacingOccurrences(of: "\n", with: "\n    "))
-        var notes = edited ? " (edited)" : ""
-        if let claimedAt {
-            let (difference, overflow) = claimedAt.subtractingReportingOverflow(timestamp)
-            if overflow || difference <= -60_000 || difference >= 60_000 { notes += " (sender's clock says \(TimeText.local(claimedAt)))" }
-        }
-        if showConversation {
-            // The conversation already names a 1:1 peer; print the sender only where it adds something.
-            let sender: TerminalText = (direction == .incoming && who != conversation) ? " \(who):" : ""
-            return "\(TimeText.local(timestamp)) \(conversation) \(arrow)\(sender) \(text)\(notes)"
-        }
-        return "\(TimeText.local(timestamp)) \(arrow) \(who): \(text)\(notes)"
     }
 }
 

@@ -11,23 +11,31 @@ struct ExportCommand: Command {
     static let summary = "export history to jsonl, txt, md, html, mbox, maildir or csv"
     static let usage = "[options] --format FORMAT [QUERY...]"
     static let discussion = """
-        Selects messages with the query language of `roost search` (no query: everything) and writes them as \
-        jsonl (lossless, re-importable with `roost import`), txt, md, html (a folder: index.html plus a page per \
-        conversation), mbox, maildir (a folder) or csv. Without --output, single-file formats go to standard \
-        output. --split conversation|month writes one file per conversation or month into the --output folder. \
-        --include states,presence,contacts adds chat states, presence changes and (jsonl) contact records; \
-        with an empty query they are exported whole, otherwise for the selected conversations' time span. \
+        Selects messages with the query language of `roost search` (no query: everything; names work as in \
+        search, e.g. with:Bob) and writes them as jsonl (lossless, re-importable with `roost import`), txt, md, \
+        html (a folder: index.html plus a page per conversation), mbox, maildir (a folder) or csv; only \
+        conversations with matching messages are written. Without --output, single-file formats go to standard \
+        output; missing parent folders of --output are created. --split conversation|month writes one file per \
+        conversation or month into the --output folder. jsonl always carries every kind of record: messages, \
+        chat states, presence changes, contacts and friend requests with their answers (each line's "event" \
+        says which), so export, import and export again give the same bytes. For the other formats, \
+        --include states,presence adds chat states and presence changes to the transcripts; with an empty \
+        query they are exported whole, otherwise for the selected conversations' time span. --bom starts csv \
+        files with a byte order mark, for spreadsheet programs. \
         Attachments stored locally are copied into attachments/ (beside a single file: NAME_files/). \
         Output is written under a temporary name and renamed when complete; an existing output is only \
         replaced with --force. Exit status: 0 exported, 1 nothing matched, 2 invalid command line or query, \
         70 the output could not be written (e.g. disk full).
         """
     static let options: [OptionSpec] = [
-        .value("format", short: "f", placeholder: "FORMAT", help: "jsonl, txt, md, html, mbox, maildir or csv"),
-        .value("output", short: "o", placeholder: "PATH", help: "file or folder to create; - for standard output"),
-        .value("split", placeholder: "MODE", help: "none (default), conversation or month"),
-        .values("include", placeholder: "LIST", help: "also export states, presence, contacts (comma-separated, or all)"),
+        .value("format", short: "f", placeholder: "FORMAT", help: "jsonl, txt, md, html, mbox, maildir or csv")
+            .completing(.choices(ExportFormat.allCases.map(\.rawValue))),
+        .value("output", short: "o", placeholder: "PATH", help: "file or folder to create; - for standard output").completing(.file),
+        .value("split", placeholder: "MODE", help: "none (default), conversation or month")
+            .completing(.choices(ExportSplit.allCases.map(\.rawValue))),
+        .values("include", placeholder: "LIST", help: "txt, md, html, mbox, maildir, csv: also states, presence (comma-separated, or all); jsonl has all"),
         .flag("utc", help: "times in UTC instead of the local time zone"),
+        .flag("bom", help: "csv: start with a UTF-8 byte order mark (for Excel and other spreadsheets)"),
         .flag("force", help: "replace an existing output"),
         .flag("no-attachments", help: "do not copy attachment files next to the export"),
         .value("max-attachment-size", placeholder: "SIZE", help: "mbox, maildir: embed files up to SIZE (default 25M), link larger ones"),
@@ -42,6 +50,9 @@ struct ExportCommand: Command {
     let force: Bool
     let copyAttachments: Bool
     let mailAttachmentLimit: Int64
+    let byteOrderMark: Bool
+    static let takesQuery = true
+    static let arguments: [ArgumentKind] = [.query]
 
     init(parsed: ParsedArguments) throws(UsageError) {
         query = parsed.positionals.joined(separator: " ")
@@ -63,7 +74,12 @@ struct ExportCommand: Command {
                 throw UsageError("invalid value '\(item)' for --include: expected states, presence, contacts or all", command: parsed.command)
             }
         }
-        self.include = include
+        // jsonl is the lossless backup: every kind of record, always.
+        self.include = format == .jsonl ? Set(ExportInclusion.allCases) : include
+        byteOrderMark = parsed.flag("bom")
+        if byteOrderMark && format != .csv {
+            throw UsageError("--bom is for --format csv", command: parsed.command)
+        }
         utc = parsed.flag("utc")
         force = parsed.flag("force")
         copyAttachments = !parsed.flag("no-attachments")
@@ -88,13 +104,15 @@ struct ExportCommand: Command {
     }
 
     func run(context: CommandContext) async throws -> ExitCode {
-        let reader = try ArchiveAccess.reader(context)
+        let view = try ArchiveView.open(context)
+        let reader = view.reader
         // A file size limit (ulimit -f) should end in a clear error, not a silent kill by SIGXFSZ.
         signal(SIGXFSZ, SIG_IGN)
         var options = ExportOptions(
-            format: format, query: query, account: context.options.account, split: split, include: include,
+            format: format, query: query, account: view.account, split: split, include: include,
             timeZone: utc ? TimeZone(identifier: "UTC")! : .current, force: force, copyAttachments: copyAttachments)
         options.mailAttachmentLimit = mailAttachmentLimit
+        options.csvByteOrderMark = byteOrderMark
         options.thumbnails = PixbufThumbnails()
         let toStandardOutput = output == nil || output == "-"
         let destination: ExportDestination = toStandardOutput ? .stream(fileDescriptor: STDOUT_FILENO) : .path(output!)
@@ -109,7 +127,7 @@ struct ExportCommand: Command {
         }
         meter.clear()
         report(summary, context: context, toStandardOutput: toStandardOutput)
-        if summary.messages == 0 && summary.chatStates == 0 && summary.presenceChanges == 0 && summary.contacts == 0 {
+        if summary.messages == 0 && summary.chatStates == 0 && summary.presenceChanges == 0 && summary.contacts == 0 && summary.subscriptions == 0 {
             if !context.options.quiet { context.output.warning("nothing matched the query; the export is empty") }
             return .nothingFound
         }
@@ -120,7 +138,8 @@ struct ExportCommand: Command {
         if context.options.json && !toStandardOutput {
             context.output.jsonLine([
                 "output": .string(summary.outputPath), "format": .string(format.rawValue), "messages": .int(summary.messages),
-                "chat_states": .int(summary.chatStates), "presence": .int(summary.presenceChanges), "contacts": .int(summary.contacts),
+                "chat_states": .int(summary.chatStates), "presence": .int(summary.presenceChanges), "subscriptions": .int(summary.subscriptions),
+                "contacts": .int(summary.contacts),
                 "conversations": summary.conversations.map { .int($0) } ?? .null, "files": .int(summary.files),
                 "attachments_copied": .int(summary.attachmentsCopied), "attachments_missing": .int(summary.attachmentsMissing),
                 "bytes": .int(summary.bytes),
@@ -128,21 +147,22 @@ struct ExportCommand: Command {
             return
         }
         guard !context.options.quiet else { return }
-        var text = "exported \(summary.messages) message\(summary.messages == 1 ? "" : "s")"
+        var text = "exported \(Counted.noun(summary.messages, "message"))"
         if let conversations = summary.conversations {
-            text += " from \(conversations) conversation\(conversations == 1 ? "" : "s")"
+            text += " from \(Counted.noun(conversations, "conversation"))"
         }
         var extras: [String] = []
-        if summary.chatStates > 0 { extras.append("\(summary.chatStates) chat states") }
-        if summary.presenceChanges > 0 { extras.append("\(summary.presenceChanges) presence changes") }
-        if summary.contacts > 0 { extras.append("\(summary.contacts) contacts") }
-        if summary.attachmentsCopied > 0 { extras.append("\(summary.attachmentsCopied) attachment files") }
+        if summary.chatStates > 0 { extras.append(Counted.noun(summary.chatStates, "chat state")) }
+        if summary.presenceChanges > 0 { extras.append(Counted.noun(summary.presenceChanges, "presence change")) }
+        if summary.subscriptions > 0 { extras.append(Counted.noun(summary.subscriptions, "friend request or answer", plural: "friend requests and answers")) }
+        if summary.contacts > 0 { extras.append(Counted.noun(summary.contacts, "contact")) }
+        if summary.attachmentsCopied > 0 { extras.append(Counted.noun(summary.attachmentsCopied, "attachment file")) }
         if !extras.isEmpty { text += " (+ " + extras.joined(separator: ", ") + ")" }
         if let path = summary.outputPath { text += " to \(path)" }
         // The data may be on standard output: the summary always goes to standard error.
         context.output.note(text)
         if summary.attachmentsMissing > 0 {
-            context.output.warning("\(summary.attachmentsMissing) attachment file(s) are not stored locally; the export links to their URLs")
+            context.output.warning("\(Counted.noun(summary.attachmentsMissing, "attachment file")) \(summary.attachmentsMissing == 1 ? "is" : "are") not stored locally; the export links to \(summary.attachmentsMissing == 1 ? "its URL" : "their URLs")")
         }
     }
 }

@@ -21,10 +21,14 @@ struct FilesCommand: Command {
         matched or some files could not be fetched, 2 invalid query.
         """
     static let options: [OptionSpec] = [
-        .value("state", placeholder: "STATE", help: "list only files in this state (stored, pending, too-large, failed, refused)"),
+        .value("state", placeholder: "STATE", help: "list only files in this state (stored, pending, too-large, failed, refused)")
+            .completing(.choices(["stored", "pending", "too-large", "failed", "refused"])),
         .value("limit", short: "n", placeholder: "N", help: "list at most N files (default: all)"),
         .flag("retry-failed", help: "fetch: also retry failed and refused downloads"),
     ]
+
+    static let takesQuery = true
+    static let arguments: [ArgumentKind] = [.subcommands([Subcommand("fetch", [.query])]), .query]
 
     let fetch: Bool
     let query: String
@@ -47,9 +51,10 @@ struct FilesCommand: Command {
     }
 
     func run(context: CommandContext) async throws -> ExitCode {
-        let reader = try ArchiveAccess.reader(context)
+        let view = try ArchiveView.open(context)
+        let reader = view.reader
         var text = query
-        if let account = context.options.account { text = "account:\(account)" + (query.isEmpty ? "" : " (\(query))") }
+        if let account = view.account { text = "account:\(account)" + (query.isEmpty ? "" : " (\(query))") }
         var rows: [FileRow]
         do { rows = try reader.files(matching: text, limit: fetch ? 0 : limit) } catch { throw ArchiveFailure(error: error) }
         if let state { rows = rows.filter { $0.attachment.state.rawValue == state || $0.attachment.state.rawValue.hasPrefix(state + ":") } }

@@ -28,7 +28,8 @@ struct ImportCommand: Command {
         """
     static let options: [OptionSpec] = [
         .value("format", short: "f", placeholder: "FORMAT",
-               help: "what PATH holds: auto (the default), jsonl, gajim, dino, profanity or pidgin"),
+               help: "what PATH holds: auto (the default), jsonl, gajim, dino, profanity or pidgin")
+            .completing(.choices(Format.allCases.map(\.rawValue))),
         .flag("dry-run", short: "n", help: "report what would be added, found already archived, or refused; change nothing"),
         .flag("skip-invalid", help: "jsonl: import the valid lines and report the invalid ones"),
         .value("max-line-size", placeholder: "SIZE",
@@ -37,6 +38,8 @@ struct ImportCommand: Command {
         .value("time-zone", placeholder: "ZONE",
                help: "zone of log times written without an offset (Profanity before 0.13); default: this machine's"),
     ]
+
+    static let arguments: [ArgumentKind] = [.file]
 
     enum Format: String, CaseIterable {
         case auto, jsonl, gajim, dino, profanity, pidgin
@@ -111,11 +114,32 @@ struct ImportCommand: Command {
                 }
             }, progress: { meter.show($0) })
         } catch {
+            if case .unrecognised = error, format == .auto, let kind = Self.otherExport(path) {
+                throw ImportFailure(error: .unrecognised(path: path, reason: "\(kind) cannot be imported: roost import reads Roost's own "
+                    + "jsonl exports (`roost export --format jsonl`) and the histories of Gajim, Dino, Profanity and Pidgin; the other "
+                    + "export formats are for reading, mail tools and spreadsheets"))
+            }
             throw ImportFailure(error: error)
         }
         meter.clear()
         report(summary, sources: sources, context: context)
         return .ok
+    }
+
+    /// What another export format (or mail file) looks like, for a clear refusal.
+    private static func otherExport(_ path: String) -> String? {
+        let lower = path.lowercased()
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path + "/cur", isDirectory: &isFolder), isFolder.boolValue { return "a maildir" }
+        for (suffix, kind) in [(".mbox", "an mbox file"), (".eml", "a mail file"), (".html", "an html export"), (".htm", "an html export"),
+                               (".csv", "a csv file"), (".txt", "a text transcript"), (".md", "a Markdown transcript")]
+        where lower.hasSuffix(suffix) {
+            return kind
+        }
+        if let handle = FileHandle(forReadingAtPath: path), let head = try? handle.read(upToCount: 5), head == Data("From ".utf8) {
+            return "an mbox file"
+        }
+        return nil
     }
 
     /// A regular file that is neither SQLite nor a Pidgin log, starting with `{`.
@@ -148,32 +172,33 @@ struct ImportCommand: Command {
                                    + "an import never keeps or reads a path elsewhere")
         }
         if summary.filesMissing > 0 {
-            context.output.warning("\(summary.filesMissing) attachment file(s) were not in the export; the agent downloads them again while their links work")
+            context.output.warning("\(Counted.noun(summary.filesMissing, "attachment file")) \(summary.filesMissing == 1 ? "was" : "were") not in the export; the agent downloads \(summary.filesMissing == 1 ? "it" : "them") again while the link works")
         }
         for problem in summary.skipped {
             context.output.warning("skipped \(problem)")
         }
         if summary.skippedCount > summary.skipped.count {
-            context.output.warning("skipped \(summary.skippedCount - summary.skipped.count) more invalid lines")
+            context.output.warning("skipped \(Counted.noun(summary.skippedCount - summary.skipped.count, "more invalid line"))")
         }
         if context.options.json {
             context.output.jsonLine([
                 "file": .string(path), "archive": .string(archivePath), "format": .string("jsonl"), "dry_run": .bool(dryRun),
                 "lines": .int(summary.lines), "messages": .int(summary.messages), "duplicates": .int(summary.duplicates),
                 "corrections": .int(summary.corrections), "chat_states": .int(summary.chatStates),
-                "presence": .int(summary.presenceChanges), "contacts": .int(summary.contacts),
+                "presence": .int(summary.presenceChanges), "subscriptions": .int(summary.subscriptions), "contacts": .int(summary.contacts),
                 "files": .int(summary.files), "files_missing": .int(summary.filesMissing), "paths_refused": .int(summary.pathsRefused),
                 "skipped": .int(summary.skippedCount), "seconds": .double(summary.seconds),
             ])
         } else if !context.options.quiet {
-            var text = "\(dryRun ? "would import" : "imported") \(summary.messages) new message\(summary.messages == 1 ? "" : "s")"
-            if summary.corrections > 0 { text += ", \(summary.corrections) corrections" }
+            var text = "\(dryRun ? "would import" : "imported") \(Counted.noun(summary.messages, "new message"))"
+            if summary.corrections > 0 { text += ", \(Counted.noun(summary.corrections, "correction"))" }
             if summary.duplicates > 0 { text += " (\(summary.duplicates) already archived)" }
             var extras: [String] = []
-            if summary.chatStates > 0 { extras.append("\(summary.chatStates) chat states") }
-            if summary.presenceChanges > 0 { extras.append("\(summary.presenceChanges) presence changes") }
-            if summary.contacts > 0 { extras.append("\(summary.contacts) contacts") }
-            if summary.files > 0 { extras.append("\(summary.files) files") }
+            if summary.chatStates > 0 { extras.append(Counted.noun(summary.chatStates, "chat state")) }
+            if summary.presenceChanges > 0 { extras.append(Counted.noun(summary.presenceChanges, "presence change")) }
+            if summary.subscriptions > 0 { extras.append(Counted.noun(summary.subscriptions, "friend request or answer", plural: "friend requests and answers")) }
+            if summary.contacts > 0 { extras.append(Counted.noun(summary.contacts, "contact")) }
+            if summary.files > 0 { extras.append(Counted.noun(summary.files, "file")) }
             if !extras.isEmpty { text += "; " + extras.joined(separator: ", ") }
             text += String(format: " from %@ in %.1f s", path, summary.seconds)
             context.output.line(text)
@@ -206,12 +231,12 @@ struct ImportCommand: Command {
             return
         }
         guard !context.options.quiet else { return }
-        var text = "\(dryRun ? "would add" : "added") \(summary.messages) new message\(summary.messages == 1 ? "" : "s")"
-        if summary.corrections > 0 { text += " and \(summary.corrections) correction\(summary.corrections == 1 ? "" : "s")" }
+        var text = "\(dryRun ? "would add" : "added") \(Counted.noun(summary.messages, "new message"))"
+        if summary.corrections > 0 { text += " and \(Counted.noun(summary.corrections, "correction"))" }
         text += "; \(summary.duplicates) already archived"
         if summary.refusedCount > 0 { text += "; \(summary.refusedCount) refused" }
         if summary.files > 0 { text += "; \(summary.files) with files found on disk" }
-        text += String(format: " (%d messages read in %.1f s)", summary.lines, summary.seconds)
+        text += " (\(Counted.noun(summary.lines, "message")) read in " + String(format: "%.1f s)", summary.seconds)
         context.output.line(text)
         for (reason, count) in summary.refused.sorted(by: { $0.value > $1.value || $0.value == $1.value && $0.key < $1.key }) {
             let examples = summary.refusedExamples.filter { $0.reason == reason }.map(\.location)

@@ -2,29 +2,40 @@ import Foundation
 import RoostAgent
 import RoostNotify
 
-/// `roost notify test [--sink NAME]`: proves each configured sink reaches the user.
+/// `roost notify`: the notification rules and sinks in use; `roost notify test [--sink NAME]` proves each
+/// configured sink reaches the user.
 struct NotifyCommand: Command {
     static let name = "notify"
-    static let summary = "send a test notification through the configured sinks and report each result"
-    static let usage = "test [--sink NAME]"
+    static let summary = "show the notification rules and sinks; send a test notification through each sink"
+    static let usage = "[options] [test [--sink NAME]]"
+    static let arguments: [ArgumentKind] = [.subcommands([Subcommand("test")])]
     static let discussion = """
-        Checks [notify] and every [sink NAME] group of the config, then sends one test notification through \
+        Without a subcommand, shows the rules of [notify] (when, quiet hours, muted and allowed contacts, \
+        per-contact rules, group chats) and every sink, as `roost run` will use them. \
+        test checks [notify] and every [sink NAME] group of the config, then sends one test notification through \
         each sink (or only --sink NAME), ignoring the rules (away, quiet hours, mute), and prints one line per \
         sink: ok, or what failed. Without any [sink] group, the desktop sink is tested. Exit status 0 when every \
         sink delivered, 1 when one failed, 78 when the config has a problem. See docs/notify.md.
         """
     static let options: [OptionSpec] = [
-        .value("sink", placeholder: "NAME", help: "test only the sink of this [sink NAME] group"),
+        .value("sink", placeholder: "NAME", help: "test only the sink of this [sink NAME] group").completing(.sink),
     ]
 
     let sink: String?
+    let test: Bool
 
     init(parsed: ParsedArguments) throws(UsageError) {
-        let action = try parsed.onePositional(named: "action (test)")
-        guard action == "test" else {
-            throw UsageError("unknown action '\(action)' for `roost notify`: expected test", command: parsed.command)
+        switch parsed.positionals.first {
+        case nil:
+            test = false
+        case "test":
+            guard parsed.positionals.count == 1 else { throw UsageError("usage: roost notify test [--sink NAME]", command: parsed.command) }
+            test = true
+        case let other?:
+            throw UsageError("unknown notify subcommand '\(other)' (test)", command: parsed.command)
         }
         sink = parsed.value("sink")
+        if sink != nil && !test { throw UsageError("--sink goes with `roost notify test`", command: parsed.command) }
     }
 
     func run(context: CommandContext) async throws -> ExitCode {
@@ -35,6 +46,10 @@ struct NotifyCommand: Command {
                 context.output.error(config.locations.problem(group: problem.group, key: problem.key, message: problem.message).description)
             }
             return .config
+        }
+        if !test {
+            show(notify, context: context)
+            return .ok
         }
         if let sink, !notify.sinks.contains(where: { $0.name == sink }) {
             let known = notify.sinks.map(\.name).joined(separator: ", ")
@@ -57,6 +72,35 @@ struct NotifyCommand: Command {
             }
         }
         return failures == 0 ? .ok : .nothingFound
+    }
+
+    private func show(_ notify: NotifyConfig, context: CommandContext) {
+        let quiet = notify.quietHours.map { String(format: "%02d:%02d-%02d:%02d", $0.start / 60, $0.start % 60, $0.end / 60, $0.end % 60) }
+        if context.options.json {
+            context.output.jsonLine(["kind": "rules", "when": .string(notify.when.rawValue), "quiet_hours": .string(quiet),
+                                     "mute": .array(notify.mute.sorted().map { .string($0) }),
+                                     "allow": .array(notify.allow.sorted().map { .string($0) }),
+                                     "contacts": .object(JSONObject(notify.contactOverrides.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value.rawValue)) })),
+                                     "groupchat": .string(notify.groupchat.rawValue), "catch_up_summary": .bool(notify.catchUpSummary),
+                                     "show_body": .bool(notify.showBody)])
+            for sink in notify.sinks {
+                context.output.jsonLine(["kind": "sink", "sink": .string(sink.name), "type": .string(sink.typeName),
+                                         "events": .array(sink.events.map(\.rawValue).sorted().map { .string($0) })])
+            }
+            return
+        }
+        let output = context.output
+        output.line("when:         \(notify.when.rawValue)" + (notify.when == .away ? " (idle after \(notify.idleSeconds) s)" : ""))
+        output.line("quiet hours:  \(quiet ?? "none")")
+        if !notify.mute.isEmpty { output.line("muted:        \(notify.mute.sorted().joined(separator: ", "))") }
+        if !notify.allow.isEmpty { output.line("only:         \(notify.allow.sorted().joined(separator: ", "))") }
+        for (contact, when) in notify.contactOverrides.sorted(by: { $0.key < $1.key }) {
+            output.line("contact:      \(contact) = \(when.rawValue)")
+        }
+        output.line("group chats:  \(notify.groupchat.rawValue)")
+        for sink in notify.sinks {
+            output.line("sink:         \(sink.name) (\(sink.typeName)): \(sink.events.map(\.rawValue).sorted().joined(separator: ", "))")
+        }
     }
 
     private static func level(_ level: NotifyLogLevel) -> LogLevelSetting {

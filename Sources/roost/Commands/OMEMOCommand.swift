@@ -20,6 +20,8 @@ struct OMEMOCommand: Command {
         Goes through the running agent; when none runs, roost logs in once itself.
         """
     static let options: [OptionSpec] = []
+    static let arguments: [ArgumentKind] = [.subcommands([Subcommand("fingerprints", [.contact]), Subcommand("trust", [.contact, .text]),
+                                                          Subcommand("distrust", [.contact, .text]), Subcommand("retry")])]
 
     enum Action {
         case fingerprints(String?)
@@ -54,7 +56,7 @@ struct OMEMOCommand: Command {
         let output = context.output
         switch action {
         case .fingerprints(let jid):
-            let (devices, _) = try await link.perform(OMEMOFingerprintsAction(jid: jid))
+            let (devices, _) = try await link.perform(OMEMOFingerprintsAction(jid: try jid.map { try link.contact($0) }))
             for device in devices {
                 if context.options.json {
                     output.jsonLine(["jid": .string(device.jid), "device": .int(Int(device.device)), "fingerprint": .string(device.fingerprint),
@@ -68,7 +70,7 @@ struct OMEMOCommand: Command {
                 }
             }
         case .trust(let jid, let fingerprint, let trust):
-            let (done, _) = try await link.perform(OMEMOTrustAction(jid: jid, fingerprint: fingerprint, trust: trust))
+            let (done, _) = try await link.perform(OMEMOTrustAction(jid: try link.contact(jid), fingerprint: fingerprint, trust: trust))
             if context.options.json { output.jsonLine(["ok": true, "message": .string(done.message)]) } else { output.line(done.message) }
         case .retry:
             let (summary, _) = try await link.perform(OMEMORetryAction())

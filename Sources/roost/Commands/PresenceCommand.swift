@@ -2,43 +2,49 @@ import Foundation
 import RoostAgent
 import RoostArchive
 
-/// `roost presence JID`: when a contact came and went, from the presence log.
+/// `roost presence WHO`: when a contact came and went, from the presence log.
 struct PresenceCommand: Command {
     static let name = "presence"
     static let summary = "a contact's presence history and when it was last seen"
-    static let usage = "[options] JID"
+    static let usage = "[options] WHO"
     static let discussion = """
-        Shows the presence changes the agent logged for JID (online, away, dnd, xa, offline, with status \
-        texts and resources), newest first, and when the contact was last seen. Reads the archive only.
-        Exit status 1 when nothing is logged for JID.
+        Shows the presence changes the agent logged for WHO (a JID, the start of one, or a roster name, \
+        nickname or full name): online, away, dnd, xa, offline, with status texts and resources, newest first, \
+        and when the contact was last seen available (never, for a contact that does not share its presence). \
+        Reads the archive only. Exit status 1 when nothing is logged for WHO.
         """
     static let options: [OptionSpec] = [
         .value("limit", short: "n", placeholder: "N", help: "show at most N changes (default 50, 0 for all)"),
     ]
+    static let arguments: [ArgumentKind] = [.contact]
 
-    let jid: String
+    let who: String
     let limit: Int
 
     init(parsed: ParsedArguments) throws(UsageError) {
-        jid = try parsed.onePositional(named: "JID").lowercased()
+        who = try parsed.onePositional(named: "WHO")
         limit = try parsed.integer("limit", in: 0...1_000_000) ?? 50
     }
 
     func run(context: CommandContext) async throws -> ExitCode {
-        let config = try context.loadConfig()
-        let accounts = try context.selectedAccounts(in: config)
-        let reader = try ArchiveAccess.reader(context)
+        let view = try ArchiveView.open(context)
+        let entries: [NameDirectory.Entry]
+        do { entries = try view.reader.resolve(who, account: view.account, kinds: [.contact]) } catch { throw ArchiveFailure(error: error) }
+        let jid = entries.first?.jid.lowercased() ?? who.lowercased()
+        let accounts = view.account.map { [$0] } ?? (view.config.accounts.map(\.jid) + ((try? view.reader.accounts()) ?? []))
         let output = context.output
         var found = false
-        for account in accounts {
-            let history = try reader.presenceHistory(account: account.jid, contact: jid, limit: limit)
+        var done = Set<String>()
+        for account in accounts where done.insert(account.lowercased()).inserted {
+            let history = try view.reader.presenceHistory(account: account, contact: jid, limit: limit)
             guard !history.isEmpty else { continue }
             found = true
-            let latestByResource = Dictionary(grouping: try reader.latestPresence(account: account.jid).filter { $0.contact.lowercased() == jid },
+            let latestByResource = Dictionary(grouping: try view.reader.latestPresence(account: account).filter { $0.contact.lowercased() == jid },
                                               by: { $0.resource ?? "" }).compactMap { $0.value.first }
-            let summary = PresenceSummary(latest: latestByResource)
+            let summary = PresenceSummary(latest: latestByResource, lastSeen: try view.reader.lastSeen(account: account)[jid])
+            let name = view.names.displayName(of: jid, account: account)
             if context.options.json {
-                output.jsonLine(["kind": "summary", "account": .string(account.jid), "contact": .string(jid),
+                output.jsonLine(["kind": "summary", "account": .string(account), "contact": .string(jid), "name": .string(name),
                                  "available": .bool(summary.isOnline), "presence": .string(summary.availability),
                                  "last_seen": summary.lastSeen.map { .string(TimeText.utc($0)) } ?? .null])
                 for row in history {
@@ -48,8 +54,10 @@ struct PresenceCommand: Command {
                                      "priority": row.priority.map { .int($0) } ?? .null, "timestamp": .string(TimeText.utc(row.timestamp))])
                 }
             } else {
-                let seen = summary.isOnline ? "\(summary.availability) now (as last logged)" : summary.lastSeen.map { "last seen \(TimeText.local($0))" } ?? "never seen"
-                output.line("\(jid) (\(account.jid)): \(seen)")
+                let seen = summary.isOnline ? "\(summary.availability) now (as last logged)"
+                    : summary.lastSeen.map { "last seen \(TimeText.local($0))" } ?? "never seen online"
+                let label = name == jid ? jid : "\(name) (\(jid))"
+                output.line("\(label)" + (view.text.showAccount ? " [\(account)]" : "") + ": \(seen)")
                 for row in history {
                     let state = row.availability == .available ? (row.show ?? "online") : "offline"
                     output.line("  \(TimeText.local(row.timestamp, seconds: true)) \(state)" + (row.resource.map { " [\($0)]" } ?? "")

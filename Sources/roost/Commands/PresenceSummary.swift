@@ -4,12 +4,12 @@ import RoostArchive
 struct PresenceSummary {
     /// Available resources, best first (by priority).
     let online: [PresenceRow]
-    /// When the contact was last seen going offline (or the last presence at all).
+    /// When the contact was last seen available (see `ArchiveReader.lastSeen`); nil when never.
     let lastSeen: Int64?
 
-    init(latest: [PresenceRow]) {
+    init(latest: [PresenceRow], lastSeen: Int64?) {
         online = latest.filter { $0.availability == .available }.sorted { ($0.priority ?? 0) > ($1.priority ?? 0) }
-        lastSeen = latest.map(\.timestamp).max()
+        self.lastSeen = lastSeen
     }
 
     var isOnline: Bool { !online.isEmpty }

@@ -11,7 +11,8 @@ struct RegisterCommand: Command {
         Creates JID on its server (XEP-0077), asking for the password twice without echo, or taking the first \
         line printed by --password-command. With --nickname, --fullname or --photo the new account gets its \
         first vCard right away. Always logs in by itself (the agent does not serve a new account yet); then \
-        prints the [account] group to add to the config file.
+        prints the [account] group to add to the config file, with the connection settings it used \
+        (or run `roost config init`, which also writes it).
         Connection settings (host, port, tls, ca_file, fingerprint) come from the options, else from a \
         configured account with the same JID or domain, else DNS.
         """
@@ -19,12 +20,17 @@ struct RegisterCommand: Command {
         .value("password-command", placeholder: "CMD", help: "run CMD (via /bin/sh) and use the first line it prints as the password"),
         .value("nickname", placeholder: "NICK", help: "first vCard: nickname"),
         .value("fullname", placeholder: "NAME", help: "first vCard: full name"),
-        .value("photo", placeholder: "FILE", help: "first vCard: photo (PNG, JPEG, GIF, at most 256 KiB)"),
+        .value("photo", placeholder: "FILE", help: "first vCard: photo (PNG, JPEG, GIF, at most 256 KiB)").completing(.file),
         .value("host", placeholder: "HOST", help: "server to connect to instead of the JID's domain (SRV)"),
         .value("port", placeholder: "PORT", help: "port on the server"),
-        .value("tls", placeholder: "MODE", help: "starttls (default) or direct"),
-        .value("ca-file", placeholder: "FILE", help: "PEM file of CA certificates to trust"),
+        .value("tls", placeholder: "MODE", help: "starttls (default) or direct").completing(.choices(["starttls", "direct"])),
+        .value("ca-file", placeholder: "FILE", help: "PEM file of CA certificates to trust").completing(.file),
     ]
+
+    /// A path as the config needs it: absolute.
+    static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") || path.hasPrefix("~") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
 
     let jid: JID
     let parsed: ParsedArguments
@@ -59,7 +65,8 @@ struct RegisterCommand: Command {
         let settings = AccountRegistration.Settings(
             jid: jid, password: password, host: parsed.value("host") ?? template?.host,
             port: (try? parsed.integer("port", in: 1...65535)).flatMap { $0.map(UInt16.init) } ?? template?.port,
-            directTLS: tls == "direct", caFile: parsed.value("ca-file") ?? template?.caFile, fingerprint: template?.fingerprint)
+            directTLS: tls == "direct", caFile: parsed.value("ca-file").map(Self.absolute) ?? template?.caFile,
+            fingerprint: template?.fingerprint)
         let published = try await AccountRegistration.register(settings, firstVCard: firstVCard,
                                                                dataDirectory: (config.archivePath as NSString).deletingLastPathComponent)
         let output = context.output
@@ -69,12 +76,21 @@ struct RegisterCommand: Command {
         } else {
             output.line("registered \(jid)" + (published != nil ? " with its first vCard" : ""))
             if config.account(jid.description) == nil {
-                output.note("""
-                    To let roost use it, add to \(config.sourcePath ?? RoostConfig.searchedPath(explicitPath: context.options.configPath, environment: context.environment)):
-
-                    [account \(jid)]
-                    password_command = <a command printing the password, e.g. pass show xmpp/\(jid)>
-                    """)
+                // The connection settings this registration actually used, so the new account connects the same way.
+                var lines = ["[account \(jid)]"]
+                if parsed.value("password-command") != nil {
+                    // Not repeated: a command may hold a secret (`echo …`), and this goes to the terminal.
+                    lines.append("password_command = <the command given with --password-command>")
+                } else {
+                    lines.append("password_command = <a command printing the password, e.g. pass show xmpp/\(jid)>")
+                }
+                if let host = settings.host { lines.append("host = \(host)") }
+                if let port = settings.port { lines.append("port = \(port)") }
+                if settings.directTLS { lines.append("tls = direct") }
+                if let caFile = settings.caFile { lines.append("ca_file = \(caFile)") }
+                if let fingerprint = settings.fingerprint { lines.append("fingerprint = \(fingerprint)") }
+                let file = config.sourcePath ?? RoostConfig.searchedPath(explicitPath: context.options.configPath, environment: context.environment)
+                output.note("To let roost use it, add to \(file):\n\n" + lines.joined(separator: "\n"))
             }
         }
         return .ok

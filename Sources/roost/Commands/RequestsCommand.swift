@@ -6,11 +6,14 @@ import RoostArchive
 struct RequestsCommand: Command {
     static let name = "requests"
     static let summary = "list pending friend (subscription) requests; accept or deny them"
-    static let usage = "[options] [accept JID [--add] | deny JID]"
+    static let usage = "[options] [accept WHO [--add] | deny WHO]"
+    static let arguments: [ArgumentKind] = [.subcommands([Subcommand("accept", [.pendingRequest]), Subcommand("deny", [.pendingRequest])])]
     static let discussion = """
         Without a subcommand, lists the subscription requests contacts sent that are not answered yet, as the \
-        agent archived them (newest first). accept JID lets JID see your presence; with --add you also ask for \
-        theirs and put them on your roster. deny JID refuses. Answers are archived and settle the request.
+        agent archived them (newest first, each dated when it first arrived). accept WHO lets WHO see your \
+        presence; with --add you also ask for theirs and put them on your roster. deny WHO refuses. WHO is a \
+        requester's JID or the start of it. Answers are archived and settle the request; answering a request \
+        that does not exist is an error (to ask someone for a subscription: `roost roster add JID`).
         accept and deny go through the running agent; when none runs, roost logs in once itself with the same \
         config, answers and logs out.
         """
@@ -42,7 +45,8 @@ struct RequestsCommand: Command {
     }
 
     func run(context: CommandContext) async throws -> ExitCode {
-        let link = try AgentLink(context: context, command: "roost requests")
+        let listing = if case .list = action { true } else { false }
+        let link = try AgentLink(context: context, command: "roost requests", reading: listing)
         let output = context.output
         switch action {
         case .list:
@@ -61,7 +65,8 @@ struct RequestsCommand: Command {
                 }
             }
             if pending.isEmpty, !context.options.json { output.note("no pending requests for \(link.account.jid)") }
-        case .answer(let answer):
+        case .answer(var answer):
+            answer.jid = try requester(answer.jid, accepting: answer.accept, link: link, context: context)
             let (done, route) = try await link.perform(answer)
             if context.options.json {
                 output.jsonLine(["ok": true, "jid": .string(answer.jid.lowercased()), "accepted": .bool(answer.accept),
@@ -71,5 +76,37 @@ struct RequestsCommand: Command {
             }
         }
         return .ok
+    }
+
+    /// The pending requester `typed` names (a JID or the start of one). Accepting without a pending request is
+    /// an error pointing to `roost roster add`; denying a JID nobody archived a request from is allowed (a
+    /// request that came while nothing ran is known to the server only).
+    private func requester(_ typed: String, accepting: Bool, link: AgentLink, context: CommandContext) throws -> String {
+        guard FileManager.default.fileExists(atPath: link.config.archivePath) else {
+            if accepting || !typed.contains("@") { throw NoRequest(jid: typed) }
+            return typed
+        }
+        let reader = try ArchiveAccess.reader(context, config: link.config)
+        let pending = try reader.pendingSubscriptionRequests(account: link.account.jid).map(\.jid)
+        let jid: String
+        do throws(ArchiveError) {
+            jid = try reader.resolve(typed, among: pending, what: "pending friend request")
+        } catch {
+            if case .names(.unknown) = error { throw NoRequest(jid: typed) }
+            throw ArchiveFailure(error: error)
+        }
+        guard pending.contains(where: { $0.caseInsensitiveCompare(jid) == .orderedSame }) else {
+            if accepting { throw NoRequest(jid: typed) }
+            return jid
+        }
+        return jid
+    }
+
+    struct NoRequest: CommandFailure {
+        let jid: String
+        var exitCode: ExitCode { .nothingFound }
+        var description: String {
+            "\(jid) has no pending friend request (see `roost requests`); to ask \(jid) for a subscription, use `roost roster add \(jid)`"
+        }
     }
 }

@@ -8,6 +8,8 @@ struct RoomsCommand: Command {
     static let name = "rooms"
     static let summary = "list group chats (joined, bookmarked, occupants, activity); join, leave, invitations"
     static let usage = "[options] [join ROOM [--nick N] [--password-command CMD] [--bookmark] | leave ROOM | invites [--all] | decline ROOM]"
+    static let arguments: [ArgumentKind] = [.subcommands([Subcommand("join", [.text]), Subcommand("leave", [.contact]),
+                                                          Subcommand("invites"), Subcommand("decline", [.text])])]
     static let discussion = """
         Without a subcommand, lists every room the account knows of: whether the agent is in it now (when an \
         agent runs), its bookmark (and autojoin), Roost's nick there, how many occupants it has, how many \
@@ -161,9 +163,9 @@ struct RoomsCommand: Command {
                 if now?.bookmarked ?? row?.bookmarked ?? false { flags.append((now?.autojoin ?? row?.autojoin ?? false) ? "bookmark, autojoin" : "bookmark") }
                 if row?.joinedByUser == true { flags.append("joined by you") }
                 let nick = (now?.nick ?? row?.nick).map { " as \($0)" } ?? ""
-                let who = joined ? ", \(occupants) \(occupants == 1 ? "occupant" : "occupants")" : ""
+                let who = joined ? ", \(Counted.noun(occupants, "occupant"))" : ""
                 let activity = row?.lastActivity.map { ", last message \(TimeText.local($0))" } ?? ""
-                let count = row.map { ", \($0.messages) \($0.messages == 1 ? "message" : "messages")" } ?? ""
+                let count = row.map { ", \(Counted.noun($0.messages, "message"))" } ?? ""
                 output.line("\(name)  \(state)\(nick)\(who)\(count)\(activity)" + (flags.isEmpty ? "" : " [\(flags.joined(separator: "; "))]")
                     + (error.map { joined ? "" : "\n    \($0)" } ?? ""))
             }

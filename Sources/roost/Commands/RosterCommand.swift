@@ -6,14 +6,19 @@ import RoostArchive
 struct RosterCommand: Command {
     static let name = "roster"
     static let summary = "list contacts (name, groups, subscription, presence, last seen); add, remove, rename, group"
-    static let usage = "[options] [add JID | remove JID | rename JID NAME | group JID [GROUP...]]"
+    static let usage = "[options] [add JID | remove WHO | rename WHO NAME | group WHO [GROUP...]]"
+    static let arguments: [ArgumentKind] = [.subcommands([Subcommand("add", [.text]), Subcommand("remove", [.contact]),
+                                                          Subcommand("rename", [.contact, .text]), Subcommand("group", [.contact, .text])])]
     static let discussion = """
         Without a subcommand, lists the roster as the server has it, with each contact's subscription \
         (none, to, from, both; "pending" while your request is unanswered) and, while an agent runs, its \
-        presence now; the last time it was seen comes from the presence log.
-        add JID asks JID for a subscription and puts it on the roster (--name, --group, repeatable). remove JID \
-        takes it off (cancelling subscriptions both ways). rename JID NAME sets the name ("" removes it). \
-        group JID GROUP... sets the groups (none: no group).
+        presence now; "last seen" is the last time the presence log saw it available (never for a contact \
+        that does not share its presence).
+        add JID asks JID for a subscription and puts it on the roster (--name, --group, repeatable); JID may \
+        see your presence too: the server pre-approves it where it can (RFC 6121 pre-approval), else the agent \
+        answers JID's own request when it comes, so the friendship ends as "both". remove WHO takes a contact \
+        off (cancelling subscriptions both ways). rename WHO NAME sets the name ("" removes it). group WHO \
+        GROUP... sets the groups (none: no group). WHO is a JID, or a name or the start of a JID of the roster.
         These commands go through the running agent; when none runs, roost logs in once itself with the same \
         config (a separate resource at the configured priority, no presence broadcast), acts and logs out. \
         Everything done is archived.
@@ -61,7 +66,8 @@ struct RosterCommand: Command {
     }
 
     func run(context: CommandContext) async throws -> ExitCode {
-        let link = try AgentLink(context: context, command: "roost roster")
+        let listing = if case .list(cached: true) = action { true } else { false }
+        let link = try AgentLink(context: context, command: "roost roster", reading: listing)
         let output = context.output
         switch action {
         case .list(let cached):
@@ -69,10 +75,12 @@ struct RosterCommand: Command {
         case .add(let add):
             let (entry, route) = try await link.perform(add)
             report(entry, verb: "added", route: route, context: context)
-        case .update(let update):
+        case .update(var update):
+            update.jid = try link.contact(update.jid)
             let (entry, route) = try await link.perform(update)
             report(entry, verb: "updated", route: route, context: context)
-        case .remove(let jid):
+        case .remove(let typed):
+            let jid = try link.contact(typed)
             let (done, route) = try await link.perform(RosterRemoveAction(jid: jid))
             if context.options.json {
                 output.jsonLine(["ok": true, "removed": .string(jid.lowercased()), "via": .string(route.rawValue)])
@@ -111,13 +119,14 @@ struct RosterCommand: Command {
         }
         let reader = FileManager.default.fileExists(atPath: link.config.archivePath) ? try? ArchiveReader(path: link.config.archivePath) : nil
         let latest = Dictionary(grouping: (try? reader?.latestPresence(account: account)) ?? [], by: { $0.contact.lowercased() })
+        let lastSeen = (try? reader?.lastSeen(account: account)) ?? [:]
         let contacts = Dictionary(((try? reader?.contacts(account: account, includeRemoved: true)) ?? []).map { ($0.jid.lowercased(), $0) },
                                   uniquingKeysWith: { a, _ in a })
         // Presence "now" is only known while an agent is online and logging it.
         let presenceKnown = route == .agent
         let output = link.context.output
         for entry in entries {
-            let summary = PresenceSummary(latest: latest[entry.jid.lowercased()] ?? [])
+            let summary = PresenceSummary(latest: latest[entry.jid.lowercased()] ?? [], lastSeen: lastSeen[entry.jid.lowercased()])
             let vcard = contacts[entry.jid.lowercased()]
             if link.context.options.json {
                 var object = Self.json(entry)

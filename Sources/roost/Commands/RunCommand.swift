@@ -12,7 +12,12 @@ struct RunCommand: Command {
         messages keep going to your real clients; message carbons and the server archive bring everything \
         you send and receive elsewhere into the local archive. An account that fails to connect is retried \
         with backoff; an account whose password or certificate is refused waits for you (it tries again hourly, \
-        and at once on SIGHUP). When every account waits for you, roost exits with status 78. SIGTERM or \
+        and at once on SIGHUP). When every account waits for you, roost exits with status 78. SIGHUP \
+        (`systemctl --user reload roost`) also reads the config again without a restart: accounts added, \
+        removed, disabled or changed are started, stopped (after committing what they received) or \
+        restarted, and the notification rules and sinks are replaced; a config with errors is logged and \
+        the running one kept. At the default level it logs, at most once a minute, how many messages it \
+        archived; a first catch-up shows its progress (one line redrawn on a terminal, every 10 % in a log). SIGTERM or \
         SIGINT: everything received is committed, unavailable presence is sent, the stream and the archive \
         are closed, and roost exits 0.
         """
@@ -26,7 +31,7 @@ struct RunCommand: Command {
         let config = try context.loadConfig()
         _ = try context.selectedAccounts(in: config)
         let level = context.options.effectiveLogLevel(configured: config.logLevel, commandDefault: .info)
-        let log = Logger(level: level)
+        let log = Logger(level: level, terminal: context.output.standardErrorIsTTY)
         var selected = config
         if let only = context.options.account {
             selected.accounts = config.accounts.filter { $0.jid.caseInsensitiveCompare(only) == .orderedSame }
@@ -42,8 +47,16 @@ struct RunCommand: Command {
         }
         control.start(dispatcher: ControlDispatcher(handle: agent, config: selected))
         log.info("control socket: \(control.path)")
-        ServiceNotifier.notify("READY=1\nSTATUS=archiving \(agent.accountCount) account(s)", environment: context.environment)
-        let ending = await agent.run(signals: signals.signals)
+        ServiceNotifier.notify("READY=1\nSTATUS=archiving \(Counted.noun(agent.accountCount, "account"))", environment: context.environment)
+        // SIGHUP reads the same file again, for the same --account.
+        let explicitPath = context.options.configPath
+        let environment = context.environment
+        let only = context.options.account
+        let ending = await agent.run(signals: signals.signals) {
+            var config = try RoostConfig.load(explicitPath: explicitPath, environment: environment)
+            if let only { config.accounts = config.accounts.filter { $0.jid.caseInsensitiveCompare(only) == .orderedSame } }
+            return config
+        }
         ServiceNotifier.notify("STOPPING=1", environment: context.environment)
         return ending == .everyAccountFailed ? .config : .ok
     }

@@ -7,12 +7,16 @@ struct SearchCommand: Command {
     static let summary = "search the archive (words, \"phrases\", OR, -word, prefix*, from: with: date: ...)"
     static let usage = "[options] QUERY..."
     static let discussion = """
-        Words must all match (AND); "quoted phrases"; OR between alternatives; NOT word or -word to exclude; \
-        prefix* for word starts; parentheses group. Filters: from:JID to:JID with:JID (the conversation) \
-        account:JID date:A..B after:A before:B (YYYY-MM-DD, YYYY-MM, YYYY-MM-DDTHH:MM, or 7d 2w 3m 1y today \
-        yesterday) is:in is:out is:chat is:groupchat is:edited has:file. Chinese, Japanese and Korean words \
-        of any length are found (好友, 消息). No words means every message matching the filters. \
-        Exit status: 0 found, 1 nothing matched, 2 invalid query.
+        Words must all match (AND); "quoted phrases"; OR between alternatives; NOT word or -word to exclude \
+        (-word needs no -- before it); prefix* for word starts (quote it, 'trav*', so the shell leaves it alone); \
+        parentheses group. Filters: from:WHO to:WHO with:WHO (the conversation) in:ROOM, where WHO is a JID, \
+        the start of one, or a roster name, nickname or full name (a name fitting several is an error listing \
+        them); account:JID date:A..B after:A before:B (YYYY-MM-DD, YYYY-MM, YYYY-MM-DDTHH:MM, or 7d 2w 3m 1y \
+        today yesterday) is:in is:out is:chat is:groupchat is:edited has:file has:image filename:NAME type:MIME. \
+        Chinese, Japanese and Korean words of any length are found (好友, 消息). No words means every message \
+        matching the filters. Each line starts with the message's short id, for `roost show ID` and \
+        `roost log WHO --around ID`. On a terminal, when more match than are shown, stderr says how many. \
+        Exit status: 0 found, 1 nothing matched (or a name matches no contact), 2 invalid query.
         """
     static let options: [OptionSpec] = [
         .flag("oldest-first", help: "oldest matches first (default: newest first)"),
@@ -20,11 +24,15 @@ struct SearchCommand: Command {
         .value("limit", short: "n", placeholder: "N", help: "at most N results (default 50, 0 = no limit)"),
         .value("offset", placeholder: "N", help: "skip the first N results"),
     ]
+    static let takesQuery = true
+    static let arguments: [ArgumentKind] = [.query]
+    static let defaultLimit = 50
 
     let query: String
     let order: SearchOrder
     let limit: Int
     let offset: Int
+    var pagesOutput: Bool { true }
 
     init(parsed: ParsedArguments) throws(UsageError) {
         query = parsed.positionals.joined(separator: " ")
@@ -32,22 +40,50 @@ struct SearchCommand: Command {
             throw UsageError("--oldest-first and --rank cannot be combined", command: parsed.command)
         }
         order = parsed.flag("rank") ? .rank : parsed.flag("oldest-first") ? .oldestFirst : .newestFirst
-        let l = try parsed.integer("limit", in: 0...10_000_000) ?? 50
+        let l = try parsed.integer("limit", in: 0...10_000_000) ?? Self.defaultLimit
         limit = l == 0 ? Int.max / 2 : l
         offset = try parsed.integer("offset", in: 0...Int(Int32.max)) ?? 0
     }
 
     func run(context: CommandContext) async throws -> ExitCode {
-        let reader = try ArchiveAccess.reader(context)
-        var text = query
-        if let account = context.options.account { text = "account:\(account) (\(text.isEmpty ? "" : text))" }
-        if query.isEmpty, let account = context.options.account { text = "account:\(account)" }
+        let view = try ArchiveView.open(context)
         let rows: [MessageRow]
-        do { rows = try reader.search(query: text, order: order, limit: limit, offset: offset) } catch { throw ArchiveFailure(error: error) }
-        let highlight = context.output.standardOutputIsTTY
+        do { rows = try view.reader.search(query: query, account: view.account, order: order, limit: limit, offset: offset) } catch {
+            throw ArchiveFailure(error: error)
+        }
         for row in rows {
-            if context.options.json { context.output.jsonLine(row.json) } else { context.output.line(row.humanLine(highlight: highlight)) }
+            if context.options.json { context.output.jsonLine(view.text.json(row)) } else { context.output.line(view.text.searchLine(row, highlight: true)) }
+        }
+        // A full page on a terminal: say that there is more, and how to see it.
+        if rows.count == limit, context.output.standardOutputIsTTY, !context.options.json {
+            let total = (try? view.reader.count(query: query, account: view.account)) ?? 0
+            if total > offset + rows.count {
+                context.output.note(Counted.shownOf(rows.count, total: total, hint: "--limit 0 for all"))
+            }
         }
         return rows.isEmpty ? .nothingFound : .ok
+    }
+}
+
+/// Numbers and nouns as people write them: "1 message", "2 messages", "20,000".
+enum Counted {
+    static func number(_ value: Int) -> String {
+        let digits = String(value.magnitude)
+        var grouped = ""
+        for (index, character) in digits.enumerated() {
+            if index > 0 && (digits.count - index) % 3 == 0 { grouped.append(",") }
+            grouped.append(character)
+        }
+        return (value < 0 ? "-" : "") + grouped
+    }
+
+    /// `1 conversation`, `3 conversations`; `plural` when adding "s" is wrong.
+    static func noun(_ count: Int, _ singular: String, plural: String? = nil) -> String {
+        "\(number(count)) \(count == 1 ? singular : plural ?? singular + "s")"
+    }
+
+    /// `50 of 20,000 shown — --limit 0 for all`.
+    static func shownOf(_ shown: Int, total: Int, hint: String) -> String {
+        "\(number(shown)) of \(number(total)) shown — \(hint)"
     }
 }

@@ -6,10 +6,12 @@ import RoostArchive
 struct SendCommand: Command {
     static let name = "send"
     static let summary = "send a chat message (text from the arguments or stdin) or a file (--file)"
-    static let usage = "[options] JID [TEXT...]"
+    static let usage = "[options] WHO [TEXT...]"
+    static let arguments: [ArgumentKind] = [.contact, .text]
     static let discussion = """
         Sends TEXT (the remaining arguments joined by spaces, or, without them, everything read from standard \
-        input) to JID as a chat message. It is archived as pending first and as sent once the server \
+        input) to WHO as a chat message. WHO is a JID, or a roster name, nickname, full name or the start of a \
+        JID the archive knows (one that fits several contacts is an error listing them). It is archived as pending first and as sent once the server \
         confirms it; a message larger than the server accepts (XEP-0478, else `max_send_bytes`, 256 KiB) is \
         refused before anything is sent (exit 2). Goes through the running agent; when none runs, roost logs \
         in once itself with the same config, sends and logs out. \
@@ -24,7 +26,7 @@ struct SendCommand: Command {
         """
     static let options: [OptionSpec] = [
         .flag("plaintext", help: "send unencrypted even into an OMEMO-encrypted conversation"),
-        .value("file", placeholder: "PATH", help: "upload and send this file (XEP-0363)"),
+        .value("file", placeholder: "PATH", help: "upload and send this file (XEP-0363)").completing(.file),
     ]
 
     let jid: String
@@ -44,7 +46,8 @@ struct SendCommand: Command {
 
     func run(context: CommandContext) async throws -> ExitCode {
         let link = try AgentLink(context: context, command: "roost send")
-        if let file { return try await send(file: file, link: link, context: context) }
+        let to = try link.contact(jid, kinds: [.contact, .room])
+        if let file { return try await send(file: file, to: to, link: link, context: context) }
         var body = text
         if body == nil {
             if isatty(STDIN_FILENO) == 1 { context.output.note("reading the message from standard input; end it with Ctrl-D") }
@@ -53,7 +56,7 @@ struct SendCommand: Command {
             if typed.hasSuffix("\n") { typed.removeLast() }
             body = typed
         }
-        let (sent, route) = try await link.perform(SendMessageAction(to: jid, body: body ?? "", plaintext: plaintext))
+        let (sent, route) = try await link.perform(SendMessageAction(to: to, body: body ?? "", plaintext: plaintext))
         if context.options.json {
             context.output.jsonLine(["ok": true, "to": .string(sent.to), "id": .string(sent.id),
                                      "timestamp": .string(TimeText.utc(sent.timestamp)), "via": .string(route.rawValue),
@@ -67,7 +70,7 @@ struct SendCommand: Command {
         return .ok
     }
 
-    private func send(file: String, link: AgentLink, context: CommandContext) async throws -> ExitCode {
+    private func send(file: String, to jid: String, link: AgentLink, context: CommandContext) async throws -> ExitCode {
         let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
         let name = (path as NSString).lastPathComponent
         let meter = ProgressMeter(output: context.output, enabled: context.output.standardErrorIsTTY && !context.options.quiet, noun: "bytes")

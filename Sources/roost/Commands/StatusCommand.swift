@@ -10,8 +10,10 @@ struct StatusCommand: Command {
     static let discussion = """
         Asks the running agent (over its control socket, $XDG_RUNTIME_DIR/roost/control.sock) for each account's \
         connection state, server, bound resource, whether stream management is on, the last read of the server \
-        archive and how many sent stanzas the server has not acknowledged yet; then shows the archive's size and \
-        counts. When no agent runs it says so and shows the archive only.
+        archive and how many stanzas Roost sent that the server has not acknowledged yet (stream management, \
+        XEP-0198: a few for a moment is normal; they are sent again if the connection drops, so a number that \
+        stays high means the server does not answer); then shows the archive's size and counts. --account \
+        shows one account. When no agent runs it says so and shows the archive only.
         When the archive cannot be written (locked by another program, disk full), it says since when and why: \
         the agent then acknowledges nothing to the servers, which keep every message until it can. \
         Exit status: 0 when the agent runs and no account has failed; 3 when an account has failed (wrong \
@@ -31,6 +33,8 @@ struct StatusCommand: Command {
         let report = AgentLink.agentStatus(environment: context.environment)
         var accounts = report?.accounts ?? []
         if let only = context.options.account {
+            let served = accounts.contains { $0.account.caseInsensitiveCompare(only) == .orderedSame }
+            if !served { _ = try context.selectedAccounts(in: config) }
             accounts = accounts.filter { $0.account.caseInsensitiveCompare(only) == .orderedSame }
         }
         if let report {
@@ -65,8 +69,8 @@ struct StatusCommand: Command {
                     output.line("\(account.account): \(account.detail)")
                     output.line("  server \(account.server ?? "-"), resource \(account.resource ?? "-"), stream management \(account.streamManagement ? "on" : "off")")
                     output.line("  last server-archive read \(account.lastCatchUp.map { TimeText.local($0, seconds: true) } ?? "never"), "
-                        + "\(account.unacknowledgedOutbound) sent stanzas awaiting acknowledgement, \(account.rejectedStanzas) stanzas refused, "
-                        + "in \(account.roomsJoined ?? 0) \((account.roomsJoined ?? 0) == 1 ? "room" : "rooms")")
+                        + "\(Counted.noun(account.unacknowledgedOutbound, "sent stanza")) not yet acknowledged by the server, "
+                        + "\(Counted.noun(account.rejectedStanzas, "stanza")) refused, in \(Counted.noun(account.roomsJoined ?? 0, "room"))")
                     if account.serverStoresOffline, let priority = account.priority {
                         output.line("  note: priority \(priority) and no other client of this account online: the server counts it as offline. "
                             + "Messages to \(account.account) go to its offline storage (Roost still archives them); when that is full "
@@ -80,15 +84,16 @@ struct StatusCommand: Command {
         } else {
             output.line("agent: not running (nothing answers on \(socket)); start it with `roost run` or `systemctl --user start roost`")
         }
-        showArchive(config.archivePath, context: context)
+        showArchive(config.archivePath, account: context.options.account, context: context)
         if report == nil { return .connection }
         if accounts.contains(where: \.isFailed) { return .connection }
         return report?.archiveFailingSince == nil ? .ok : .nothingFound
     }
 
-    private func showArchive(_ path: String, context: CommandContext) {
+    private func showArchive(_ path: String, account: String?, context: CommandContext) {
         let output = context.output
-        guard FileManager.default.fileExists(atPath: path), let reader = try? ArchiveReader(path: path), let stats = try? reader.stats() else {
+        guard FileManager.default.fileExists(atPath: path), let reader = try? ArchiveReader(path: path),
+              let stats = try? reader.stats(account: account?.lowercased()) else {
             if context.options.json {
                 output.jsonLine(["kind": "archive", "path": .string(path), "exists": false])
             } else {
@@ -102,7 +107,7 @@ struct StatusCommand: Command {
                              "presence_events": .int(stats.presenceEvents), "subscription_events": .int(stats.subscriptionEvents)])
         } else {
             output.line("archive: \(path), \(ByteCountFormatter.string(fromByteCount: stats.archiveSizeBytes, countStyle: .file)), "
-                + "\(stats.totalMessages) messages in \(stats.conversations.count) conversations")
+                + "\(Counted.noun(stats.totalMessages, "message")) in \(Counted.noun(stats.conversations.count, "conversation"))")
         }
     }
 }

@@ -7,9 +7,11 @@ import RoostXMPP
 struct VCardCommand: Command {
     static let name = "vcard"
     static let summary = "show a contact's vCard (cached, or --refresh from the server); set your own"
-    static let usage = "[options] show [JID] [--refresh] | set [--nickname N] [--fullname F] [--photo FILE | --no-photo]"
+    static let usage = "[options] show [WHO] [--refresh] | set [--nickname N] [--fullname F] [--photo FILE | --no-photo]"
+    static let arguments: [ArgumentKind] = [.subcommands([Subcommand("show", [.contact]), Subcommand("set")])]
     static let discussion = """
-        show JID prints the vCard (full name, nickname, photo...) cached in the archive; the first time, or with \
+        Without a subcommand, lists the vCards cached in the archive (contacts whose card was fetched: \
+        nickname, full name, photo). show WHO prints the vCard (full name, nickname, photo...) cached in the archive; the first time, or with \
         --refresh, it is fetched from the server and the cache updated. Photos are kept in the avatars/ folder \
         next to the archive, named by their SHA-1. Without JID, your own card.
         set updates your own vCard (XEP-0054): fields not given stay as they are; --photo FILE (PNG, JPEG, GIF, \
@@ -22,11 +24,12 @@ struct VCardCommand: Command {
         .flag("refresh", help: "show: fetch from the server even when cached"),
         .value("nickname", placeholder: "NICK", help: "set: your nickname (\"\" removes it)"),
         .value("fullname", placeholder: "NAME", help: "set: your full name (\"\" removes it)"),
-        .value("photo", placeholder: "FILE", help: "set: an image file for your photo"),
+        .value("photo", placeholder: "FILE", help: "set: an image file for your photo").completing(.file),
         .flag("no-photo", help: "set: remove your photo"),
     ]
 
     enum Action {
+        case list
         case show(jid: String?, refresh: Bool)
         case set(nickname: String?, fullName: String?, photo: String?, removePhoto: Bool)
     }
@@ -49,17 +52,20 @@ struct VCardCommand: Command {
             }
             action = .set(nickname: nickname, fullName: fullName, photo: photo, removePhoto: remove)
         case nil:
-            throw UsageError("missing subcommand: show or set", command: parsed.command)
+            action = .list
         case let other?:
             throw UsageError("unknown vcard subcommand '\(other)' (show, set)", command: parsed.command)
         }
     }
 
     func run(context: CommandContext) async throws -> ExitCode {
-        let link = try AgentLink(context: context, command: "roost vcard")
+        let listing = if case .list = action { true } else { false }
+        let link = try AgentLink(context: context, command: "roost vcard", reading: listing)
         switch action {
+        case .list:
+            return try list(link: link, context: context)
         case .show(let jid, let refresh):
-            let contact = try JIDArgument.bare(jid ?? link.account.jid).description
+            let contact = try JIDArgument.bare(try jid.map { try link.contact($0) } ?? link.account.jid).description
             if !refresh, let cached = try cached(contact, link: link) {
                 print(cached, route: nil, context: context)
                 return .ok
@@ -77,6 +83,31 @@ struct VCardCommand: Command {
             let (published, route) = try await link.perform(VCardPublishAction(nickname: nickname, fullName: fullName, photo: photo,
                                                                                removePhoto: removePhoto))
             print(published.vcard, route: route, context: context, pep: published.pep)
+        }
+        return .ok
+    }
+
+    private func list(link: AgentLink, context: CommandContext) throws -> ExitCode {
+        guard FileManager.default.fileExists(atPath: link.config.archivePath) else {
+            if !context.options.json { context.output.note("no vCards cached yet (no archive)") }
+            return .nothingFound
+        }
+        let reader = try ArchiveAccess.reader(link.context)
+        let cards = try reader.contacts(account: link.account.jid, includeRemoved: true).filter { $0.vCardFetchedAt != nil }
+        for card in cards {
+            if context.options.json {
+                context.output.jsonLine(["jid": .string(card.jid), "nickname": .string(card.nickname), "fullname": .string(card.fullName),
+                                         "photo_path": .string(card.photoPath),
+                                         "fetched_at": card.vCardFetchedAt.map { .string(TimeText.utc($0)) } ?? .null])
+            } else {
+                let names = [card.nickname, card.fullName].compactMap { $0 }.joined(separator: ", ")
+                context.output.line(card.jid + (names.isEmpty ? "" : "  \(names)") + (card.photoPath != nil ? "  [photo]" : "")
+                                    + (card.vCardFetchedAt.map { "  fetched \(TimeText.local($0))" } ?? ""))
+            }
+        }
+        if cards.isEmpty {
+            if !context.options.json { context.output.note("no vCards cached for \(link.account.jid); `roost vcard show WHO` fetches one") }
+            return .nothingFound
         }
         return .ok
     }

@@ -77,7 +77,7 @@ struct VerifyCommand: Command {
         for sha256 in files.missing { lines.append("  missing: \(sha256)") }
         for sha256 in files.corrupt { lines.append("  damaged (hash differs): \(sha256)") }
         for sha256 in files.unreadable { lines.append("  unreadable: \(sha256)") }
-        if files.requeued > 0 { lines.append("  \(files.requeued) attachment(s) sent back to download") }
+        if files.requeued > 0 { lines.append("  \(Counted.noun(files.requeued, "attachment")) sent back to download") }
         else if !files.missing.isEmpty || !files.corrupt.isEmpty { lines.append("  run `roost verify --files --repair` to download them again") }
         return lines
     }
@@ -108,10 +108,10 @@ struct VerifyCommand: Command {
     }
 
     static func humanLines(_ report: VerifyReport) -> [String] {
-        var lines = ["\(report.account): server archive \(report.serverStorable) messages, local archive \(report.localTrusted) with server ids"]
-        if report.repaired > 0 { lines.append("repaired: \(report.repaired) messages archived from the server") }
+        var lines = ["\(report.account): server archive \(Counted.noun(report.serverStorable, "message")), local archive \(Counted.number(report.localTrusted)) with server ids"]
+        if report.repaired > 0 { lines.append("repaired: \(Counted.noun(report.repaired, "message")) archived from the server") }
         if report.missing > 0 {
-            lines.append("missing locally: \(report.missing) in \(report.missingRanges.count) range(s)")
+            lines.append("missing locally: \(Counted.number(report.missing)) in \(Counted.noun(report.missingRanges.count, "range"))")
             for range in report.missingRanges.prefix(20) {
                 lines.append("  \(range.count) from \(TimeText.local(range.firstTimestamp, seconds: true)) (\(range.firstId)) "
                              + "to \(TimeText.local(range.lastTimestamp, seconds: true)) (\(range.lastId))")
@@ -121,8 +121,8 @@ struct VerifyCommand: Command {
         }
         if report.unlinked > 0 { lines.append("stored but not yet linked to their server id: \(report.unlinked) (the agent links them on catch-up)") }
         if report.orphans > 0 { lines.append("local messages the server no longer lists: \(report.orphans) (its archive may have expired; kept)") }
-        if !report.duplicateStanzaIds.isEmpty { lines.append("rows sharing a server id: \(report.duplicateStanzaIds.count) group(s)") }
-        if !report.duplicateFallbackKeys.isEmpty { lines.append("rows stored twice (same fallback key): \(report.duplicateFallbackKeys.count) group(s)") }
+        if !report.duplicateStanzaIds.isEmpty { lines.append("rows sharing a server id: \(Counted.noun(report.duplicateStanzaIds.count, "group"))") }
+        if !report.duplicateFallbackKeys.isEmpty { lines.append("rows stored twice (same fallback key): \(Counted.noun(report.duplicateFallbackKeys.count, "group"))") }
         if report.rejected > 0 { lines.append("rejected server results (wrong sender or query): \(report.rejected)") }
         lines.append(report.consistent ? "consistent" : "NOT consistent")
         return lines

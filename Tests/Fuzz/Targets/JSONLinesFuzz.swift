@@ -27,6 +27,9 @@ enum JSONLinesFuzz {
         case .presence(let record):
             addresses += [(record.account, true), (record.contact, true)]
             times.append(record.timestamp)
+        case .subscription(let record):
+            addresses += [(record.account, true), (record.jid, true)]
+            times.append(record.timestamp)
         case .contact(let roster, _, let vCard):
             if let roster { addresses += [(roster.account, true), (roster.jid, true)] }
             if let vCard { addresses += [(vCard.account, true), (vCard.jid, true)] }

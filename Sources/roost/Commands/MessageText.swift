@@ -1,0 +1,134 @@
+import Foundation
+import RoostAgent
+import RoostArchive
+
+/// The archive as a reading command sees it: the config, the reader, the account it keeps to (`--account`,
+/// else `default_account`), the names of contacts as they are now, and how messages look as text.
+struct ArchiveView {
+    let config: RoostConfig
+    let reader: ArchiveReader
+    /// nil: every account.
+    let account: String?
+    let names: NameDirectory
+    let text: MessageText
+
+    static func open(_ context: CommandContext) throws -> ArchiveView {
+        let config = try context.loadConfig()
+        let reader = try ArchiveAccess.reader(context, config: config)
+        let account = try context.readingAccount(config: config, reader: reader)
+        let names: NameDirectory
+        do { names = try reader.names() } catch { throw ArchiveFailure(error: error) }
+        let text = MessageText(output: context.output, names: names,
+                               showAccount: context.showsAccount(config: config, reader: reader, reading: account))
+        return ArchiveView(config: config, reader: reader, account: account, names: names, text: text)
+    }
+
+    /// The one conversation `typed` names (a JID, the start of one, a roster name, nickname or full name),
+    /// with its account. Several accounts holding it without `--account` (or `default_account`) is an error
+    /// that lists them.
+    func conversation(_ typed: String, kinds: Set<NameDirectory.Kind> = [.contact, .room]) throws -> NameDirectory.Entry {
+        // room@service/nick: a private conversation with a room's occupant, named exactly.
+        if typed.contains("@") && typed.contains("/") {
+            return NameDirectory.Entry(account: account ?? "", jid: typed.lowercased(), kind: .contact, names: [])
+        }
+        let entries: [NameDirectory.Entry]
+        do { entries = try reader.resolve(typed, account: account, kinds: kinds) } catch { throw ArchiveFailure(error: error) }
+        guard let first = entries.first else {
+            throw ArchiveFailure(error: .names(.unknown(typed: typed, what: "conversation")))
+        }
+        if entries.count > 1 {
+            let listed = entries.map { $0.described(withAccount: true) }
+            throw ArchiveFailure(error: .names(.ambiguous(typed: typed, candidates: listed)))
+        }
+        return first
+    }
+}
+
+/// How messages look in text output — `search`, `log`, `show` — in one place, so names, ids, colours and the
+/// account tag agree everywhere. Names are resolved now (roster name, nickname, full name, else the JID; in a
+/// room, the nick), never taken from the name stored with each message, which `--json` keeps as
+/// `sender_name` (history).
+struct MessageText {
+    let output: Output
+    let names: NameDirectory
+    /// Several accounts are configured and the output is not kept to one: each line names its account.
+    let showAccount: Bool
+
+    /// Who wrote `row`: "me", a room nick, or the contact's name.
+    func sender(of row: MessageRow) -> String {
+        if row.kind == .groupchat {
+            if let nick = Self.resource(of: row.from), !nick.isEmpty { return row.direction == .outgoing ? "me (\(nick))" : nick }
+            return row.senderName ?? row.conversation
+        }
+        if row.direction == .outgoing { return "me" }
+        return names.displayName(of: row.from, account: row.account)
+    }
+
+    /// The conversation's name: the contact's name, else its JID (rooms: their JID).
+    func conversationName(of row: MessageRow) -> String {
+        row.kind == .groupchat ? row.conversation : names.displayName(of: row.conversation, account: row.account)
+    }
+
+    /// `a1b2c3d4 2026-01-15 12:03 Bob < hello`: a search hit, with its conversation; in a room the sender too.
+    func searchLine(_ row: MessageRow, highlight: Bool) -> TerminalText {
+        let arrow = row.direction == .incoming ? "<" : ">"
+        let who: TerminalText = row.kind == .groupchat ? " " + output.styled(sender(of: row), .name) + ":" : ""
+        return prefix(row) + output.styled(conversationName(of: row), .name) + " \(arrow)" + who + " " + body(of: row, highlight: highlight)
+    }
+
+    /// `a1b2c3d4 2026-01-15 12:03 < Bob: hello`: a transcript line.
+    func logLine(_ row: MessageRow, highlight: Bool = false) -> TerminalText {
+        let arrow = row.direction == .incoming ? "<" : ">"
+        return prefix(row) + "\(arrow) " + output.styled(sender(of: row), .name) + ": " + body(of: row, highlight: highlight)
+    }
+
+    /// Short id, local time to the minute, and the account when several are shown.
+    func prefix(_ row: MessageRow) -> TerminalText {
+        var text = output.styled(ShortID.text(for: row.id), .id) + " " + output.styled(TimeText.local(row.timestamp), .dim) + " "
+        if showAccount { text += output.styled("[\(row.account)]", .account) + " " }
+        return text
+    }
+
+    /// The text of a message as people read it: the body (matches highlighted when colour is on), `[file …]`
+    /// for attachments, what could not be decrypted, `(edited)`, a time the sender claimed more than a minute
+    /// off the trusted one; continuation lines indented. Control characters in it are shown, never obeyed.
+    func body(of row: MessageRow, highlight: Bool) -> TerminalText {
+        var text = TerminalText(row.displayBody ?? row.subject.map { "(subject) \($0)" } ?? "")
+        if highlight, output.color, let body = row.body {
+            text = ""
+            var cursor = body.startIndex
+            for range in row.bodyHighlightRanges {
+                text += TerminalText(String(body[cursor..<range.lowerBound])) + output.styled(String(body[range]), .match)
+                cursor = range.upperBound
+            }
+            text += TerminalText(String(body[cursor...]))
+        }
+        if let encryption = row.encryption, encryption.isDecrypted, !encryption.isTrusted { text += " [untrusted device]" }
+        if !row.attachments.isEmpty {
+            let tags = TerminalText(row.attachments.map(\.tag).joined(separator: " "))
+            text = row.bodyIsLink ? tags : text + (text.rendered.isEmpty ? "" : " ") + tags
+        }
+        if text.rendered.utf8.contains(0x0A) {
+            text = TerminalText(stringLiteral: text.rendered.replacingOccurrences(of: "\n", with: "\n    "))
+        }
+        if let claimedAt = row.claimedAt {
+            let (difference, overflow) = claimedAt.subtractingReportingOverflow(row.timestamp)
+            if overflow || difference <= -60_000 || difference >= 60_000 { text += " (sender's clock says \(TimeText.local(claimedAt)))" }
+        }
+        return text + (row.edited ? output.styled(" (edited)", .dim) : "")
+    }
+
+    /// The JSON of `search`, `log` and `show`: the stored fields plus the names as they are now.
+    func json(_ row: MessageRow) -> JSONObject {
+        var object = row.json
+        object["short_id"] = .string(ShortID.text(for: row.id))
+        object["sender_display_name"] = .string(row.direction == .outgoing && row.kind != .groupchat ? row.account : sender(of: row))
+        object["conversation_name"] = .string(conversationName(of: row))
+        return object
+    }
+
+    private static func resource(of jid: String) -> String? {
+        guard let slash = jid.firstIndex(of: "/") else { return nil }
+        return String(jid[jid.index(after: slash)...])
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+import RoostTestSupport
+@testable import roost
+
+/// Issue 17, item 12: the completion scripts, generated from the commands' specs, complete every command,
+/// every option, every value with choices, subcommands, contacts and pending requesters — checked in a real
+/// bash, zsh and fish.
+@Suite("Shell completions", .requires(.tool("/usr/bin/zsh"), .tool("/usr/bin/fish"), .tool("/bin/bash")))
+struct CompletionTests {
+    /// The command lines to complete (the last word is what is being typed) and what each must offer.
+    struct Case {
+        let line: [String]
+        let expected: [String]
+    }
+
+    private func cases(config: String) -> [Case] {
+        var cases = [Case(line: ["roost", ""], expected: RoostCLI.allCommands.map { $0.name } + ["help"])]
+        for command in RoostCLI.allCommands {
+            let options = GlobalOptions.specs + command.options
+            cases.append(Case(line: ["roost", command.name, "-"],
+                              expected: options.map { "--" + $0.long } + options.compactMap { $0.short.map { "-\($0)" } }))
+            for option in command.options {
+                if case .choices(let words) = option.completion {
+                    cases.append(Case(line: ["roost", command.name, "--" + option.long, ""], expected: words))
+                }
+            }
+            if case .subcommands(let subs)? = command.arguments.first {
+                cases.append(Case(line: ["roost", command.name, ""], expected: subs.map(\.name)))
+            }
+        }
+        cases += [
+            Case(line: ["roost", "--log-level", ""], expected: ["error", "warning", "info", "debug"]),
+            Case(line: ["roost", "search", "--color", ""], expected: ["auto", "always", "never"]),
+            Case(line: ["roost", "--config", config, "log", ""], expected: ["bob@example.org", "wang@example.cn", "alice@example.org"]),
+            Case(line: ["roost", "--config", config, "send", "b"], expected: ["bob@example.org", "bert@example.org"]),
+            Case(line: ["roost", "--config", config, "requests", "accept", ""], expected: ["carol@example.org"]),
+            Case(line: ["roost", "--config", config, "search", "--account", ""], expected: ["me@example.org", "work@example.net"]),
+            Case(line: ["roost", "--config", config, "notify", "test", "--sink", ""], expected: ["phone"]),
+            Case(line: ["roost", "search", "wi"], expected: ["with:"]),
+            Case(line: ["roost", "search", "is:"], expected: ["in", "out", "edited"]),
+            Case(line: ["roost", "--config", config, "search", "with:b"], expected: ["bob@example.org", "bert@example.org"]),
+            Case(line: ["roost", "files", ""], expected: ["fetch", "has:", "with:"]),
+            Case(line: ["roost", "export", "-o", "conf"], expected: ["config.ini"]),
+            Case(line: ["roost", "help", "sta"], expected: ["stats", "status"]),
+        ]
+        return cases
+    }
+
+    private struct Shells {
+        let fixture: EverydayFixture
+        let bin: String
+        let folder: String
+
+        init() throws {
+            fixture = try EverydayFixture()
+            try "\n[sink phone]\ntype = command\ncommand = true\n".appendLine(to: fixture.config)
+            folder = fixture.folder + "/completions"
+            bin = folder + "/bin"
+            try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: bin + "/roost", withDestinationPath: RoostBinary.path)
+            for shell in ["bash", "zsh", "fish"] {
+                let script = try RoostBinary.run(["completions", shell]).stdout
+                try script.write(toFile: folder + "/" + (shell == "zsh" ? "_roost" : "roost.\(shell)"), atomically: true, encoding: .utf8)
+            }
+        }
+
+        var environment: [String: String] { ["PATH": "\(bin):/usr/bin:/bin", "HOME": fixture.folder + "/home", "TERM": "dumb"] }
+
+        /// What `shell` offers for each line, in order.
+        func complete(_ shell: String, _ lines: [[String]]) throws -> [[String]] {
+            let harness: String
+            var arguments: [String]
+            switch shell {
+            case "bash":
+                harness = """
+                    source "$1/roost.bash"; shift
+                    for line in "$@"; do
+                        eval "COMP_WORDS=($line)"
+                        COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+                        COMPREPLY=()
+                        _roost
+                        printf '%s\\n' "${COMPREPLY[@]}"
+                        echo '=== end'
+                    done
+                    """
+                // bash splits `with:b` at the colon, as readline would.
+                arguments = lines.map { words in
+                    words.flatMap { word -> [String] in
+                        guard let colon = word.firstIndex(of: ":"), !word.hasPrefix("/") else { return [word] }
+                        return [String(word[..<colon]), ":", String(word[word.index(after: colon)...])].filter { !$0.isEmpty || $0 == "" }
+                    }.map { "'\($0)'" }.joined(separator: " ")
+                }
+            case "zsh":
+                harness = """
+                    zmodload zsh/zpty
+                    dir=$1; shift
+                    for line in "$@"; do
+                      zpty z zsh -f -i
+                      zpty -w z "PROMPT=''; RPROMPT=''; fpath=($dir \\$fpath); autoload -Uz compinit; compinit -u -D"
+                      zpty -w z 'compadd() { local -a __captured; builtin compadd -O __captured "$@"; builtin compadd "$@"; local item; for item in $__captured; do print -r -- "<<<$item>>>"; done }'
+                      zpty -w z 'autoload -Uz _roost; _roost_then_mark() { _roost "$@"; print -r -- "COMPLETION""-DONE"; }; compdef _roost_then_mark roost'
+                      zpty -w z "zstyle ':completion:*' menu false; setopt nolistbeep; unsetopt autolist; LISTMAX=100000"
+                      zpty -w z 'print -r -- RE""ADY'
+                      zpty -r z out $'*\\nREADY*'
+                      zpty -w -n z "$line"$'\\t'
+                      zpty -r z out '*COMPLETION-DONE*'
+                      for row in ${(f)out}; do [[ $row =~ '<<<(.*)>>>' ]] && print -r -- "${match[1]}"; done
+                      zpty -w z $'\\C-u'
+                      zpty -d z
+                      print -r -- '=== end'
+                    done
+                    """
+                arguments = lines.map { $0.joined(separator: " ") }
+            default:
+                harness = """
+                    source $argv[1]/roost.fish
+                    for line in $argv[2..-1]
+                        complete -C "$line" | string replace -r '\\t.*' ''
+                        echo '=== end'
+                    end
+                    """
+                arguments = lines.map { $0.joined(separator: " ") }
+            }
+            let script = folder + "/harness.\(shell)"
+            try harness.write(toFile: script, atomically: true, encoding: .utf8)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: shell == "bash" ? "/bin/bash" : "/usr/bin/\(shell)")
+            process.arguments = (shell == "zsh" ? ["-f"] : []) + [script, folder] + arguments
+            process.environment = environment
+            process.currentDirectoryURL = URL(fileURLWithPath: fixture.folder)
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            var results: [[String]] = [[]]
+            for line in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) {
+                if line == "=== end" { results.append([]) } else if !line.isEmpty { results[results.count - 1].append(String(line)) }
+            }
+            return Array(results.dropLast())
+        }
+    }
+
+    @Test(arguments: ["bash", "zsh", "fish"])
+    func everyCommandOptionAndValueCompletes(shell: String) throws {
+        try TestRequirement.check(.tool("/usr/bin/zsh"), .tool("/usr/bin/fish"))
+        let shells = try Shells()
+        let cases = cases(config: shells.fixture.config)
+        let offered = try shells.complete(shell, cases.map(\.line))
+        #expect(offered.count == cases.count, "one answer per line")
+        for (testCase, got) in zip(cases, offered) {
+            // Shells may show what they add after the word (`with:bob…`), so compare by suffix of the typed word.
+            let missing = testCase.expected.filter { word in !got.contains { $0 == word || $0.hasSuffix(":" + word) || $0.hasSuffix(word) } }
+            #expect(missing.isEmpty, "\(shell): `\(testCase.line.joined(separator: " "))` does not offer \(missing); it offers \(got)")
+        }
+    }
+
+    @Test func theCommittedScriptsAreTheGeneratedOnes() throws {
+        let repository = EverydayCLITests.repository
+        for (shell, file) in [("bash", "roost.bash"), ("zsh", "_roost"), ("fish", "roost.fish")] {
+            let generated = try RoostBinary.run(["completions", shell]).stdout
+            let committed = try String(contentsOfFile: repository + "/contrib/completions/" + file, encoding: .utf8)
+            #expect(committed == generated, "contrib/completions/\(file) is stale: run contrib/scripts/make-completions")
+        }
+    }
+}
+
+private extension String {
+    func appendLine(to path: String) throws {
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(utf8))
+    }
+}

@@ -28,7 +28,7 @@ public struct SubscriptionAnswerAction: AccountAction {
             // Without an agent, a request sent while nothing ran is known to the server only. Denying it is a
             // refusal whoever asked; accepting it unseen would pre-approve the address (RFC 6121 §3.4), a typo too.
             if accept {
-                throw ActionFailure(.notFound, "\(contact) has no pending friend request that reached Roost (one sent while Roost was not running arrives once `roost run` is online, and `roost requests` then lists it); \(askInstead)")
+                throw ActionFailure(.notFound, "no friend request from \(contact) has reached Roost; one sent while Roost was not running arrives once `roost run` is online (`roost requests` then lists it), and can be accepted then; \(askInstead)")
             }
         }
         guard accept else {

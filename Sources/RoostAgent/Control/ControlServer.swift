@@ -25,7 +25,12 @@ public final class ControlServer: Sendable {
         case full, statusOnly, refused
     }
 
-    private init(path: String, listener: SocketDescriptor, wake: (SocketDescriptor, SocketDescriptor), inode: UInt64) {
+    /// Seconds a connection may stay silent before it is closed (`ControlProtocol.idleTimeoutSeconds`).
+    private let idleTimeoutSeconds: Int
+
+    private init(path: String, listener: SocketDescriptor, wake: (SocketDescriptor, SocketDescriptor), inode: UInt64,
+                 idleTimeoutSeconds: Int) {
+        self.idleTimeoutSeconds = idleTimeoutSeconds
         self.path = path
         self.listener = listener
         wakeRead = wake.0
@@ -34,7 +39,7 @@ public final class ControlServer: Sendable {
     }
 
     /// Creates the folder (0700) and the socket (0600) and starts listening; requests wait until `start`.
-    public static func bind(path: String) throws(ControlServerError) -> ControlServer {
+    public static func bind(path: String, idleTimeoutSeconds: Int = ControlProtocol.idleTimeoutSeconds) throws(ControlServerError) -> ControlServer {
         guard path.utf8.count <= UnixSocketAddress.maxPathBytes() else { throw .pathTooLong(path: path) }
         try prepareDirectory((path as NSString).deletingLastPathComponent)
         try removeStaleSocket(path)
@@ -56,7 +61,7 @@ public final class ControlServer: Sendable {
         var info = stat()
         stat(path, &info)
         return ControlServer(path: path, listener: listener, wake: (SocketDescriptor(pipeFDs[0]), SocketDescriptor(pipeFDs[1])),
-                             inode: UInt64(info.st_ino))
+                             inode: UInt64(info.st_ino), idleTimeoutSeconds: idleTimeoutSeconds)
     }
 
     private static func prepareDirectory(_ directory: String) throws(ControlServerError) {
@@ -163,7 +168,7 @@ public final class ControlServer: Sendable {
 
     private func serve(_ channel: LineChannel, dispatcher: ControlDispatcher) {
         while true {
-            switch channel.readLine(timeoutSeconds: ControlProtocol.idleTimeoutSeconds, cancelled: { isStopping }) {
+            switch channel.readLine(timeoutSeconds: idleTimeoutSeconds, cancelled: { isStopping }) {
             case .closed, .timedOut:
                 return
             case .tooLong:

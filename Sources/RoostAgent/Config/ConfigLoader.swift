@@ -69,6 +69,7 @@ struct ConfigLoader {
         if let v = assembly.settings.archiveStallSeconds { config.archiveStallSeconds = v }
         config.files = assembly.files
         if let v = assembly.settings.roomPingSeconds { config.roomPingSeconds = v }
+        if let v = assembly.settings.keepRetracted { config.keepRetracted = v }
         return config
     }
 }

@@ -9,4 +9,5 @@ struct SettingsDraft {
     var maxSendBytes: Int?
     var archiveStallSeconds: Int?
     var roomPingSeconds: Int?
+    var keepRetracted: Bool?
 }

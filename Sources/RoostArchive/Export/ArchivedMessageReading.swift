@@ -11,7 +11,7 @@ struct ArchivedMessageReading {
         m.thread, m.timestamp, m.received_at, m.stanza_id, m.stanza_id_by, m.stanza_id_trusted, m.origin_id, m.message_id,
         m.replaces, m.retracted, m.is_carbon, m.source, \(includeRaw ? "m.raw" : "NULL"), m.edited,
         EXISTS (SELECT 1 FROM attachments a WHERE a.message_row = m.id), \(MessageRowReading.encryptionColumns),
-        \(MessageRowReading.roomColumns), m.claimed_at
+        \(MessageRowReading.roomColumns), m.claimed_at, \(MessageSemanticsReading.columns)
         """
     }
 
@@ -30,6 +30,7 @@ struct ArchivedMessageReading {
         message.occupantId = row.optionalText(31)
         message.realJid = row.optionalText(32)
         message.claimedAt = row.optionalInt(33)
+        message.semantics = MessageSemanticsReading.semantics(row, at: 34)
         if row.int(23) > 0 { message.revisions = try revisions(of: id, includeRaw: includeRevisionRaw) }
         if row.bool(24) { message.attachments = try attachments(of: id) }
         return message

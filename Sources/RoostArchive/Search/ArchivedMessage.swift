@@ -38,6 +38,8 @@ public struct ArchivedMessage: Sendable, Equatable {
     /// Group chat: the sender's occupant id (XEP-0421) and real bare JID, when known.
     public var occupantId: String? = nil
     public var realJid: String? = nil
+    /// Reactions, the message answered, retraction, receipts and read state (schema v7).
+    public var semantics = MessageSemantics()
 
     public var edited: Bool { !revisions.isEmpty }
 

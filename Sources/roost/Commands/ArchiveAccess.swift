@@ -53,7 +53,7 @@ enum TimeText {
 extension MessageRow {
     /// The JSON object of `roost search --json` and `roost log --json` (documented in README).
     var json: JSONObject {
-        [
+        var object: JSONObject = [
             "id": .int(id),
             "account": .string(account),
             "conversation": .string(conversation),
@@ -82,6 +82,8 @@ extension MessageRow {
             "occupant_id": .string(occupantId),
             "real_jid": .string(realJid),
         ]
+        for (key, value) in semantics.jsonMembers { object[key] = value }
+        return object
     }
 
     /// True when the body is nothing but the link to an attachment (shown as `[file NAME SIZE]` instead).
@@ -110,8 +112,13 @@ extension MessageRow {
             let tags = TerminalText(attachments.map(\.tag).joined(separator: " "))
             text = bodyIsLink ? tags : text + (text.rendered.isEmpty ? "" : " ") + tags
         }
+        if let tombstone = semantics.tombstone {
+            text = body.map { TerminalText("[\(tombstone)] \($0)") } ?? TerminalText("[\(tombstone)]")
+        }
+        if let context = semantics.replyContext { text = TerminalText(context) + "\n" + text }
+        if let reactions = semantics.reactionSummary { text += "\n" + TerminalText(reactions) }
         text = TerminalText(stringLiteral: text.rendered.replacingOccurrences(of: "\n", with: "\n    "))
-        var notes = edited ? " (edited)" : ""
+        var notes = (edited ? " (edited)" : "") + semantics.tick
         if let claimedAt {
             let (difference, overflow) = claimedAt.subtractingReportingOverflow(timestamp)
             if overflow || difference <= -60_000 || difference >= 60_000 { notes += " (sender's clock says \(TimeText.local(claimedAt)))" }

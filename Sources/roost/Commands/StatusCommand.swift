@@ -11,7 +11,8 @@ struct StatusCommand: Command {
         Asks the running agent (over its control socket, $XDG_RUNTIME_DIR/roost/control.sock) for each account's \
         connection state, server, bound resource, whether stream management is on, the last read of the server \
         archive and how many sent stanzas the server has not acknowledged yet; then shows the archive's size and \
-        counts. When no agent runs it says so and shows the archive only.
+        counts, and the unread messages per conversation (incoming messages after the last one the user displayed on \
+        any client, wrote after, or marked read with `roost read`). When no agent runs it says so and shows the archive only.
         When the archive cannot be written (locked by another program, disk full), it says since when and why: \
         the agent then acknowledges nothing to the servers, which keep every message until it can. \
         Exit status: 0 when the agent runs and no account has failed; 3 when an account has failed (wrong \
@@ -96,13 +97,23 @@ struct StatusCommand: Command {
             }
             return
         }
+        let unread = (try? reader.unreadConversations(account: context.options.account?.lowercased())) ?? []
+        let unreadTotal = unread.reduce(0) { $0 + $1.unread }
         if context.options.json {
             output.jsonLine(["kind": "archive", "path": .string(path), "exists": true, "size_bytes": .int(stats.archiveSizeBytes),
                              "messages": .int(stats.totalMessages), "conversations": .int(stats.conversations.count),
-                             "presence_events": .int(stats.presenceEvents), "subscription_events": .int(stats.subscriptionEvents)])
+                             "presence_events": .int(stats.presenceEvents), "subscription_events": .int(stats.subscriptionEvents),
+                             "unread": .int(unreadTotal)])
+            for conversation in unread {
+                output.jsonLine(["kind": "unread", "account": .string(conversation.account), "conversation": .string(conversation.conversation),
+                                 "unread": .int(conversation.unread)])
+            }
         } else {
             output.line("archive: \(path), \(ByteCountFormatter.string(fromByteCount: stats.archiveSizeBytes, countStyle: .file)), "
                 + "\(stats.totalMessages) messages in \(stats.conversations.count) conversations")
+            if !unread.isEmpty {
+                output.line("unread: \(unreadTotal) (" + unread.map { "\($0.unread) from \($0.conversation)" }.joined(separator: ", ") + ")")
+            }
         }
     }
 }

@@ -66,6 +66,12 @@ Session commands (fields in brackets are optional):
                                                                         subscribed + subscribe back
     iq         xml (a whole <iq/>, type get or set, any id)           → type, xml of the answer
     raw        xml (any stanza, sent as is)
+    react      to, id, [reactions=[]], [type=chat], [body] (a fallback)   → id   XEP-0444 (slixmpp's xep_0444), store hint
+    reply      to, reply_id, body, [reply_to], [quote], [type=chat]      → id   XEP-0461; with quote, the body starts with
+                                                                        "> quote\n" marked as XEP-0428 fallback
+    retract    to, id, [type=chat]                                       → id   XEP-0424 (slixmpp's xep_0424, fallback body)
+    marker     to, id, [marker=displayed], [type=chat]                   → id   XEP-0333 received/displayed/acknowledged
+    receipt    to, id                                                    → id   XEP-0184 <received/>
     ping       [to]                                                   → round trip to the server (or to)
     quit
 Extending it (MUC, OMEMO, uploads, …): write `async def cmd_name(peer, command) -> dict` and decorate it
@@ -200,6 +206,13 @@ class Peer(slixmpp.ClientXMPP):
         if args.command == "session":
             self.register_plugin("xep_0054")
             self.register_plugin("xep_0280")
+            # Message semantics (reactions, replies, retractions, receipts, markers): sent only when asked.
+            self.register_plugin("xep_0334")
+            self.register_plugin("xep_0444")
+            self.register_plugin("xep_0461")
+            self.register_plugin("xep_0424")
+            self.register_plugin("xep_0333")
+            self.register_plugin("xep_0184", {"auto_ack": False, "auto_request": False})
         if args.register:
             # The plugin parses the <register/> stream feature; its own handler cannot be used: slixmpp 1.8
             # queues every IQ until the session starts, so its registration request never leaves.
@@ -658,6 +671,70 @@ async def session_iq(peer, command):
 async def session_raw(peer, command):
     peer.send_raw(required(command, "xml"))
     return {}
+
+
+def semantic_message(peer, command):
+    """A message for the semantics commands: type chat (carbon-copied and archived by the server), with an id."""
+    msg = peer.make_message(mto=required(command, "to"), mtype=command.get("type", "chat"))
+    msg["id"] = command.get("message_id") or peer.new_id()
+    return msg
+
+
+@session_command("react")
+async def session_react(peer, command):
+    msg = semantic_message(peer, command)
+    peer.plugin["xep_0444"].set_reactions(msg, required(command, "id"), command.get("reactions", []))
+    msg.enable("store")
+    if command.get("body"):
+        msg["body"] = command["body"]
+    msg.send()
+    return {"id": msg["id"]}
+
+
+@session_command("reply")
+async def session_reply(peer, command):
+    msg = semantic_message(peer, command)
+    msg["reply"]["id"] = required(command, "reply_id")
+    if command.get("reply_to"):
+        msg["reply"]["to"] = command["reply_to"]
+    body = required(command, "body")
+    quote = command.get("quote")
+    if quote:
+        fallback = "> " + quote + "\n"
+        msg["body"] = fallback + body
+        msg["feature_fallback"]["fallback_body"]["start"] = "0"
+        msg["feature_fallback"]["fallback_body"]["end"] = str(len(fallback))
+    else:
+        msg["body"] = body
+    msg.send()
+    return {"id": msg["id"]}
+
+
+@session_command("retract")
+async def session_retract(peer, command):
+    peer.plugin["xep_0424"].send_retraction(slixmpp.JID(required(command, "to")), required(command, "id"),
+                                            mtype=command.get("type", "chat"))
+    return {}
+
+
+@session_command("marker")
+async def session_marker(peer, command):
+    msg = semantic_message(peer, command)
+    marker = command.get("marker", "displayed")
+    if marker not in ("received", "displayed", "acknowledged"):
+        raise PeerCommandError("marker must be received, displayed or acknowledged")
+    msg[marker]["id"] = required(command, "id")
+    msg.enable("store")
+    msg.send()
+    return {"id": msg["id"]}
+
+
+@session_command("receipt")
+async def session_receipt(peer, command):
+    msg = semantic_message(peer, command)
+    msg["receipt"] = required(command, "id")
+    msg.send()
+    return {"id": msg["id"]}
 
 
 @session_command("ping")

@@ -74,9 +74,9 @@ enum MessageSemanticsReading {
         \(unreadExpression)
         """
 
-    /// Whether `m` is incoming and after its conversation's read mark (also the `is:unread` filter).
+    /// Whether `m` is incoming, not retracted, and after its conversation's read mark (also the `is:unread` filter).
     static let unreadExpression = """
-        (m.direction = 'in' AND m.id > coalesce((SELECT s.read_row FROM read_state s
+        (m.direction = 'in' AND m.retracted = 0 AND m.id > coalesce((SELECT s.read_row FROM read_state s
             WHERE s.account_id = m.account_id AND s.conversation = m.conversation), 0))
         """
 

@@ -36,7 +36,7 @@ _roost() {
     COMPREPLY=()
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="run search log stats verify config status roster requests rooms send omemo vcard presence register passwd unregister export import files notify help"
+    local commands="run search log stats verify config status roster requests rooms send read omemo vcard presence register passwd unregister export import files notify help"
     local global="--config --account --json --verbose --quiet --log-level --help --version"
 
     case $prev in
@@ -96,6 +96,7 @@ _roost() {
                 2) arguments=$(_roost_contacts) ;;
             esac ;;
         send) options="--plaintext --file"; [[ ${#words[@]} == 1 ]] && arguments="$(_roost_contacts) $(_roost_rooms)" ;;
+        read) options="--all --send"; [[ ${#words[@]} == 1 ]] && arguments="$(_roost_contacts) $(_roost_rooms)" ;;
         omemo)
             case ${#words[@]} in
                 1) arguments="fingerprints trust distrust retry" ;;

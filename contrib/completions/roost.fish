@@ -28,7 +28,7 @@ function __roost_rooms
     roost rooms --json --config (__roost_config_file) 2>/dev/null | sed -n 's/.*"room":"\([^"]*\)".*/\1/p'
 end
 
-set -l commands run search log stats verify config status roster requests rooms send omemo vcard presence register passwd unregister export import files notify help
+set -l commands run search log stats verify config status roster requests rooms send read omemo vcard presence register passwd unregister export import files notify help
 complete -c roost -f
 complete -c roost -n "not __fish_seen_subcommand_from $commands" -a "$commands"
 
@@ -48,8 +48,8 @@ complete -c roost -n '__fish_seen_subcommand_from search' -l offset -x
 complete -c roost -n '__fish_seen_subcommand_from log' -l states
 complete -c roost -n '__fish_seen_subcommand_from log' -l presence
 complete -c roost -n '__fish_seen_subcommand_from config' -l check-passwords
-complete -c roost -n '__fish_seen_subcommand_from log send presence' -a '(__roost_contacts)'
-complete -c roost -n '__fish_seen_subcommand_from log send' -a '(__roost_rooms)'
+complete -c roost -n '__fish_seen_subcommand_from log send read presence' -a '(__roost_contacts)'
+complete -c roost -n '__fish_seen_subcommand_from log send read' -a '(__roost_rooms)'
 
 complete -c roost -n '__fish_seen_subcommand_from rooms; and not __fish_seen_subcommand_from join leave invites decline' -a 'join leave invites decline'
 complete -c roost -n '__fish_seen_subcommand_from rooms; and __fish_seen_subcommand_from join leave decline' -a '(__roost_rooms)'
@@ -70,6 +70,8 @@ complete -c roost -n '__fish_seen_subcommand_from requests; and __fish_seen_subc
 complete -c roost -n '__fish_seen_subcommand_from requests' -l add
 
 complete -c roost -n '__fish_seen_subcommand_from send' -l plaintext
+complete -c roost -n '__fish_seen_subcommand_from read' -l all -d 'every conversation with unread messages'
+complete -c roost -n '__fish_seen_subcommand_from read' -l send -d 'also send a displayed marker'
 complete -c roost -n '__fish_seen_subcommand_from omemo; and not __fish_seen_subcommand_from fingerprints trust distrust retry' -a 'fingerprints trust distrust retry'
 complete -c roost -n '__fish_seen_subcommand_from omemo; and __fish_seen_subcommand_from fingerprints trust distrust' -a '(__roost_contacts)'
 

@@ -173,6 +173,18 @@ struct MessageSemanticsEndToEndTests {
         #expect(try ArchiveCount.sqlite(archive, counts) == before)
         #expect(before.trimmingCharacters(in: .whitespacesAndNewlines) == "7|5|3", "messages|reactions|retractions: \(before)")
 
+        // The exports show the conversation the same way, without the retracted text.
+        let html = try RoostBinary.run(["export", "--config", config, "-f", "html", "-o", "\(dir.path)/site", "--utc"])
+        #expect(html.status == 0, "\(html.stderr)")
+        let page = try String(contentsOfFile: "\(dir.path)/site/\(alice)/\(bobJID).html", encoding: .utf8)
+        #expect(page.contains("<div class=\"reactions\">👍 \(bobJID), ❤️ \(bobJID)  😂 me</div>") || page.contains("😂 me"), "reactions")
+        #expect(page.contains("class=\"reply\" href=\"#m\(question?["id"] as? Int ?? -1)\""), "the reply links to the message it answers")
+        #expect(page.contains("message retracted (by \(bobJID)/laptop"))
+        #expect(page.contains("class=\"tick read\""))
+        #expect(!page.contains("secretword"))
+        let markdown = try RoostBinary.run(["export", "--config", config, "-f", "md", "with:\(bobJID)"])
+        #expect(markdown.stdout.contains("😂 me") && markdown.stdout.contains("↪ ") && !markdown.stdout.contains("secretword"), "\(markdown.stdout)")
+
         // While Roost is down, bob reacts and retracts: both come from the server archive only.
         _ = roost.stop(signal: SIGTERM)
         try await bob.call("react", ["to": alice.description, "id": "bob-4", "reactions": ["🙏"]])

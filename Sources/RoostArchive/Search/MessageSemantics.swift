@@ -53,6 +53,40 @@ public struct MessageSemantics: Sendable, Equatable {
         }
         return order.map { "\($0) \(names[$0]!.joined(separator: ", "))" }.joined(separator: "  ")
     }
+
+    /// `message retracted (by bob@example.org/phone, at 2026-11-30 14:02: spam)`, with `time` formatting the instant.
+    public func tombstone(time: (Int64) -> String) -> String? {
+        retraction.map { "message retracted (by \($0.by), at \(time($0.at))\($0.reason.map { ": \($0)" } ?? ""))" }
+    }
+
+    /// `↪ bob: the first line of what bob wrote…`, shown above a reply.
+    public var replyContext: String? {
+        guard let reply else { return nil }
+        guard reply.messageRow != nil else { return "↪ (a message not in the archive)" }
+        let who = reply.sender ?? reply.author ?? "?"
+        guard let text = reply.text else { return "↪ \(who): (retracted)" }
+        let line = text.split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? ""
+        return "↪ \(who): " + (line.count > 60 ? line.prefix(59) + "…" : line)
+    }
+
+    /// ` ✓` delivered, ` ✓✓` read, else "".
+    public var tick: String {
+        switch peerProgress {
+        case .delivered: " ✓"
+        case .read: " ✓✓"
+        case nil: ""
+        }
+    }
+
+    /// The text a transcript shows for a message: the tombstone of a retracted one (with its text when kept), the
+    /// context of a reply above it, its reactions below.
+    public func decorate(_ text: String, time: (Int64) -> String) -> String {
+        var text = text
+        if let tombstone = tombstone(time: time) { text = retraction != nil && !text.isEmpty ? "[\(tombstone)] \(text)" : "[\(tombstone)]" }
+        if let context = replyContext { text = context + "\n" + text }
+        if let reactions = reactionSummary { text += "\n" + reactions }
+        return text
+    }
 }
 
 /// The columns that read `MessageSemantics`, appended to the message queries (`m` is the message row).

@@ -112,23 +112,27 @@ extension MessageRow {
             let tags = TerminalText(attachments.map(\.tag).joined(separator: " "))
             text = bodyIsLink ? tags : text + (text.rendered.isEmpty ? "" : " ") + tags
         }
-        if let tombstone = semantics.tombstone {
-            text = body.map { TerminalText("[\(tombstone)] \($0)") } ?? TerminalText("[\(tombstone)]")
-        }
-        if let context = semantics.replyContext { text = TerminalText(context) + "\n" + text }
-        if let reactions = semantics.reactionSummary { text += "\n" + TerminalText(reactions) }
-        text = TerminalText(stringLiteral: text.rendered.replacingOccurrences(of: "\n", with: "\n    "))
+        if semantics.retraction != nil, body == nil { text = "" }
         var notes = (edited ? " (edited)" : "") + semantics.tick
         if let claimedAt {
             let (difference, overflow) = claimedAt.subtractingReportingOverflow(timestamp)
             if overflow || difference <= -60_000 || difference >= 60_000 { notes += " (sender's clock says \(TimeText.local(claimedAt)))" }
         }
+        // `MessageSemantics.decorate`, with the others' text escaped: the tombstone, the reply context above, the
+        // reactions below (the notes stay on the message's own line).
+        text += TerminalText(notes)
+        if let tombstone = semantics.tombstone(time: { TimeText.local($0) }) {
+            text = semantics.retraction != nil && !text.rendered.isEmpty ? "[\(tombstone)] \(text)" : "[\(tombstone)]"
+        }
+        if let context = semantics.replyContext { text = TerminalText(context) + "\n" + text }
+        if let reactions = semantics.reactionSummary { text += "\n" + TerminalText(reactions) }
+        text = TerminalText(stringLiteral: text.rendered.replacingOccurrences(of: "\n", with: "\n    "))
         if showConversation {
             // The conversation already names a 1:1 peer; print the sender only where it adds something.
             let sender: TerminalText = (direction == .incoming && who != conversation) ? " \(who):" : ""
-            return "\(TimeText.local(timestamp)) \(conversation) \(arrow)\(sender) \(text)\(notes)"
+            return "\(TimeText.local(timestamp)) \(conversation) \(arrow)\(sender) \(text)"
         }
-        return "\(TimeText.local(timestamp)) \(arrow) \(who): \(text)\(notes)"
+        return "\(TimeText.local(timestamp)) \(arrow) \(who): \(text)"
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import RoostArchive
+@testable import RoostArchive
 
 /// Reactions, retractions and moderation, markers and the read state in the archive (schema v7), including
 /// the orders a server archive delivers them in and the rules on who may retract what.
@@ -136,5 +136,48 @@ struct ArchiveSemanticsTests {
         #expect(try reader.search(query: "is:unread").map(\.body) == ["four"])
         _ = try writer.commit([.conversationRead(account: Fixture.account, conversation: Fixture.peer, timestamp: Fixture.baseTime + 20)])
         #expect(try reader.unreadConversations().isEmpty)
+    }
+
+    @Test func everythingRoundTripsThroughJSONLines() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        var reply = Fixture.message("at noon", at: 3, messageId: "m3")
+        reply.replyTo = "o1"
+        reply.replyToJid = Fixture.account + "/phone"
+        _ = try writer.commit([
+            .message(Fixture.message("hello", messageId: "m1")),
+            .message(Fixture.message("when?", at: 1, direction: .outgoing, originId: "o1", messageId: "o1")),
+            .message(Fixture.message("gone soon", at: 2, messageId: "m2")),
+            .message(reply),
+            .message(Fixture.message("unread one", at: 4, messageId: "m4")),
+            annotation(.reactions(["👍"]), target: "m1", at: 10),
+            annotation(.reactions(["👍", "❤️"]), target: "m1", at: 11),
+            annotation(.reactions(["😂"]), target: "m1", from: Fixture.account + "/phone", direction: .outgoing, at: 12),
+            annotation(.retraction, target: "m2", at: 13),
+            annotation(.received, target: "o1", at: 14),
+            annotation(.displayed, target: "m3", from: Fixture.account + "/phone", direction: .outgoing, at: 15),
+        ])
+        let utc = TimeZone(identifier: "UTC")!
+        func jsonl(_ path: String, to file: String) throws -> String {
+            _ = try ArchiveExporter(reader: try ArchiveReader(path: path)).export(
+                ExportOptions(format: .jsonl, query: "", include: Set(ExportInclusion.allCases), timeZone: utc, copyAttachments: false),
+                to: .path(file))
+            return try String(contentsOfFile: file, encoding: .utf8)
+        }
+        let original = try jsonl(archive.path, to: archive.folder + "/a.jsonl")
+        #expect(original.contains("\"reactions\":[{\"target\":\"m1\""))
+        #expect(original.contains("\"reply_to\":\"o1\"") && original.contains("\"retracted_by\"") && original.contains("\"receipt\":\"delivered\""))
+        #expect(original.contains("\"unread\":true") && !original.contains("gone soon"))
+        let copy = archive.folder + "/copy.sqlite"
+        _ = try ArchiveImporter(archivePath: copy).importJSONLines(from: archive.folder + "/a.jsonl")
+        #expect(try jsonl(copy, to: archive.folder + "/b.jsonl") == original)
+        let reader = try ArchiveReader(path: copy)
+        #expect(try reader.unreadConversations().map(\.unread) == [1])
+        #expect(try reader.search(query: "reaction:❤️").count == 1)
+        #expect(try reader.search(query: "is:retracted").count == 1)
+        #expect(try reader.search(query: "noon").first?.semantics.reply?.text == "when?")
+        // Importing again adds nothing.
+        _ = try ArchiveImporter(archivePath: copy).importJSONLines(from: archive.folder + "/a.jsonl")
+        #expect(try jsonl(copy, to: archive.folder + "/c.jsonl") == original)
     }
 }

@@ -163,6 +163,19 @@ extension Ingestor {
         if record.direction == .outgoing {
             try moveReadState(account: account, conversation: record.conversation, read: id, at: record.receivedAt)
         }
+        if let imported = record.imported {
+            if let retraction = imported.retraction {
+                try database.run("UPDATE messages SET retracted = 1, retracted_by = ?, retracted_at = ?, retraction_reason = ? WHERE id = ?",
+                                 [.text(retraction.by), .integer(retraction.at), SQLValue(retraction.reason), .integer(id)])
+            }
+            if let progress = imported.peerProgress {
+                try moveReadState(account: account, conversation: record.conversation, peerReceived: id,
+                                  peerDisplayed: progress == .read ? id : 0, at: record.receivedAt)
+            }
+            if record.direction == .incoming, !imported.unread {
+                try moveReadState(account: account, conversation: record.conversation, read: id, at: record.receivedAt)
+            }
+        }
         let ids = [record.messageId, record.originId, record.stanzaId].compactMap { $0 }
         guard !ids.isEmpty else { return }
         let list = ids.map { _ in "?" }.joined(separator: ", ")

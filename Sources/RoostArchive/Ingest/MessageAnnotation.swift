@@ -1,3 +1,16 @@
+/// What a jsonl export recorded of a message's state (schema v7), restored on import.
+public struct ImportedState: Sendable, Equatable {
+    public var retraction: MessageSemantics.Retraction?
+    public var peerProgress: MessageSemantics.PeerProgress?
+    public var unread: Bool
+
+    public init(retraction: MessageSemantics.Retraction?, peerProgress: MessageSemantics.PeerProgress?, unread: Bool) {
+        self.retraction = retraction
+        self.peerProgress = peerProgress
+        self.unread = unread
+    }
+}
+
 /// Something a participant did to an earlier message, named by its id (see `SchemaV7`).
 public struct MessageAnnotation: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
@@ -36,6 +49,8 @@ public struct MessageAnnotation: Sendable, Equatable {
     public var stanzaId: String?
     /// `[archive] keep_retracted`: a retraction marks the message but keeps its text.
     public var keepRetractedText: Bool
+    /// The archive's own key for it, when it comes from a jsonl export (else derived from the stanza).
+    public var key: String? = nil
 
     public init(account: String, conversation: String, kind: Kind, target: String, from: String, direction: MessageDirection,
                 groupchat: Bool = false, occupantId: String? = nil, senderName: String? = nil, timestamp: Int64,
@@ -64,6 +79,7 @@ public struct MessageAnnotation: Sendable, Equatable {
 
     /// The same update seen again (live, carbon, server archive) has the same key.
     var dedupKey: String {
+        if let key { return key }
         let identity = messageId.map { "m|\($0)" } ?? stanzaId.map { "s|\($0)" } ?? "t|\(timestamp / 1000)"
         let what: String = switch kind {
         case .reactions(let emojis): "r|" + emojis.joined(separator: " ")

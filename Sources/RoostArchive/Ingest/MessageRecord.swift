@@ -46,6 +46,8 @@ public struct MessageRecord: Sendable, Equatable {
     /// XEP-0461: the id of the message this one answers, and its author as the reply names it.
     public var replyTo: String? = nil
     public var replyToJid: String? = nil
+    /// Set by a jsonl import: the retraction, receipts and read state the export recorded.
+    public var imported: ImportedState? = nil
 
     public init(account: String, conversation: String, direction: MessageDirection, kind: MessageKind = .chat,
                 from: String, to: String, senderName: String? = nil, body: String?, subject: String? = nil,

@@ -40,6 +40,11 @@ public struct ArchivedMessage: Sendable, Equatable {
     public var realJid: String? = nil
     /// Reactions, the message answered, retraction, receipts and read state (schema v7).
     public var semantics = MessageSemantics()
+    /// XEP-0461: the id and author the reply names (`semantics.reply` adds the message found).
+    public var replyTo: String? = nil
+    public var replyToJid: String? = nil
+    /// Every reaction update, oldest first (the current set of each reactor is in `semantics`).
+    public var reactionHistory: [ReactionUpdate] = []
 
     public var edited: Bool { !revisions.isEmpty }
 

@@ -94,9 +94,11 @@ enum MessageSemanticsReading {
     static let columnCount: Int32 = 10
 
     static let columns = """
-        (SELECT json_group_array(json_array(r.emojis, coalesce(r.reactor_name, r.reactor), r.direction)) FROM reactions r
-         WHERE r.message_row = m.id AND NOT EXISTS (SELECT 1 FROM reactions n WHERE n.message_row = r.message_row AND n.reactor = r.reactor
-             AND (n.timestamp > r.timestamp OR (n.timestamp = r.timestamp AND n.id > r.id)))),
+        (SELECT json_group_array(json_array(emojis, name, direction)) FROM (
+            SELECT r.emojis, coalesce(r.reactor_name, r.reactor) AS name, r.direction FROM reactions r
+            WHERE r.message_row = m.id AND NOT EXISTS (SELECT 1 FROM reactions n WHERE n.message_row = r.message_row AND n.reactor = r.reactor
+                AND (n.timestamp > r.timestamp OR (n.timestamp = r.timestamp AND n.id > r.id)))
+            ORDER BY r.timestamp, r.id)),
         m.reply_to, m.reply_to_jid,
         (SELECT json_array(t.id, coalesce(t.sender_name, t.from_jid), t.body) FROM messages t
          WHERE m.reply_to IS NOT NULL AND t.account_id = m.account_id AND t.conversation = m.conversation AND t.id != m.id

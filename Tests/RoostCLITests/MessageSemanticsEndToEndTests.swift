@@ -173,15 +173,39 @@ struct MessageSemanticsEndToEndTests {
         #expect(try ArchiveCount.sqlite(archive, counts) == before)
         #expect(before.trimmingCharacters(in: .whitespacesAndNewlines) == "7|5|3", "messages|reactions|retractions: \(before)")
 
+        // Styled text (XEP-0393), stored verbatim.
+        let styledText = "*bold* and _slanted_ ~struck~ `co*de*`\n> quoted *line*\n```\n*not bold*\n```"
+        try await bob.send(to: alice, body: styledText, id: "bob-6")
+        try await waitUntil("the styled message") { try row(config, bobJID, messageID: "bob-6")?["body"] as? String == styledText }
+
         // The exports show the conversation the same way, without the retracted text.
         let html = try RoostBinary.run(["export", "--config", config, "-f", "html", "-o", "\(dir.path)/site", "--utc"])
         #expect(html.status == 0, "\(html.stderr)")
-        let page = try String(contentsOfFile: "\(dir.path)/site/\(alice)/\(bobJID).html", encoding: .utf8)
+        let page = try String(contentsOfFile: "\(dir.path)/site/\(bobJID).html", encoding: .utf8)
         #expect(page.contains("<div class=\"reactions\">👍 \(bobJID)  ❤️ \(bobJID)  😂 me</div>"), "reactions in the order given")
         #expect(page.contains("class=\"reply\" href=\"#m\(question?["id"] as? Int ?? -1)\""), "the reply links to the message it answers")
         #expect(page.contains("message retracted (by \(bobJID)/laptop"))
         #expect(page.contains("class=\"tick read\""))
         #expect(!page.contains("secretword"))
+        // In headless Chromium the styling is real markup in the DOM, and the page renders.
+        let dump = try await FilesKit.run("/usr/bin/chromium", [
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+            "--user-data-dir=\(dir.path)/chromium", "--virtual-time-budget=3000", "--dump-dom",
+            "file://\(dir.path)/site/\(bobJID).html",
+        ], timeout: 90)
+        #expect(dump.status == 0)
+        #expect(dump.output.contains("<strong>*bold*</strong>") && dump.output.contains("<em>_slanted_</em>")
+                && dump.output.contains("<s>~struck~</s>") && dump.output.contains("<code>`co*de*`</code>"), "\(dump.output.suffix(3000))")
+        #expect(dump.output.contains("<blockquote>quoted <strong>*line*</strong></blockquote>"))
+        #expect(dump.output.contains("<pre>```\n*not bold*\n```</pre>"))
+        let shot = "\(dir.path)/page.png"
+        let screenshot = try await FilesKit.run("/usr/bin/chromium", [
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+            "--user-data-dir=\(dir.path)/chromium", "--window-size=900,1600", "--virtual-time-budget=3000", "--screenshot=\(shot)",
+            "file://\(dir.path)/site/\(bobJID).html",
+        ], timeout: 90)
+        #expect(screenshot.status == 0)
+        #expect(((try? Data(contentsOf: URL(fileURLWithPath: shot)))?.count ?? 0) > 10_000)
         let markdown = try RoostBinary.run(["export", "--config", config, "-f", "md", "with:\(bobJID)"])
         #expect(markdown.stdout.contains("😂 me") && markdown.stdout.contains("↪ ") && !markdown.stdout.contains("secretword"), "\(markdown.stdout)")
 
@@ -195,7 +219,7 @@ struct MessageSemanticsEndToEndTests {
         try await waitUntil("the retraction from the archive") { try row(config, bobJID, messageID: "bob-5")?["retracted"] is [String: Any] }
         #expect(try ArchiveCount.sqlite(archive, "SELECT source FROM reactions WHERE target = 'bob-4'")
             .trimmingCharacters(in: .whitespacesAndNewlines) == "mam")
-        #expect(try log(config, bobJID).count == 7)
+        #expect(try log(config, bobJID).count == 8)
         let (status, stderr) = roost.stop(signal: SIGTERM)
         #expect(status == 0, "\(stderr)")
     }

@@ -125,7 +125,9 @@ final class HTMLWriter: ExportWriter {
         }
         let body = message.retracted && message.body == nil ? "" : (message.body ?? TranscriptPhrases.placeholder(for: message))
         let text = body + TranscriptPhrases.encryptionMark(for: message)
-        if !text.isEmpty { html += "<div class=\"text\">\(HTMLText.escape(text))</div>" }
+        // XEP-0393 styling of the body; placeholders are shown as they are.
+        let shown = message.body != nil ? MessageStyling.html(text, escape: HTMLText.escape) : HTMLText.escape(text)
+        if !text.isEmpty { html += "<div class=\"text\">\(shown)</div>" }
         for attachment in message.attachments {
             html += try attachmentHTML(attachment, of: message, context: context)
         }

@@ -94,7 +94,8 @@ extension MessageRow {
 
     /// One human line: time, conversation, arrow, sender, body (highlighted on a terminal). A time the sender
     /// claimed that is more than a minute off is shown after the body, as a claim.
-    func humanLine(highlight: Bool, showConversation: Bool = true) -> TerminalText {
+    /// `styled`: XEP-0393 styling as terminal colours (on a colour terminal only).
+    func humanLine(highlight: Bool, showConversation: Bool = true, styled: Bool = false) -> TerminalText {
         let arrow = direction == .incoming ? "<" : ">"
         let who = direction == .incoming ? (senderName ?? from) : "me"
         var text = TerminalText(displayBody ?? subject.map { "(subject) \($0)" } ?? "")
@@ -106,6 +107,9 @@ extension MessageRow {
                 cursor = range.upperBound
             }
             text += TerminalText(String(body[cursor...]))
+        } else if styled, let body {
+            // The styling escapes the body itself: its colours are the only escape sequences in it.
+            text = TerminalText(stringLiteral: MessageStyling.terminal(body))
         }
         if let encryption, encryption.isDecrypted, !encryption.isTrusted { text += " [untrusted device]" }
         if !attachments.isEmpty {

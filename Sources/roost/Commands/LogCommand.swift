@@ -32,6 +32,7 @@ struct LogCommand: Command {
         var count = 0
         let output = context.output
         let json = context.options.json
+        let styled = output.standardOutputIsTTY && context.environment["NO_COLOR"] == nil
         do {
             try reader.transcript(account: context.options.account?.lowercased(), conversation: jid, includeStates: states,
                                   includePresence: presence) { event in
@@ -43,7 +44,7 @@ struct LogCommand: Command {
                         o["event"] = "message"
                         output.jsonLine(o)
                     } else {
-                        output.line(row.humanLine(highlight: false, showConversation: false))
+                        output.line(row.humanLine(highlight: false, showConversation: false, styled: styled))
                     }
                 case .chatState(let s):
                     if json {

@@ -223,4 +223,34 @@ struct MessageSemanticsEndToEndTests {
         let (status, stderr) = roost.stop(signal: SIGTERM)
         #expect(status == 0, "\(stderr)")
     }
+
+    /// In a room (Prosody gives no occupant ids: the nick decides), a retraction by another occupant is refused and
+    /// logged; the sender's own removes the text; an occupant's reaction is stored by the room's stanza-id.
+    @Test func inARoomOnlyTheSenderRetracts() async throws {
+        let s = try await RoomsEndToEndTests().setUp(server)
+        let room = s.room("semantics")
+        try s.bob.run(["muc", room, "bob", "--send", "hi"])
+        try s.phone.run(["bookmark", room, "--autojoin", "--nick", "Alice"])
+        let roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await waitFor("joined", roost) { s.state(of: room) == "joined" }
+        try s.bob.run(["muc", room, "bob", "--send", "bob's room secret zebra"])
+        try await waitFor("bob's message", roost) { s.count("SELECT count(*) FROM messages WHERE body LIKE '%zebra%'") == 1 }
+        let id = try s.sql("SELECT stanza_id FROM messages WHERE body LIKE '%zebra%'")
+        #expect(!id.isEmpty)
+        try s.carol.run(["muc", room, "carol", "--retract", id, "--react", "\(id)=👍"])
+        try await waitFor("carol's retraction refused", roost) {
+            s.count("SELECT count(*) FROM retractions WHERE status = 'refused' AND from_jid = '\(room)/carol'") == 1
+        }
+        try roost.waitForLog("ignored: retraction of \(id) in \(room)")
+        try await waitFor("carol's reaction", roost) { s.count("SELECT count(*) FROM reactions WHERE message_row IS NOT NULL") == 1 }
+        #expect(try s.roost(["search", "--json", "zebra"]).jsonLines.count == 1)
+        try s.bob.run(["muc", room, "bob", "--retract", id])
+        try await waitFor("bob's retraction", roost) { s.count("SELECT count(*) FROM messages WHERE retracted = 1") == 1 }
+        #expect(try s.roost(["search", "zebra"]).status == 1)
+        let row = try s.roost(["log", "--json", room]).jsonLines.first { ($0["retracted"] as? [String: Any]) != nil }
+        #expect((row?["retracted"] as? [String: Any])?["by"] as? String == "\(room)/bob")
+        #expect(reactions(row) == ["👍 carol"])
+        #expect(try s.roost(["search", "--json", "has:reaction", "in:\(room)"]).jsonLines.count == 1)
+    }
 }

@@ -80,7 +80,8 @@ from Peer.on_message / on_presence / on_roster_push; add fields there rather tha
 an existing one fits.
 
 Group chats (the section at the end of this file):
-  muc ROOM NICK [--subject S] [--kick NICK] [--send BODY]... [--flood N] [--invite JID] [--stay S]
+  muc ROOM NICK [--subject S] [--kick NICK] [--send BODY]... [--flood N] [--react ID=EMOJI,..] [--retract ID]
+                           [--invite JID] [--stay S]
                            join ROOM as NICK (no history), then do each thing asked, in that order, and leave
   bookmark ROOM [--autojoin] [--nick N] [--name NAME] [--room-password P] [--remove] [--legacy]
                            publish (or retract) the account's bookmark of ROOM: XEP-0402 PEP with raw pubsub
@@ -206,6 +207,7 @@ class Peer(slixmpp.ClientXMPP):
         if args.command == "session":
             self.register_plugin("xep_0054")
             self.register_plugin("xep_0280")
+        if args.command in ("session", "muc"):
             # Message semantics (reactions, replies, retractions, receipts, markers): sent only when asked.
             self.register_plugin("xep_0334")
             self.register_plugin("xep_0444")
@@ -937,6 +939,10 @@ def add_muc_commands(command):
     s.add_argument("--subject", help="set the room's subject first")
     s.add_argument("--invite", action="append", default=[], metavar="JID", help="invite JID through the room (XEP-0045 mediated)")
     s.add_argument("--kick", action="append", default=[], metavar="NICK", help="kick NICK (needs moderator rights: the room's creator)")
+    s.add_argument("--react", action="append", default=[], metavar="ID=EMOJI[,EMOJI]",
+                   help="react (XEP-0444, slixmpp's xep_0444) to the message with the room's stanza-id ID; ID= removes")
+    s.add_argument("--retract", action="append", default=[], metavar="ID",
+                   help="retract (XEP-0424, slixmpp's xep_0424) the message with the room's stanza-id ID")
     s.add_argument("--stay", type=float, default=0, help="seconds to stay in the room afterwards, printing messages")
     s.add_argument("--room-password", help="the room's password")
     s.add_argument("--no-archive", action="store_true", help="turn the room's archive (MAM) off (needs ownership: the room's creator)")
@@ -1004,6 +1010,17 @@ async def cmd_muc(peer, args):
             await asyncio.sleep(0)
     if args.flood:
         emit("flood", to=room.bare, count=args.flood)
+    for spec in args.react:
+        target, _, emojis = spec.partition("=")
+        msg = peer.make_message(mto=room.bare, mtype="groupchat")
+        msg["id"] = peer.new_id()
+        peer.plugin["xep_0444"].set_reactions(msg, target, [e for e in emojis.split(",") if e])
+        msg.enable("store")
+        msg.send()
+        emit("reacted", to=room.bare, id=target, reactions=emojis)
+    for target in args.retract:
+        peer.plugin["xep_0424"].send_retraction(room.bare, target, mtype="groupchat")
+        emit("retracted", to=room.bare, id=target)
     for jid in args.invite:
         muc.invite(room, slixmpp.JID(jid), reason="come and see")
         emit("invited", room=room.bare, jid=jid)

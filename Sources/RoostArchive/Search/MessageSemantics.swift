@@ -94,11 +94,10 @@ enum MessageSemanticsReading {
     static let columnCount: Int32 = 10
 
     static let columns = """
-        (SELECT json_group_array(json_array(emojis, name, direction)) FROM (
-            SELECT r.emojis, coalesce(r.reactor_name, r.reactor) AS name, r.direction FROM reactions r
-            WHERE r.message_row = m.id AND NOT EXISTS (SELECT 1 FROM reactions n WHERE n.message_row = r.message_row AND n.reactor = r.reactor
-                AND (n.timestamp > r.timestamp OR (n.timestamp = r.timestamp AND n.id > r.id)))
-            ORDER BY r.timestamp, r.id)),
+        (SELECT json_group_array(json_array(r.emojis, coalesce(r.reactor_name, r.reactor), r.direction, r.timestamp, r.id))
+         FROM reactions r
+         WHERE r.message_row = m.id AND NOT EXISTS (SELECT 1 FROM reactions n WHERE n.message_row = r.message_row AND n.reactor = r.reactor
+             AND (n.timestamp > r.timestamp OR (n.timestamp = r.timestamp AND n.id > r.id)))),
         m.reply_to, m.reply_to_jid,
         (SELECT json_array(t.id, coalesce(t.sender_name, t.from_jid), t.body) FROM messages t
          WHERE m.reply_to IS NOT NULL AND t.account_id = m.account_id AND t.conversation = m.conversation AND t.id != m.id
@@ -119,12 +118,18 @@ enum MessageSemanticsReading {
     static func semantics(_ row: Statement.Row, at column: Int32) -> MessageSemantics {
         var semantics = MessageSemantics()
         if let json = row.optionalText(column), json != "[]", case .array(let items)? = try? JSONParser.parse(Array(json.utf8)) {
+            // Each reactor's current set, in the order they were made (SQLite's aggregate order is not defined).
+            var sets: [(at: Int64, id: Int64, reactions: [MessageSemantics.Reaction])] = []
             for item in items {
-                guard case .array(let fields) = item, fields.count == 3, case .string(let emojis) = fields[0],
-                      case .string(let from) = fields[1], case .array(let list)? = try? JSONParser.parse(Array(emojis.utf8)) else { continue }
+                guard case .array(let fields) = item, fields.count == 5, case .string(let emojis) = fields[0],
+                      case .string(let from) = fields[1], case .integer(let at) = fields[3], case .integer(let id) = fields[4],
+                      case .array(let list)? = try? JSONParser.parse(Array(emojis.utf8)) else { continue }
                 let own: Bool = if case .string("out") = fields[2] { true } else { false }
-                for case .string(let emoji) in list { semantics.reactions.append(.init(emoji: emoji, from: from, own: own)) }
+                var reactions: [MessageSemantics.Reaction] = []
+                for case .string(let emoji) in list { reactions.append(.init(emoji: emoji, from: from, own: own)) }
+                sets.append((at, id, reactions))
             }
+            semantics.reactions = sets.sorted { ($0.at, $0.id) < ($1.at, $1.id) }.flatMap(\.reactions)
         }
         if let id = row.optionalText(column + 1) {
             var reply = MessageSemantics.Reply(id: id, author: row.optionalText(column + 2))

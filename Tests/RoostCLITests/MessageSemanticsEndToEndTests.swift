@@ -66,6 +66,8 @@ struct MessageSemanticsEndToEndTests {
         try await bob.call("react", ["to": alice.description, "id": "phone-1", "reactions": ["🎉"]])
         try await bob.call("react", ["to": alice.description, "id": "phone-1", "reactions": [String]()])
         try await bob.call("react", ["to": alice.description, "id": "bob-1", "reactions": ["👍", "❤️"]])
+        // (Archived before the phone reacts: reactions are shown in the order Roost got them.)
+        try await waitUntil("bob's second set") { reactions(try row(config, bobJID, messageID: "bob-1")) == ["👍 \(bobJID)", "❤️ \(bobJID)"] }
         try await phone.call("react", ["to": bobJID.description, "id": "bob-1", "reactions": ["😂"]])
         let expected: Set<String> = ["👍 \(bobJID)", "❤️ \(bobJID)", "😂 me"]
         try await waitUntil("bob-1's final reactions", detail: { "\((try? row(config, bobJID, messageID: "bob-1")) ?? [:])" }) {

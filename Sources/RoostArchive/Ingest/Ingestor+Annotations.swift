@@ -176,20 +176,26 @@ extension Ingestor {
                 try moveReadState(account: account, conversation: record.conversation, read: id, at: record.receivedAt)
             }
         }
-        let ids = [record.messageId, record.originId, record.stanzaId].compactMap { $0 }
-        guard !ids.isEmpty else { return }
-        let list = ids.map { _ in "?" }.joined(separator: ", ")
-        let values: [SQLValue] = [.integer(account), .text(record.conversation)] + ids.map { .text($0) }
+        if record.direction == .incoming {
+            // Every conversation has a read state, so counting unread messages walks conversations, not messages.
+            try database.cached("""
+                INSERT INTO read_state (account_id, conversation, updated_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING
+                """).run([.integer(account), .text(record.conversation), .integer(record.receivedAt)])
+        }
+        guard record.messageId != nil || record.originId != nil || record.stanzaId != nil else { return }
+        // One statement text for every message (the statement cache is keyed by it): absent ids are NULL.
+        let values: [SQLValue] = [.integer(account), .text(record.conversation), SQLValue(record.messageId), SQLValue(record.originId),
+                                  SQLValue(record.stanzaId), .integer(id)]
         try database.run("""
-            UPDATE reactions SET message_row = \(id)
-            WHERE account_id = ? AND conversation = ? AND message_row IS NULL AND target IN (\(list))
+            UPDATE reactions SET message_row = ?6
+            WHERE account_id = ?1 AND conversation = ?2 AND message_row IS NULL AND target IN (?3, ?4, ?5)
             """, values)
         var pending: [(id: Int64, from: String, occupantId: String?, moderated: Bool, moderator: String?, reason: String?,
                        keep: Bool, at: Int64)] = []
         try database.cached("""
             SELECT id, from_jid, occupant_id, moderated, moderator, reason, keep_text, timestamp FROM retractions
-            WHERE account_id = ? AND conversation = ? AND status = 'pending' AND target IN (\(list)) ORDER BY id
-            """).forEachRow(values) { row in
+            WHERE account_id = ?1 AND conversation = ?2 AND status = 'pending' AND target IN (?3, ?4, ?5) ORDER BY id
+            """).forEachRow(Array(values.prefix(5))) { row in
             pending.append((row.int(0), row.text(1), row.optionalText(2), row.bool(3), row.optionalText(4), row.optionalText(5),
                             row.bool(6), row.int(7)))
             return true

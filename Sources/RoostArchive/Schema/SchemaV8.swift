@@ -29,7 +29,7 @@
 /// `applied`, `pending` (target not archived yet) or `refused` (another sender: a forgery).
 ///
 /// # Read state
-/// `read_state`, per conversation: `read_row` is the newest message the user has seen (a displayed marker sent by
+/// `read_state`, one row per conversation (made with its first message): `read_row` is the newest message the user has seen (a displayed marker sent by
 /// one of the user's clients, a message the user wrote, `roost read`); incoming messages after it are unread.
 /// `peer_received_row` / `peer_displayed_row` are how far the contact's clients got (receipts, markers): an
 /// outgoing message at or before them is delivered / read. Rows are message ids (time ordered); a marker whose

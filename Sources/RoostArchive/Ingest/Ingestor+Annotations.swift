@@ -54,6 +54,7 @@ extension Ingestor {
     // MARK: Retractions
 
     private func storeRetraction(_ annotation: MessageAnnotation, account: Int64, target: AnnotationTarget?) throws(SQLiteError) -> InsertOutcome {
+        var moderated = false
         var moderator: String?
         var reason: String?
         if case .moderation(let by, let why) = annotation.kind {
@@ -62,10 +63,10 @@ extension Ingestor {
                   JIDText.bare(annotation.from).lowercased() == annotation.conversation.lowercased() else {
                 return .refused("moderation of \(annotation.target) in \(annotation.conversation) not sent by the room (from \(annotation.from))")
             }
+            moderated = true
             moderator = by
             reason = why
         }
-        let moderated = moderator != nil || reason != nil || { if case .moderation = annotation.kind { true } else { false } }()
         let allowed = target.map { mayRetract($0, from: annotation.from, occupantId: annotation.occupantId, groupchat: annotation.groupchat,
                                              moderated: moderated) }
         let status = switch allowed {
@@ -165,8 +166,8 @@ extension Ingestor {
         }
         if let imported = record.imported {
             if let retraction = imported.retraction {
-                try database.run("UPDATE messages SET retracted = 1, retracted_by = ?, retracted_at = ?, retraction_reason = ? WHERE id = ?",
-                                 [.text(retraction.by), .integer(retraction.at), SQLValue(retraction.reason), .integer(id)])
+                // The export already left out what the retraction erased.
+                try retract(id, by: retraction.by, at: retraction.at, reason: retraction.reason, keepText: true)
             }
             if let progress = imported.peerProgress {
                 try moveReadState(account: account, conversation: record.conversation, peerReceived: id,

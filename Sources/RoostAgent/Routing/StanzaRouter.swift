@@ -142,7 +142,7 @@ enum StanzaRouter {
             senderName = direction == .incoming ? (peer.resource ?? senderName) : privateRoom.nick
         }
         // Reactions, retractions, receipts and markers (schema v7); a reaction or retraction is no message itself.
-        let semantics = MessageSemantics.annotations(
+        let semantics = SemanticsRouter.annotations(
             in: message, direction: direction, conversation: conversation, from: from ?? peer, senderName: senderName, room: room,
             source: source, context: context, timestamp: timestamp,
             stanzaID: archiveID ?? message.stanzaIDs.id(by: room?.room ?? account) ?? stanzaIDSource.stanzaIDs.id(by: account))

@@ -5,7 +5,7 @@ import RoostXMPP
 /// (XEP-0425), receipts (XEP-0184) and chat markers (XEP-0333) — as archive annotations. Called by
 /// `StanzaRouter.records` for every path a message takes (live, carbon, the account's and rooms' archives), so
 /// each is stored the same way whichever copy comes first. Pure.
-enum MessageSemantics {
+enum SemanticsRouter {
     struct Found {
         var annotations: [MessageAnnotation] = []
         /// The message is only a reaction, retraction or moderation: its body is a fallback, never a message.

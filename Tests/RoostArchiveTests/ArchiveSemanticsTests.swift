@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RoostArchive
 
-/// Reactions, retractions and moderation, markers and the read state in the archive (schema v7), including
+/// Reactions, retractions and moderation, markers and the read state in the archive (schema v8), including
 /// the orders a server archive delivers them in and the rules on who may retract what.
 @Suite("Archive: reactions, retractions, read state")
 struct ArchiveSemanticsTests {

@@ -141,7 +141,7 @@ enum StanzaRouter {
         } else if let privateRoom {
             senderName = direction == .incoming ? (peer.resource ?? senderName) : privateRoom.nick
         }
-        // Reactions, retractions, receipts and markers (schema v7); a reaction or retraction is no message itself.
+        // Reactions, retractions, receipts and markers (schema v8); a reaction or retraction is no message itself.
         let semantics = SemanticsRouter.annotations(
             in: message, direction: direction, conversation: conversation, from: from ?? peer, senderName: senderName, room: room,
             source: source, context: context, timestamp: timestamp,

@@ -404,7 +404,7 @@ actor AccountSession {
             switch result {
             case .stored(let outcomes):
                 client.acknowledge(acknowledgement)
-                for case .refused(let why) in outcomes { logger.warning("ignored: \(why)") }
+                for case .refused(let why) in outcomes { logger.warning("ignored: \(LogText.quote(why))") }
                 guard !notes.isEmpty else { return }
                 let (post, late) = translator.events(for: notes, events: events, outcomes: outcomes)
                 for event in post { notifications.post(event) }
@@ -450,7 +450,7 @@ actor AccountSession {
             switch result {
             case .stored(let outcomes):
                 client.acknowledge(acknowledgement)
-                for case .refused(let why) in outcomes { logger.warning("ignored: \(why)") }
+                for case .refused(let why) in outcomes { logger.warning("ignored: \(LogText.quote(why))") }
                 guard !roomGone else {
                     // Roost left the room while its archive was read: nothing stored, the mark stays.
                     commits.settle(queryID, .abandoned)

@@ -57,7 +57,7 @@ struct ArchivedMessageReading {
         return revisions
     }
 
-    /// Every reaction update to the message, oldest first (see `SchemaV7`).
+    /// Every reaction update to the message, oldest first (see `SchemaV8`).
     func reactionHistory(of id: Int64) throws(SQLiteError) -> [ReactionUpdate] {
         var updates: [ReactionUpdate] = []
         try database.cached("""

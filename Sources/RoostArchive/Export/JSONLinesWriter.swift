@@ -110,13 +110,13 @@ final class JSONLinesWriter: ExportWriter {
             json.textColumn("occupant_id", row, 31)
             json.textColumn("real_jid", row, 32)
         }
-        encodeSemantics(MessageSemanticsReading.semantics(row, at: 33), replyTo: row.optionalText(34), replyToJid: row.optionalText(35),
+        encodeSemantics(MessageSemanticsReading.semantics(row, at: 34), replyTo: row.optionalText(35), replyToJid: row.optionalText(36),
                         into: &json)
         let id = row.int(0)
         try encodeAttachments(row.bool(24) ? try view.reading.attachments(of: id) : [], timestamp: row.int(11), copier: copier, up: up,
                               into: &json)
         encodeRevisions(row.int(23) > 0 ? try view.reading.revisions(of: id, includeRaw: view.includeRevisionRaw) : [], into: &json)
-        encodeReactions(row.bool(43) ? try view.reading.reactionHistory(of: id) : [], into: &json)
+        encodeReactions(row.bool(44) ? try view.reading.reactionHistory(of: id) : [], into: &json)
         json.textColumn("raw", row, 22)
         json.endObject()
         json.newline()
@@ -195,7 +195,7 @@ final class JSONLinesWriter: ExportWriter {
         json.endArray()
     }
 
-    /// Schema v7 fields, each only when it applies (so exports of archives without them stay as they were).
+    /// Schema v8 fields, each only when it applies (so exports of archives without them stay as they were).
     private static func encodeSemantics(_ semantics: MessageSemantics, replyTo: String?, replyToJid: String?,
                                         into json: inout JSONByteEncoder) {
         if let replyTo {

@@ -73,11 +73,10 @@ enum TranscriptPhrases {
 
     /// A message's text in a transcript: body or placeholder, encryption mark, the tombstone of a retraction, the
     /// message a reply answers, reactions, and delivered/read ticks on what the user sent (see `MessageSemantics`).
-    static func text(of message: ArchivedMessage, clock: ExportClock, edited: String = "") -> String {
+    static func text(of message: ArchivedMessage, clock: ZoneClock, edited: String = "") -> String {
         let body = message.retracted && message.body == nil ? "" : (message.body ?? placeholder(for: message))
-        return message.semantics.decorate(body + encryptionMark(for: message) + (message.edited ? edited : "") + message.semantics.tick) { at in
-            let time = clock.civil(at)
-            return "\(time.dateText) \(time.minuteText)"
+        return message.semantics.decorate(body + encryptionMark(for: message) + (message.edited ? edited : "") + message.semantics.tick) {
+            clock.minuteText($0)
         }
     }
 

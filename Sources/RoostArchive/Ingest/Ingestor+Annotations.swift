@@ -1,6 +1,6 @@
 import Foundation
 
-/// Reactions, retractions and moderation, receipts and chat markers, and the read state (see `SchemaV7`).
+/// Reactions, retractions and moderation, receipts and chat markers, and the read state (see `SchemaV8`).
 extension Ingestor {
     struct AnnotationTarget {
         let id: Int64

@@ -1,4 +1,4 @@
-/// What a jsonl export recorded of a message's state (schema v7), restored on import.
+/// What a jsonl export recorded of a message's state (schema v8), restored on import.
 public struct ImportedState: Sendable, Equatable {
     public var retraction: MessageSemantics.Retraction?
     public var peerProgress: MessageSemantics.PeerProgress?
@@ -11,7 +11,7 @@ public struct ImportedState: Sendable, Equatable {
     }
 }
 
-/// Something a participant did to an earlier message, named by its id (see `SchemaV7`).
+/// Something a participant did to an earlier message, named by its id (see `SchemaV8`).
 public struct MessageAnnotation: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         /// XEP-0444: the sender's whole new set of reactions (empty: all removed).
@@ -31,7 +31,7 @@ public struct MessageAnnotation: Sendable, Equatable {
     /// The conversation the target is in (bare JID, room JID, or room@service/nick for a MUC private chat).
     public var conversation: String
     public var kind: Kind
-    /// The id the stanza names (see `SchemaV7`, "Finding the message meant").
+    /// The id the stanza names (see `SchemaV8`, "Finding the message meant").
     public var target: String
     /// Who did it, as on the stanza (full JID; `room@service/nick` in a room).
     public var from: String

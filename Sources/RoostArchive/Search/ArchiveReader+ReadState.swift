@@ -1,4 +1,4 @@
-/// Unread messages per conversation (see `SchemaV7`, "Read state").
+/// Unread messages per conversation (see `SchemaV8`, "Read state").
 extension ArchiveReader {
     public struct UnreadConversation: Sendable, Equatable {
         public var account: String
@@ -11,7 +11,7 @@ extension ArchiveReader {
     }
 
     /// Conversations with unread messages (or, with `conversation`, that one even when all is read), most unread first.
-    /// Every conversation has a `read_state` row (see `SchemaV7`), so this walks conversations, not messages.
+    /// Every conversation has a `read_state` row (see `SchemaV8`), so this walks conversations, not messages.
     /// Retracted messages and messages without text or file do not count.
     public func unreadConversations(account: String? = nil, conversation: String? = nil) throws(ArchiveError) -> [UnreadConversation] {
         try withDatabase { database throws(SQLiteError) -> [UnreadConversation] in

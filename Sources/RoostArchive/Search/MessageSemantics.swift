@@ -1,4 +1,4 @@
-/// What others did to a stored message (schema v7): its current reactions, the message it answers, whether it
+/// What others did to a stored message (schema v8): its current reactions, the message it answers, whether it
 /// was retracted, how far the contact got with it, whether the user has read it.
 public struct MessageSemantics: Sendable, Equatable {
     public struct Reaction: Sendable, Equatable {

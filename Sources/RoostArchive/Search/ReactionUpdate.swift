@@ -1,4 +1,4 @@
-/// One stored reaction update (schema v7): a reactor's whole set at that time. Exported and imported as is.
+/// One stored reaction update (schema v8): a reactor's whole set at that time. Exported and imported as is.
 public struct ReactionUpdate: Sendable, Equatable {
     /// The id the reaction named.
     public var target: String

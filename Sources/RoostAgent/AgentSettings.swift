@@ -13,6 +13,8 @@ public struct AgentSettings: Sendable {
     public var archiveStallLimit: Duration = .seconds(600)
     /// How often each joined room is self-pinged (XEP-0410), and its archive read for what live delivery missed.
     public var roomPingInterval: Duration = .seconds(300)
+    /// `[archive] keep_retracted`.
+    public var keepRetracted = false
 
     public init(maxStanzaBytes: Int = 1 << 20, keepaliveInterval: Duration = .seconds(60), reconnectCap: Duration = .seconds(300),
                 archivePollInterval: Duration? = .seconds(60)) {
@@ -30,6 +32,7 @@ public struct AgentSettings: Sendable {
         maxSendBytes = config.maxSendBytes
         archiveStallLimit = .seconds(config.archiveStallSeconds)
         roomPingInterval = .seconds(config.roomPingSeconds)
+        keepRetracted = config.keepRetracted
     }
 
     /// Whether a reloaded config changes what only a restart applies.

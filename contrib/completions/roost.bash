@@ -23,11 +23,11 @@ _roost_complete_kind() {
             case $key in
 from|to|with|in) IFS=$'\n'; COMPREPLY=($(compgen -W "$(_roost_words contacts)" -- "$cur")); return ;;
                 account) IFS=$'\n'; COMPREPLY=($(compgen -W "$(_roost_words accounts)" -- "$cur")); return ;;
-                is) COMPREPLY=($(compgen -W 'in out chat normal headline muc groupchat edited' -- "$cur")); return ;;
+                is) COMPREPLY=($(compgen -W 'in out chat normal headline muc groupchat edited unread read retracted reply' -- "$cur")); return ;;
                 has) COMPREPLY=($(compgen -W 'file image video audio' -- "$cur")); return ;;
                 ?*) return ;;
             esac
-            local words='account: after: before: date: filename: from: has: in: is: to: type: with:' extra=${kind#words:}
+            local words='account: after: before: date: filename: from: has: in: is: reaction: to: type: with:' extra=${kind#words:}
             [[ $kind == words:* ]] && words="${extra% query} $words"
             COMPREPLY=($(compgen -W "$words" -- "$cur"))
             [[ ${COMPREPLY[*]} == *: ]] && compopt -o nospace 2>/dev/null ;;
@@ -180,6 +180,7 @@ _roost_options() {
         requests) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --add' ;;
         rooms) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --nick --password-command --bookmark --all' ;;
         send) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --plaintext --file' ;;
+        read) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --all --send' ;;
         omemo) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version' ;;
         vcard) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --refresh --nickname --fullname --photo --no-photo' ;;
         presence) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --limit -n' ;;
@@ -220,11 +221,11 @@ _roost() {
         return
     fi
     if [[ -z $command ]]; then
-        COMPREPLY=($(compgen -W 'run search count log show stats verify export import files status roster requests rooms send omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
+        COMPREPLY=($(compgen -W 'run search count log show stats verify export import files status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
         return
     fi
     if [[ $command == help ]]; then
-        ((index == 0)) && COMPREPLY=($(compgen -W 'run search count log show stats verify export import files status roster requests rooms send omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
+        ((index == 0)) && COMPREPLY=($(compgen -W 'run search count log show stats verify export import files status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
         return
     fi
     _roost_complete_kind "$(_roost_positional_kind "$command" "$first" $((index + 1)))" "$cur"

@@ -66,6 +66,12 @@ Session commands (fields in brackets are optional):
                                                                         subscribed + subscribe back
     iq         xml (a whole <iq/>, type get or set, any id)           → type, xml of the answer
     raw        xml (any stanza, sent as is)
+    react      to, id, [reactions=[]], [type=chat], [body] (a fallback)   → id   XEP-0444 (slixmpp's xep_0444), store hint
+    reply      to, reply_id, body, [reply_to], [quote], [type=chat]      → id   XEP-0461; with quote, the body starts with
+                                                                        "> quote\n" marked as XEP-0428 fallback
+    retract    to, id, [type=chat]                                       → id   XEP-0424 (slixmpp's xep_0424, fallback body)
+    marker     to, id, [marker=displayed], [type=chat]                   → id   XEP-0333 received/displayed/acknowledged
+    receipt    to, id                                                    → id   XEP-0184 <received/>
     ping       [to]                                                   → round trip to the server (or to)
     quit
 Extending it (MUC, OMEMO, uploads, …): write `async def cmd_name(peer, command) -> dict` and decorate it
@@ -74,7 +80,8 @@ from Peer.on_message / on_presence / on_roster_push; add fields there rather tha
 an existing one fits.
 
 Group chats (the section at the end of this file):
-  muc ROOM NICK [--subject S] [--kick NICK] [--send BODY]... [--flood N] [--invite JID] [--stay S]
+  muc ROOM NICK [--subject S] [--kick NICK] [--send BODY]... [--flood N] [--react ID=EMOJI,..] [--retract ID]
+                           [--invite JID] [--stay S]
                            join ROOM as NICK (no history), then do each thing asked, in that order, and leave
   bookmark ROOM [--autojoin] [--nick N] [--name NAME] [--room-password P] [--remove] [--legacy]
                            publish (or retract) the account's bookmark of ROOM: XEP-0402 PEP with raw pubsub
@@ -200,6 +207,14 @@ class Peer(slixmpp.ClientXMPP):
         if args.command == "session":
             self.register_plugin("xep_0054")
             self.register_plugin("xep_0280")
+        if args.command in ("session", "muc"):
+            # Message semantics (reactions, replies, retractions, receipts, markers): sent only when asked.
+            self.register_plugin("xep_0334")
+            self.register_plugin("xep_0444")
+            self.register_plugin("xep_0461")
+            self.register_plugin("xep_0424")
+            self.register_plugin("xep_0333")
+            self.register_plugin("xep_0184", {"auto_ack": False, "auto_request": False})
         if args.register:
             # The plugin parses the <register/> stream feature; its own handler cannot be used: slixmpp 1.8
             # queues every IQ until the session starts, so its registration request never leaves.
@@ -660,6 +675,70 @@ async def session_raw(peer, command):
     return {}
 
 
+def semantic_message(peer, command):
+    """A message for the semantics commands: type chat (carbon-copied and archived by the server), with an id."""
+    msg = peer.make_message(mto=required(command, "to"), mtype=command.get("type", "chat"))
+    msg["id"] = command.get("message_id") or peer.new_id()
+    return msg
+
+
+@session_command("react")
+async def session_react(peer, command):
+    msg = semantic_message(peer, command)
+    peer.plugin["xep_0444"].set_reactions(msg, required(command, "id"), command.get("reactions", []))
+    msg.enable("store")
+    if command.get("body"):
+        msg["body"] = command["body"]
+    msg.send()
+    return {"id": msg["id"]}
+
+
+@session_command("reply")
+async def session_reply(peer, command):
+    msg = semantic_message(peer, command)
+    msg["reply"]["id"] = required(command, "reply_id")
+    if command.get("reply_to"):
+        msg["reply"]["to"] = command["reply_to"]
+    body = required(command, "body")
+    quote = command.get("quote")
+    if quote:
+        fallback = "> " + quote + "\n"
+        msg["body"] = fallback + body
+        msg["feature_fallback"]["fallback_body"]["start"] = "0"
+        msg["feature_fallback"]["fallback_body"]["end"] = str(len(fallback))
+    else:
+        msg["body"] = body
+    msg.send()
+    return {"id": msg["id"]}
+
+
+@session_command("retract")
+async def session_retract(peer, command):
+    peer.plugin["xep_0424"].send_retraction(slixmpp.JID(required(command, "to")), required(command, "id"),
+                                            mtype=command.get("type", "chat"))
+    return {}
+
+
+@session_command("marker")
+async def session_marker(peer, command):
+    msg = semantic_message(peer, command)
+    marker = command.get("marker", "displayed")
+    if marker not in ("received", "displayed", "acknowledged"):
+        raise PeerCommandError("marker must be received, displayed or acknowledged")
+    msg[marker]["id"] = required(command, "id")
+    msg.enable("store")
+    msg.send()
+    return {"id": msg["id"]}
+
+
+@session_command("receipt")
+async def session_receipt(peer, command):
+    msg = semantic_message(peer, command)
+    msg["receipt"] = required(command, "id")
+    msg.send()
+    return {"id": msg["id"]}
+
+
 @session_command("ping")
 async def session_ping(peer, command):
     started = time.monotonic()
@@ -860,6 +939,10 @@ def add_muc_commands(command):
     s.add_argument("--subject", help="set the room's subject first")
     s.add_argument("--invite", action="append", default=[], metavar="JID", help="invite JID through the room (XEP-0045 mediated)")
     s.add_argument("--kick", action="append", default=[], metavar="NICK", help="kick NICK (needs moderator rights: the room's creator)")
+    s.add_argument("--react", action="append", default=[], metavar="ID=EMOJI[,EMOJI]",
+                   help="react (XEP-0444, slixmpp's xep_0444) to the message with the room's stanza-id ID; ID= removes")
+    s.add_argument("--retract", action="append", default=[], metavar="ID",
+                   help="retract (XEP-0424, slixmpp's xep_0424) the message with the room's stanza-id ID")
     s.add_argument("--stay", type=float, default=0, help="seconds to stay in the room afterwards, printing messages")
     s.add_argument("--room-password", help="the room's password")
     s.add_argument("--no-archive", action="store_true", help="turn the room's archive (MAM) off (needs ownership: the room's creator)")
@@ -927,6 +1010,17 @@ async def cmd_muc(peer, args):
             await asyncio.sleep(0)
     if args.flood:
         emit("flood", to=room.bare, count=args.flood)
+    for spec in args.react:
+        target, _, emojis = spec.partition("=")
+        msg = peer.make_message(mto=room.bare, mtype="groupchat")
+        msg["id"] = peer.new_id()
+        peer.plugin["xep_0444"].set_reactions(msg, target, [e for e in emojis.split(",") if e])
+        msg.enable("store")
+        msg.send()
+        emit("reacted", to=room.bare, id=target, reactions=emojis)
+    for target in args.retract:
+        peer.plugin["xep_0424"].send_retraction(room.bare, target, mtype="groupchat")
+        emit("retracted", to=room.bare, id=target)
     for jid in args.invite:
         muc.invite(room, slixmpp.JID(jid), reason="come and see")
         emit("invited", room=room.bare, jid=jid)

@@ -58,6 +58,9 @@ public struct SendMessageAction: AccountAction {
             message = encrypted!.message
         }
         message.add(Element("active", namespace: Namespace.chatStates))
+        // Invite the contact's clients to say when they got and showed it (ticks in `roost log`).
+        message.add(Receipts.request)
+        message.add(ChatMarkers.markable)
         let size = XMLSerializer.serialize(message.element, parentNamespace: Namespace.client).utf8.count
         let limit = context.client.outboundStanzaLimit
         guard size <= limit else {

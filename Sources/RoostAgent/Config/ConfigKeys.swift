@@ -34,6 +34,7 @@ enum ConfigKeys {
 
     static let archive: [String: ConfigKeySetter<SettingsDraft>] = [
         "path": { draft, value, paths throws(ConfigValueError) in draft.archivePath = try Parse.path(value, paths: paths) },
+        "keep_retracted": { draft, value, _ throws(ConfigValueError) in draft.keepRetracted = try Parse.boolean(value) },
     ]
 
     static let files: [String: ConfigKeySetter<FilesSettings>] = [

@@ -72,6 +72,7 @@ struct ConfigLoader {
         config.defaultAccount = assembly.settings.defaultAccount
         config.files = assembly.files
         if let v = assembly.settings.roomPingSeconds { config.roomPingSeconds = v }
+        if let v = assembly.settings.keepRetracted { config.keepRetracted = v }
         // [notify] and [sink NAME] are checked here too, so `roost config` refuses exactly what `roost run` refuses.
         let notifyProblems = NotifyConfig.parse(notify: config.notify, sinks: config.sinks).1
         if !notifyProblems.isEmpty {

@@ -26,6 +26,8 @@ public struct RoostConfig: Sendable, Hashable {
     public var files = FilesSettings()
     /// `[general] room_ping_seconds`: how often Roost checks (XEP-0410 self-ping) that it is still in each room.
     public var roomPingSeconds: Int = 300
+    /// `[archive] keep_retracted`: a retracted message keeps its text (marked retracted) instead of losing it.
+    public var keepRetracted = false
     /// In file order.
     public var accounts: [AccountConfig]
     /// `[notify]` exactly as written; the notification layer validates it.

@@ -10,4 +10,5 @@ struct SettingsDraft {
     var archiveStallSeconds: Int?
     var roomPingSeconds: Int?
     var defaultAccount: String?
+    var keepRetracted: Bool?
 }

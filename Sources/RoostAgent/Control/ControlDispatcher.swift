@@ -57,6 +57,7 @@ public struct ControlDispatcher: Sendable {
         register(SubscriptionAnswerAction.self)
         register(SendMessageAction.self)
         register(SendFileAction.self)
+        register(MarkReadAction.self)
         register(VCardFetchAction.self)
         register(VCardPublishAction.self)
         register(PasswordChangeAction.self)

@@ -25,6 +25,8 @@ struct RoutingContext: Sendable {
     /// resource of non-negative priority (never, at Roost's default -1). Only then does a live message's
     /// `<delay/>` from the server count as the server's (see `MessageTime`).
     var offlineDeliveryUntil: Int64 = .min
+    /// `[archive] keep_retracted`: retractions mark messages but keep their text.
+    var keepRetracted = false
 }
 
 /// What the router needs to know about one room.

@@ -133,6 +133,22 @@ enum StanzaRouter {
                                                       from: (from ?? peer).description, state: archiveState, timestamp: timestamp,
                                                       messageId: message.id)))
         }
+        let senderJID = (from ?? peer).bare
+        var senderName = direction == .outgoing ? (context.ownNickname ?? account.description)
+            : (context.displayNames[senderJID] ?? senderJID.description)
+        if room != nil {
+            senderName = from?.resource ?? conversation.localpart ?? conversation.description
+        } else if let privateRoom {
+            senderName = direction == .incoming ? (peer.resource ?? senderName) : privateRoom.nick
+        }
+        // Reactions, retractions, receipts and markers (schema v8); a reaction or retraction is no message itself.
+        let semantics = SemanticsRouter.annotations(
+            in: message, direction: direction, conversation: conversation, from: from ?? peer, senderName: senderName, room: room,
+            source: source, context: context, timestamp: timestamp,
+            stanzaID: archiveID ?? message.stanzaIDs.id(by: room?.room ?? account) ?? stanzaIDSource.stanzaIDs.id(by: account))
+        events += semantics.annotations.map(ArchiveEvent.annotation)
+        if semantics.replacesMessage { return events }
+
         var body = message.body
         let subject = message.subject
         let encrypted = context.decryptor != nil && OMEMO.isEncrypted(message)
@@ -188,14 +204,6 @@ enum StanzaRouter {
                 encryption = how
             }
         }
-        let senderJID = (from ?? peer).bare
-        var senderName = direction == .outgoing ? (context.ownNickname ?? account.description)
-            : (context.displayNames[senderJID] ?? senderJID.description)
-        if room != nil {
-            senderName = from?.resource ?? conversation.localpart ?? conversation.description
-        } else if let privateRoom {
-            senderName = direction == .incoming ? (peer.resource ?? senderName) : privateRoom.nick
-        }
         var record = MessageRecord(
             account: account.description, conversation: conversation.description, direction: direction, kind: kind,
             from: (from ?? peer).description, to: (to ?? account).description, senderName: senderName,
@@ -206,6 +214,12 @@ enum StanzaRouter {
             attachments: attachments)
         record.claimedAt = time.claimedAt
         record.encryption = encryption
+        if let reply = Replies.target(in: message) {
+            record.replyTo = reply.id
+            record.replyToJid = reply.author
+            // The quote of the message answered is a fallback for other clients, not the reply's own text.
+            if encryption == nil, let own = Fallback.body(of: message, strippingFallbackFor: Namespace.reply) { record.body = own }
+        }
         if room != nil || privateRoom != nil {
             // Set by the room itself (it strips what senders put there); a private message's copy is the room's too.
             record.occupantId = OccupantID.id(in: message.element)

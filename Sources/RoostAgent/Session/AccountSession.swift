@@ -115,6 +115,7 @@ actor AccountSession {
         self.log = log
         backoff = Backoff(cap: settings.reconnectCap)
         context = RoutingContext(account: configuration.jid, trustsOwnStanzaIDs: false, displayNames: [:])
+        context.keepRetracted = settings.keepRetracted
         if account.omemo {
             do {
                 omemo = try OMEMOService(account: configuration.jid, dataDirectory: dataDirectory, archivePath: settings.archivePath, log: log)
@@ -423,11 +424,13 @@ actor AccountSession {
         let notifications = self.notifications
         let backlog = self.backlog
         let omemo = self.omemo
+        let logger = log
         await pipeline.submit(events, progress: progress(acknowledgement)) { result in
             omemo?.archiveSettled(result, ratchet: ratchet, client: client)
             switch result {
             case .stored(let outcomes):
                 client.acknowledge(acknowledgement)
+                for case .refused(let why) in outcomes { logger.warning("ignored: \(LogText.quote(why))") }
                 guard !notes.isEmpty else { return }
                 let (post, late) = translator.events(for: notes, events: events, outcomes: outcomes)
                 for event in post { notifications.post(event) }
@@ -467,11 +470,13 @@ actor AccountSession {
         let notifications = self.notifications
         let rooms = self.rooms
         let queryID = page.queryID
+        let logger = log
         await pipeline.submit(events, progress: progress(acknowledgement)) { result in
             omemo?.archiveSettled(result, ratchet: ratchet, client: client)
             switch result {
             case .stored(let outcomes):
                 client.acknowledge(acknowledgement)
+                for case .refused(let why) in outcomes { logger.warning("ignored: \(LogText.quote(why))") }
                 guard !roomGone else {
                     // Roost left the room while its archive was read: nothing stored, the mark stays.
                     commits.settle(queryID, .abandoned)

@@ -11,7 +11,8 @@ struct ArchivedMessageReading {
         m.thread, m.timestamp, m.received_at, m.stanza_id, m.stanza_id_by, m.stanza_id_trusted, m.origin_id, m.message_id,
         m.replaces, m.retracted, m.is_carbon, m.source, \(includeRaw ? "m.raw" : "NULL"), m.edited,
         EXISTS (SELECT 1 FROM attachments a WHERE a.message_row = m.id), \(MessageRowReading.encryptionColumns),
-        \(MessageRowReading.roomColumns), m.claimed_at
+        \(MessageRowReading.roomColumns), m.claimed_at, \(MessageSemanticsReading.columns),
+        EXISTS (SELECT 1 FROM reactions r WHERE r.message_row = m.id)
         """
     }
 
@@ -30,6 +31,10 @@ struct ArchivedMessageReading {
         message.occupantId = row.optionalText(31)
         message.realJid = row.optionalText(32)
         message.claimedAt = row.optionalInt(33)
+        message.semantics = MessageSemanticsReading.semantics(row, at: 34)
+        message.replyTo = row.optionalText(35)
+        message.replyToJid = row.optionalText(36)
+        if row.bool(44) { message.reactionHistory = try reactionHistory(of: id) }
         if row.int(23) > 0 { message.revisions = try revisions(of: id, includeRaw: includeRevisionRaw) }
         if row.bool(24) { message.attachments = try attachments(of: id) }
         return message
@@ -50,6 +55,25 @@ struct ArchivedMessageReading {
             return true
         }
         return revisions
+    }
+
+    /// Every reaction update to the message, oldest first (see `SchemaV8`).
+    func reactionHistory(of id: Int64) throws(SQLiteError) -> [ReactionUpdate] {
+        var updates: [ReactionUpdate] = []
+        try database.cached("""
+            SELECT target, reactor, reactor_name, direction, emojis, timestamp, source, dedup_key FROM reactions
+            WHERE message_row = ? ORDER BY timestamp, id
+            """).forEachRow([.integer(id)]) { row in
+            var emojis: [String] = []
+            if case .array(let items)? = try? JSONParser.parse(Array(row.text(4).utf8)) {
+                for case .string(let emoji) in items { emojis.append(emoji) }
+            }
+            updates.append(ReactionUpdate(target: row.text(0), reactor: row.text(1), name: row.optionalText(2),
+                                          direction: MessageDirection(rawValue: row.text(3)) ?? .incoming, emojis: emojis,
+                                          timestamp: row.int(5), source: MessageSource(rawValue: row.text(6)) ?? .live, key: row.text(7)))
+            return true
+        }
+        return updates
     }
 
     func attachments(of id: Int64) throws(SQLiteError) -> [AttachmentRecord] {

@@ -26,6 +26,13 @@ enum HTMLStyle {
     @media (prefers-color-scheme:dark){.name.occupant{color:hsl(var(--hue),60%,72%)}}
     .text{white-space:pre-wrap;overflow-wrap:anywhere}
     .meta{color:var(--muted);font-size:.7rem;text-align:right;margin-top:.1rem}
+    a.reply{display:block;border-left:3px solid var(--muted);padding-left:.4rem;margin-bottom:.2rem;font-size:.8rem;color:var(--muted);text-decoration:none;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+    .tombstone{font-style:italic;color:var(--muted)}
+    .reactions{font-size:.8rem;margin-top:.15rem}
+    .tick.read{color:#3b82f6}
+    .text code,.text pre{font-family:ui-monospace,monospace;background:rgba(127,127,127,.15);border-radius:3px}
+    .text pre{margin:.2rem 0;padding:.3rem;white-space:pre-wrap}
+    .text blockquote{margin:.1rem 0;padding-left:.5rem;border-left:3px solid var(--muted)}
     .avatar{flex:none;width:2rem;height:2rem;border-radius:50%;object-fit:cover;display:inline-flex;align-items:center;justify-content:center;color:#fff;font-weight:600;font-size:.9rem}
     .spacer{flex:none;width:2rem}
     .event{text-align:center;color:var(--muted);font-size:.75rem;margin:.15rem 0}

@@ -115,20 +115,33 @@ final class HTMLWriter: ExportWriter {
             }
         }
         lastSender = outgoing ? nil : sender
-        let text = (message.body ?? TranscriptPhrases.placeholder(for: message)) + TranscriptPhrases.encryptionMark(for: message)
-        if !text.isEmpty { html += "<div class=\"text\">\(HTMLText.escape(text))</div>" }
+        let semantics = message.semantics
+        if let context = semantics.replyContext {
+            let target = semantics.reply?.messageRow.map { " href=\"#m\($0)\"" } ?? ""
+            html += "<a class=\"reply\"\(target)>\(HTMLText.escape(context))</a>"
+        }
+        if let tombstone = semantics.tombstone(time: { let t = context.clock.civil($0); return "\(t.dateText) \(t.minuteText)" }) {
+            html += "<div class=\"tombstone\">\(HTMLText.escape(tombstone))</div>"
+        }
+        let body = message.retracted && message.body == nil ? "" : (message.body ?? TranscriptPhrases.placeholder(for: message))
+        let text = body + TranscriptPhrases.encryptionMark(for: message)
+        // XEP-0393 styling of the body; placeholders are shown as they are.
+        let shown = message.body != nil ? MessageStyling.html(text, escape: HTMLText.escape) : HTMLText.escape(text)
+        if !text.isEmpty { html += "<div class=\"text\">\(shown)</div>" }
         for attachment in message.attachments {
             html += try attachmentHTML(attachment, of: message, context: context)
         }
-        if message.revisions.count > 1 {
+        if message.revisions.count > 1, !message.retracted || message.body != nil {
             html += "<details class=\"revisions\"><summary>edited</summary><ol>"
             for revision in message.revisions.dropLast() {
                 html += "<li>\(HTMLText.escape(revision.body ?? ""))</li>"
             }
             html += "</ol></details>"
         }
+        if let reactions = semantics.reactionSummary { html += "<div class=\"reactions\">\(HTMLText.escape(reactions))</div>" }
         html += "<div class=\"meta\"><time datetime=\"\(time.rfc3339)\">\(time.minuteText)</time>"
         if message.edited { html += " · edited" }
+        if let progress = semantics.peerProgress { html += " <span class=\"tick \(progress.rawValue)\" title=\"\(progress.rawValue)\">\(semantics.tick)</span>" }
         html += "</div></div></div>\n"
         return html
     }

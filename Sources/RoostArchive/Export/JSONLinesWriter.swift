@@ -149,10 +149,13 @@ final class JSONLinesWriter: ExportWriter {
             json.textColumn("occupant_id", row, 31)
             json.textColumn("real_jid", row, 32)
         }
+        encodeSemantics(MessageSemanticsReading.semantics(row, at: 34), replyTo: row.optionalText(35), replyToJid: row.optionalText(36),
+                        into: &json)
         let id = row.int(0)
         try encodeAttachments(row.bool(24) ? try view.reading.attachments(of: id) : [], timestamp: row.int(11), copier: copier, up: up,
                               into: &json)
         encodeRevisions(row.int(23) > 0 ? try view.reading.revisions(of: id, includeRaw: view.includeRevisionRaw) : [], into: &json)
+        encodeReactions(row.bool(44) ? try view.reading.reactionHistory(of: id) : [], into: &json)
         json.textColumn("raw", row, 22)
         json.endObject()
         json.newline()
@@ -196,8 +199,10 @@ final class JSONLinesWriter: ExportWriter {
             json.field("occupant_id", message.occupantId)
             json.field("real_jid", message.realJid)
         }
+        encodeSemantics(message.semantics, replyTo: message.replyTo, replyToJid: message.replyToJid, into: &json)
         try? encodeAttachments(message.attachments, timestamp: message.timestamp, copier: nil, up: "", into: &json)
         encodeRevisions(message.revisions, into: &json)
+        encodeReactions(message.reactionHistory, into: &json)
         json.field("raw", message.rawStanza)
         json.endObject()
         json.newline()
@@ -224,6 +229,42 @@ final class JSONLinesWriter: ExportWriter {
             json.field("sha256", attachment.sha256)
             json.field("state", attachment.state.rawValue)
             json.field("file", copy)
+            json.endObject()
+        }
+        json.endArray()
+    }
+
+    /// Schema v8 fields, each only when it applies (so exports of archives without them stay as they were).
+    private static func encodeSemantics(_ semantics: MessageSemantics, replyTo: String?, replyToJid: String?,
+                                        into json: inout JSONByteEncoder) {
+        if let replyTo {
+            json.field("reply_to", replyTo)
+            json.field("reply_to_jid", replyToJid)
+        }
+        if let retraction = semantics.retraction {
+            json.field("retracted_by", retraction.by)
+            json.timeField("retracted_at", retraction.at)
+            json.field("retraction_reason", retraction.reason)
+        }
+        if let progress = semantics.peerProgress { json.field("receipt", progress.rawValue) }
+        if semantics.unread { json.field("unread", true) }
+    }
+
+    /// Every reaction update to the message, oldest first; omitted when there is none.
+    private static func encodeReactions(_ updates: [ReactionUpdate], into json: inout JSONByteEncoder) {
+        guard !updates.isEmpty else { return }
+        json.beginArray("reactions")
+        for update in updates {
+            json.element()
+            json.beginObject()
+            json.field("target", update.target)
+            json.field("reactor", update.reactor)
+            json.field("name", update.name)
+            json.field("direction", update.direction.rawValue)
+            json.stringArray("emojis", update.emojis)
+            json.timeField("timestamp", update.timestamp)
+            json.field("source", update.source.rawValue)
+            json.field("key", update.key)
             json.endObject()
         }
         json.endArray()

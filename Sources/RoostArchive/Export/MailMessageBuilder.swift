@@ -84,11 +84,11 @@ struct MailMessageBuilder {
     }
 
     private func body(_ message: ArchivedMessage, embedded: [MailAttachment?]) -> String {
-        var text = message.body ?? TranscriptPhrases.placeholder(for: message)
+        var text = TranscriptPhrases.text(of: message, clock: clock)
         for (attachment, file) in zip(message.attachments, embedded) {
             text += (text.isEmpty ? "" : "\n\n") + "Attachment: \(attachment.url)" + (file.map { " (attached: \($0.fileName))" } ?? "")
         }
-        if message.revisions.count > 1 {
+        if message.revisions.count > 1, !message.retracted || message.body != nil {
             text += "\n\n-- \nEdited \(message.revisions.count - 1) time(s). Earlier versions:"
             for revision in message.revisions.dropLast() {
                 let time = clock.civil(revision.timestamp)

@@ -40,9 +40,7 @@ final class MarkdownWriter: ExportWriter {
         case .message(let view):
             let message = try view.load()
             let who = context.contacts.sender(of: message, accountID: slice.accountID)
-            var text = MarkdownText.escape(message.body ?? TranscriptPhrases.placeholder(for: message))
-            text += MarkdownText.escape(TranscriptPhrases.encryptionMark(for: message))
-            if message.edited { text += " *(edited)*" }
+            var text = MarkdownText.escape(TranscriptPhrases.text(of: message, clock: context.clock, edited: " (edited)"))
             for attachment in message.attachments {
                 let copy = try context.attachments?.copy(attachment, of: message)
                 let target = copy.map { TextTranscriptWriter.up(depth) + $0 } ?? attachment.url

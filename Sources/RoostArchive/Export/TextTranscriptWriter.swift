@@ -34,9 +34,7 @@ final class TextTranscriptWriter: ExportWriter {
         case .message(let view):
             let message = try view.load()
             let who = context.contacts.sender(of: message, accountID: slice.accountID)
-            var text = message.body ?? TranscriptPhrases.placeholder(for: message)
-            text += TranscriptPhrases.encryptionMark(for: message)
-            if message.edited { text += " (edited)" }
+            var text = TranscriptPhrases.text(of: message, clock: context.clock, edited: " (edited)")
             for attachment in message.attachments {
                 let copy = try context.attachments?.copy(attachment, of: message)
                 text += (text.isEmpty ? "" : "\n") + "[file] \(attachment.url)" + (copy.map { " (saved as \(Self.up(depth))\($0))" } ?? "")

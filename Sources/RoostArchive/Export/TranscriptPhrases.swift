@@ -71,6 +71,15 @@ enum TranscriptPhrases {
         return "(no text)"
     }
 
+    /// A message's text in a transcript: body or placeholder, encryption mark, the tombstone of a retraction, the
+    /// message a reply answers, reactions, and delivered/read ticks on what the user sent (see `MessageSemantics`).
+    static func text(of message: ArchivedMessage, clock: ZoneClock, edited: String = "") -> String {
+        let body = message.retracted && message.body == nil ? "" : (message.body ?? placeholder(for: message))
+        return message.semantics.decorate(body + encryptionMark(for: message) + (message.edited ? edited : "") + message.semantics.tick) {
+            clock.minuteText($0)
+        }
+    }
+
     /// Marks an end-to-end encrypted message in transcripts: ` [OMEMO]`, ` [OMEMO, untrusted device]`, or "".
     static func encryptionMark(for message: ArchivedMessage) -> String {
         guard let encryption = message.encryption, encryption.isDecrypted else { return "" }

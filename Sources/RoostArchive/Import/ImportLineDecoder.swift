@@ -78,7 +78,20 @@ enum ImportLineDecoder {
         first.occupantId = occupantId
         first.realJid = try fields.optionalJID("real_jid", bare: true)
         first.claimedAt = try fields.optionalTime("claimed_at")
+        first.replyTo = try fields.optionalString("reply_to")
+        first.replyToJid = try fields.optionalString("reply_to_jid")
+        var retraction: MessageSemantics.Retraction?
+        if let by = try fields.optionalString("retracted_by") {
+            retraction = .init(by: by, at: try fields.time("retracted_at"), reason: try fields.optionalString("retraction_reason"))
+        }
+        let receipt = try fields.optionalString("receipt")
+        let progress = receipt.flatMap(MessageSemantics.PeerProgress.init(rawValue:))
+        if receipt != nil && progress == nil { throw ImportFields.Problem(reason: "\"receipt\" must be delivered or read") }
+        first.imported = ImportedState(retraction: retraction, peerProgress: progress, unread: try fields.bool("unread", default: false))
         var events: [ArchiveEvent] = [.message(first)]
+        for item in try fields.objects("reactions") {
+            events.append(try reaction(item, of: first))
+        }
         guard original != nil else { return events }
         guard let target = messageId ?? originId else {
             throw ImportFields.Problem(reason: "a corrected message needs \"message_id\" or \"origin_id\"")
@@ -102,6 +115,22 @@ enum ImportLineDecoder {
             events.append(.message(adopted))
         }
         return events
+    }
+
+    /// One reaction update of the message's history, replayed as it was stored (its key included).
+    private static func reaction(_ item: ImportFields, of message: MessageRecord) throws(ImportFields.Problem) -> ArchiveEvent {
+        let reactor = try item.nonEmptyString("reactor")
+        let name = try item.optionalString("name")
+        let groupchat = message.kind == .groupchat
+        let occupantId = groupchat && reactor.hasPrefix("occupant:") ? String(reactor.dropFirst("occupant:".count)) : nil
+        let from = occupantId != nil ? "\(message.conversation)/\(name ?? "?")" : reactor
+        var annotation = MessageAnnotation(
+            account: message.account, conversation: message.conversation, kind: .reactions(try item.strings("emojis")),
+            target: try item.nonEmptyString("target"), from: from, direction: try item.choice("direction", MessageDirection.self),
+            groupchat: groupchat, occupantId: occupantId, senderName: name, timestamp: try item.time("timestamp"),
+            source: try item.choice("source", MessageSource.self))
+        annotation.key = try item.nonEmptyString("key")
+        return .annotation(annotation)
     }
 
     /// `localPath` carries where the file is to be found: `file` (the export's copy, relative to the jsonl

@@ -18,4 +18,8 @@ public enum ArchiveEvent: Sendable, Equatable {
     case roomPresence(RoomPresenceRecord)
     case invitation(InvitationRecord)
     case invitationAnswered(account: String, room: String, status: InvitationStatus, timestamp: Int64)
+    /// A reaction, retraction, moderation, receipt or chat marker about an earlier message (schema v8).
+    case annotation(MessageAnnotation)
+    /// The user read a conversation up to its newest message (`roost read`).
+    case conversationRead(account: String, conversation: String, timestamp: Int64)
 }

@@ -76,6 +76,9 @@ final class Ingestor {
         case .invitation(let record): return try insert(record)
         case .invitationAnswered(let account, let room, let status, let timestamp):
             return try answerInvitations(account: account, room: room, status: status, timestamp: timestamp)
+        case .annotation(let annotation): return try apply(annotation)
+        case .conversationRead(let account, let conversation, let timestamp):
+            return try markRead(account: account, conversation: conversation, at: timestamp)
         }
     }
 
@@ -119,8 +122,9 @@ final class Ingestor {
         try database.run("""
             INSERT INTO messages (id, account_id, conversation, direction, type, from_jid, from_bare, to_jid, to_bare,
                 sender_name, body, subject, thread, timestamp, received_at, stanza_id, stanza_id_by, stanza_id_trusted,
-                origin_id, message_id, replaces, is_carbon, source, dedup_key, raw, delivery, occupant_id, real_jid, claimed_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                origin_id, message_id, replaces, is_carbon, source, dedup_key, raw, delivery, occupant_id, real_jid, claimed_at,
+                reply_to, reply_to_jid)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [
                 .integer(id), .integer(account), .text(record.conversation), .text(record.direction.rawValue),
                 .text(record.kind.rawValue), .text(record.from), .text(JIDText.bare(record.from)), .text(record.to),
@@ -129,9 +133,11 @@ final class Ingestor {
                 SQLValue(record.stanzaIdBy ?? (trusted ? record.account : nil)), SQLValue(trusted), SQLValue(record.originId),
                 SQLValue(record.messageId), SQLValue(record.replaces), SQLValue(record.isCarbon), .text(record.source.rawValue),
                 .text(key), SQLValue(record.rawStanza), SQLValue(record.delivery?.rawValue), SQLValue(record.occupantId),
-                SQLValue(try realJID(of: record, account: account)), SQLValue(record.claimedAt),
+                SQLValue(try realJID(of: record, account: account)), SQLValue(record.claimedAt), SQLValue(record.replyTo),
+                SQLValue(record.replyToJid),
             ])
         pendingIndex.append(PendingIndexEntry(id: id, body: record.body, subject: record.subject, sender: record.senderName))
+        try attachAnnotations(to: id, record: record, account: account)
         if let encryption = record.encryption { try store(encryption, of: id) }
         for attachment in record.attachments {
             try insert(attachment, messageRow: id, now: record.receivedAt)

@@ -9,4 +9,6 @@ public enum InsertOutcome: Sendable, Equatable {
     case corrected(id: Int64, revision: Int)
     /// A non-message event (chat state, presence, subscription, roster, vCard, sync state) was stored.
     case stored
+    /// Deliberately not applied, with why (a forged retraction): the caller logs it.
+    case refused(String)
 }

@@ -43,6 +43,11 @@ public struct MessageRecord: Sendable, Equatable {
     /// Group chat: the room's XEP-0421 id of the sender, and the sender's real bare JID where the room shows it.
     public var occupantId: String? = nil
     public var realJid: String? = nil
+    /// XEP-0461: the id of the message this one answers, and its author as the reply names it.
+    public var replyTo: String? = nil
+    public var replyToJid: String? = nil
+    /// Set by a jsonl import: the retraction, receipts and read state the export recorded.
+    public var imported: ImportedState? = nil
 
     public init(account: String, conversation: String, direction: MessageDirection, kind: MessageKind = .chat,
                 from: String, to: String, senderName: String? = nil, body: String?, subject: String? = nil,

@@ -2,7 +2,7 @@ import RoostCore
 
 /// Turns `key:value` into a `QueryFilter`, validating the value.
 enum FilterParser {
-    static let isValues = "in, out, chat, normal, headline, muc, groupchat, edited"
+    static let isValues = "in, out, chat, normal, headline, muc, groupchat, edited, unread, read, retracted, reply"
 
     static func filter(key: String, value: String, valueColumn: Int, keyColumn: Int, query: String) throws(QueryError) -> QueryFilter {
         guard !value.isEmpty else {
@@ -24,6 +24,10 @@ enum FilterParser {
             case "headline": return .kind(.headline)
             case "muc", "groupchat": return .kind(.groupchat)
             case "edited", "corrected": return .edited
+            case "unread": return .unread(true)
+            case "read": return .unread(false)
+            case "retracted", "deleted": return .retracted
+            case "reply": return .reply
             default: throw invalid("unknown is:\(value) (expected one of \(isValues))")
             }
         case "has":
@@ -32,10 +36,13 @@ enum FilterParser {
             case "image", "images", "picture", "pictures": return .hasMedia("image/")
             case "video", "videos": return .hasMedia("video/")
             case "audio": return .hasMedia("audio/")
-            default: throw invalid("unknown has:\(value) (expected has:file, has:image, has:video or has:audio)")
+            case "reaction", "reactions": return .reaction(nil)
+            default: throw invalid("unknown has:\(value) (expected has:file, has:image, has:video, has:audio or has:reaction)")
             }
         case "filename":
             return .fileName(value)
+        case "reaction":
+            return .reaction(value)
         case "type":
             let parts = value.lowercased().split(separator: "/", omittingEmptySubsequences: false)
             let token = Set("abcdefghijklmnopqrstuvwxyz0123456789!#$&^_.+-")

@@ -264,6 +264,23 @@ struct QueryCompiler {
             }
             bind(.text(type))
             return "EXISTS (SELECT 1 FROM attachments a WHERE a.message_row = m.id AND lower(a.mime) = ?)"
+        case .reaction(let emoji):
+            // The newest update of each reactor is their current set.
+            var condition = "r.emojis != '[]'"
+            if let emoji {
+                bind(.text(emoji))
+                condition = "EXISTS (SELECT 1 FROM json_each(r.emojis) e WHERE e.value = ?)"
+            }
+            return """
+                EXISTS (SELECT 1 FROM reactions r WHERE r.message_row = m.id AND \(condition) AND NOT EXISTS (SELECT 1 FROM reactions n \
+                WHERE n.message_row = r.message_row AND n.reactor = r.reactor AND (n.timestamp > r.timestamp OR (n.timestamp = r.timestamp AND n.id > r.id))))
+                """
+        case .unread(let unread):
+            return unread ? MessageSemanticsReading.unreadExpression : "(m.direction = 'in' AND NOT \(MessageSemanticsReading.unreadExpression))"
+        case .retracted:
+            return "m.retracted = 1"
+        case .reply:
+            return "m.reply_to IS NOT NULL"
         }
     }
 

@@ -23,4 +23,12 @@ public enum QueryFilter: Sendable, Equatable {
     case fileName(String)
     /// `type:image/png`, or `type:image` / `type:image/*` for a whole family.
     case fileType(String)
+    /// `has:reaction` (nil) or `reaction:👍`: someone's current reactions to the message (include) this one.
+    case reaction(String?)
+    /// `is:unread` (true) / `is:read`: incoming after (or at or before) the conversation's read mark.
+    case unread(Bool)
+    /// `is:retracted`: retracted by its sender or removed by a room's moderator.
+    case retracted
+    /// `is:reply`: answers another message (XEP-0461).
+    case reply
 }

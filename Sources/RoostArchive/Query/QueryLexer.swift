@@ -1,7 +1,7 @@
 /// Splits a query into tokens. Any character is allowed inside words and phrases except control
 /// characters (NUL and friends), which are refused with their position.
 struct QueryLexer {
-    static let filterKeys: Set<String> = ["from", "to", "with", "account", "in", "date", "after", "before", "is", "has", "filename", "type"]
+    static let filterKeys: Set<String> = ["from", "to", "with", "account", "in", "date", "after", "before", "is", "has", "filename", "type", "reaction"]
 
     private let characters: [Character]
     private let query: String

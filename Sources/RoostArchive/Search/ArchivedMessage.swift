@@ -38,6 +38,13 @@ public struct ArchivedMessage: Sendable, Equatable {
     /// Group chat: the sender's occupant id (XEP-0421) and real bare JID, when known.
     public var occupantId: String? = nil
     public var realJid: String? = nil
+    /// Reactions, the message answered, retraction, receipts and read state (schema v8).
+    public var semantics = MessageSemantics()
+    /// XEP-0461: the id and author the reply names (`semantics.reply` adds the message found).
+    public var replyTo: String? = nil
+    public var replyToJid: String? = nil
+    /// Every reaction update, oldest first (the current set of each reactor is in `semantics`).
+    public var reactionHistory: [ReactionUpdate] = []
 
     public var edited: Bool { !revisions.isEmpty }
 

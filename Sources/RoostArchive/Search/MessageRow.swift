@@ -34,6 +34,8 @@ public struct MessageRow: Sendable, Equatable {
     /// Group chat: the room's XEP-0421 id of the sender, and the sender's real bare JID where the room showed it.
     public var occupantId: String? = nil
     public var realJid: String? = nil
+    /// Reactions, the message answered, retraction, receipts and read state (schema v7).
+    public var semantics = MessageSemantics()
 
     /// The body, or what to show instead for a message that could not be decrypted.
     public var displayBody: String? { body ?? encryption?.undecryptableText.map { "[\($0)]" } }

@@ -6,7 +6,7 @@ enum MessageRowReading {
         m.edited, m.is_carbon, m.source, \(encryptionColumns),
         (SELECT json_group_array(json_array(a.url, a.name, a.mime, a.size, a.state, a.sha256, a.local_path))
          FROM attachments a WHERE a.message_row = m.id),
-        \(roomColumns), m.claimed_at
+        \(roomColumns), m.claimed_at, \(MessageSemanticsReading.columns)
         """
 
     /// Group chat columns (schema v6): the sender's occupant id and real JID, read after the OMEMO columns.
@@ -32,7 +32,8 @@ enum MessageRowReading {
             stanzaId: row.optionalText(13), originId: row.optionalText(14), messageId: row.optionalText(15),
             revisions: Int(row.int(16)), isCarbon: row.bool(17), source: MessageSource(rawValue: row.text(18)) ?? .live,
             attachments: attachments(row.text(25), store: store), highlighter: highlighter, encryption: encryption(row, at: 19),
-            occupantId: row.optionalText(26), realJid: row.optionalText(27))
+            occupantId: row.optionalText(26), realJid: row.optionalText(27),
+            semantics: MessageSemanticsReading.semantics(row, at: 29))
     }
 
     /// The attachment summary column: a JSON array of `[url, name, mime, size, state, sha256, local_path]`.

@@ -33,6 +33,17 @@ public enum Namespace {
     public static let correction = "urn:xmpp:message-correct:0"
     public static let chatMarkers = "urn:xmpp:chat-markers:0"
     public static let receipts = "urn:xmpp:receipts"
+    public static let reactions = "urn:xmpp:reactions:0"
+    public static let reply = "urn:xmpp:reply:0"
+    public static let fallback = "urn:xmpp:fallback:0"
+    /// The name XEP-0428 had before 0.2 (slixmpp 1.8 still sends it with replies).
+    public static let legacyFallback = "urn:xmpp:feature-fallback:0"
+    public static let retract = "urn:xmpp:message-retract:1"
+    public static let legacyRetract = "urn:xmpp:message-retract:0"
+    public static let moderate = "urn:xmpp:message-moderate:1"
+    public static let legacyModerate = "urn:xmpp:message-moderate:0"
+    /// XEP-0422 Message Fastening: how retraction and moderation 0.x wrapped themselves.
+    public static let fasten = "urn:xmpp:fasten:0"
     public static let oob = "jabber:x:oob"
     public static let hints = "urn:xmpp:hints"
     public static let muc = "http://jabber.org/protocol/muc"

@@ -63,7 +63,7 @@ enum TimeText {
 extension MessageRow {
     /// The JSON object of `roost search --json` and `roost log --json` (documented in README).
     var json: JSONObject {
-        [
+        var object: JSONObject = [
             "id": .int(id),
             "account": .string(account),
             "conversation": .string(conversation),
@@ -92,6 +92,8 @@ extension MessageRow {
             "occupant_id": .string(occupantId),
             "real_jid": .string(realJid),
         ]
+        for (key, value) in semantics.jsonMembers { object[key] = value }
+        return object
     }
 
     /// True when the body is nothing but the link to an attachment (shown as `[file NAME SIZE]` instead).

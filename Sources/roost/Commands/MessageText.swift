@@ -89,9 +89,11 @@ struct MessageText {
         return text
     }
 
-    /// The text of a message as people read it: the body (matches highlighted when colour is on), `[file …]`
-    /// for attachments, what could not be decrypted, `(edited)`, a time the sender claimed more than a minute
-    /// off the trusted one; continuation lines indented. Control characters in it are shown, never obeyed.
+    /// The text of a message as people read it: the body (matches highlighted, or XEP-0393 styling, when colour
+    /// is on), `[file …]` for attachments, what could not be decrypted, a retraction's tombstone, `(edited)`, the
+    /// receipt ticks, a time the sender claimed more than a minute off the trusted one, the message a reply
+    /// answers above and the reactions below; continuation lines indented. Control characters in what others
+    /// wrote are shown, never obeyed.
     func body(of row: MessageRow, highlight: Bool) -> TerminalText {
         var text = TerminalText(row.displayBody ?? row.subject.map { "(subject) \($0)" } ?? "")
         if highlight, output.color, let body = row.body {
@@ -102,20 +104,35 @@ struct MessageText {
                 cursor = range.upperBound
             }
             text += TerminalText(String(body[cursor...]))
+        } else if output.color, let body = row.body, row.displayBody == body {
+            // The styling escapes the body itself: its colours are the only escape sequences in it.
+            text = TerminalText(stringLiteral: MessageStyling.terminal(body))
         }
         if let encryption = row.encryption, encryption.isDecrypted, !encryption.isTrusted { text += " [untrusted device]" }
         if !row.attachments.isEmpty {
             let tags = TerminalText(row.attachments.map(\.tag).joined(separator: " "))
             text = row.bodyIsLink ? tags : text + (text.rendered.isEmpty ? "" : " ") + tags
         }
+        let semantics = row.semantics
+        if semantics.retraction != nil, row.body == nil { text = "" }
+        var notes: TerminalText = row.edited ? output.styled(" (edited)", .dim) : ""
+        notes += TerminalText(semantics.tick)
+        if let claimedAt = row.claimedAt {
+            let (difference, overflow) = claimedAt.subtractingReportingOverflow(row.timestamp)
+            if overflow || difference <= -60_000 || difference >= 60_000 { notes += " (sender's clock says \(TimeText.local(claimedAt)))" }
+        }
+        // The notes stay on the message's own line; the tombstone before it, the reply context above, the
+        // reactions below.
+        text += notes
+        if let tombstone = semantics.tombstone(time: { TimeText.local($0) }) {
+            text = semantics.retraction != nil && !text.rendered.isEmpty ? "[\(tombstone)] " + text : "[\(tombstone)]"
+        }
+        if let context = semantics.replyContext { text = TerminalText(context) + "\n" + text }
+        if let reactions = semantics.reactionSummary { text += "\n" + TerminalText(reactions) }
         if text.rendered.utf8.contains(0x0A) {
             text = TerminalText(stringLiteral: text.rendered.replacingOccurrences(of: "\n", with: "\n    "))
         }
-        if let claimedAt = row.claimedAt {
-            let (difference, overflow) = claimedAt.subtractingReportingOverflow(row.timestamp)
-            if overflow || difference <= -60_000 || difference >= 60_000 { text += " (sender's clock says \(TimeText.local(claimedAt)))" }
-        }
-        return text + (row.edited ? output.styled(" (edited)", .dim) : "")
+        return text
     }
 
     /// The JSON of `search`, `log` and `show`: the stored fields plus the names as they are now.

@@ -12,8 +12,10 @@ struct StatusCommand: Command {
         connection state, server, bound resource, whether stream management is on, the last read of the server \
         archive and how many stanzas Roost sent that the server has not acknowledged yet (stream management, \
         XEP-0198: a few for a moment is normal; they are sent again if the connection drops, so a number that \
-        stays high means the server does not answer); then shows the archive's size and counts. --account \
-        shows one account. When no agent runs it says so and shows the archive only.
+        stays high means the server does not answer); then shows the archive's size and counts, and the unread \
+        messages per conversation (incoming messages after the last one the user displayed on any client, wrote \
+        after, or marked read with `roost read`). --account shows one account. When no agent runs it says so and \
+        shows the archive only.
         When the archive cannot be written (locked by another program, disk full), it says since when and why: \
         the agent then acknowledges nothing to the servers, which keep every message until it can. \
         Exit status: 0 when the agent runs and no account has failed; 3 when an account has failed (wrong \
@@ -101,13 +103,23 @@ struct StatusCommand: Command {
             }
             return
         }
+        let unread = (try? reader.unreadConversations(account: context.options.account?.lowercased())) ?? []
+        let unreadTotal = unread.reduce(0) { $0 + $1.unread }
         if context.options.json {
             output.jsonLine(["kind": "archive", "path": .string(path), "exists": true, "size_bytes": .int(stats.archiveSizeBytes),
                              "messages": .int(stats.totalMessages), "conversations": .int(stats.conversations.count),
-                             "presence_events": .int(stats.presenceEvents), "subscription_events": .int(stats.subscriptionEvents)])
+                             "presence_events": .int(stats.presenceEvents), "subscription_events": .int(stats.subscriptionEvents),
+                             "unread": .int(unreadTotal)])
+            for conversation in unread {
+                output.jsonLine(["kind": "unread", "account": .string(conversation.account), "conversation": .string(conversation.conversation),
+                                 "unread": .int(conversation.unread)])
+            }
         } else {
             output.line("archive: \(path), \(ByteCountFormatter.string(fromByteCount: stats.archiveSizeBytes, countStyle: .file)), "
                 + "\(Counted.noun(stats.totalMessages, "message")) in \(Counted.noun(stats.conversations.count, "conversation"))")
+            if !unread.isEmpty {
+                output.line("unread: \(unreadTotal) (" + unread.map { "\($0.unread) from \($0.conversation)" }.joined(separator: ", ") + ")")
+            }
         }
     }
 }

@@ -1,0 +1,151 @@
+/// What others did to a stored message (schema v8): its current reactions, the message it answers, whether it
+/// was retracted, how far the contact got with it, whether the user has read it.
+public struct MessageSemantics: Sendable, Equatable {
+    public struct Reaction: Sendable, Equatable {
+        public var emoji: String
+        /// The reactor's name (nick, roster name or JID).
+        public var from: String
+        /// The user reacted (from Roost or another client).
+        public var own: Bool
+    }
+
+    public struct Reply: Sendable, Equatable {
+        /// The id the reply names, and the author it claims.
+        public var id: String
+        public var author: String?
+        /// The archived message answered, when Roost has it.
+        public var messageRow: Int64?
+        public var sender: String?
+        /// Its text, nil when retracted or unknown.
+        public var text: String?
+    }
+
+    public struct Retraction: Sendable, Equatable {
+        /// The sender, or the room / its moderator for a moderation.
+        public var by: String
+        public var at: Int64
+        public var reason: String?
+    }
+
+    /// How far the contact's clients got with an outgoing message (XEP-0184 receipts, XEP-0333 markers).
+    public enum PeerProgress: String, Sendable, Equatable {
+        case delivered, read
+    }
+
+    /// Grouped by emoji, in the order they first appear.
+    public var reactions: [Reaction] = []
+    public var reply: Reply?
+    public var retraction: Retraction?
+    public var peerProgress: PeerProgress?
+    /// Incoming and after the conversation's read mark.
+    public var unread = false
+
+    public init() {}
+
+    /// `👍 bob, carol  ❤️ me`.
+    public var reactionSummary: String? {
+        guard !reactions.isEmpty else { return nil }
+        var order: [String] = []
+        var names: [String: [String]] = [:]
+        for reaction in reactions {
+            if names[reaction.emoji] == nil { order.append(reaction.emoji) }
+            names[reaction.emoji, default: []].append(reaction.own ? "me" : reaction.from)
+        }
+        return order.map { "\($0) \(names[$0]!.joined(separator: ", "))" }.joined(separator: "  ")
+    }
+
+    /// `message retracted (by bob@example.org/phone, at 2026-11-30 14:02: spam)`, with `time` formatting the instant.
+    public func tombstone(time: (Int64) -> String) -> String? {
+        retraction.map { "message retracted (by \($0.by), at \(time($0.at))\($0.reason.map { ": \($0)" } ?? ""))" }
+    }
+
+    /// `↪ bob: the first line of what bob wrote…`, shown above a reply.
+    public var replyContext: String? {
+        guard let reply else { return nil }
+        guard reply.messageRow != nil else { return "↪ (a message not in the archive)" }
+        let who = reply.sender ?? reply.author ?? "?"
+        guard let text = reply.text else { return "↪ \(who): (retracted)" }
+        let line = text.split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? ""
+        return "↪ \(who): " + (line.count > 60 ? line.prefix(59) + "…" : line)
+    }
+
+    /// ` ✓` delivered, ` ✓✓` read, else "".
+    public var tick: String {
+        switch peerProgress {
+        case .delivered: " ✓"
+        case .read: " ✓✓"
+        case nil: ""
+        }
+    }
+
+    /// The text a transcript shows for a message: the tombstone of a retracted one (with its text when kept), the
+    /// context of a reply above it, its reactions below.
+    public func decorate(_ text: String, time: (Int64) -> String) -> String {
+        var text = text
+        if let tombstone = tombstone(time: time) { text = retraction != nil && !text.isEmpty ? "[\(tombstone)] \(text)" : "[\(tombstone)]" }
+        if let context = replyContext { text = context + "\n" + text }
+        if let reactions = reactionSummary { text += "\n" + reactions }
+        return text
+    }
+}
+
+/// The columns that read `MessageSemantics`, appended to the message queries (`m` is the message row).
+enum MessageSemanticsReading {
+    static let columnCount: Int32 = 10
+
+    static let columns = """
+        (SELECT json_group_array(json_array(r.emojis, coalesce(r.reactor_name, r.reactor), r.direction, r.timestamp, r.id))
+         FROM reactions r
+         WHERE r.message_row = m.id AND NOT EXISTS (SELECT 1 FROM reactions n WHERE n.message_row = r.message_row AND n.reactor = r.reactor
+             AND (n.timestamp > r.timestamp OR (n.timestamp = r.timestamp AND n.id > r.id)))),
+        m.reply_to, m.reply_to_jid,
+        (SELECT json_array(t.id, coalesce(t.sender_name, t.from_jid), t.body) FROM messages t
+         WHERE m.reply_to IS NOT NULL AND t.account_id = m.account_id AND t.conversation = m.conversation AND t.id != m.id
+             AND (t.message_id = m.reply_to OR t.origin_id = m.reply_to OR t.stanza_id = m.reply_to) ORDER BY t.id DESC LIMIT 1),
+        m.retracted, m.retracted_by, m.retracted_at, m.retraction_reason,
+        CASE WHEN m.direction = 'out' THEN (SELECT CASE WHEN s.peer_displayed_row >= m.id THEN 'read'
+            WHEN s.peer_received_row >= m.id THEN 'delivered' END FROM read_state s
+            WHERE s.account_id = m.account_id AND s.conversation = m.conversation) END,
+        \(unreadExpression)
+        """
+
+    /// Whether `m` is incoming, not retracted, and after its conversation's read mark (also the `is:unread` filter).
+    static let unreadExpression = """
+        (m.direction = 'in' AND m.retracted = 0 AND m.id > coalesce((SELECT s.read_row FROM read_state s
+            WHERE s.account_id = m.account_id AND s.conversation = m.conversation), 0))
+        """
+
+    static func semantics(_ row: Statement.Row, at column: Int32) -> MessageSemantics {
+        var semantics = MessageSemantics()
+        if let json = row.optionalText(column), json != "[]", case .array(let items)? = try? JSONParser.parse(Array(json.utf8)) {
+            // Each reactor's current set, in the order they were made (SQLite's aggregate order is not defined).
+            var sets: [(at: Int64, id: Int64, reactions: [MessageSemantics.Reaction])] = []
+            for item in items {
+                guard case .array(let fields) = item, fields.count == 5, case .string(let emojis) = fields[0],
+                      case .string(let from) = fields[1], case .integer(let at) = fields[3], case .integer(let id) = fields[4],
+                      case .array(let list)? = try? JSONParser.parse(Array(emojis.utf8)) else { continue }
+                let own: Bool = if case .string("out") = fields[2] { true } else { false }
+                var reactions: [MessageSemantics.Reaction] = []
+                for case .string(let emoji) in list { reactions.append(.init(emoji: emoji, from: from, own: own)) }
+                sets.append((at, id, reactions))
+            }
+            semantics.reactions = sets.sorted { ($0.at, $0.id) < ($1.at, $1.id) }.flatMap(\.reactions)
+        }
+        if let id = row.optionalText(column + 1) {
+            var reply = MessageSemantics.Reply(id: id, author: row.optionalText(column + 2))
+            if let json = row.optionalText(column + 3), case .array(let fields)? = try? JSONParser.parse(Array(json.utf8)), fields.count == 3 {
+                if case .integer(let target) = fields[0] { reply.messageRow = target }
+                if case .string(let sender) = fields[1] { reply.sender = sender }
+                if case .string(let text) = fields[2] { reply.text = text }
+            }
+            semantics.reply = reply
+        }
+        if row.bool(column + 4) {
+            semantics.retraction = .init(by: row.optionalText(column + 5) ?? "?", at: row.optionalInt(column + 6) ?? 0,
+                                         reason: row.optionalText(column + 7))
+        }
+        semantics.peerProgress = row.optionalText(column + 8).flatMap(MessageSemantics.PeerProgress.init(rawValue:))
+        semantics.unread = row.bool(column + 9)
+        return semantics
+    }
+}

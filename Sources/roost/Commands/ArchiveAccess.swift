@@ -110,7 +110,10 @@ extension MessageRow {
             let tags = TerminalText(attachments.map(\.tag).joined(separator: " "))
             text = bodyIsLink ? tags : text + (text.rendered.isEmpty ? "" : " ") + tags
         }
-        text = TerminalText(stringLiteral: text.rendered.replacingOccurrences(of: "\n", with: "\n    "))
+        // Foundation's replacingOccurrences cost 20 % of `roost log`'s CPU even on the many lines without a newline.
+        if text.rendered.utf8.contains(0x0A) {
+            text = TerminalText(stringLiteral: text.rendered.replacingOccurrences(of: "\n", with: "\n    "))
+        }
         var notes = edited ? " (edited)" : ""
         if let claimedAt {
             let (difference, overflow) = claimedAt.subtractingReportingOverflow(timestamp)

@@ -42,12 +42,20 @@ struct SearchCommand: Command {
         var text = query
         if let account = context.options.account { text = "account:\(account) (\(text.isEmpty ? "" : text))" }
         if query.isEmpty, let account = context.options.account { text = "account:\(account)" }
-        let rows: [MessageRow]
-        do { rows = try reader.search(query: text, order: order, limit: limit, offset: offset) } catch { throw ArchiveFailure(error: error) }
         let highlight = context.output.standardOutputIsTTY
-        for row in rows {
-            if context.options.json { context.output.jsonLine(row.json) } else { context.output.line(row.humanLine(highlight: highlight)) }
+        let output = context.output
+        let json = context.options.json
+        var found = 0
+        // Streamed: all matches of a common word (`--limit 0`) are printed as they are read, never held.
+        do {
+            try reader.search(query: text, order: order, limit: limit, offset: offset) { row in
+                found += 1
+                if json { output.jsonLine(row.json) } else { output.line(row.humanLine(highlight: highlight)) }
+                return true
+            }
+        } catch let error as ArchiveError {
+            throw ArchiveFailure(error: error)
         }
-        return rows.isEmpty ? .nothingFound : .ok
+        return found == 0 ? .nothingFound : .ok
     }
 }

@@ -23,6 +23,13 @@ public struct BatchCommitter {
         self.committed = committed
         limit = transactionBudget == nil ? maximumBatch : min(maximumBatch, 200)
         batch.reserveCapacity(limit + 16)
+        if transactionBudget == nil { writer.beginBulkLoad() }
+    }
+
+    /// Commits what is pending and ends the load (`ArchiveWriter.endBulkLoad`: the log is checkpointed).
+    public mutating func finish() throws(ArchiveError) {
+        try flush()
+        writer.endBulkLoad()
     }
 
     /// Adds events (kept together in one transaction); commits when the batch is full.

@@ -191,12 +191,16 @@ final class Ingestor {
 
     /// The newest message of the conversation whose id or origin-id is `replaces`, if sent by the same sender:
     /// in groupchat the same occupant id (XEP-0421) when both have one, else the same nick (full JID); the same
-    /// bare JID otherwise.
+    /// bare JID otherwise. Two index seeks (`SchemaV10`), whatever the size of the conversation.
     private func correctionTarget(of record: MessageRecord, replaces: String, account: Int64) throws(SQLiteError) -> CorrectionTarget? {
         var found: (id: Int64, from: String, edited: Int64, imported: Bool, occupantId: String?)?
         try database.cached("""
             SELECT id, from_jid, edited, source = 'import', occupant_id FROM messages
-            WHERE conversation = ? AND account_id = ? AND (message_id = ?3 OR origin_id = ?3)
+            WHERE id IN (SELECT id FROM messages INDEXED BY messages_message_id
+                             WHERE account_id = ?2 AND conversation = ?1 AND message_id = ?3
+                         UNION ALL
+                         SELECT id FROM messages INDEXED BY messages_origin
+                             WHERE account_id = ?2 AND origin_id = ?3 AND conversation = ?1)
             ORDER BY id DESC LIMIT 1
             """).forEachRow([.text(record.conversation), .integer(account), .text(replaces)]) { row in
             found = (row.int(0), row.text(1), row.int(2), row.bool(3), row.optionalText(4))

@@ -36,18 +36,42 @@ public final class ArchiveReader: Sendable {
     /// Runs a query (see design.md "Query language"). Malformed queries throw `.query(QueryError)`.
     public func search(query: String, account: String? = nil, order: SearchOrder = .newestFirst, limit: Int = 50, offset: Int = 0,
                        now: Date = Date(), timeZone: TimeZone = .current) throws(ArchiveError) -> [MessageRow] {
+        var rows: [MessageRow] = []
+        do {
+            try search(query: query, account: account, order: order, limit: limit, offset: offset, now: now, timeZone: timeZone) { row in
+                rows.append(row)
+                return true
+            }
+        } catch let error as ArchiveError {
+            throw error
+        } catch {
+            preconditionFailure("the collecting body does not throw")
+        }
+        return rows
+    }
+
+    /// The same, streaming each row to `body` as it is read (`roost search --limit 0` on millions of matches
+    /// holds one row at a time). Throws `ArchiveError` or whatever `body` throws; `body` returns false to stop.
+    public func search(query: String, account: String? = nil, order: SearchOrder = .newestFirst, limit: Int = 50, offset: Int = 0,
+                       now: Date = Date(), timeZone: TimeZone = .current, _ body: (MessageRow) throws -> Bool) throws {
         let compiled = try compile(query, now: now, timeZone: timeZone, account: account)
         let (sql, parameters) = Self.searchSQL(compiled, order: order, limit: max(0, limit), offset: max(0, offset))
         let highlighter = Highlighter(terms: compiled.highlightTerms)
         let store = FileStore(archivePath: path)
-        var rows: [MessageRow] = []
+        var bodyError: (any Error)?
         try withDatabase { database throws(SQLiteError) in
-            try database.prepare(sql).forEachRow(parameters) { row in
-                rows.append(MessageRowReading.row(row, highlighter: highlighter, store: store))
-                return true
+            try database.read { () throws(SQLiteError) in
+                try database.prepare(sql).forEachRow(parameters) { row in
+                    do {
+                        return try body(MessageRowReading.row(row, highlighter: highlighter, store: store))
+                    } catch {
+                        bodyError = error
+                        return false
+                    }
+                }
             }
         }
-        return rows
+        if let bodyError { throw bodyError }
     }
 
     /// Streams every message matching `query` (all messages for "") to `body` without loading them all,

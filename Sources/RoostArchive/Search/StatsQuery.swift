@@ -1,20 +1,35 @@
 import Foundation
 
-/// Collects `ArchiveStats` (a full pass over the messages; meant for `roost stats`, not hot paths).
+/// Collects `ArchiveStats` from the counters the writer keeps in the same transaction as the rows (`SchemaV10`):
+/// O(conversations), not O(messages).
 enum StatsQuery {
+    /// The counters' query; an archive the agent has not migrated yet (a newer roost reading it before `roost run`)
+    /// is counted the slow way, with the same results. `?1`: one account's rows only (NULL: every account).
+    static let countersSQL = """
+        SELECT a.jid, c.conversation, c.messages, c.incoming, c.outgoing, c.first_timestamp, c.last_timestamp,
+               c.groupchat > 0,
+               CASE WHEN c.groupchat > 0 THEN (SELECT count(*) FROM room_senders s
+                   WHERE s.account_id = c.account_id AND s.conversation = c.conversation) ELSE 0 END
+        FROM conversation_counts c JOIN accounts a ON a.id = c.account_id
+        WHERE c.messages > 0 AND (?1 IS NULL OR a.jid = ?1)
+        ORDER BY a.jid, c.last_timestamp DESC
+        """
+    static let scanSQL = """
+        SELECT a.jid, m.conversation, count(*), sum(m.direction = 'in'), sum(m.direction = 'out'),
+               min(m.timestamp), max(m.timestamp), max(m.type = 'groupchat'),
+               count(DISTINCT CASE WHEN m.type = 'groupchat' AND m.body IS NOT NULL THEN coalesce(m.occupant_id, m.from_jid) END)
+        FROM messages m JOIN accounts a ON a.id = m.account_id
+        WHERE ?1 IS NULL OR a.jid = ?1
+        GROUP BY m.account_id, m.conversation
+        ORDER BY a.jid, max(m.timestamp) DESC
+        """
+
     /// `account` nil: every account; else that account's rows only.
     static func run(_ database: Database, path: String, account: String? = nil) throws(SQLiteError) -> ArchiveStats {
+        let counted = try database.cached("SELECT 1 FROM sqlite_master WHERE name = 'conversation_counts'").scalarInt() != nil
         var conversations: [ArchiveStats.Conversation] = []
         let only: [SQLValue] = [SQLValue(account)]
-        try database.prepare("""
-            SELECT a.jid, m.conversation, count(*), sum(m.direction = 'in'), sum(m.direction = 'out'),
-                   min(m.timestamp), max(m.timestamp), max(m.type = 'groupchat'),
-                   count(DISTINCT CASE WHEN m.type = 'groupchat' AND m.body IS NOT NULL THEN coalesce(m.occupant_id, m.from_jid) END)
-            FROM messages m JOIN accounts a ON a.id = m.account_id
-            WHERE ?1 IS NULL OR a.jid = ?1
-            GROUP BY m.account_id, m.conversation
-            ORDER BY a.jid, max(m.timestamp) DESC
-            """).forEachRow(only) { row in
+        try database.prepare(counted ? countersSQL : scanSQL).forEachRow(only) { row in
             conversations.append(ArchiveStats.Conversation(
                 account: row.text(0), conversation: row.text(1), messages: Int(row.int(2)), incoming: Int(row.int(3)),
                 outgoing: Int(row.int(4)), firstTimestamp: row.int(5), lastTimestamp: row.int(6), isRoom: row.bool(7),
@@ -31,7 +46,11 @@ enum StatsQuery {
             return true
         }
         func count(_ table: String) throws(SQLiteError) -> Int {
-            Int(try database.prepare("""
+            // The whole archive's rows are counted by the writer; one account's are counted here.
+            if counted, account == nil {
+                return Int(try database.prepare("SELECT rows FROM row_counts WHERE name = '\(table)'").scalarInt() ?? 0)
+            }
+            return Int(try database.prepare("""
                 SELECT count(*) FROM \(table) WHERE ?1 IS NULL OR account_id IN (SELECT id FROM accounts WHERE jid = ?1)
                 """).scalarInt(only) ?? 0)
         }

@@ -47,21 +47,27 @@ struct SearchCommand: Command {
 
     func run(context: CommandContext) async throws -> ExitCode {
         let view = try ArchiveView.open(context)
-        let rows: [MessageRow]
-        do { rows = try view.reader.search(query: query, account: view.account, order: order, limit: limit, offset: offset) } catch {
+        let output = context.output
+        let json = context.options.json
+        var found = 0
+        // Streamed: all matches of a common word (`--limit 0`) are printed as they are read, never held.
+        do {
+            try view.reader.search(query: query, account: view.account, order: order, limit: limit, offset: offset) { row in
+                found += 1
+                if json { output.jsonLine(view.text.json(row)) } else { output.line(view.text.searchLine(row, highlight: true)) }
+                return true
+            }
+        } catch let error as ArchiveError {
             throw ArchiveFailure(error: error)
         }
-        for row in rows {
-            if context.options.json { context.output.jsonLine(view.text.json(row)) } else { context.output.line(view.text.searchLine(row, highlight: true)) }
-        }
         // A full page on a terminal: say that there is more, and how to see it.
-        if rows.count == limit, context.output.standardOutputIsTTY, !context.options.json {
+        if found == limit, output.standardOutputIsTTY, !json {
             let total = (try? view.reader.count(query: query, account: view.account)) ?? 0
-            if total > offset + rows.count {
-                context.output.note(Counted.shownOf(rows.count, total: total, hint: "--limit 0 for all"))
+            if total > offset + found {
+                output.note(Counted.shownOf(found, total: total, hint: "--limit 0 for all"))
             }
         }
-        return rows.isEmpty ? .nothingFound : .ok
+        return found == 0 ? .nothingFound : .ok
     }
 }
 

@@ -124,6 +124,7 @@ public struct ClientImporter: Sendable {
             }
             do throws(ArchiveError) { try committer.flush() } catch { throw .archive(error) }
         }
+        do throws(ArchiveError) { try committer.finish() } catch { throw .archive(error) }
         summary.seconds = Date().timeIntervalSince(started)
         progress(ExportProgress(done: done, total: total, elapsedSeconds: summary.seconds))
         return summary

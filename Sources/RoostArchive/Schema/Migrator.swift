@@ -8,6 +8,7 @@ enum Migrator {
         Migration(version: 4, name: "index of imported messages", sql: SchemaV4.sql),
         Migration(version: 5, name: "attachment files", sql: SchemaV5.sql),
         Migration(version: 6, name: "group chats", sql: SchemaV6.sql),
+        Migration(version: 7, name: "index of messages by account and conversation", sql: SchemaV7.sql),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -69,6 +69,7 @@ struct ConfigLoader {
         if let v = assembly.settings.archiveStallSeconds { config.archiveStallSeconds = v }
         config.files = assembly.files
         if let v = assembly.settings.roomPingSeconds { config.roomPingSeconds = v }
+        config.serve = assembly.serve
         return config
     }
 }
@@ -84,6 +85,7 @@ extension ConfigLoader {
         var files = FilesSettings()
         var accounts: [AccountConfig] = []
         var notify: [String: String] = [:]
+        var serve = ServeConfig()
         var sinks: [String: [String: String]] = [:]
         /// `[room JID]` groups, attached to their account once every group is read.
         var roomGroups: [(account: String?, room: RoomConfig, line: Int?)] = []
@@ -113,6 +115,8 @@ extension ConfigLoader {
                 problems += apply(values, group: group, table: ConfigKeys.files, to: &files)
             case .notify:
                 notify = values
+            case .serve:
+                problems += apply(values, group: group, table: ConfigKeys.serve, to: &serve)
             case let .sink(name):
                 sinks[name] = values
             case let .account(written):

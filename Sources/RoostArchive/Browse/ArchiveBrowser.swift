@@ -447,6 +447,11 @@ package final class ArchiveBrowser: Sendable {
         }
     }
 
+    /// The calendar day (`2026-01-15`) of a time, as the pages' day separators name it; nil for 0 (nothing yet).
+    package func day(of timestamp: Int64) -> String? {
+        timestamp == 0 ? nil : ExportClock(timeZone: timeZone).civil(timestamp).dateText
+    }
+
     /// The archive's accounts: id → bare JID.
     package func accounts() throws -> [Int64: String] {
         try reader.withSnapshot { database in try Self.accounts(database) }

@@ -4,8 +4,10 @@
 enum WebAssets {
     /// Scripts from this server only; styles inline (as in exports); images from here or data: URLs;
     /// connections (fetch, EventSource) to here; forms post here; never framed; no <base>.
-    static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; "
-        + "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    static let pagePolicy = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; "
+        + "connect-src 'self'; form-action 'self'; base-uri 'none'"
+    /// The header adds what a `<meta>` policy cannot say: never framed.
+    static let contentSecurityPolicy = pagePolicy + "; frame-ancestors 'none'"
 
     static let css = """
     header.top form.search{margin-left:auto}
@@ -116,6 +118,7 @@ enum WebAssets {
       var end = document.getElementById('end');
       if (main && main.dataset.live && window.EventSource) {
         var source = new EventSource(main.dataset.live);
+        source.onopen = function () { main.dataset.liveState = 'open'; };
         source.onmessage = function (event) {
           var atBottom = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 80;
           end.insertAdjacentHTML('beforebegin', event.data);
@@ -125,6 +128,7 @@ enum WebAssets {
       var conversations = document.querySelector('ul.conversations[data-live]');
       if (conversations && window.EventSource) {
         var listSource = new EventSource(conversations.dataset.live);
+        listSource.onopen = function () { conversations.dataset.liveState = 'open'; };
         listSource.addEventListener('conversations', function () {
           fetch('/?fragment=1', {credentials: 'same-origin'}).then(function (response) {
             return response.ok ? response.text() : null;

@@ -69,7 +69,7 @@ struct ConversationRequest {
 /// The web view's pages around the archive's own HTML (`ArchiveBrowser`, drawn with the export's renderer).
 enum WebPages {
     static func head(title: String) -> String {
-        HTMLStyle.head(title: title, policy: WebAssets.contentSecurityPolicy, generator: "roost serve",
+        HTMLStyle.head(title: title, policy: WebAssets.pagePolicy, generator: "roost serve",
                        extra: "<style>\n\(WebAssets.css)\n</style>\n<script src=\"/static/roost.js\" defer></script>\n")
     }
 

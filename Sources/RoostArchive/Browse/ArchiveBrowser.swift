@@ -207,6 +207,13 @@ package final class ArchiveBrowser: Sendable {
                 position = .newest
                 moreNewer = false
             }
+            // A page reached by a cursor from the other side: is there really more on that side?
+            func exists(_ condition: String, _ id: Int64) throws(SQLiteError) -> Bool {
+                try database.cached("SELECT 1 FROM messages WHERE account_id = ? AND conversation = ? AND id \(condition) ? LIMIT 1")
+                    .scalarInt(scope + [.integer(id)]) != nil
+            }
+            if case .after = position, let first = messages.first { moreOlder = try exists("<", first.id) }
+            if case .before = position, let last = messages.last { moreNewer = try exists(">", last.id) }
             if messages.isEmpty {
                 let known = try database.cached("SELECT 1 FROM chat_states WHERE account_id = ? AND conversation = ? LIMIT 1").scalarInt(scope) != nil
                     || contacts.contact(accountID: accountID, jid: jid) != nil

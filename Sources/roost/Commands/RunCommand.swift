@@ -42,8 +42,13 @@ struct RunCommand: Command {
         }
         control.start(dispatcher: ControlDispatcher(handle: agent, config: selected))
         log.info("control socket: \(control.path)")
+        let web = await ServeCommand.startInAgent(config: config, context: context, log: log)
         ServiceNotifier.notify("READY=1\nSTATUS=archiving \(agent.accountCount) account(s)", environment: context.environment)
         let ending = await agent.run(signals: signals.signals)
+        if let (server, file) = web {
+            await server.stop()
+            try? FileManager.default.removeItem(atPath: file)
+        }
         ServiceNotifier.notify("STOPPING=1", environment: context.environment)
         return ending == .everyAccountFailed ? .config : .ok
     }

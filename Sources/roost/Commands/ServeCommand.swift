@@ -69,11 +69,16 @@ struct ServeCommand: Command {
         do {
             server = try await WebServer.start(options)
         } catch {
-            var message = error.description
-            if case .listen = error, FileManager.default.fileExists(atPath: runtime + "/serve.url") {
-                message += "; if `roost run` serves the archive ([serve] enabled), its address is in \(runtime)/serve.url"
+            // The port is taken, maybe by `roost run` serving the same archive: then that is the web view to use.
+            if case .listen = error, let url = try? String(contentsOfFile: runtime + "/serve.url", encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines), url.contains(":\(options.port)/") {
+                context.output.line("Roost web view (served by roost run): \(url)")
+                if open, let warning = await ServeRuntimeFiles.open(url, folder: runtime) {
+                    log.warning("could not open a browser (\(warning)); open the address above")
+                }
+                return .ok
             }
-            throw ServeFailure(message: message, exitCode: { if case .archive = error { return .internalError }; return .internalError }())
+            throw ServeFailure(message: error.description, exitCode: .internalError)
         }
         if !ServeOptions.isLoopback(options.host) {
             log.warning("serving on \(options.host): anyone who can reach this address and has the token can read the whole archive, "
@@ -95,6 +100,33 @@ struct ServeCommand: Command {
         try? FileManager.default.removeItem(atPath: runtime + "/serve-open.html")
         log.info("stopped serving (\(served) requests answered, \(refused) refused)")
         return .ok
+    }
+}
+
+extension ServeCommand {
+    /// `[serve] enabled = true` in `roost run`: the same web view beside the agent. Its address with the token
+    /// goes to `serve.url` in the runtime folder (0600), never to the log. A web view that cannot start is
+    /// logged and the agent archives on without it.
+    static func startInAgent(config: RoostConfig, context: CommandContext, log: Logger) async -> (WebServer, String)? {
+        guard config.serve.enabled else { return nil }
+        var options = ServeOptions(archivePath: config.archivePath, log: ServeLog(log))
+        options.host = config.serve.listen
+        options.port = config.serve.port
+        options.allowRemote = config.serve.allowRemote
+        options.hostNames = config.serve.allowHosts
+        let runtime = (ControlSocketPath.resolve(environment: context.environment) as NSString).deletingLastPathComponent
+        do {
+            let server = try await WebServer.start(options)
+            let file = try ServeRuntimeFiles.writeURL(server.url, folder: runtime)
+            if !ServeOptions.isLoopback(options.host) {
+                log.warning("serve: listening on \(options.host): anyone who can reach it and has the token can read the archive; HTTP is not encrypted")
+            }
+            log.info("serve: web view at \(server.baseURL) (the address with its access token is in \(file); `roost serve --open` opens it)")
+            return (server, file)
+        } catch {
+            log.error("serve: the web view did not start: \(error)")
+            return nil
+        }
     }
 }
 

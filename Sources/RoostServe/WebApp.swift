@@ -45,8 +45,11 @@ final class WebApp {
             guard method == "GET", access.tokenMatches(offered) else {
                 return refuse(exchange, status: 403, "wrong access token", page: "This access token is not valid (roost serve makes a new one each start).")
             }
+            // The same address without the token (so it leaves the address bar and the history).
+            let rest = exchange.query.filter { $0.key != "token" }.sorted { $0.key < $1.key }
+                .map { "\(WebLinks.encode($0.key))=\(WebLinks.encode($0.value))" }.joined(separator: "&")
             exchange.setHeader("Set-Cookie", access.setCookieHeader)
-            exchange.redirect(to: path == "/" ? "/" : path)
+            exchange.redirect(to: (path.hasPrefix("/") && !path.hasPrefix("//") ? path : "/") + (rest.isEmpty ? "" : "?" + rest))
             served += 1
             return
         }

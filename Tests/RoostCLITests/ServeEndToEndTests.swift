@@ -29,7 +29,7 @@ struct ServeEndToEndTests {
                 steps[step] = object
             }
         }
-        #expect(status == 0, "browser-check failed (\(status)):\n\(output.suffix(4000))")
+        #expect(status == 0 && steps["failed"] == nil, "browser-check failed (\(status)):\n\(output.suffix(4000))")
         return steps
     }
 
@@ -185,7 +185,7 @@ struct ServeEndToEndTests {
         let url = try #require((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["url"] as? String)
 
         let steps = try browserCheck(["--url", url, "--conversation", SyntheticArchive.contact(0), "--pages", "3", "--search", "中国",
-                                      "--screenshots", dir.path + "/shots"])
+                                      "--screenshots", dir.path + "/shots", "--no-script"])
         let reader = try ArchiveReader(path: archive)
         let conversations = try reader.stats().conversations.count
         #expect((steps["list"]?["titles"] as? [String])?.count == conversations)
@@ -198,6 +198,13 @@ struct ServeEndToEndTests {
         #expect(steps["context"]?["on_screen"] as? Bool == true)
         #expect((steps["console"]?["problems"] as? [String])?.isEmpty == true, "\(steps["console"] ?? [:])")
         for name in ["list", "conversation", "older", "search", "context"] { checkScreenshot(steps[name], name) }
+
+        // Without JavaScript every page still reads: the conversation, its older page by the link, search by the form's address.
+        let noScript = steps["noscript"]
+        #expect(noScript?["newest"] as? Int == 50 && noScript?["older"] as? Int == 50 && noScript?["disjoint"] as? Bool == true,
+                "\(noScript ?? [:])")
+        #expect(noScript?["live_opened"] as? Bool == false, "no script ran")
+        #expect((noScript?["marks"] as? [String])?.contains("中国") == true && noScript?["in_context"] as? Bool == true)
         let (status, log) = serve.stop(signal: SIGTERM)
         #expect(status == 0, "\(log.suffix(2000))")
         #expect(log.contains("stopped serving"))

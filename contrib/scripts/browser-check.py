@@ -3,7 +3,7 @@
 as a person would, and prints what it saw as JSON lines (one per step) for a test to assert on.
 
     browser-check.py --url URL [--conversation TEXT] [--pages N] [--search WORD] [--live-command CMD
-                     --live-text TEXT] [--screenshots DIR] [--probe] [--timeout S]
+                     --live-text TEXT] [--screenshots DIR] [--probe] [--no-script] [--timeout S]
 
 URL is the address `roost serve` printed (with its token). Steps, each printing {"step": NAME, ...}:
   list          open URL; the conversation list (titles, whether the list's live stream opened)
@@ -16,6 +16,7 @@ URL is the address `roost serve` printed (with its token). Steps, each printing 
                 xmpp-peer.py sending a message) and wait for TEXT to appear without a reload
   probe         requests a browser would not make: without the cookie, a foreign Host, a wrong token, an
                 export POST without and with the form token, a path instead of a file id
+  noscript      scripts switched off: the conversation, its older page by the link, search by address
   console       console errors, exceptions and Content-Security-Policy violations seen throughout
 Each screenshot is checked for content (decoded here: distinct colours, not one flat fill).
 Exit status: 0 when every step could run (the test judges the results), 1 otherwise.
@@ -79,6 +80,7 @@ class Chromium:
         self.next_id = 0
         self.events = []
         self.problems = []
+        self.loads = 0
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(domain + ".enable")
 
@@ -106,7 +108,9 @@ class Chromium:
     def note(self, message):
         method = message.get("method", "")
         params = message.get("params", {})
-        if method == "Runtime.exceptionThrown":
+        if method == "Page.loadEventFired":
+            self.loads += 1
+        elif method == "Runtime.exceptionThrown":
             self.problems.append("exception: " + json.dumps(params.get("exceptionDetails", {}).get("text")))
         elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
             self.problems.append("console: " + json.dumps([a.get("value") for a in params.get("args", [])]))
@@ -316,6 +320,45 @@ def run(args, browser):
     if args.probe:
         probe(args, browser, conversation_url)
 
+    if args.no_script:
+        no_script(args, browser, conversation_url)
+
+
+def no_script(args, browser, conversation_url):
+    """Scripts off (as for a reader without JavaScript): the conversation, its older page by following the
+    link, and search by the form's address (a GET form) must all read. The DOM is read through the DevTools
+    DOM domain, since page scripts (and so Runtime.evaluate) are off."""
+    import re
+    browser.call("Emulation.setScriptExecutionDisabled", value=True)
+
+    def load(url):
+        loads = browser.loads
+        browser.call("Page.navigate", url=url)
+        deadline = time.time() + browser.timeout
+        while time.time() < deadline:
+            time.sleep(0.05)
+            browser.call("Page.getFrameTree")  # lets the load event arrive
+            if browser.loads == loads:
+                continue
+            try:
+                root = browser.call("DOM.getDocument", depth=-1)["root"]
+                return browser.call("DOM.getOuterHTML", nodeId=root["nodeId"])["outerHTML"]
+            except Failure:
+                continue  # the document was replaced between the two calls
+        raise Failure("timed out loading " + url + " without scripts")
+
+    def ids(html):
+        return set(re.findall(r'<div class="msg [a-z]+" id="(m[0-9]+)"', html))
+
+    newest = load(conversation_url)
+    link = re.search(r'class="more older" rel="prev" href="([^"]+)"', newest)
+    older = load(urllib.parse.urljoin(conversation_url, link.group(1).replace("&amp;", "&"))) if link else ""
+    search = load(urllib.parse.urljoin(conversation_url, "/search?q=" + urllib.parse.quote(args.search or "")))
+    browser.call("Emulation.setScriptExecutionDisabled", value=False)
+    emit("noscript", newest=len(ids(newest)), older=len(ids(older)), disjoint=not (ids(newest) & ids(older)),
+         live_opened=("liveState" in newest) or ("data-live-state" in newest),
+         marks=re.findall(r"<mark>([^<]*)</mark>", search), in_context="in context</a>" in search)
+
 
 def probe(args, browser, conversation_url):
     parsed = urllib.parse.urlparse(args.url)
@@ -362,6 +405,7 @@ def main():
     parser.add_argument("--live-text")
     parser.add_argument("--screenshots")
     parser.add_argument("--probe", action="store_true")
+    parser.add_argument("--no-script", action="store_true")
     parser.add_argument("--timeout", type=float, default=30)
     args = parser.parse_args()
     browser = None

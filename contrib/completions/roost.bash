@@ -36,7 +36,7 @@ _roost() {
     COMPREPLY=()
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="run search log stats verify config status roster requests rooms send omemo vcard presence register passwd unregister export import files notify help"
+    local commands="run search log stats verify config status roster requests rooms send omemo vcard presence register passwd unregister export import files serve notify help"
     local global="--config --account --json --verbose --quiet --log-level --help --version"
 
     case $prev in
@@ -49,6 +49,7 @@ _roost() {
         --format|-f) COMPREPLY=($(compgen -W "jsonl txt md html mbox maildir csv auto gajim dino profanity pidgin" -- "$cur")); return ;;
         --time-zone) COMPREPLY=($(compgen -W "UTC $(cd /usr/share/zoneinfo 2>/dev/null && find . -type f -name '[A-Z]*' | sed 's|^\./||')" -- "$cur")); return ;;
         --me) return ;;
+        --listen|--allow-host) return ;;
         --name|--group|--message|--nickname|--fullname|--password-command|--host|--port|--limit|-n|--offset|--max-attachment-size|--nick) return ;;
     esac
 
@@ -56,7 +57,7 @@ _roost() {
     local words=()
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-            --config|--account|--log-level|--name|--group|--message|--nickname|--fullname|--photo|--password-command|--host|--port|--tls|--ca-file|--limit|--offset|--format|-f|--time-zone|--me|--file|--state|--output|-o|--split|--include|--max-attachment-size|--nick) ((i++)) ;;
+            --config|--account|--log-level|--name|--group|--message|--nickname|--fullname|--photo|--password-command|--host|--port|--tls|--ca-file|--limit|--offset|--format|-f|--time-zone|--me|--listen|--allow-host|--file|--state|--output|-o|--split|--include|--max-attachment-size|--nick) ((i++)) ;;
             -n) [[ ${words[0]} != import ]] && ((i++)) ;;
             -*) ;;
             *) words+=("${COMP_WORDS[i]}") ;;
@@ -113,6 +114,7 @@ _roost() {
         unregister) options="--yes" ;;
         help) [[ ${#words[@]} == 1 ]] && arguments=$commands ;;
         import) options="--format --dry-run --skip-invalid --me --time-zone" ;;
+        serve) options="--port --open --listen --allow-remote --allow-host --utc" ;;
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$options $global" -- "$cur"))

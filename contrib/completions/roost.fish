@@ -28,7 +28,7 @@ function __roost_rooms
     roost rooms --json --config (__roost_config_file) 2>/dev/null | sed -n 's/.*"room":"\([^"]*\)".*/\1/p'
 end
 
-set -l commands run search log stats verify config status roster requests rooms send omemo vcard presence register passwd unregister export import files notify help
+set -l commands run search log stats verify config status roster requests rooms send omemo vcard presence register passwd unregister export import files serve notify help
 complete -c roost -f
 complete -c roost -n "not __fish_seen_subcommand_from $commands" -a "$commands"
 
@@ -104,3 +104,9 @@ complete -c roost -n '__fish_seen_subcommand_from files' -l state -x -a 'stored 
 complete -c roost -n '__fish_seen_subcommand_from files' -s n -l limit -x
 complete -c roost -n '__fish_seen_subcommand_from files' -l retry-failed -d 'also retry failed downloads'
 complete -c roost -n '__fish_seen_subcommand_from export' -l max-attachment-size -x -d 'mbox, maildir: embed files up to SIZE'
+complete -c roost -n '__fish_seen_subcommand_from serve' -s p -l port -x -d 'port (0: any free one)'
+complete -c roost -n '__fish_seen_subcommand_from serve' -l open -d 'open it in the browser'
+complete -c roost -n '__fish_seen_subcommand_from serve' -l listen -x -d 'IP address to listen on'
+complete -c roost -n '__fish_seen_subcommand_from serve' -l allow-remote -d 'allow a non-loopback --listen'
+complete -c roost -n '__fish_seen_subcommand_from serve' -l allow-host -x -d 'accept this host name'
+complete -c roost -n '__fish_seen_subcommand_from serve' -l utc -d 'times in UTC'

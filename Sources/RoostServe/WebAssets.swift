@@ -72,7 +72,7 @@ enum WebAssets {
       });
 
       // Older messages load as the reader scrolls up (the link works by itself without the script).
-      function dropRepeatedDay(first) {
+      function dropRepeatedDay() {
         // The older page may end on the day the current page begins with: keep one heading.
         var days = main.querySelectorAll('.day');
         for (var i = 1; i < days.length; i++) {

@@ -65,6 +65,12 @@ struct ServeCommand: Command {
         options.hostNames = allowHosts
         options.timeZone = utc ? TimeZone(identifier: "UTC")! : .current
         let runtime = (ControlSocketPath.resolve(environment: context.environment) as NSString).deletingLastPathComponent
+        func openBrowser(_ url: String) async {
+            guard open, let warning = await ServeRuntimeFiles.open(url, folder: runtime) else { return }
+            log.warning("could not open a browser (\(warning)); open the address above")
+        }
+        // Watching before listening: a stop request from then on ends in an orderly exit 0.
+        let signals = SignalWatcher()
         let server: WebServer
         do {
             server = try await WebServer.start(options)
@@ -73,9 +79,7 @@ struct ServeCommand: Command {
             if case .listen = error, let url = try? String(contentsOfFile: runtime + "/serve.url", encoding: .utf8)
                 .trimmingCharacters(in: .whitespacesAndNewlines), url.contains(":\(options.port)/") {
                 context.output.line("Roost web view (served by roost run): \(url)")
-                if open, let warning = await ServeRuntimeFiles.open(url, folder: runtime) {
-                    log.warning("could not open a browser (\(warning)); open the address above")
-                }
+                await openBrowser(url)
                 return .ok
             }
             throw ServeFailure(message: error.description, exitCode: .internalError)
@@ -90,10 +94,7 @@ struct ServeCommand: Command {
             context.output.line("Roost web view: \(server.url)")
         }
         log.info("serving \(config.archivePath) at \(server.baseURL); stop with Ctrl-C")
-        if open, let warning = await ServeRuntimeFiles.open(server.url, folder: runtime) {
-            log.warning("could not open a browser (\(warning)); open the address above")
-        }
-        let signals = SignalWatcher()
+        await openBrowser(server.url)
         for await signal in signals.signals where signal != SIGHUP { break }
         let (served, refused) = await server.counters()
         await server.stop()

@@ -25,6 +25,11 @@ final class LiveHub {
     private var version: Int64
     private var wakeScheduled = false
     private var stopped = false
+    /// Live pages at once (tabs of the one user this server admits).
+    static let streamLimit = 64
+    private var lastListAnnouncement: UInt64 = 0
+    private var listAnnouncementScheduled = false
+    static let listInterval: UInt64 = 1_000_000_000
 
     private final class Stream {
         let exchange: HTTPExchange
@@ -74,6 +79,11 @@ final class LiveHub {
     /// page. A reconnecting browser sends the last event's id (`Last-Event-ID`), which takes the place of
     /// after/since so nothing is shown twice.
     func open(_ exchange: HTTPExchange) {
+        // Each stream is an open connection with its own buffer: a bound on them bounds memory.
+        guard streams.count < Self.streamLimit else {
+            exchange.setHeader("Retry-After", "30")
+            return exchange.respond(status: 503, contentType: "text/plain; charset=utf-8", body: "too many live pages are open\n")
+        }
         let query = exchange.query
         var conversation: (accountID: Int64, jid: String, states: Bool, presence: Bool)?
         var cursor = ArchiveBrowser.LiveCursor(afterID: 0, afterTimestamp: 0)
@@ -112,7 +122,28 @@ final class LiveHub {
         wakeScheduled = false
         guard !stopped, let current = try? browser.dataVersion(), current != version else { return }
         version = current
-        for stream in streams.values { push(stream) }
+        for stream in streams.values where stream.conversation != nil { push(stream) }
+        announceListChange()
+    }
+
+    /// Lists reload themselves on this event (a whole list costs more than a page), so they hear of changes
+    /// at most once a second, whatever the agent is catching up on.
+    private func announceListChange() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let wait = lastListAnnouncement + Self.listInterval > now ? lastListAnnouncement + Self.listInterval - now : 0
+        if wait == 0 {
+            lastListAnnouncement = now
+            for stream in streams.values where stream.conversation == nil { push(stream) }
+        } else if !listAnnouncementScheduled {
+            listAnnouncementScheduled = true
+            let hub = OnServerThread(value: WeakHub(self))
+            thread.every(milliseconds: UInt32(wait / 1_000_000) + 1) {
+                guard let hub = hub.value.hub, !hub.stopped else { return false }
+                hub.listAnnouncementScheduled = false
+                hub.announceListChange()
+                return false
+            }
+        }
     }
 
     private func push(_ stream: Stream) {

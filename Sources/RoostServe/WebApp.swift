@@ -58,7 +58,7 @@ final class WebApp {
                           page: "Open the address that roost serve printed (it carries the access token), or run roost serve --open.")
         }
         served += 1
-        options.log.debug("\(method) \(path) from \(exchange.remoteHost)")
+        options.log.debug(Self.printable("\(method) \(path) from \(exchange.remoteHost)"))
         switch (method, path) {
         case ("GET", "/"), ("HEAD", "/"): list(exchange)
         case ("GET", "/c"), ("HEAD", "/c"): conversation(exchange)
@@ -94,8 +94,13 @@ final class WebApp {
 
     private func refuse(_ exchange: HTTPExchange, status: Int, _ reason: String, page text: String) {
         refused += 1
-        options.log.info("refused \(exchange.method) \(exchange.path) from \(exchange.remoteHost): \(reason)")
+        options.log.info(Self.printable("refused \(exchange.method) \(exchange.path) from \(exchange.remoteHost): \(reason)"))
         page(exchange, status: status, WebPages.message(title: "Not allowed", text: text))
+    }
+
+    /// A request's text in a log line: control characters (a decoded `%0A` in a path) cannot forge lines.
+    static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : $0 }))
     }
 
     private func page(_ exchange: HTTPExchange, status: Int = 200, _ html: String) {

@@ -52,19 +52,31 @@ package final class ArchiveBrowser: Sendable {
             let rooms = try Self.rooms(database)
             let clock = ExportClock(timeZone: timeZone)
             let reading = ArchivedMessageReading(database: database, accounts: accounts)
-            // One seek per conversation on messages_account_conversation (schema v7): the next pair, its newest id.
-            let next = try database.prepare("""
-                SELECT account_id, conversation FROM messages
-                WHERE (account_id, conversation) > (?, ?) ORDER BY account_id, conversation LIMIT 1
+            // One seek per conversation on messages_account_conversation (schema v7): the next conversation of
+            // the same account, else the first of the next account; then its newest id. (A row-value
+            // comparison `(account_id, conversation) > (?, ?)` would seek on the account only and scan.)
+            let nextInAccount = try database.prepare("""
+                SELECT conversation FROM messages WHERE account_id = ? AND conversation > ? ORDER BY conversation LIMIT 1
                 """)
-            let newest = try database.prepare("SELECT max(id) FROM messages WHERE account_id = ? AND conversation = ?")
+            let firstOfNextAccount = try database.prepare("""
+                SELECT account_id, conversation FROM messages WHERE account_id > ? ORDER BY account_id, conversation LIMIT 1
+                """)
+            let newest = try database.prepare("SELECT id FROM messages WHERE account_id = ? AND conversation = ? ORDER BY id DESC LIMIT 1")
             var pairs: [(Int64, String, Int64)] = []
-            var key: (Int64, String) = (Int64.min, "")
+            var key: (Int64, String)? = nil
             while true {
                 var found: (Int64, String)?
-                try next.forEachRow([.integer(key.0), .text(key.1)]) { row in
-                    found = (row.int(0), row.text(1))
-                    return false
+                if let (account, conversation) = key {
+                    try nextInAccount.forEachRow([.integer(account), .text(conversation)]) { row in
+                        found = (account, row.text(0))
+                        return false
+                    }
+                }
+                if found == nil {
+                    try firstOfNextAccount.forEachRow([.integer(key?.0 ?? Int64.min)]) { row in
+                        found = (row.int(0), row.text(1))
+                        return false
+                    }
                 }
                 guard let pair = found else { break }
                 if let id = try newest.scalarInt([.integer(pair.0), .text(pair.1)]) { pairs.append((pair.0, pair.1, id)) }

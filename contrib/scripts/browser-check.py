@@ -81,7 +81,9 @@ class Chromium:
         self.events = []
         self.problems = []
         self.loads = 0
-        for domain in ("Page", "Runtime", "Log", "Network"):
+        self.navigations = []  # scripts asked again because a navigation cancelled them
+        self.urls = []         # every page the tab showed, in order
+        for domain in ("Page", "Runtime", "Log", "Network", "Inspector"):
             self.call(domain + ".enable")
 
     def close(self):
@@ -110,6 +112,10 @@ class Chromium:
         params = message.get("params", {})
         if method == "Page.loadEventFired":
             self.loads += 1
+        elif method == "Inspector.targetCrashed":
+            self.problems.append("the page's renderer crashed")
+        elif method == "Page.frameNavigated" and not params.get("frame", {}).get("parentId"):
+            self.urls.append(params["frame"].get("url", ""))
         elif method == "Runtime.exceptionThrown":
             self.problems.append("exception: " + json.dumps(params.get("exceptionDetails", {}).get("text")))
         elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
@@ -120,7 +126,16 @@ class Chromium:
             self.problems.append("log: " + text)
 
     def evaluate(self, expression):
-        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        for attempt in range(4):
+            try:
+                result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+                break
+            except Failure as error:
+                # A navigation that commits while the script runs cancels it: ask again on the new document.
+                if "navigated or closed" not in str(error) or attempt == 3:
+                    raise
+                self.navigations.append(expression[:60])
+                time.sleep(0.2)
         if "exceptionDetails" in result:
             raise Failure("script failed: %s: %s" % (expression[:80], result["exceptionDetails"].get("text")))
         return result.get("result", {}).get("value")
@@ -412,10 +427,10 @@ def main():
     try:
         browser = Chromium(args.timeout)
         run(args, browser)
-        emit("console", problems=browser.problems)
+        emit("console", problems=browser.problems, retried=browser.navigations)
         return 0
     except (Failure, websocket.WebSocketException, OSError, subprocess.TimeoutExpired) as error:
-        emit("failed", error=str(error), problems=browser.problems if browser else [])
+        emit("failed", error=str(error), problems=browser.problems if browser else [], pages=browser.urls if browser else [])
         return 1
     finally:
         if browser:

@@ -173,7 +173,9 @@ final class WebApp {
             return page(exchange, status: 404, WebPages.message(title: "Not found", text: "No such file."))
         }
         do {
-            guard let attachment = try browser.attachment(messageID: message, index: index), let local = attachment.localPath else {
+            // Only what the pages link: a file in the `stored` state (a download in progress or refused is not served).
+            guard let attachment = try browser.attachment(messageID: message, index: index), attachment.state == .stored,
+                  let local = attachment.localPath else {
                 return page(exchange, status: 404, WebPages.message(title: "Not found", text: "That file is not stored in the archive."))
             }
             let name = URL(string: attachment.url)?.lastPathComponent ?? "file"

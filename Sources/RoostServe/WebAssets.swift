@@ -134,11 +134,15 @@ enum WebAssets {
             return response.ok ? response.text() : null;
           }).then(function (html) {
             if (html === null) return;
-            var current = document.querySelector('ul.conversations');
             var template = document.createElement('template');
             template.innerHTML = html;
             var fresh = template.content.querySelector('ul.conversations');
-            if (current && fresh) { current.replaceWith(fresh); selected = null; }
+            if (!fresh) return;
+            // The fresh list takes the place of the old one, and of its stream state.
+            if (conversations.dataset.liveState) fresh.dataset.liveState = conversations.dataset.liveState;
+            conversations.replaceWith(fresh);
+            conversations = fresh;
+            selected = null;
           });
         });
       }

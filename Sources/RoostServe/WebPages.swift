@@ -111,7 +111,7 @@ enum WebPages {
     static func conversation(_ page: ArchiveBrowser.TranscriptPage, request: ConversationRequest, formToken: String) -> String {
         var html = head(title: page.title)
         html += TranscriptHTML.conversationHeader(backLink: "/", avatar: page.avatar, title: page.title,
-                                                  details: page.details + (page.isRoom ? ["room"] : []),
+                                                  details: page.details,
                                                   extra: searchForm(""))
         html += "<nav class=\"tools\">"
         html += "<a href=\"\(HTMLText.escape(request.url(states: !request.states)))\">\(request.states ? "Hide" : "Show") chat states</a>"

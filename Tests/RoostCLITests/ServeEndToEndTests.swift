@@ -19,17 +19,21 @@ struct ServeEndToEndTests {
 
     /// Runs browser-check.py to completion; its steps by name (a failed run is a failed test, with its output).
     func browserCheck(_ arguments: [String], timeout: TimeInterval = 240) throws -> [String: [String: Any]] {
+        var steps: [String: [String: Any]] = [:]
+        for step in try browserCheckAll(arguments, timeout: timeout) { if let name = step["step"] as? String { steps[name] = step } }
+        return steps
+    }
+
+    /// Runs browser-check.py to completion; every step in order (steps such as `inspect` come more than once).
+    func browserCheckAll(_ arguments: [String], timeout: TimeInterval = 240) throws -> [[String: Any]] {
         let running = try RoostBinary.startProgram(Self.python, [Self.scripts + "/browser-check.py"] + arguments)
         let deadline = Date().addingTimeInterval(timeout)
         while running.isRunning && Date() < deadline { usleep(100_000) }
         let (status, output) = running.stop(signal: SIGKILL, timeout: 1)
-        var steps: [String: [String: Any]] = [:]
-        for line in output.split(separator: "\n") where line.hasPrefix("{\"step\"") {
-            if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let step = object["step"] as? String {
-                steps[step] = object
-            }
+        let steps = output.split(separator: "\n").filter { $0.hasPrefix("{\"step\"") }.compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
-        #expect(status == 0 && steps["failed"] == nil, "browser-check failed (\(status)):\n\(output.suffix(4000))")
+        #expect(status == 0 && !steps.contains { $0["step"] as? String == "failed" }, "browser-check failed (\(status)):\n\(output.suffix(4000))")
         return steps
     }
 
@@ -166,6 +170,131 @@ struct ServeEndToEndTests {
         let (status, _) = roost.stop(signal: SIGTERM)
         #expect(status == 0)
         #expect(!FileManager.default.fileExists(atPath: urlFile))
+    }
+
+    /// What issues 12–14 brought into the archive, as the browser shows it: a room (occupants' names in their own
+    /// colours, its name and subject, its joins in the presence timeline, Roost's own message under its nick),
+    /// OMEMO messages decrypted by the agent (slixmpp-omemo as bob), and a picture bob uploaded (XEP-0363),
+    /// kept in the file store and served by id with exactly its bytes.
+    @Test func roomsEncryptedMessagesAndStoredFilesAsTheAgentArchivedThem() async throws {
+        guard let omemoPython = ProcessInfo.processInfo.environment["ROOST_TEST_OMEMO_PYTHON"] else {
+            Issue.record("ROOST_TEST_OMEMO_PYTHON is not set: run the suite with contrib/scripts/test, which makes the slixmpp-omemo virtualenv")
+            return
+        }
+        let dir = try TestDirectory()
+        let (aliceClient, alice, alicePassword) = try await server.registeredClient("alice")
+        let (bobClient, bob, bobPassword) = try await server.registeredClient("bob")
+        try await FilesKit.befriend(server, aliceClient, alice, bobClient, bob)
+        await aliceClient.disconnect()
+        await bobClient.disconnect()
+        let (carolClient, carol, carolPassword) = try await server.registeredClient("carol")
+        await carolClient.disconnect()
+        let config = try server.roostConfig(in: dir, account: alice.description, password: alicePassword,
+                                            extra: "\n[serve]\nenabled = true\nport = 0\n[files]\nallow_private_addresses = true\n")
+        let archive = dir.path + "/data/archive.sqlite"
+        func omemo(_ who: String, _ jid: JID, _ password: String, _ arguments: [String]) throws {
+            let running = try RoostBinary.startProgram(omemoPython, ["-W", "ignore", Self.scripts + "/omemo-peer.py"] + arguments + [
+                "--jid", jid.description, "--password", password, "--resource", who == "bob" ? "peer" : "phone",
+                "--data", "\(dir.path)/\(who).omemo.json", "--host", server.host, "--port", String(server.port), "--ca", server.caFile])
+            let deadline = Date().addingTimeInterval(120)
+            while running.isRunning && Date() < deadline { usleep(50_000) }
+            let (status, output) = running.stop(signal: SIGKILL, timeout: 1)
+            #expect(status == 0, "omemo-peer \(arguments.first ?? "") failed (\(status)):\n\(output.suffix(2000))")
+        }
+
+        // The room: bob creates it with a subject, alice's phone bookmarks it (autojoin) under a name with markup.
+        let room = "trip-\(UUID().uuidString.prefix(8).lowercased())@conference.\(server.domain)"
+        let roomName = "Trip & <planners>"
+        let subject = "Where do we meet? <b>not bold</b>"
+        let phone = RoomPeer(server: server, jid: alice, password: alicePassword, resource: "phone")
+        let bobInRoom = RoomPeer(server: server, jid: bob, password: bobPassword)
+        let carolInRoom = RoomPeer(server: server, jid: carol, password: carolPassword)
+        try bobInRoom.run(["muc", room, "bob", "--subject", subject, "--send", "bob opens the room"])
+        try phone.run(["bookmark", room, "--autojoin", "--nick", "Alice", "--name", roomName])
+        try omemo("alice", alice, alicePassword, ["setup"])
+
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try roost.waitForLog("online")
+        try roost.waitForLog("OMEMO device")
+        try roost.waitForLog("serve: web view at")
+        let url = try String(contentsOfFile: dir.path + "/run/roost/serve.url", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        try await waitFor("the room joined", roost, timeout: 60) {
+            try RoostBinary.run(["rooms", "--config", config, "--json"]).jsonLines.contains {
+                $0["room"] as? String == room && $0["state"] as? String == "joined"
+            }
+        }
+
+        // In the room: carol (with markup and Chinese), bob again, and Roost's own message.
+        let carolText = "carol's <i>answer</i> 你好 & more"
+        try carolInRoom.run(["muc", room, "carol", "--send", carolText])
+        try bobInRoom.run(["muc", room, "bob", "--send", "bob again"])
+        let sent = try RoostBinary.run(["send", "--config", config, room, "from roost in the room"])
+        #expect(sent.status == 0, "\(sent.stderr)")
+
+        // With bob: two OMEMO messages (slixmpp-omemo encrypts, the agent decrypts), then a picture he uploads.
+        let secrets = ["first secret <&>", "第二个秘密"]
+        try omemo("bob", bob, bobPassword, ["send", alice.description] + secrets)
+        let picture = dir.path + "/red.png"
+        try await FilesKit.fixture("make_png.py", [picture, "320", "240", "220", "20", "20"])
+        try await FilesKit.peer(bob, bobPassword, ["upload", try alice.with(resource: "roost").description, picture])
+        let kept = try await FilesKit.waitForFile(config: config) { $0["name"] as? String == "red.png" && $0["state"] as? String == "stored" }
+        let pictureSHA = try await FilesKit.sha256(picture)
+        #expect(kept["sha256"] as? String == pictureSHA)
+        try await waitFor("everything archived", roost, timeout: 60) {
+            count(archive, "SELECT count(*) FROM messages WHERE encryption = 'omemo' AND e2e_failure IS NULL") == 2
+                && count(archive, "SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body IN ('bob again', 'from roost in the room')") == 2
+                && count(archive, "SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body LIKE 'carol''s%'") == 1
+        }
+
+        let shots = dir.path + "/shots"
+        let steps = try browserCheckAll(["--url", url, "--inspect", roomName, "--inspect", bob.description, "--screenshots", shots])
+        let roomPage = try #require(steps.first { $0["entry"] as? String == roomName }, "\(steps)")
+        let chat = try #require(steps.first { $0["entry"] as? String == bob.description }, "\(steps)")
+
+        // The room, listed as a room, under its name; its details; names in one colour per occupant.
+        #expect((roomPage["list_entry"] as? [String: Any])?["room"] as? Bool == true, "\(roomPage)")
+        #expect(roomPage["title"] as? String == roomName)
+        let sub = roomPage["sub"] as? String ?? ""
+        #expect(sub.contains(room) && sub.contains("room (joined as Alice)") && sub.contains("subject “\(subject)”"), "\(sub)")
+        let texts = roomPage["texts"] as? [String] ?? []
+        #expect(texts.contains(carolText) && texts.contains("bob again") && texts.contains("from roost in the room"), "\(texts)")
+        let names = roomPage["names"] as? [[String: Any]] ?? []
+        func colour(_ nick: String) -> String? { names.first { $0["name"] as? String == nick }?["colour"] as? String }
+        #expect(names.allSatisfy { $0["occupant"] as? Bool == true }, "\(names)")
+        #expect(colour("bob") != nil && colour("carol") != nil && colour("Alice") != nil, "\(names)")
+        // One colour per occupant, also on the subject change bob made (it has no occupant id) and on Roost's own
+        // message (nor has that). The hue comes from the nick: three at random are all equal 1 in 130 000.
+        for nick in ["bob", "carol", "Alice"] {
+            #expect(Set(names.filter { $0["name"] as? String == nick }.map { $0["colour"] as? String ?? "" }).count == 1,
+                    "\(nick): \(names)\n\((try? ArchiveCount.sqlite(archive, "SELECT from_jid, occupant_id, body FROM messages WHERE conversation = '\(room)'")) ?? "")")
+        }
+        #expect(Set([colour("bob"), colour("carol"), colour("Alice")]).count > 1, "occupants are told apart by colour: \(names)")
+        #expect(Set(roomPage["avatars"] as? [String] ?? []).count > 1, "occupants' avatars differ: \(roomPage["avatars"] ?? [])")
+        let roomEvents = roomPage["with_presence"] as? [String] ?? []
+        #expect(roomEvents.contains { $0.hasSuffix("carol joined") } && roomEvents.contains { $0.contains("carol left") }, "\(roomEvents)")
+        #expect((roomPage["events"] as? [String] ?? []).allSatisfy { !$0.contains("joined") }, "presence only once switched on")
+        checkScreenshot(roomPage, "room")
+
+        // bob: the decrypted texts, marked as OMEMO, and the picture through /file/ with exactly its bytes.
+        let chatTexts = chat["texts"] as? [String] ?? []
+        for secret in secrets {
+            #expect(chatTexts.contains { $0.hasPrefix(secret + " [OMEMO") }, "\(secret) decrypted and marked: \(chatTexts)")
+        }
+        #expect(!chatTexts.contains { $0.contains("OMEMO encrypted") }, "never the fallback body")
+        #expect(!chatTexts.contains { $0.contains("/red.png") }, "a body that is only the file's address is not repeated: \(chatTexts)")
+        #expect(((chat["list_entry"] as? [String: Any])?["text"] as? String)?.contains("bob: (picture) red.png") == true
+                    || ((chat["list_entry"] as? [String: Any])?["text"] as? String)?.contains(": (picture) red.png") == true, "\(chat["list_entry"] ?? "")")
+        let images = chat["images"] as? [[String: Any]] ?? []
+        #expect(images.count == 1, "\(chat)")
+        #expect(images.first?["loaded"] as? Bool == true && images.first?["width"] as? Int == 320, "\(images)")
+        #expect((images.first?["src"] as? String)?.hasPrefix("/file/") == true)
+        #expect(images.first?["sha256"] as? String == pictureSHA, "the page fetched exactly the stored bytes")
+        checkScreenshot(chat, "chat")
+        let shot = try #require((chat["screenshot"] as? [String: Any])?["path"] as? String)
+        let red = Int(try await FilesKit.fixture("png_colour_count.py", [shot, "220", "20", "20"])) ?? 0
+        #expect(red > 20_000, "the picture is drawn on the page (\(red) red pixels)")
+        #expect((steps.first { $0["step"] as? String == "console" }?["problems"] as? [String])?.isEmpty == true, "\(steps.last ?? [:])")
     }
 
     @Test func largeArchiveThroughRoostServe() async throws {

@@ -2,11 +2,15 @@
 """browser-check.py: drives headless Chromium over the DevTools protocol through `roost serve`'s web view,
 as a person would, and prints what it saw as JSON lines (one per step) for a test to assert on.
 
-    browser-check.py --url URL [--conversation TEXT] [--pages N] [--search WORD] [--live-command CMD
-                     --live-text TEXT] [--screenshots DIR] [--probe] [--no-script] [--timeout S]
+    browser-check.py --url URL [--inspect TEXT]... [--conversation TEXT] [--pages N] [--search WORD]
+                     [--live-command CMD --live-text TEXT] [--screenshots DIR] [--probe] [--no-script] [--timeout S]
 
 URL is the address `roost serve` printed (with its token). Steps, each printing {"step": NAME, ...}:
   list          open URL; the conversation list (titles, whether the list's live stream opened)
+  inspect       (once per --inspect TEXT) click the list entry containing TEXT and read the page as drawn:
+                its header, senders' names and colours, message texts, pictures (loaded? their bytes'
+                SHA-256 as fetched by the page), file links; then switch on the presence and chat-state
+                timelines with their links and read the lines they add
   conversation  click the list entry containing TEXT; the messages shown (count, first and last text)
   older         scroll to the top N times; the message count after each page arrives
   keys          press j twice and k once; which message is selected
@@ -250,16 +254,16 @@ def run(args, browser):
          rooms=browser.evaluate("document.querySelectorAll('ul.conversations li.room').length"),
          live=live_list, screenshot=shot("list"))
 
+    for number, text in enumerate(args.inspect or []):
+        inspect(browser, args.url, text, lambda: shot("inspect-%d" % number))
+
     if not args.conversation:
         return
     # One conversation, by clicking its entry.
-    found = browser.evaluate("""(() => { const items = Array.from(document.querySelectorAll('ul.conversations li a'));
-        const hit = items.find(a => a.textContent.includes(%s)); if (!hit) return false; hit.click(); return true; })()"""
-                             % json.dumps(args.conversation))
-    if not found:
-        raise Failure("no list entry contains " + args.conversation)
-    browser.wait("location.pathname === '/c' && document.readyState === 'complete' && document.querySelectorAll('main .msg').length > 0",
-                 "the conversation")
+    if args.inspect:
+        browser.navigate(args.url)
+        browser.wait("document.querySelectorAll('ul.conversations li').length > 0", "the conversation list")
+    open_entry(browser, args.conversation)
     conversation_url = browser.evaluate("location.href")
     emit("conversation", url=conversation_url, title=browser.evaluate("document.querySelector('h1').textContent"),
          messages=browser.evaluate("document.querySelectorAll('main .msg').length"),
@@ -339,6 +343,60 @@ def run(args, browser):
         no_script(args, browser, conversation_url)
 
 
+def open_entry(browser, text):
+    """Clicks the conversation list entry containing `text` and waits for its page."""
+    found = browser.evaluate("""(() => { const items = Array.from(document.querySelectorAll('ul.conversations li a'));
+        const hit = items.find(a => a.textContent.includes(%s)); if (!hit) return false; hit.click(); return true; })()"""
+                             % json.dumps(text))
+    if not found:
+        raise Failure("no list entry contains " + text)
+    browser.wait("location.pathname === '/c' && document.readyState === 'complete' && document.querySelectorAll('main .msg').length > 0",
+                 "the conversation of " + text)
+
+
+def inspect(browser, url, text, screenshot):
+    browser.navigate(url)
+    browser.wait("document.querySelectorAll('ul.conversations li').length > 0", "the conversation list")
+    entry = browser.evaluate("""(() => { const a = Array.from(document.querySelectorAll('ul.conversations li a'))
+        .find(a => a.textContent.includes(%s)); return a ? {room: a.closest('li').classList.contains('room'),
+        text: a.textContent} : null; })()""" % json.dumps(text))
+    open_entry(browser, text)
+    # Pictures: wait until each has loaded or failed, then fetch its bytes as the page would and hash them.
+    browser.wait("Array.from(document.querySelectorAll('main img')).every(i => i.complete)", "the pictures", timeout=15)
+    page = browser.evaluate("""(async () => {
+        const hex = async (src) => { const r = await fetch(src); if (!r.ok) return 'HTTP ' + r.status;
+            const d = await crypto.subtle.digest('SHA-256', await r.arrayBuffer());
+            return Array.from(new Uint8Array(d)).map(b => b.toString(16).padStart(2, '0')).join(''); };
+        const images = [];
+        for (const i of document.querySelectorAll('main .msg img')) {
+            images.push({src: i.getAttribute('src'), alt: i.alt, loaded: i.complete && i.naturalWidth > 0,
+                         width: i.naturalWidth, height: i.naturalHeight, sha256: await hex(i.getAttribute('src'))});
+        }
+        return {
+            title: document.querySelector('h1').textContent,
+            sub: document.querySelector('header.top .sub').textContent,
+            names: Array.from(document.querySelectorAll('main .msg .name')).map(e => ({name: e.textContent,
+                occupant: e.classList.contains('occupant'), hue: e.style.getPropertyValue('--hue'), colour: getComputedStyle(e).color})),
+            avatars: Array.from(document.querySelectorAll('main .msg.in .avatar')).map(e => getComputedStyle(e).backgroundColor),
+            texts: Array.from(document.querySelectorAll('main .msg .text')).map(e => e.textContent),
+            outgoing: Array.from(document.querySelectorAll('main .msg.out .text')).map(e => e.textContent),
+            images: images,
+            files: Array.from(document.querySelectorAll('main .msg a.file')).map(a => ({href: a.getAttribute('href'), text: a.textContent})),
+            events: Array.from(document.querySelectorAll('main .event')).map(e => e.textContent),
+        }; })()""")
+    page["screenshot"] = screenshot()
+    # The timelines, switched on by their links as a reader would.
+    for label, key in (("presence", "with_presence"), ("chat states", "with_states")):
+        clicked = browser.evaluate("""(() => { const a = Array.from(document.querySelectorAll('nav.tools a'))
+            .find(a => a.textContent === 'Show ' + %s); if (!a) return false; a.click(); return true; })()""" % json.dumps(label))
+        if not clicked:
+            raise Failure("no 'Show %s' link" % label)
+        browser.wait("document.readyState === 'complete' && Array.from(document.querySelectorAll('nav.tools a')).some(a => a.textContent === 'Hide ' + %s)"
+                     % json.dumps(label), "the page with " + label)
+        page[key] = browser.evaluate("Array.from(document.querySelectorAll('main .event')).map(e => e.textContent)")
+    emit("inspect", entry=text, list_entry=entry, url=browser.evaluate("location.href"), **page)
+
+
 def no_script(args, browser, conversation_url):
     """Scripts off (as for a reader without JavaScript): the conversation, its older page by following the
     link, and search by the form's address (a GET form) must all read. The DOM is read through the DevTools
@@ -413,6 +471,7 @@ def probe(args, browser, conversation_url):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", required=True)
+    parser.add_argument("--inspect", action="append", metavar="TEXT")
     parser.add_argument("--conversation")
     parser.add_argument("--pages", type=int, default=3)
     parser.add_argument("--search")

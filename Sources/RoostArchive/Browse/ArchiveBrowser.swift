@@ -95,7 +95,7 @@ package final class ArchiveBrowser: Sendable {
                 guard let message else { continue }
                 let contact = contacts.contact(accountID: accountID, jid: jid)
                 let room = rooms[SliceKey(accountID: accountID, conversation: jid.lowercased())]
-                let title = contact?.displayName ?? room?.flatMap { $0 } ?? jid
+                let title = contact?.displayName ?? room?.name ?? jid
                 let isRoom = room != nil || message.kind == .groupchat
                 let avatar = TranscriptHTML.avatar(name: title, key: jid,
                                                    link: contact?.photoPath == nil ? nil : links.avatar(accountID: accountID, jid: jid))
@@ -106,8 +106,9 @@ package final class ArchiveBrowser: Sendable {
                 let time = clock.civil(message.timestamp)
                 detail.append("<time datetime=\"\(time.rfc3339)\">\(time.dateText == today ? time.minuteText : time.dateText)</time>")
                 let sender = message.direction == .outgoing && !isRoom ? "me" : contacts.sender(of: message, accountID: accountID)
-                let text = message.body ?? TranscriptPhrases.placeholder(for: message)
-                let snippet = "<span class=\"snippet\">" + HTMLText.escape(Self.snippet(sender + ": " + (text.isEmpty ? "(file)" : text)))
+                var text = TranscriptPhrases.shownBody(of: message) ?? TranscriptPhrases.placeholder(for: message)
+                if text.isEmpty, let file = message.attachments.first { text = "(\(file.isImage ? "picture" : "file")) " + file.displayName }
+                let snippet = "<span class=\"snippet\">" + HTMLText.escape(Self.snippet(sender + ": " + text))
                     + "</span>"
                 let html = TranscriptHTML.listItem(href: links.conversation(accountID: accountID, jid: jid, at: nil), avatar: avatar,
                                                    title: title, detail: detail.joined(separator: " · ") + "<br>" + snippet,
@@ -248,12 +249,12 @@ package final class ArchiveBrowser: Sendable {
         }
     }
 
-    /// `room`: nil for a chat, else the room's name (itself nil when it has none).
+    /// `room`: nil for a chat (or a room the account no longer knows of).
     private func render(_ events: [TranscriptHTML.Event], messages: [ArchivedMessage], account: String, accountID: Int64, jid: String,
-                        contacts: ContactDirectory, room: String??, older: Int64?, newer: Int64?, omitted: Int) throws -> TranscriptPage {
+                        contacts: ContactDirectory, room: RoomDetails?, older: Int64?, newer: Int64?, omitted: Int) throws -> TranscriptPage {
         let clock = ExportClock(timeZone: timeZone)
         let contact = contacts.contact(accountID: accountID, jid: jid)
-        let title = contact?.displayName ?? room?.flatMap { $0 } ?? jid
+        let title = contact?.displayName ?? room?.name ?? jid
         let avatar = TranscriptHTML.avatar(name: title, key: jid,
                                            link: contact?.photoPath == nil ? nil : links.avatar(accountID: accountID, jid: jid))
         var transcript = TranscriptHTML(clock: clock, contacts: contacts, accountID: accountID, peerAvatar: avatar)
@@ -261,9 +262,11 @@ package final class ArchiveBrowser: Sendable {
         for event in events { html += try transcript.render(event, attachmentLink: attachmentLink) }
         let isRoom = room != nil || messages.last?.kind == .groupchat
         let lastTimestamp = max(events.last?.timestamp ?? 0, messages.last?.timestamp ?? 0)
+        var details = TranscriptHTML.conversationDetails(title: title, conversation: jid, account: account, month: nil, clock: clock)
+        if isRoom { details += room?.headerDetails ?? ["room"] }
         return TranscriptPage(
             account: account, title: title, isRoom: isRoom, avatar: avatar,
-            details: TranscriptHTML.conversationDetails(title: title, conversation: jid, account: account, month: nil, clock: clock),
+            details: details,
             html: html, messageCount: messages.count, older: older, newer: newer,
             live: LiveCursor(afterID: messages.last?.id ?? 0, afterTimestamp: lastTimestamp, day: transcript.currentDay,
                              sender: transcript.lastSender),
@@ -391,6 +394,7 @@ package final class ArchiveBrowser: Sendable {
             let selection = try ExportSelection(compiled: compiled, account: nil, everything: false, database: database)
             let accounts = selection.accounts
             let contacts = try ContactDirectory(database: database, accounts: accounts)
+            let rooms = try Self.rooms(database)
             let reading = ArchivedMessageReading(database: database, accounts: accounts)
             var (sql, parameters) = selection.messages(columns: ArchivedMessageReading.columns(includeRaw: false), scope: .init(),
                                                        orderByID: false, suffix: before == nil ? "" : " AND \(selection.idColumn) < ?")
@@ -415,7 +419,7 @@ package final class ArchiveBrowser: Sendable {
                     if group != nil { html += "</section>\n" }
                     group = key
                     let contact = contacts.contact(accountID: accountID, jid: message.conversation)
-                    let title = contact?.displayName ?? message.conversation
+                    let title = contact?.displayName ?? rooms[key]?.name ?? message.conversation
                     let avatar = TranscriptHTML.avatar(name: title, key: message.conversation,
                                                        link: contact?.photoPath == nil ? nil : links.avatar(accountID: accountID, jid: message.conversation))
                     transcript = TranscriptHTML(clock: clock, contacts: contacts, accountID: accountID, peerAvatar: avatar)
@@ -476,11 +480,29 @@ package final class ArchiveBrowser: Sendable {
         try reader.withSnapshot { database in try Self.accounts(database) }
     }
 
-    /// The rooms the accounts know of (schema v6: bookmarks, joined rooms), with their names when set.
-    private static func rooms(_ database: Database) throws(SQLiteError) -> [SliceKey: String?] {
-        var rooms: [SliceKey: String?] = [:]
-        try database.cached("SELECT account_id, jid, name FROM rooms").forEachRow { row in
-            rooms[SliceKey(accountID: row.int(0), conversation: row.text(1).lowercased())] = .some(row.optionalText(2).flatMap { $0.isEmpty ? nil : $0 })
+    /// What the archive knows of a room (schema v6): its name, its subject, the account's nick there, whether
+    /// it is joined now.
+    struct RoomDetails {
+        var name: String?
+        var subject: String?
+        var nick: String?
+        var joined: Bool
+
+        /// The conversation header's room parts (escaped HTML): `room (joined as Alice)`, `subject “…”`.
+        var headerDetails: [String] {
+            var room = "room"
+            if let nick { room += " (\(joined ? "joined" : "left") as \(HTMLText.escape(nick)))" }
+            return [room] + (subject.map { ["subject “\(HTMLText.escape($0))”"] } ?? [])
+        }
+    }
+
+    /// The rooms the accounts know of (schema v6: bookmarks, joined rooms).
+    private static func rooms(_ database: Database) throws(SQLiteError) -> [SliceKey: RoomDetails] {
+        var rooms: [SliceKey: RoomDetails] = [:]
+        func text(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }
+        try database.cached("SELECT account_id, jid, name, subject, nick, joined FROM rooms").forEachRow { row in
+            rooms[SliceKey(accountID: row.int(0), conversation: row.text(1).lowercased())] =
+                RoomDetails(name: text(row.optionalText(2)), subject: text(row.optionalText(3)), nick: text(row.optionalText(4)), joined: row.bool(5))
             return true
         }
         return rooms

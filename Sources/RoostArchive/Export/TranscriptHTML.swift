@@ -90,8 +90,10 @@ package struct TranscriptHTML {
                                       extraMeta: String) rethrows -> String {
         let outgoing = message.direction == .outgoing && message.kind != .groupchat
         let sender = contacts.sender(of: message, accountID: accountID)
-        // In a room each occupant keeps one colour (by occupant id, which survives nick changes; else by nick).
-        let occupantKey = message.occupantId ?? message.from
+        // In a room each occupant keeps one colour, from the nick (as Gajim and Profanity colour nicks, XEP-0392).
+        // Not from the occupant id: subject changes, our own sent messages and older history come without one,
+        // and the same person would change colour within a page.
+        let occupantKey = message.kind == .groupchat ? sender : message.from
         var html = "<div class=\"msg \(outgoing ? "out" : "in")\" id=\"m\(message.id)\">"
         if outgoing {
             html += "<span class=\"spacer\"></span>"
@@ -109,10 +111,11 @@ package struct TranscriptHTML {
             }
         }
         lastSender = outgoing ? nil : sender
-        if let body = message.body, let highlighter, !highlighter.terms.isEmpty {
+        let body = TranscriptPhrases.shownBody(of: message)
+        if let body, let highlighter, !highlighter.terms.isEmpty {
             html += "<div class=\"text\">\(Self.highlighted(body, highlighter))\(HTMLText.escape(TranscriptPhrases.encryptionMark(for: message)))</div>"
         } else {
-            let text = (message.body ?? TranscriptPhrases.placeholder(for: message)) + TranscriptPhrases.encryptionMark(for: message)
+            let text = (body ?? TranscriptPhrases.placeholder(for: message)) + TranscriptPhrases.encryptionMark(for: message)
             if !text.isEmpty { html += "<div class=\"text\">\(HTMLText.escape(text))</div>" }
         }
         for (index, attachment) in message.attachments.enumerated() {

@@ -173,9 +173,11 @@ struct ServeEndToEndTests {
     }
 
     /// What issues 12–14 brought into the archive, as the browser shows it: a room (occupants' names in their own
-    /// colours, its name and subject, its joins in the presence timeline, Roost's own message under its nick),
-    /// OMEMO messages decrypted by the agent (slixmpp-omemo as bob), and a picture bob uploaded (XEP-0363),
-    /// kept in the file store and served by id with exactly its bytes.
+    /// colours, its name and subject, its joins in the presence timeline, Roost's own message under its nick, a
+    /// new message appearing live), OMEMO messages decrypted by the agent (slixmpp-omemo as bob), and a picture
+    /// bob uploaded (XEP-0363), kept in the file store and served by id with exactly its bytes; bob's vCard name
+    /// and picture and his typing in the chat-state timeline. Served by `roost serve`, a process of its own,
+    /// while `roost run` writes the archive: live updates come from another process's commits.
     @Test func roomsEncryptedMessagesAndStoredFilesAsTheAgentArchivedThem() async throws {
         guard let omemoPython = ProcessInfo.processInfo.environment["ROOST_TEST_OMEMO_PYTHON"] else {
             Issue.record("ROOST_TEST_OMEMO_PYTHON is not set: run the suite with contrib/scripts/test, which makes the slixmpp-omemo virtualenv")
@@ -190,7 +192,7 @@ struct ServeEndToEndTests {
         let (carolClient, carol, carolPassword) = try await server.registeredClient("carol")
         await carolClient.disconnect()
         let config = try server.roostConfig(in: dir, account: alice.description, password: alicePassword,
-                                            extra: "\n[serve]\nenabled = true\nport = 0\n[files]\nallow_private_addresses = true\n")
+                                            extra: "\n[files]\nallow_private_addresses = true\n")
         let archive = dir.path + "/data/archive.sqlite"
         func omemo(_ who: String, _ jid: JID, _ password: String, _ arguments: [String]) throws {
             let running = try RoostBinary.startProgram(omemoPython, ["-W", "ignore", Self.scripts + "/omemo-peer.py"] + arguments + [
@@ -217,8 +219,11 @@ struct ServeEndToEndTests {
         defer { roost.stop(signal: SIGKILL) }
         try roost.waitForLog("online")
         try roost.waitForLog("OMEMO device")
-        try roost.waitForLog("serve: web view at")
-        let url = try String(contentsOfFile: dir.path + "/run/roost/serve.url", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let serve = try RoostBinary.start(["serve", "--config", config, "--port", "0", "--json"])
+        defer { serve.stop(signal: SIGKILL) }
+        try serve.waitForLog("\"url\"")
+        let line = try #require(serve.stderrSoFar.split(separator: "\n").first { $0.hasPrefix("{") })
+        let url = try #require((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["url"] as? String)
         try await waitFor("the room joined", roost, timeout: 60) {
             try RoostBinary.run(["rooms", "--config", config, "--json"]).jsonLines.contains {
                 $0["room"] as? String == room && $0["state"] as? String == "joined"
@@ -232,6 +237,17 @@ struct ServeEndToEndTests {
         let sent = try RoostBinary.run(["send", "--config", config, room, "from roost in the room"])
         #expect(sent.status == 0, "\(sent.stderr)")
 
+        // bob's vCard (name and picture, announced by its hash in presence, XEP-0153), and his typing.
+        let avatarFile = dir.path + "/bob-avatar.png"
+        try await FilesKit.fixture("make_png.py", [avatarFile, "96", "96", "20", "160", "60"])
+        let bobSession = try await XMPPPeer.start(on: server, jid: bob, password: bobPassword, resource: "desk")
+        try await bobSession.call("vcard-set", ["fullname": "Robert <Bob> Example", "photo_type": "image/png",
+                                                "photo_base64": try Data(contentsOf: URL(fileURLWithPath: avatarFile)).base64EncodedString()])
+        try await bobSession.presence(to: try alice.with(resource: "roost"), priority: 1, photoHash: "0123456789abcdef0123456789abcdef01234567")
+        try roost.waitForLog("cached the vCard of", timeout: 30)
+        try await bobSession.call("chatstate", ["to": alice.description, "state": "composing"])
+        await bobSession.stop()
+
         // With bob: two OMEMO messages (slixmpp-omemo encrypts, the agent decrypts), then a picture he uploads.
         let secrets = ["first secret <&>", "第二个秘密"]
         try omemo("bob", bob, bobPassword, ["send", alice.description] + secrets)
@@ -243,12 +259,18 @@ struct ServeEndToEndTests {
         #expect(kept["sha256"] as? String == pictureSHA)
         try await waitFor("everything archived", roost, timeout: 60) {
             count(archive, "SELECT count(*) FROM messages WHERE encryption = 'omemo' AND e2e_failure IS NULL") == 2
+                && count(archive, "SELECT count(*) FROM chat_states WHERE state = 'composing'") >= 1
                 && count(archive, "SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body IN ('bob again', 'from roost in the room')") == 2
                 && count(archive, "SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body LIKE 'carol''s%'") == 1
         }
 
         let shots = dir.path + "/shots"
-        let steps = try browserCheckAll(["--url", url, "--inspect", roomName, "--inspect", bob.description, "--screenshots", shots])
+        let marker = "live in the room \(UUID().uuidString.prefix(8))"
+        let live = (["/usr/bin/env", "XMPP_PEER_PASSWORD=\(carolPassword)", Self.python, Self.scripts + "/xmpp-peer.py", "--jid", carol.description,
+                     "--host", server.host, "--port", String(server.port), "--ca", server.caFile, "muc", room, "carol", "--send", marker])
+            .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let steps = try browserCheckAll(["--url", url, "--inspect", roomName, "--inspect", bob.description, "--screenshots", shots,
+                                         "--conversation", roomName, "--pages", "0", "--live-command", live, "--live-text", marker])
         let roomPage = try #require(steps.first { $0["entry"] as? String == roomName }, "\(steps)")
         let chat = try #require(steps.first { $0["entry"] as? String == bob.description }, "\(steps)")
 
@@ -282,6 +304,11 @@ struct ServeEndToEndTests {
             #expect(chatTexts.contains { $0.hasPrefix(secret + " [OMEMO") }, "\(secret) decrypted and marked: \(chatTexts)")
         }
         #expect(!chatTexts.contains { $0.contains("OMEMO encrypted") }, "never the fallback body")
+        #expect(chat["title"] as? String == "Robert <Bob> Example", "the vCard's name, literally")
+        let listAvatar = (chat["list_entry"] as? [String: Any])?["avatar"] as? [String: Any]
+        #expect((listAvatar?["src"] as? String)?.hasPrefix("/avatar?") == true && listAvatar?["loaded"] as? Bool == true
+                && listAvatar?["width"] as? Int == 96, "bob's picture in the list: \(listAvatar ?? [:])")
+        #expect((chat["with_states"] as? [String] ?? []).contains { $0.hasSuffix("Robert <Bob> Example is typing") }, "\(chat["with_states"] ?? "")")
         #expect(!chatTexts.contains { $0.contains("/red.png") }, "a body that is only the file's address is not repeated: \(chatTexts)")
         #expect(((chat["list_entry"] as? [String: Any])?["text"] as? String)?.contains("bob: (picture) red.png") == true
                     || ((chat["list_entry"] as? [String: Any])?["text"] as? String)?.contains(": (picture) red.png") == true, "\(chat["list_entry"] ?? "")")
@@ -294,7 +321,13 @@ struct ServeEndToEndTests {
         let shot = try #require((chat["screenshot"] as? [String: Any])?["path"] as? String)
         let red = Int(try await FilesKit.fixture("png_colour_count.py", [shot, "220", "20", "20"])) ?? 0
         #expect(red > 20_000, "the picture is drawn on the page (\(red) red pixels)")
+        // A message carol writes while the room is open appears without a reload.
+        let liveStep = steps.first { $0["step"] as? String == "live" }
+        #expect(liveStep?["peer_status"] as? Int == 0 && liveStep?["last"] as? String == marker, "\(liveStep ?? [:])")
+        #expect(liveStep?["reloaded"] as? Bool == false)
         #expect((steps.first { $0["step"] as? String == "console" }?["problems"] as? [String])?.isEmpty == true, "\(steps.last ?? [:])")
+        let (status, log) = serve.stop(signal: SIGTERM)
+        #expect(status == 0, "\(log.suffix(2000))")
     }
 
     @Test func largeArchiveThroughRoostServe() async throws {

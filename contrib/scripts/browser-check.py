@@ -357,9 +357,11 @@ def open_entry(browser, text):
 def inspect(browser, url, text, screenshot):
     browser.navigate(url)
     browser.wait("document.querySelectorAll('ul.conversations li').length > 0", "the conversation list")
+    browser.wait("Array.from(document.querySelectorAll('ul.conversations img')).every(i => i.complete)", "the pictures of the list", timeout=15)
     entry = browser.evaluate("""(() => { const a = Array.from(document.querySelectorAll('ul.conversations li a'))
-        .find(a => a.textContent.includes(%s)); return a ? {room: a.closest('li').classList.contains('room'),
-        text: a.textContent} : null; })()""" % json.dumps(text))
+        .find(a => a.textContent.includes(%s)); if (!a) return null; const i = a.querySelector('img.avatar');
+        return {room: a.closest('li').classList.contains('room'), text: a.textContent,
+                avatar: i ? {src: i.getAttribute('src'), loaded: i.complete && i.naturalWidth > 0, width: i.naturalWidth} : null}; })()""" % json.dumps(text))
     open_entry(browser, text)
     # Pictures: wait until each has loaded or failed, then fetch its bytes as the page would and hash them.
     browser.wait("Array.from(document.querySelectorAll('main img')).every(i => i.complete)", "the pictures", timeout=15)
@@ -368,7 +370,7 @@ def inspect(browser, url, text, screenshot):
             const d = await crypto.subtle.digest('SHA-256', await r.arrayBuffer());
             return Array.from(new Uint8Array(d)).map(b => b.toString(16).padStart(2, '0')).join(''); };
         const images = [];
-        for (const i of document.querySelectorAll('main .msg img')) {
+        for (const i of document.querySelectorAll('main .msg a.file img')) {
             images.push({src: i.getAttribute('src'), alt: i.alt, loaded: i.complete && i.naturalWidth > 0,
                          width: i.naturalWidth, height: i.naturalHeight, sha256: await hex(i.getAttribute('src'))});
         }

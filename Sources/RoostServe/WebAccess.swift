@@ -2,8 +2,8 @@ import Foundation
 internal import CSoup
 
 /// Who may use the web view. A random token, made at start, comes in the URL that `roost serve` prints or
-/// opens; the first request carrying it gets the token as an HttpOnly, SameSite=Strict cookie and is
-/// redirected to the same address without it. Every later request must bring the cookie. Requests whose
+/// opens; the first request carrying it gets the token as an HttpOnly, SameSite=Strict cookie and a page that
+/// moves on to the same address without it. Every later request must bring the cookie. Requests whose
 /// `Host` is a name other than `localhost` (or one allowed by `--allow-host`) are refused, which defeats DNS
 /// rebinding: a page of another site that rebinds its name to 127.0.0.1 still sends its own name. Forms
 /// that change anything (export) are POSTs that carry a second token, `formToken`, embedded in the page.

@@ -45,11 +45,14 @@ final class WebApp {
             guard method == "GET", access.tokenMatches(offered) else {
                 return refuse(exchange, status: 403, "wrong access token", page: "This access token is not valid (roost serve makes a new one each start).")
             }
-            // The same address without the token (so it leaves the address bar and the history).
+            // The same address without the token (so it leaves the address bar and the history). Not a redirect:
+            // when the address was opened from another site or a file (`--open` forwards from one), a redirect
+            // stays that navigation, and the browser withholds the SameSite=Strict cookie from it. A page that
+            // moves on by itself starts a navigation of this site, which carries the cookie.
             let rest = exchange.query.filter { $0.key != "token" }.sorted { $0.key < $1.key }
                 .map { "\(WebLinks.encode($0.key))=\(WebLinks.encode($0.value))" }.joined(separator: "&")
             exchange.setHeader("Set-Cookie", access.setCookieHeader)
-            exchange.redirect(to: (path.hasPrefix("/") && !path.hasPrefix("//") ? path : "/") + (rest.isEmpty ? "" : "?" + rest))
+            page(exchange, WebPages.forward(to: (path.hasPrefix("/") && !path.hasPrefix("//") ? path : "/") + (rest.isEmpty ? "" : "?" + rest)))
             served += 1
             return
         }

@@ -68,9 +68,9 @@ struct ConversationRequest {
 
 /// The web view's pages around the archive's own HTML (`ArchiveBrowser`, drawn with the export's renderer).
 enum WebPages {
-    static func head(title: String) -> String {
+    static func head(title: String, extra: String = "") -> String {
         HTMLStyle.head(title: title, policy: WebAssets.pagePolicy, generator: "roost serve",
-                       extra: "<style>\n\(WebAssets.css)\n</style>\n<script src=\"/static/roost.js\" defer></script>\n")
+                       extra: "<style>\n\(WebAssets.css)\n</style>\n<script src=\"/static/roost.js\" defer></script>\n" + extra)
     }
 
     static let tail = "</body>\n</html>\n"
@@ -184,6 +184,13 @@ enum WebPages {
         <code>is:muc</code> <code>is:edited</code> <code>has:file</code>.</p></details>
 
         """
+
+    /// A page that moves on to `location` (a path of this server) at once, by itself (no script needed).
+    static func forward(to location: String) -> String {
+        let link = HTMLText.escape(location)
+        return head(title: "Roost", extra: "<meta http-equiv=\"refresh\" content=\"0;url=\(link)\">\n") + "<main>\n"
+            + "<p class=\"notice\"><a href=\"\(link)\">Open the Roost web view</a></p>\n</main>\n" + tail
+    }
 
     // MARK: Errors
 

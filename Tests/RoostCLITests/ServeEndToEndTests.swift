@@ -340,13 +340,27 @@ struct ServeEndToEndTests {
         let remote = try RoostBinary.run(["serve", "--config", config, "--listen", "0.0.0.0"])
         #expect(remote.status == 2 && remote.stderr.contains("--allow-remote"), "\(remote.stderr)")
 
-        let serve = try RoostBinary.start(["serve", "--config", config, "--port", "0", "--json"])
+        // --open hands the browser (here an xdg-open that notes its arguments) a page that forwards to the address:
+        // the token is in a 0600 file, never in a command line.
+        let bin = dir.path + "/bin", opened = dir.path + "/opened"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try dir.write("bin/xdg-open", "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"\(opened).tmp\" && mv \"\(opened).tmp\" \"\(opened)\"\n", mode: 0o755)
+        let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let serve = try RoostBinary.start(["serve", "--config", config, "--port", "0", "--json", "--open"], environment: ["PATH": path])
         defer { serve.stop(signal: SIGKILL) }
         try serve.waitForLog("\"url\"")
         let line = try #require(serve.stderrSoFar.split(separator: "\n").first { $0.hasPrefix("{") })
         let url = try #require((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["url"] as? String)
+        let token = String(url.split(separator: "=").last ?? "")
+        try await waitFor("xdg-open called", serve, timeout: 20) { FileManager.default.fileExists(atPath: opened) }
+        let arguments = try String(contentsOfFile: opened, encoding: .utf8).split(separator: "\n").map(String.init)
+        let forwarding = dir.path + "/run/roost/serve-open.html"
+        #expect(arguments == [forwarding], "xdg-open is given the forwarding page: \(arguments)")
+        #expect(!arguments.joined().contains(token), "no token on a command line")
+        #expect((try FileManager.default.attributesOfItem(atPath: forwarding)[.posixPermissions] as? Int) == 0o600)
 
-        let steps = try browserCheck(["--url", url, "--conversation", SyntheticArchive.contact(0), "--pages", "3", "--search", "中国",
+        // The browser opens that page and lands on the list (the first step), as `roost serve --open` does.
+        let steps = try browserCheck(["--url", "file://" + forwarding, "--conversation", SyntheticArchive.contact(0), "--pages", "3", "--search", "中国",
                                       "--screenshots", dir.path + "/shots", "--no-script"])
         let reader = try ArchiveReader(path: archive)
         let conversations = try reader.stats().conversations.count
@@ -370,5 +384,6 @@ struct ServeEndToEndTests {
         let (status, log) = serve.stop(signal: SIGTERM)
         #expect(status == 0, "\(log.suffix(2000))")
         #expect(log.contains("stopped serving"))
+        #expect(!FileManager.default.fileExists(atPath: forwarding), "the forwarding page goes when the server stops")
     }
 }

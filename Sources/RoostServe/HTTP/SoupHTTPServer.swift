@@ -176,10 +176,6 @@ final class HTTPExchange {
         return true
     }
 
-    func redirect(to location: String) {
-        soup_server_message_set_redirect(message, 303, location)
-    }
-
     /// Starts a response whose body follows in pieces (`append`), kept open until `complete`. The body is not
     /// kept once written, so a long stream does not grow.
     func startStream(contentType: String) {

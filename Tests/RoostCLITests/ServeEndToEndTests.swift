@@ -157,6 +157,11 @@ struct ServeEndToEndTests {
         #expect((probe?["export_disposition"] as? String)?.contains("\(bob.description).txt") == true)
         let exported = probe?["export_text"] as? String ?? ""
         #expect(exported.contains(chinese) && exported.contains(markup) && exported.contains("msg-160"))
+        #expect(probe?["export_html"] as? Int == 200 && (probe?["export_html_disposition"] as? String)?.contains(".tar") == true, "\(probe ?? [:])")
+        let members = probe?["export_html_members"] as? [String] ?? []
+        #expect(members.contains { $0.hasSuffix("/index.html") } && members.contains { $0.hasSuffix("/\(bob.description).html") }, "\(members)")
+        let htmlPage = probe?["export_html_page"] as? String ?? ""
+        #expect(htmlPage.contains(HTMLText.escape(markup)) && !htmlPage.contains(markup), "the export page escapes the markup too")
         let log = roost.stderrSoFar
         #expect(log.contains("refused GET / from 127.0.0.1: no access token"))
         #expect(log.contains("refused GET / from 127.0.0.1: Host header 'rebound.example:"))

@@ -463,6 +463,20 @@ def probe(args, browser, conversation_url):
     results["export"] = status
     results["export_disposition"] = headers.get("Content-Disposition")
     results["export_text"] = body.decode("utf-8", "replace")[:20000]
+    # A format that writes a folder (html) comes as a tar archive: its members, as Python's tarfile reads them.
+    import io
+    import tarfile
+    status, headers, body = http_request(base, "POST", "/export", header,
+                                         urllib.parse.urlencode({**form, "format": "html", "csrf": form_token}))
+    results["export_html"] = status
+    results["export_html_disposition"] = headers.get("Content-Disposition")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(body)) as tar:
+            results["export_html_members"] = sorted(tar.getnames())
+            page = next((m for m in tar.getmembers() if m.name.endswith(".html") and not m.name.endswith("index.html")), None)
+            results["export_html_page"] = tar.extractfile(page).read().decode("utf-8", "replace")[-20000:] if page else None
+    except tarfile.TarError as error:
+        results["export_html_members"] = "not a tar archive: %s" % error
     results["path_as_file"] = http_request(base, "GET", "/file/../../etc/passwd", header)[0]
     results["file_bad_id"] = http_request(base, "GET", "/file/1/99", header)[0]
     status, headers, _ = http_request(base, "GET", "/", header)

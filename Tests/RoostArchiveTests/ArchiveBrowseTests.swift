@@ -126,4 +126,42 @@ struct ArchiveBrowseTests {
         #expect(attachment.mime == "image/png")
         #expect(try browser.attachment(messageID: Int64(parts[0])!, index: 7) == nil)
     }
+    @Test func roomPagesNameTheRoomItsSubjectAndNickAndColourSendersByNick() throws {
+        let scratch = ExportScratch()
+        let writer = try ArchiveWriter(path: scratch.archive, durability: .off)
+        let account = ExportFixture.account, room = "trip@conference.example.org", t0 = ExportFixture.t0
+        func said(_ nick: String, _ body: String?, at minute: Int64, occupantID: String? = nil, subject: String? = nil,
+                  attachments: [AttachmentRecord] = []) -> ArchiveEvent {
+            var record = MessageRecord(account: account, conversation: room, direction: nick == "Alice" ? .outgoing : .incoming, kind: .groupchat,
+                                       from: room + "/" + nick, to: account, body: body, subject: subject, timestamp: t0 + minute * 60_000,
+                                       stanzaId: "s\(minute)", stanzaIdBy: room, stanzaIdTrusted: true, messageId: "m\(minute)",
+                                       attachments: attachments)
+            record.occupantId = occupantID
+            return .message(record)
+        }
+        let link = "https://upload.example.org/x/plan.pdf"
+        _ = try writer.commit([
+            .room(RoomUpdate(account: account, room: room, change: .bookmark(present: true, name: "Trip <planners>", nick: "Alice", autojoin: true,
+                                                                               hasPassword: false), timestamp: t0)),
+            .room(RoomUpdate(account: account, room: room, change: .joined(nick: "Alice", occupantID: nil, mam: true, nonAnonymous: false), timestamp: t0)),
+            .room(RoomUpdate(account: account, room: room, change: .subject("Meet at <8>", by: "bob"), timestamp: t0)),
+            said("bob", nil, at: 1, subject: "Meet at <8>"),
+            said("bob", "hello", at: 2, occupantID: "occ-bob"),
+            said("carol", link, at: 3, occupantID: "occ-carol", attachments: [AttachmentRecord(url: link)]),
+            said("Alice", "from roost", at: 4),
+        ])
+        let browser = ArchiveBrowser(reader: try ArchiveReader(path: scratch.archive), links: Links(), timeZone: Self.utc)
+        let entry = try #require(try browser.conversations().first)
+        #expect(entry.isRoom && entry.title == "Trip <planners>" && entry.html.contains("Trip &lt;planners&gt;"))
+        #expect(entry.html.contains("Alice: from roost"))
+        let page = try #require(try browser.transcript(accountID: entry.accountID, jid: room, position: .newest, states: false, presence: false))
+        #expect(page.title == "Trip <planners>" && page.isRoom)
+        #expect(page.details.contains("room (joined as Alice)") && page.details.contains("subject “Meet at &lt;8&gt;”"), "\(page.details)")
+        // bob keeps one colour on his subject change (no occupant id) and his message (with one).
+        let bobAvatar = "background:hsl(\(HTMLText.hue("bob")),"
+        #expect(page.html.components(separatedBy: bobAvatar).count - 1 == 2, "\(page.html)")
+        #expect(page.html.contains("--hue:\(HTMLText.hue("Alice"))\">Alice</div>"))
+        // carol's message is only the file's address: the file is shown, the address not repeated as text.
+        #expect(page.html.contains("href=\"\(link)\"") && !page.html.contains("<div class=\"text\">\(link)"))
+    }
 }

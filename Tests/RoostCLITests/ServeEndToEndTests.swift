@@ -337,7 +337,7 @@ struct ServeEndToEndTests {
 
     @Test func largeArchiveThroughRoostServe() async throws {
         let dir = try TestDirectory()
-        let messages = Int(ProcessInfo.processInfo.environment["ROOST_TEST_SERVE_MESSAGES"] ?? "") ?? 200_000
+        let messages = Int(ProcessInfo.processInfo.environment["ROOST_TEST_SERVE_MESSAGES"] ?? "") ?? 1_000_000
         let archive = dir.path + "/archive.sqlite"
         try SyntheticArchive.build(at: archive, messages: messages)
         let config = try dir.write("config.ini", "[archive]\npath = \(archive)\n")

@@ -43,10 +43,11 @@ struct ContactDirectory {
     }
 
     /// Who wrote a message, as people read it: "me" for the account's own messages, the nickname in a room,
-    /// the stored sender name or the contact's name in a chat, else the address.
+    /// the stored sender name or the contact's name in a chat, else the address. A stored name that is only
+    /// the sender's address (no name was known when it arrived) gives way to the name known now.
     func sender(of message: ArchivedMessage, accountID: Int64) -> String {
         if message.direction == .outgoing && message.kind != .groupchat { return "me" }
-        if let name = message.senderName, !name.isEmpty { return name }
+        if let name = message.senderName, !name.isEmpty, name.lowercased() != JIDText.bare(message.from).lowercased() { return name }
         if message.kind == .groupchat, let nick = JIDText.resource(message.from), !nick.isEmpty { return nick }
         let bare = JIDText.bare(message.from)
         return contact(accountID: accountID, jid: bare)?.displayName ?? bare

@@ -14,14 +14,16 @@ final class WebApp {
     private let browser: ArchiveBrowser
     private let live: LiveHub
     private let exports: ExportJobs
+    private let previews: Previews?
 
     init(options: ServeOptions, reader: ArchiveReader, thread: GMainThread) throws(ServeError) {
         self.options = options
-        browser = ArchiveBrowser(reader: reader, links: WebLinks(), timeZone: options.timeZone)
+        browser = ArchiveBrowser(reader: reader, links: WebLinks(previews: options.thumbnails != nil), timeZone: options.timeZone)
         port = try server.listen(host: options.host, port: options.port)
         access = WebAccess(port: port, hostNames: options.hostNames)
         live = LiveHub(browser: browser, archivePath: options.archivePath, thread: thread, log: options.log)
         exports = ExportJobs(archivePath: options.archivePath, timeZone: options.timeZone, thread: thread, log: options.log)
+        previews = options.thumbnails.map { Previews(maker: $0, thread: thread) }
         server.handle { [unowned self] exchange in self.handle(exchange) }
     }
 
@@ -76,6 +78,7 @@ final class WebApp {
             exchange.setHeader("Allow", "POST")
             page(exchange, status: 405, WebPages.message(title: "Not allowed", text: "Exports are made with the form of a conversation page."))
         case ("GET", _) where path.hasPrefix("/file/"), ("HEAD", _) where path.hasPrefix("/file/"): file(exchange, path: path)
+        case ("GET", _) where path.hasPrefix("/preview/"), ("HEAD", _) where path.hasPrefix("/preview/"): file(exchange, path: path, preview: true)
         case ("GET", "/favicon.ico"): exchange.respond(status: 204, contentType: "text/plain", body: "")
         case ("GET", _), ("HEAD", _): page(exchange, status: 404, WebPages.message(title: "Not found", text: "There is no page at \(path)."))
         default:
@@ -169,8 +172,9 @@ final class WebApp {
 
     // MARK: Files
 
-    /// `/file/MESSAGE/INDEX`: an attachment stored locally, found by ids (a path never comes from the request).
-    private func file(_ exchange: HTTPExchange, path: String) {
+    /// `/file/MESSAGE/INDEX`: an attachment stored locally, found by ids (a path never comes from the request);
+    /// `/preview/MESSAGE/INDEX`: what a page shows of it when it is a picture (a smaller copy when it is large).
+    private func file(_ exchange: HTTPExchange, path: String, preview: Bool = false) {
         let parts = path.split(separator: "/")
         guard parts.count == 3, let message = Int64(parts[1]), let index = Int(parts[2]) else {
             return page(exchange, status: 404, WebPages.message(title: "Not found", text: "No such file."))
@@ -181,8 +185,14 @@ final class WebApp {
                   let local = attachment.localPath else {
                 return page(exchange, status: 404, WebPages.message(title: "Not found", text: "That file is not stored in the archive."))
             }
-            let name = URL(string: attachment.url)?.lastPathComponent ?? "file"
-            serveFile(exchange, path: local, declaredType: attachment.mime, name: name.removingPercentEncoding ?? name)
+            let name = (URL(string: attachment.url)?.lastPathComponent ?? "file").removingPercentEncoding ?? "file"
+            if preview, attachment.isImage, let previews, let sha256 = attachment.sha256 {
+                return previews.serve(exchange, sha256: sha256, source: local) { [unowned self] file in
+                    // A copy is a JPEG or PNG of gdk-pixbuf's making: its type is read from it.
+                    serveFile(exchange, path: file, declaredType: file == local ? attachment.mime : nil, name: name)
+                }
+            }
+            serveFile(exchange, path: local, declaredType: attachment.mime, name: name)
         } catch {
             failed(exchange, error)
         }

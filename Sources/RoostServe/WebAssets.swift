@@ -82,6 +82,7 @@ enum WebAssets {
       function loadOlder(link) {
         if (link.dataset.loading) return;
         link.dataset.loading = '1';
+        anchor = null;  // the reader went back in time: pictures loading below must not pull the view down
         fetch(link.href + '&fragment=1', {credentials: 'same-origin'}).then(function (response) {
           if (!response.ok) throw new Error(response.status);
           var next = response.headers.get('X-Roost-Older');
@@ -107,10 +108,19 @@ enum WebAssets {
         older.addEventListener('click', function (event) { event.preventDefault(); loadOlder(older); });
       }
 
-      // A conversation opens at its newest message, or at the message asked for (open in context).
+      // A conversation opens at its newest message, or at the message asked for (open in context). Pictures
+      // that load afterwards grow the page: until the reader scrolls, the view stays where it opened.
       if (main && main.dataset.conversation !== undefined) {
         var target = location.hash && document.getElementById(location.hash.slice(1));
-        if (target) { target.scrollIntoView({block: 'center'}); } else if (!main.dataset.newer) { window.scrollTo(0, document.documentElement.scrollHeight); }
+        var anchor = target || (main.dataset.newer ? null : 'end');
+        var place = function () {
+          if (anchor === 'end') { window.scrollTo(0, document.documentElement.scrollHeight); } else if (anchor) { anchor.scrollIntoView({block: 'center'}); }
+        };
+        place();
+        document.addEventListener('load', function (event) { if (event.target.tagName === 'IMG') place(); }, true);
+        ['wheel', 'touchmove', 'keydown', 'mousedown'].forEach(function (name) {
+          window.addEventListener(name, function () { anchor = null; }, {once: true, passive: true});
+        });
         requestAnimationFrame(function () { if (older) observeOlder(older); });
       }
 

@@ -3,11 +3,16 @@ import RoostArchive
 
 /// The web view's routes, as links (`BrowseLinks` for the archive's pages, and the server's own).
 struct WebLinks: BrowseLinks {
+    /// Whether the server makes smaller copies of large pictures (`/preview/…`).
+    var previews = false
+
     func conversation(accountID: Int64, jid: String, at messageID: Int64?) -> String {
         "/c?a=\(accountID)&j=\(Self.encode(jid))" + (messageID.map { "&at=\($0)" } ?? "")
     }
 
     func attachment(messageID: Int64, index: Int) -> String { "/file/\(messageID)/\(index)" }
+
+    func preview(messageID: Int64, index: Int) -> String? { previews ? "/preview/\(messageID)/\(index)" : nil }
 
     func avatar(accountID: Int64, jid: String) -> String { "/avatar?a=\(accountID)&j=\(Self.encode(jid))" }
 

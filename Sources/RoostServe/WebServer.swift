@@ -1,5 +1,5 @@
 package import Foundation
-import RoostArchive
+package import RoostArchive
 import RoostNotify
 
 /// How `roost serve` (or `[serve]` in `roost run`) serves the archive.
@@ -13,6 +13,8 @@ package struct ServeOptions: Sendable {
     /// Host names accepted in the `Host` header besides IP addresses and `localhost`.
     package var hostNames: [String] = []
     package var timeZone: TimeZone = .current
+    /// Makes the smaller copies of large pictures that pages show (nil: pictures are sent whole).
+    package var thumbnails: (any ThumbnailMaker)?
     /// Where refused requests, failures and (verbose) every request are told.
     package var log: ServeLog
 

@@ -12,6 +12,7 @@ enum ServeBench {
         func conversation(accountID: Int64, jid: String, at messageID: Int64?) -> String { "/c" }
         func attachment(messageID: Int64, index: Int) -> String { "/file" }
         func avatar(accountID: Int64, jid: String) -> String { "/avatar" }
+        func preview(messageID: Int64, index: Int) -> String? { "/preview" }
     }
 
     static func run(_ arguments: [String]) throws {

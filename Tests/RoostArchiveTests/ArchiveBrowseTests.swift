@@ -11,6 +11,7 @@ struct ArchiveBrowseTests {
         func conversation(accountID: Int64, jid: String, at messageID: Int64?) -> String { "/c/\(accountID)/\(jid)" + (messageID.map { "@\($0)" } ?? "") }
         func attachment(messageID: Int64, index: Int) -> String { "/file/\(messageID)/\(index)" }
         func avatar(accountID: Int64, jid: String) -> String { "/avatar/\(accountID)/\(jid)" }
+        func preview(messageID: Int64, index: Int) -> String? { nil }
     }
 
     static let utc = TimeZone(identifier: "UTC")!

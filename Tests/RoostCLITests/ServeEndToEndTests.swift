@@ -259,10 +259,15 @@ struct ServeEndToEndTests {
         try omemo("bob", bob, bobPassword, ["send", alice.description] + secrets)
         let picture = dir.path + "/red.png"
         try await FilesKit.fixture("make_png.py", [picture, "320", "240", "220", "20", "20"])
-        try await FilesKit.peer(bob, bobPassword, ["upload", try alice.with(resource: "roost").description, picture])
+        let large = dir.path + "/holiday.png"
+        try await FilesKit.fixture("make_png.py", [large, "2400", "1800", "20", "40", "220"])
+        for file in [picture, large] {
+            try await FilesKit.peer(bob, bobPassword, ["upload", try alice.with(resource: "roost").description, file])
+        }
         let kept = try await FilesKit.waitForFile(config: config) { $0["name"] as? String == "red.png" && $0["state"] as? String == "stored" }
-        let pictureSHA = try await FilesKit.sha256(picture)
+        let pictureSHA = try await FilesKit.sha256(picture), largeSHA = try await FilesKit.sha256(large)
         #expect(kept["sha256"] as? String == pictureSHA)
+        _ = try await FilesKit.waitForFile(config: config) { $0["name"] as? String == "holiday.png" && $0["state"] as? String == "stored" }
         let expected = [
             "SELECT count(*) FROM messages WHERE encryption = 'omemo' AND e2e_failure IS NULL": 2,
             "SELECT count(*) FROM chat_states WHERE state = 'composing'": 1,
@@ -317,22 +322,31 @@ struct ServeEndToEndTests {
         }
         #expect(!chatTexts.contains { $0.contains("OMEMO encrypted") }, "never the fallback body")
         #expect(chat["title"] as? String == "Robert <Bob> Example", "the vCard's name, literally")
+        #expect((chat["names"] as? [[String: Any]])?.first?["name"] as? String == "Robert <Bob> Example",
+                "bubbles name him as the list does (the agent stored his address as the sender: his roster item has no name): \(chat["names"] ?? "")")
         let listAvatar = (chat["list_entry"] as? [String: Any])?["avatar"] as? [String: Any]
         #expect((listAvatar?["src"] as? String)?.hasPrefix("/avatar?") == true && listAvatar?["loaded"] as? Bool == true
                 && listAvatar?["width"] as? Int == 96, "bob's picture in the list: \(listAvatar ?? [:])")
         #expect((chat["with_states"] as? [String] ?? []).contains { $0.hasSuffix("Robert <Bob> Example is typing") }, "\(chat["with_states"] ?? "")")
-        #expect(!chatTexts.contains { $0.contains("/red.png") }, "a body that is only the file's address is not repeated: \(chatTexts)")
-        #expect(((chat["list_entry"] as? [String: Any])?["text"] as? String)?.contains("bob: (picture) red.png") == true
-                    || ((chat["list_entry"] as? [String: Any])?["text"] as? String)?.contains(": (picture) red.png") == true, "\(chat["list_entry"] ?? "")")
+        #expect(!chatTexts.contains { $0.contains(".png") }, "a body that is only the file's address is not repeated: \(chatTexts)")
+        #expect(((chat["list_entry"] as? [String: Any])?["text"] as? String)?.contains(": (picture) holiday.png") == true,
+                "the list says what the newest message is: \(chat["list_entry"] ?? "")")
         let images = chat["images"] as? [[String: Any]] ?? []
-        #expect(images.count == 1, "\(chat)")
-        #expect(images.first?["loaded"] as? Bool == true && images.first?["width"] as? Int == 320, "\(images)")
-        #expect((images.first?["src"] as? String)?.hasPrefix("/file/") == true)
-        #expect(images.first?["sha256"] as? String == pictureSHA, "the page fetched exactly the stored bytes")
+        #expect(images.count == 2, "\(chat)")
+        let small = images.first { $0["alt"] as? String == "red.png" }, big = images.first { $0["alt"] as? String == "holiday.png" }
+        #expect(small?["loaded"] as? Bool == true && small?["width"] as? Int == 320, "\(images)")
+        #expect((small?["src"] as? String)?.hasPrefix("/preview/") == true && (small?["href"] as? String)?.hasPrefix("/file/") == true)
+        #expect(small?["sha256"] as? String == pictureSHA && small?["href_sha256"] as? String == pictureSHA,
+                "a small picture is shown as it is: exactly the stored bytes")
+        // The 2400×1800 picture shows through a 1024-pixel copy (as the html export's thumbnail); its link opens the original.
+        #expect(big?["loaded"] as? Bool == true && big?["width"] as? Int == 1024 && big?["height"] as? Int == 768, "\(images)")
+        #expect(big?["sha256"] as? String != largeSHA && big?["href_sha256"] as? String == largeSHA, "\(images)")
+        #expect(chat["at_end"] as? Bool == true, "the conversation stays at its newest message while its pictures load")
         checkScreenshot(chat, "chat")
         let shot = try #require((chat["screenshot"] as? [String: Any])?["path"] as? String)
         let red = Int(try await FilesKit.fixture("png_colour_count.py", [shot, "220", "20", "20"])) ?? 0
-        #expect(red > 20_000, "the picture is drawn on the page (\(red) red pixels)")
+        let blue = Int(try await FilesKit.fixture("png_colour_count.py", [shot, "20", "40", "220"])) ?? 0
+        #expect(red > 20_000 && blue > 20_000, "the pictures are drawn on the page (\(red) red, \(blue) blue pixels)")
         // A message carol writes while the room is open appears without a reload.
         let liveStep = steps.first { $0["step"] as? String == "live" }
         #expect(liveStep?["peer_status"] as? Int == 0 && liveStep?["last"] as? String == marker, "\(liveStep ?? [:])")

@@ -8,8 +8,8 @@ as a person would, and prints what it saw as JSON lines (one per step) for a tes
 URL is the address `roost serve` printed (with its token). Steps, each printing {"step": NAME, ...}:
   list          open URL; the conversation list (titles, whether the list's live stream opened)
   inspect       (once per --inspect TEXT) click the list entry containing TEXT and read the page as drawn:
-                its header, senders' names and colours, message texts, pictures (loaded? their bytes'
-                SHA-256 as fetched by the page), file links; then switch on the presence and chat-state
+                its header, senders' names and colours, message texts, pictures (loaded? the SHA-256 of
+                what the page fetched for them, and of the file their link opens), file links; then switch on the presence and chat-state
                 timelines with their links and read the lines they add
   conversation  click the list entry containing TEXT; the messages shown (count, first and last text)
   older         scroll to the top N times; the message count after each page arrives
@@ -371,8 +371,10 @@ def inspect(browser, url, text, screenshot):
             return Array.from(new Uint8Array(d)).map(b => b.toString(16).padStart(2, '0')).join(''); };
         const images = [];
         for (const i of document.querySelectorAll('main .msg a.file img')) {
+            const href = i.closest('a').getAttribute('href');
             images.push({src: i.getAttribute('src'), alt: i.alt, loaded: i.complete && i.naturalWidth > 0,
-                         width: i.naturalWidth, height: i.naturalHeight, sha256: await hex(i.getAttribute('src'))});
+                         width: i.naturalWidth, height: i.naturalHeight, sha256: await hex(i.getAttribute('src')),
+                         href: href, href_sha256: await hex(href)});
         }
         return {
             title: document.querySelector('h1').textContent,
@@ -386,6 +388,12 @@ def inspect(browser, url, text, screenshot):
             files: Array.from(document.querySelectorAll('main .msg a.file')).map(a => ({href: a.getAttribute('href'), text: a.textContent})),
             events: Array.from(document.querySelectorAll('main .event')).map(e => e.textContent),
         }; })()""")
+    # Opened at its newest message, and still there once the pictures have loaded and grown the page.
+    try:
+        page["at_end"] = bool(browser.wait("window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 100",
+                                           "the end of the conversation in view", timeout=5))
+    except Failure:
+        page["at_end"] = False
     page["screenshot"] = screenshot()
     # The timelines, switched on by their links as a reader would.
     for label, key in (("presence", "with_presence"), ("chat states", "with_states")):

@@ -8,6 +8,8 @@ package protocol BrowseLinks: Sendable {
     func attachment(messageID: Int64, index: Int) -> String
     /// A contact's stored picture.
     func avatar(accountID: Int64, jid: String) -> String
+    /// What a page shows of a stored picture: a smaller copy when it is large (nil: the picture itself).
+    func preview(messageID: Int64, index: Int) -> String?
 }
 
 /// What the web view shows, read from the archive and drawn with the export's renderer (`TranscriptHTML`):
@@ -22,6 +24,11 @@ package final class ArchiveBrowser: Sendable {
     package static let pageSize = 50
     /// Chat states or presence changes shown between two messages, at most (a years-long gap may hold many).
     static let sideEventLimit = 500
+    /// A picture larger than this (bytes, or pixels on its longer side) is shown through a copy of at most
+    /// `previewSide` pixels: the html export's thresholds.
+    package static let previewAboveBytes = HTMLWriter.thumbnailAboveBytes
+    package static let previewAbovePixels = HTMLWriter.thumbnailAbovePixels
+    package static let previewSide = HTMLWriter.thumbnailSide
 
     package init(reader: ArchiveReader, links: any BrowseLinks, timeZone: TimeZone = .current) {
         self.reader = reader
@@ -316,7 +323,16 @@ package final class ArchiveBrowser: Sendable {
                 return nil
             }
             let href = links.attachment(messageID: message.id, index: index)
-            return TranscriptHTML.LocalFile(href: href, image: attachment.isImage ? href : nil, width: attachment.width, height: attachment.height)
+            guard attachment.isImage else { return TranscriptHTML.LocalFile(href: href) }
+            var local = TranscriptHTML.LocalFile(href: href, image: links.preview(messageID: message.id, index: index) ?? href,
+                                                 width: attachment.width, height: attachment.height)
+            // A size announced by the sender (XEP-0446) is the original's: the box of a smaller copy keeps its shape.
+            if local.image != href, let width = local.width, let height = local.height, max(width, height) > Self.previewSide {
+                let scale = Double(Self.previewSide) / Double(max(width, height))
+                local.width = max(1, Int((Double(width) * scale).rounded()))
+                local.height = max(1, Int((Double(height) * scale).rounded()))
+            }
+            return local
         }
     }
 

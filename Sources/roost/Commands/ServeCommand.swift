@@ -64,6 +64,7 @@ struct ServeCommand: Command {
         options.allowRemote = allowRemote
         options.hostNames = allowHosts
         options.timeZone = utc ? TimeZone(identifier: "UTC")! : .current
+        options.thumbnails = PixbufThumbnails()
         let runtime = (ControlSocketPath.resolve(environment: context.environment) as NSString).deletingLastPathComponent
         func openBrowser(_ url: String) async {
             guard open, let warning = await ServeRuntimeFiles.open(url, folder: runtime) else { return }
@@ -115,6 +116,7 @@ extension ServeCommand {
         options.port = config.serve.port
         options.allowRemote = config.serve.allowRemote
         options.hostNames = config.serve.allowHosts
+        options.thumbnails = PixbufThumbnails()
         let runtime = (ControlSocketPath.resolve(environment: context.environment) as NSString).deletingLastPathComponent
         do {
             let server = try await WebServer.start(options)

@@ -199,10 +199,13 @@ struct ServeEndToEndTests {
         let config = try server.roostConfig(in: dir, account: alice.description, password: alicePassword,
                                             extra: "\n[files]\nallow_private_addresses = true\n")
         let archive = dir.path + "/data/archive.sqlite"
-        func omemo(_ who: String, _ jid: JID, _ password: String, _ arguments: [String]) throws {
-            let running = try RoostBinary.startProgram(omemoPython, ["-W", "ignore", Self.scripts + "/omemo-peer.py"] + arguments + [
+        func startOmemo(_ who: String, _ jid: JID, _ password: String, _ arguments: [String]) throws -> RunningRoost {
+            try RoostBinary.startProgram(omemoPython, ["-W", "ignore", Self.scripts + "/omemo-peer.py"] + arguments + [
                 "--jid", jid.description, "--password", password, "--resource", who == "bob" ? "peer" : "phone",
                 "--data", "\(dir.path)/\(who).omemo.json", "--host", server.host, "--port", String(server.port), "--ca", server.caFile])
+        }
+        func omemo(_ who: String, _ jid: JID, _ password: String, _ arguments: [String]) throws {
+            let running = try startOmemo(who, jid, password, arguments)
             let deadline = Date().addingTimeInterval(120)
             while running.isRunning && Date() < deadline { usleep(50_000) }
             let (status, output) = running.stop(signal: SIGKILL, timeout: 1)
@@ -241,6 +244,21 @@ struct ServeEndToEndTests {
         try bobInRoom.run(["muc", room, "bob", "--send", "bob again"])
         let sent = try RoostBinary.run(["send", "--config", config, room, "from roost in the room"])
         #expect(sent.status == 0, "\(sent.stderr)")
+
+        // An encrypted room (main's encrypted group chats): bob's OMEMO client makes it non-anonymous and
+        // encrypts for alice's devices; Roost joins and decrypts.
+        let secretRoom = "secret-\(UUID().uuidString.prefix(8).lowercased())@conference.\(server.domain)"
+        let secretText = "encrypted in the room 你好 <i>"
+        let bobSecret = try startOmemo("bob", bob, bobPassword, ["room", secretRoom, "bob", secretText, "--for", alice.description,
+                                                                 "--prefix", "secret", "--timeout", "90", "--stay", "60"])
+        defer { bobSecret.stop(signal: SIGKILL) }
+        try await waitFor("bob's encrypted room", bobSecret, timeout: 60) { bobSecret.stderrSoFar.contains("\"joined\"") }
+        let joined = try RoostBinary.run(["rooms", "join", "--config", config, secretRoom])
+        #expect(joined.status == 0, "\(joined.stderr)")
+        try await waitFor("the encrypted room message decrypted", roost, timeout: 60) {
+            count(archive, "SELECT count(*) FROM messages WHERE conversation = '\(secretRoom)' AND encryption = 'omemo' AND e2e_failure IS NULL") == 1
+        }
+        bobSecret.stop(signal: SIGKILL)
 
         // bob's vCard (name and picture, announced by its hash in presence, XEP-0153), and his typing.
         let avatarFile = dir.path + "/bob-avatar.png"
@@ -286,10 +304,12 @@ struct ServeEndToEndTests {
         let live = (["/usr/bin/env", "XMPP_PEER_PASSWORD=\(carolPassword)", Self.python, Self.scripts + "/xmpp-peer.py", "--jid", carol.description,
                      "--host", server.host, "--port", String(server.port), "--ca", server.caFile, "muc", room, "carol", "--send", marker])
             .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let steps = try browserCheckAll(["--url", url, "--inspect", roomName, "--inspect", bob.description, "--screenshots", shots,
+        let steps = try browserCheckAll(["--url", url, "--inspect", roomName, "--inspect", bob.description, "--inspect", secretRoom,
+                                         "--screenshots", shots,
                                          "--conversation", roomName, "--pages", "0", "--live-command", live, "--live-text", marker])
         let roomPage = try #require(steps.first { $0["entry"] as? String == roomName }, "\(steps)")
         let chat = try #require(steps.first { $0["entry"] as? String == bob.description }, "\(steps)")
+        let secret = try #require(steps.first { $0["entry"] as? String == secretRoom }, "\(steps)")
 
         // The room, listed as a room, under its name; its details; names in one colour per occupant.
         #expect((roomPage["list_entry"] as? [String: Any])?["room"] as? Bool == true, "\(roomPage)")
@@ -314,6 +334,13 @@ struct ServeEndToEndTests {
         #expect(roomEvents.contains { $0.hasSuffix("carol joined") } && roomEvents.contains { $0.contains("carol left") }, "\(roomEvents)")
         #expect((roomPage["events"] as? [String] ?? []).allSatisfy { !$0.contains("joined") }, "presence only once switched on")
         checkScreenshot(roomPage, "room")
+
+        // The encrypted room: bob's message decrypted, marked, under his nick in his colour.
+        #expect((secret["list_entry"] as? [String: Any])?["room"] as? Bool == true && (secret["sub"] as? String)?.contains("room (joined as") == true,
+                "\(secret)")
+        #expect((secret["texts"] as? [String])?.contains { $0.hasPrefix(secretText + " [OMEMO") } == true, "\(secret["texts"] ?? "")")
+        #expect((secret["names"] as? [[String: Any]])?.contains { $0["name"] as? String == "bob" && $0["colour"] as? String == colour("bob") } == true,
+                "bob has the same colour in every room: \(secret["names"] ?? "")")
 
         // bob: the decrypted texts, marked as OMEMO, and the picture through /file/ with exactly its bytes.
         let chatTexts = chat["texts"] as? [String] ?? []

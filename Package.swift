@@ -26,6 +26,8 @@ let package = Package(
         .systemLibrary(name: "CSystem"),
         .systemLibrary(name: "COMEMO", pkgConfig: "libomemo-c", providers: [.apt(["libomemo-c-dev"])]),
         .systemLibrary(name: "CGdkPixbuf", pkgConfig: "glib-2.0", providers: [.apt(["libgdk-pixbuf-2.0-dev"])]),
+        // `roost serve`: the HTTP server (GLib main loop); see docs/serve.md for why libsoup.
+        .systemLibrary(name: "CSoup", pkgConfig: "glib-2.0", providers: [.apt(["libsoup-3.0-dev"])]),
 
         // What every layer shares and nothing else: the one date codec and the one escaper of foreign text.
         .target(name: "RoostCore", swiftSettings: strict),
@@ -37,7 +39,9 @@ let package = Package(
         .target(name: "RoostHTTP", dependencies: ["CCurl"], swiftSettings: strict),
         .target(name: "RoostNotify", dependencies: ["RoostCore", "CNotify", "CGLib", "CCurl", "CSystem", "RoostHTTP", "RoostArchive"], swiftSettings: strict),
         .target(name: "RoostAgent", dependencies: ["RoostCore", "RoostXMPP", "RoostArchive", "RoostNotify", "RoostOMEMO", "RoostHTTP", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv", "CSystem", "CGdkPixbuf"], swiftSettings: strict),
-        .executableTarget(name: "roost", dependencies: ["RoostCore", "RoostAgent", "RoostArchive", "RoostNotify", "RoostXMPP"], swiftSettings: strict),
+        // The web view: HTTP (libsoup) and its security; pages come from RoostArchive's HTML renderer.
+        .target(name: "RoostServe", dependencies: ["CSoup", "RoostArchive", "RoostNotify"], swiftSettings: strict),
+        .executableTarget(name: "roost", dependencies: ["RoostCore", "RoostAgent", "RoostArchive", "RoostNotify", "RoostServe", "RoostXMPP"], swiftSettings: strict),
         .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostAgent", "RoostXMPP", "RoostNotify"], swiftSettings: strict),
 
         // Shared by the test targets only: the test servers (contrib/scripts/*-test-server), the slixmpp peer,

@@ -5,12 +5,14 @@ import Foundation
 //   export   ExportBench.swift   — jsonl export MB/s vs the sqlite3 CLI, peak RSS (issue: export)
 //   xml      XMLBench.swift      — XMLStreamParser stanzas/s vs Foundation's XMLParser
 //   notify   NotifyBench.swift   — Notifier.post cost without a notification server vs dropped posts
+//   serve    ServeBench.swift    — web view page times at a small and a large archive (issue 19)
 let arguments = Array(CommandLine.arguments.dropFirst())
 let benchmarks: [String: ([String]) throws -> Void] = [
     "search": SearchBench.run,
     "export": ExportBench.run,
     "xml": XMLBench.run,
     "notify": NotifyBench.run,
+    "serve": ServeBench.run,
 ]
 guard let name = arguments.first, let bench = benchmarks[name] else {
     FileHandle.standardError.write(Data("usage: roost-bench {\(benchmarks.keys.sorted().joined(separator: "|"))} [options]\n".utf8))

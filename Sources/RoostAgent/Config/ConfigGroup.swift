@@ -4,6 +4,7 @@ enum ConfigGroup: Equatable {
     case archive
     case notify
     case files
+    case serve
     /// `[account alice@example.org]`, with the JID as written.
     case account(String)
     /// `[sink NAME]`.
@@ -11,7 +12,7 @@ enum ConfigGroup: Equatable {
     /// `[room lounge@conference.example.org]`, with the JID as written.
     case room(String)
 
-    static let summary = "[general], [archive], [files], [notify], [account JID], [room JID] or [sink NAME]"
+    static let summary = "[general], [archive], [files], [notify], [serve], [account JID], [room JID] or [sink NAME]"
 
     init(header name: String) throws(ConfigValueError) {
         let parts = name.split(separator: " ", maxSplits: 1)
@@ -22,6 +23,7 @@ enum ConfigGroup: Equatable {
         case ("archive", true): self = .archive
         case ("notify", true): self = .notify
         case ("files", true): self = .files
+        case ("serve", true): self = .serve
         case ("account", false): self = .account(argument)
         case ("sink", false): self = .sink(argument)
         case ("room", false): self = .room(argument)
@@ -31,7 +33,7 @@ enum ConfigGroup: Equatable {
             throw ConfigValueError("an account group names its JID: [account alice@example.org]")
         case ("sink", true):
             throw ConfigValueError("a sink group names the sink: [sink NAME]")
-        case ("general", false), ("archive", false), ("notify", false), ("files", false):
+        case ("general", false), ("archive", false), ("notify", false), ("files", false), ("serve", false):
             throw ConfigValueError("[\(kind)] takes no name; write it as [\(kind)]")
         default:
             throw ConfigValueError("unknown group [\(name)]; expected \(Self.summary)")

@@ -46,6 +46,20 @@ enum ConfigKeys {
         },
     ]
 
+    static let serve: [String: ConfigKeySetter<ServeConfig>] = [
+        "enabled": { draft, value, _ throws(ConfigValueError) in draft.enabled = try Parse.boolean(value) },
+        "port": { draft, value, _ throws(ConfigValueError) in
+            draft.port = UInt16(try Parse.integer(value, in: 0...65_535, what: "a port (0 for any free one)"))
+        },
+        "listen": { draft, value, _ throws(ConfigValueError) in draft.listen = try Parse.ipAddress(value) },
+        "allow_remote": { draft, value, _ throws(ConfigValueError) in draft.allowRemote = try Parse.boolean(value) },
+        "allow_hosts": { draft, value, _ throws(ConfigValueError) in
+            draft.allowHosts = try value.split(separator: ",").map { name throws(ConfigValueError) in
+                try Parse.hostname(String(name.trimmingSpaces))
+            }
+        },
+    ]
+
     static let account: [String: ConfigKeySetter<AccountDraft>] = [
         "password": { draft, value, _ throws(ConfigValueError) in draft.password = try Parse.nonEmpty(value) },
         "password_command": { draft, value, _ throws(ConfigValueError) in draft.passwordCommand = try Parse.nonEmpty(value) },

@@ -80,6 +80,7 @@ struct ConfigLoader {
                 config.locations.problem(group: $0.group, key: $0.key, message: $0.message)
             }.sorted { ($0.line ?? 0) < ($1.line ?? 0) })
         }
+        config.serve = assembly.serve
         return config
     }
 }
@@ -95,6 +96,7 @@ extension ConfigLoader {
         var files = FilesSettings()
         var accounts: [AccountConfig] = []
         var notify: [String: String] = [:]
+        var serve = ServeConfig()
         var sinks: [String: [String: String]] = [:]
         /// `[room JID]` groups, attached to their account once every group is read.
         var roomGroups: [(account: String?, room: RoomConfig, line: Int?)] = []
@@ -124,6 +126,8 @@ extension ConfigLoader {
                 problems += apply(values, group: group, table: ConfigKeys.files, to: &files)
             case .notify:
                 notify = values
+            case .serve:
+                problems += apply(values, group: group, table: ConfigKeys.serve, to: &serve)
             case let .sink(name):
                 sinks[name] = values
             case let .account(written):

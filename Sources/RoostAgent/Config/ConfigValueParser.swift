@@ -1,4 +1,8 @@
 import RoostArchive
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Turns the text of one value into its typed form, or says what is expected.
 /// Messages quote the offending value, so they are never used for `password` or `password_command`.
@@ -45,6 +49,15 @@ enum ConfigValueParser {
     static func hostname(_ text: String) throws(ConfigValueError) -> String {
         guard !text.isEmpty, !text.contains(where: { $0.isWhitespace || $0 == "/" || $0 == "@" }) else {
             throw ConfigValueError("expected a host name or IP address, got '\(text)'")
+        }
+        return text
+    }
+
+    /// An IPv4 or IPv6 address (no name: a listening address is chosen, not resolved).
+    static func ipAddress(_ text: String) throws(ConfigValueError) -> String {
+        var v4 = in_addr(), v6 = in6_addr()
+        guard inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1 else {
+            throw ConfigValueError("expected an IP address such as 127.0.0.1 or ::1, got '\(text)'")
         }
         return text
     }

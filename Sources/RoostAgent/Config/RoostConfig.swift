@@ -30,6 +30,8 @@ public struct RoostConfig: Sendable, Hashable {
     public var keepRetracted = false
     /// In file order.
     public var accounts: [AccountConfig]
+    /// `[serve]`: the web view inside `roost run`.
+    public var serve = ServeConfig()
     /// `[notify]` exactly as written; the notification layer validates it.
     public var notify: [String: String]
     /// `[sink NAME]` groups by NAME, exactly as written.

@@ -12,9 +12,14 @@ struct ContactDirectory {
 
     init(database: Database, selection: ExportSelection) throws(SQLiteError) {
         let (accountSQL, parameters) = selection.accountClause(column: "c.account_id")
-        let sql = "SELECT \(Self.columns.replacingOccurrences(of: "%RAW%", with: "NULL")) FROM contacts c WHERE \(accountSQL)"
+        try self.init(database: database, accounts: selection.accounts, where: accountSQL, parameters)
+    }
+
+    /// Every contact of `accounts` (account id → bare JID), or those matching `where` on `contacts c`.
+    init(database: Database, accounts: [Int64: String], where filter: String = "1", _ parameters: [SQLValue] = []) throws(SQLiteError) {
+        let sql = "SELECT \(Self.columns.replacingOccurrences(of: "%RAW%", with: "NULL")) FROM contacts c WHERE \(filter)"
         try database.prepare(sql).forEachRow(parameters) { row in
-            let contact = Self.contact(row, accounts: selection.accounts)
+            let contact = Self.contact(row, accounts: accounts)
             contacts[SliceKey(accountID: row.int(0), conversation: contact.jid.lowercased())] = contact
             return true
         }

@@ -32,9 +32,11 @@ struct ExportSelection {
         }
     }
 
+    /// The column that orders a read in time: the full-text index's rowid when words drive it.
+    var idColumn: String { compiled.ftsExpression == nil ? "m.id" : "f.rowid" }
+
     /// `SELECT columns FROM … WHERE query AND scope ORDER BY id` (time order).
     func messages(columns: String, scope: Scope, orderByID: Bool = true, suffix: String = "") -> (String, [SQLValue]) {
-        let idColumn = compiled.ftsExpression == nil ? "m.id" : "f.rowid"
         var sql = "SELECT \(columns) "
         var parameters: [SQLValue] = []
         if let fts = compiled.ftsExpression {

@@ -1,6 +1,6 @@
 /// The pages' only styling, inlined in each page (no network, nothing to fetch). Readable on a phone
 /// (fluid width, large enough text), follows the system's dark mode, prints cleanly.
-enum HTMLStyle {
+package enum HTMLStyle {
     /// No scripts, no network: the page may only use its own inline styles and images next to it.
     static let contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:"
 
@@ -49,21 +49,23 @@ enum HTMLStyle {
     @media print{header.top{position:static}.bubble{box-shadow:none;border:1px solid var(--line)}}
     """
 
-    /// The start of every page, up to and including `<body>`.
-    static func head(title: String) -> String {
+    /// The start of every page, up to and including `<body>`. The web view passes its own policy (it sends
+    /// the same in a header), its name, and `extra` lines for the head (its own styles and script).
+    package static func head(title: String, policy: String = contentSecurityPolicy, generator: String = "roost export",
+                             extra: String = "") -> String {
         """
         <!DOCTYPE html>
         <html lang="en">
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta http-equiv="Content-Security-Policy" content="\(contentSecurityPolicy)">
-        <meta name="generator" content="roost export">
+        <meta http-equiv="Content-Security-Policy" content="\(policy)">
+        <meta name="generator" content="\(generator)">
         <title>\(HTMLText.escape(title))</title>
         <style>
         \(css)
         </style>
-        </head>
+        \(extra)</head>
         <body>
 
         """

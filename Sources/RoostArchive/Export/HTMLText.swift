@@ -2,9 +2,9 @@ import Foundation
 
 /// Escaping for HTML text and attribute values, the link targets the pages may contain, and the way back from
 /// a message's (X)HTML to its text (Pidgin's logs).
-enum HTMLText {
+package enum HTMLText {
     /// Escapes `& < > " '` so any text, including markup a contact typed, shows literally.
-    static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var result = ""
         result.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {

@@ -24,10 +24,7 @@ final class HTMLWriter: ExportWriter {
     private var names: [String: FileNameAllocator] = [:]
     private var page: ByteSink?
     private var depth = 0
-    private var slice: ConversationSlice?
-    private var currentDay: String?
-    private var lastSender: String?
-    private var peerAvatar = ""
+    private var transcript: TranscriptHTML?
     private var entries: [IndexEntry] = []
     private var messagesOnPage = 0
 
@@ -41,109 +38,48 @@ final class HTMLWriter: ExportWriter {
         let components = context.conversationComponents(slice, ext: "html", allocator: &names, in: partitionFolder)
         let page = try context.createFile(components)
         self.page = page
-        self.slice = slice
         depth = components.count - 1
-        currentDay = nil
-        lastSender = nil
         messagesOnPage = 0
         let title = context.contacts.title(of: slice)
         let contact = context.contacts.contact(accountID: slice.accountID, jid: slice.conversation)
         let avatarLink = try contact?.photoPath.flatMap { path in
             try context.attachments?.copy(path, into: "avatars", preferredName: slice.conversation + Self.fileExtension(path))
         }
-        peerAvatar = Self.avatar(name: title, key: slice.conversation, link: avatarLink.map { up + $0 })
+        let peerAvatar = TranscriptHTML.avatar(name: title, key: slice.conversation, link: avatarLink.map { HTMLText.relativeLink(up + $0) })
+        transcript = TranscriptHTML(clock: context.clock, contacts: context.contacts, accountID: slice.accountID, peerAvatar: peerAvatar)
         entries.append(IndexEntry(month: month, account: slice.account, title: title, jid: slice.conversation,
-                                  link: components.joined(separator: "/"), avatar: Self.avatar(name: title, key: slice.conversation, link: avatarLink),
+                                  link: components.joined(separator: "/"),
+                                  avatar: TranscriptHTML.avatar(name: title, key: slice.conversation, link: avatarLink.map(HTMLText.relativeLink)),
                                   messages: 0, first: slice.firstTimestamp, last: slice.lastTimestamp))
         var head = HTMLStyle.head(title: title + (month.map { " · \($0)" } ?? ""))
-        head += "<header class=\"top\"><a class=\"back\" href=\"\(up)index.html\" aria-label=\"All conversations\">‹</a>"
-        head += peerAvatar
-        head += "<div><h1>\(HTMLText.escape(title))</h1><div class=\"sub\">"
-        if title != slice.conversation { head += HTMLText.escape(slice.conversation) + " · " }
-        head += "account \(HTMLText.escape(slice.account))" + (month.map { " · \($0)" } ?? "")
-        head += " · times in \(HTMLText.escape(TranscriptPhrases.zoneName(context.clock)))</div></div></header>\n<main>\n"
+        head += TranscriptHTML.conversationHeader(
+            backLink: HTMLText.relativeLink(up + "index.html"), avatar: peerAvatar, title: title,
+            details: TranscriptHTML.conversationDetails(title: title, conversation: slice.conversation, account: slice.account,
+                                                        month: month, clock: context.clock))
+        head += "<main>\n"
         page.append(head)
     }
 
     private var up: String { String(repeating: "../", count: depth) }
 
     func write(_ event: ExportEvent, context: ExportContext) throws {
-        guard let page, let slice else { return }
-        let time = context.clock.civil(event.timestamp)
-        if time.dateText != currentDay {
-            currentDay = time.dateText
-            lastSender = nil
-            page.append("<div class=\"day\"><span>\(HTMLText.escape(time.longDateText))</span></div>\n")
+        guard let page, transcript != nil else { return }
+        let up = self.up
+        let link: TranscriptHTML.AttachmentLink = { attachment, message, _ in
+            try Self.localFile(attachment, of: message, up: up, context: context)
         }
         switch event {
         case .message(let view):
-            let message = try view.load()
-            page.append(try messageHTML(message, time: time, slice: slice, context: context))
+            page.append(try transcript!.render(.message(try view.load()), attachmentLink: link))
             messagesOnPage += 1
             context.messageWritten()
         case .chatState(let state):
-            let who = TranscriptPhrases.stateSender(state, accountID: slice.accountID, contacts: context.contacts)
-            page.append("<div class=\"event\">\(time.minuteText) · \(HTMLText.escape(TranscriptPhrases.chatState(state, who: who)))</div>\n")
+            page.append(try transcript!.render(.chatState(state), attachmentLink: link))
             context.summary.chatStates += 1
         case .presence(let presence):
-            let who = TranscriptPhrases.presenceSender(presence, accountID: slice.accountID, contacts: context.contacts)
-            page.append("<div class=\"event\">\(time.minuteText) · \(HTMLText.escape(TranscriptPhrases.presence(presence, who: who)))</div>\n")
+            page.append(try transcript!.render(.presence(presence), attachmentLink: link))
             context.summary.presenceChanges += 1
         }
-    }
-
-    private func messageHTML(_ message: ArchivedMessage, time: CivilTime, slice: ConversationSlice,
-                             context: ExportContext) throws -> String {
-        let outgoing = message.direction == .outgoing && message.kind != .groupchat
-        let sender = context.contacts.sender(of: message, accountID: slice.accountID)
-        // In a room each occupant keeps one colour (by occupant id, which survives nick changes; else by nick).
-        let occupantKey = message.occupantId ?? message.from
-        var html = "<div class=\"msg \(outgoing ? "out" : "in")\" id=\"m\(message.id)\">"
-        if outgoing {
-            html += "<span class=\"spacer\"></span>"
-        } else if message.kind == .groupchat {
-            html += Self.avatar(name: sender, key: occupantKey, link: nil)
-        } else {
-            html += peerAvatar
-        }
-        html += "<div class=\"bubble\">"
-        if !outgoing && sender != lastSender {
-            if message.kind == .groupchat {
-                html += "<div class=\"name occupant\" style=\"--hue:\(HTMLText.hue(occupantKey))\">\(HTMLText.escape(sender))</div>"
-            } else {
-                html += "<div class=\"name\">\(HTMLText.escape(sender))</div>"
-            }
-        }
-        lastSender = outgoing ? nil : sender
-        let semantics = message.semantics
-        if let context = semantics.replyContext {
-            let target = semantics.reply?.messageRow.map { " href=\"#m\($0)\"" } ?? ""
-            html += "<a class=\"reply\"\(target)>\(HTMLText.escape(context))</a>"
-        }
-        if let tombstone = semantics.tombstone(time: { let t = context.clock.civil($0); return "\(t.dateText) \(t.minuteText)" }) {
-            html += "<div class=\"tombstone\">\(HTMLText.escape(tombstone))</div>"
-        }
-        let body = message.retracted && message.body == nil ? "" : (message.body ?? TranscriptPhrases.placeholder(for: message))
-        let text = body + TranscriptPhrases.encryptionMark(for: message)
-        // XEP-0393 styling of the body; placeholders are shown as they are.
-        let shown = message.body != nil ? MessageStyling.html(text, escape: HTMLText.escape) : HTMLText.escape(text)
-        if !text.isEmpty { html += "<div class=\"text\">\(shown)</div>" }
-        for attachment in message.attachments {
-            html += try attachmentHTML(attachment, of: message, context: context)
-        }
-        if message.revisions.count > 1, !message.retracted || message.body != nil {
-            html += "<details class=\"revisions\"><summary>edited</summary><ol>"
-            for revision in message.revisions.dropLast() {
-                html += "<li>\(HTMLText.escape(revision.body ?? ""))</li>"
-            }
-            html += "</ol></details>"
-        }
-        if let reactions = semantics.reactionSummary { html += "<div class=\"reactions\">\(HTMLText.escape(reactions))</div>" }
-        html += "<div class=\"meta\"><time datetime=\"\(time.rfc3339)\">\(time.minuteText)</time>"
-        if message.edited { html += " · edited" }
-        if let progress = semantics.peerProgress { html += " <span class=\"tick \(progress.rawValue)\" title=\"\(progress.rawValue)\">\(semantics.tick)</span>" }
-        html += "</div></div></div>\n"
-        return html
     }
 
     /// A picture larger than this (bytes, or pixels on its longer side) is shown through a thumbnail.
@@ -151,30 +87,22 @@ final class HTMLWriter: ExportWriter {
     static let thumbnailAbovePixels = 1600
     static let thumbnailSide = 1024
 
-    private func attachmentHTML(_ attachment: AttachmentRecord, of message: ArchivedMessage, context: ExportContext) throws -> String {
-        let label = HTMLText.escape(attachment.displayName)
-        let size = attachment.size.map { " <span class=\"size\">\(FileSize.text($0))</span>" } ?? ""
-        if let copy = try context.attachments?.copy(attachment, of: message) {
-            let link = HTMLText.escape(HTMLText.relativeLink(up + copy))
-            if attachment.isImage, let source = attachment.localPath {
-                var image = link
-                var dimensions = ""
-                if let maker = context.options.thumbnails, let (width, height) = maker.dimensions(of: source) {
-                    dimensions = " width=\"\(width)\" height=\"\(height)\""
-                    if (attachment.size ?? 0) > Self.thumbnailAboveBytes || max(width, height) > Self.thumbnailAbovePixels,
-                       let thumbnail = try context.attachments?.thumbnail(of: source, named: copy, maker: maker, maxSide: Self.thumbnailSide) {
-                        image = HTMLText.escape(HTMLText.relativeLink(up + thumbnail.link))
-                        dimensions = " width=\"\(thumbnail.width)\" height=\"\(thumbnail.height)\""
-                    }
-                }
-                return "<a class=\"file\" href=\"\(link)\"><img src=\"\(image)\" alt=\"\(label)\"\(dimensions) loading=\"lazy\"></a>"
+    /// The copy of an attachment beside the export; for a picture, its size and (when large) a thumbnail.
+    private static func localFile(_ attachment: AttachmentRecord, of message: ArchivedMessage, up: String,
+                                  context: ExportContext) throws -> TranscriptHTML.LocalFile? {
+        guard let copy = try context.attachments?.copy(attachment, of: message) else { return nil }
+        var local = TranscriptHTML.LocalFile(href: HTMLText.relativeLink(up + copy))
+        guard attachment.isImage, let source = attachment.localPath else { return local }
+        local.image = local.href
+        if let maker = context.options.thumbnails, let (width, height) = maker.dimensions(of: source) {
+            (local.width, local.height) = (width, height)
+            if (attachment.size ?? 0) > thumbnailAboveBytes || max(width, height) > thumbnailAbovePixels,
+               let thumbnail = try context.attachments?.thumbnail(of: source, named: copy, maker: maker, maxSide: thumbnailSide) {
+                local.image = HTMLText.relativeLink(up + thumbnail.link)
+                (local.width, local.height) = (thumbnail.width, thumbnail.height)
             }
-            return "<a class=\"file\" href=\"\(link)\">\(label)</a>\(size)"
         }
-        if HTMLText.isSafeExternalURL(attachment.url) {
-            return "<a class=\"file\" href=\"\(HTMLText.escape(attachment.url))\" rel=\"noreferrer noopener\">\(label)</a>\(size)"
-        }
-        return "<span class=\"file\">\(HTMLText.escape(attachment.url))</span>"
+        return local
     }
 
     func endConversation(_ slice: ConversationSlice, context: ExportContext) throws {
@@ -184,6 +112,7 @@ final class HTMLWriter: ExportWriter {
         entries[entries.count - 1].messages = messagesOnPage
         try context.close(page)
         self.page = nil
+        transcript = nil
     }
 
     func endPartition(context: ExportContext) throws {}
@@ -211,21 +140,13 @@ final class HTMLWriter: ExportWriter {
                 let from = context.clock.civil(first).dateText, to = context.clock.civil(last).dateText
                 detail += " · " + (from == to ? from : "\(from) – \(to)")
             }
-            html += "<li><a href=\"\(HTMLText.escape(HTMLText.relativeLink(entry.link)))\">\(entry.avatar)"
-            html += "<span><span class=\"title\">\(HTMLText.escape(entry.title))</span><br><span class=\"detail\">\(detail)</span></span></a></li>\n"
+            html += TranscriptHTML.listItem(href: HTMLText.relativeLink(entry.link), avatar: entry.avatar, title: entry.title, detail: detail)
         }
         if open { html += "</ul>\n" }
         if entries.isEmpty { html += "<p class=\"event\">Nothing matched the query.</p>\n" }
         html += "</main>\n</body>\n</html>\n"
         index.append(html)
         try context.close(index)
-    }
-
-    private static func avatar(name: String, key: String, link: String?) -> String {
-        if let link {
-            return "<img class=\"avatar\" src=\"\(HTMLText.escape(HTMLText.relativeLink(link)))\" alt=\"\">"
-        }
-        return "<span class=\"avatar\" style=\"background:hsl(\(HTMLText.hue(key)),45%,42%)\" aria-hidden=\"true\">\(HTMLText.escape(HTMLText.initial(name)))</span>"
     }
 
     private static func fileExtension(_ path: String) -> String {

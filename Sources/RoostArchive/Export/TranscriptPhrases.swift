@@ -80,6 +80,14 @@ enum TranscriptPhrases {
         }
     }
 
+    /// The text shown of a message's body: none when the body is only the address of one of its files (the
+    /// XEP-0066 convention for sharing a file; the file is shown instead, as Conversations and Dino do).
+    static func shownBody(of message: ArchivedMessage) -> String? {
+        guard let body = message.body else { return nil }
+        let trimmed = body.trimmingCharacters(in: .whitespacesAndNewlines)
+        return message.attachments.contains { $0.url == trimmed } ? nil : body
+    }
+
     /// Marks an end-to-end encrypted message in transcripts: ` [OMEMO]`, ` [OMEMO, untrusted device]`, or "".
     static func encryptionMark(for message: ArchivedMessage) -> String {
         guard let encryption = message.encryption, encryption.isDecrypted else { return "" }

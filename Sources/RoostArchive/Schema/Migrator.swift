@@ -10,6 +10,7 @@ enum Migrator {
         Migration(version: 6, name: "group chats", sql: SchemaV6.sql),
         Migration(version: 7, name: "claimed times of messages", sql: SchemaV7.sql),
         Migration(version: 8, name: "reactions, replies, retractions, receipts and read state", sql: SchemaV8.sql),
+        Migration(version: 9, name: "index of messages by account and conversation", sql: SchemaV9.sql),
         Migration(version: 10, name: "correction lookup index and stats counters", sql: SchemaV10.sql),
     ]
 

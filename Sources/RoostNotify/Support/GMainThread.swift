@@ -4,7 +4,8 @@ internal import CNotify
 /// A thread running its own GLib main loop. libnotify delivers action callbacks on the main context that
 /// was thread-default when it created its D-Bus proxy; running every libnotify call here makes that this
 /// context, and keeps libnotify's blocking calls (up to 25 s without a server) away from everyone else.
-final class GMainThread: @unchecked Sendable {
+/// `roost serve` runs its HTTP server (libsoup) on a GMainThread of its own.
+package final class GMainThread: @unchecked Sendable {
     private let context: OpaquePointer
     private let loop: OpaquePointer
 
@@ -18,7 +19,7 @@ final class GMainThread: @unchecked Sendable {
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
 
-    init(name: String) {
+    package init(name: String) {
         context = g_main_context_new()
         loop = g_main_loop_new(context, 0)
         // The thread holds its own references, so the loop outlives this object until it has quit.
@@ -41,7 +42,7 @@ final class GMainThread: @unchecked Sendable {
     }
 
     /// Queues `work` to run on the thread, in order.
-    func run(_ work: @escaping @Sendable () -> Void) {
+    package func run(_ work: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(Work(work)).toOpaque()
         let source = g_idle_source_new()
         g_source_set_callback(source, { data in
@@ -53,7 +54,25 @@ final class GMainThread: @unchecked Sendable {
         g_source_unref(source)
     }
 
-    func stop() {
+    /// Runs `work` on the thread every `milliseconds` until it returns false.
+    package func every(milliseconds: UInt32, _ work: @escaping @Sendable () -> Bool) {
+        let box = Unmanaged.passRetained(Repeating(work)).toOpaque()
+        let source = g_timeout_source_new(milliseconds)
+        g_source_set_callback(source, { data in
+            Unmanaged<Repeating>.fromOpaque(data!).takeUnretainedValue().body() ? 1 : 0
+        }, box, { data in
+            Unmanaged<Repeating>.fromOpaque(data!).release()
+        })
+        g_source_attach(source, context)
+        g_source_unref(source)
+    }
+
+    private final class Repeating {
+        let body: @Sendable () -> Bool
+        init(_ body: @escaping @Sendable () -> Bool) { self.body = body }
+    }
+
+    package func stop() {
         g_main_loop_quit(loop)
     }
 }

@@ -47,6 +47,7 @@ struct RunCommand: Command {
         }
         control.start(dispatcher: ControlDispatcher(handle: agent, config: selected))
         log.info("control socket: \(control.path)")
+        let web = await ServeCommand.startInAgent(config: config, context: context, log: log)
         ServiceNotifier.notify("READY=1\nSTATUS=archiving \(Counted.noun(agent.accountCount, "account"))", environment: context.environment)
         // SIGHUP reads the same file again, for the same --account.
         let explicitPath = context.options.configPath
@@ -56,6 +57,10 @@ struct RunCommand: Command {
             var config = try RoostConfig.load(explicitPath: explicitPath, environment: environment)
             if let only { config.accounts = config.accounts.filter { $0.jid.caseInsensitiveCompare(only) == .orderedSame } }
             return config
+        }
+        if let (server, file) = web {
+            await server.stop()
+            try? FileManager.default.removeItem(atPath: file)
         }
         ServiceNotifier.notify("STOPPING=1", environment: context.environment)
         return ending == .everyAccountFailed ? .config : .ok

@@ -1,0 +1,56 @@
+import Foundation
+import RoostArchive
+import RoostNotify
+
+/// Where a running web view leaves its address for the user, and how `--open` hands it to a browser
+/// without the token ever appearing in a process's arguments (where any user on the machine could read it).
+package enum ServeRuntimeFiles {
+    /// `serve.url` beside the agent's control socket (`$XDG_RUNTIME_DIR/roost/`), mode 0600: the address with
+    /// its token, for `roost run` with `[serve] enabled`, whose log must not carry the token.
+    package static func writeURL(_ url: String, folder: String) throws(ServeError) -> String {
+        try write(url + "\n", name: "serve.url", folder: folder)
+    }
+
+    /// A page in the runtime folder (0600) that forwards to `url`; the browser is given its path, not the URL.
+    static func writeRedirect(_ url: String, folder: String) throws(ServeError) -> String {
+        let link = HTMLText.escape(url)
+        return try write("""
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=\(link)">
+            <meta name="referrer" content="no-referrer"><title>Roost</title></head>
+            <body><p><a href="\(link)">Open the Roost web view</a></p></body></html>
+
+            """, name: "serve-open.html", folder: folder)
+    }
+
+    private static func write(_ text: String, name: String, folder: String) throws(ServeError) -> String {
+        if mkdir(folder, 0o700) != 0 && errno != EEXIST {
+            throw .runtimeFile(path: folder, reason: String(cString: strerror(errno)))
+        }
+        let path = folder + "/" + name
+        let temporary = path + ".tmp"
+        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw .runtimeFile(path: path, reason: String(cString: strerror(errno))) }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        fchmod(fd, 0o600)
+        close(fd)
+        guard written == bytes.count, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw .runtimeFile(path: path, reason: String(cString: strerror(errno)))
+        }
+        return path
+    }
+
+    /// Opens the web view in the user's browser (`xdg-open` on a forwarding page). Returns a warning to show
+    /// when that failed; the printed address still works.
+    package static func open(_ url: String, folder: String) async -> String? {
+        let page: String
+        do { page = try writeRedirect(url, folder: folder) } catch { return "\(error)" }
+        // xdg-open may wait for the browser it starts; it is not waited for.
+        Task.detached {
+            _ = await ProcessRunner.run(argv: ["xdg-open", page], output: .discard, timeout: .seconds(30 * 86_400))
+        }
+        return nil
+    }
+}

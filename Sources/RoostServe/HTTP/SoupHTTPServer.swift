@@ -1,0 +1,223 @@
+import Foundation
+internal import CSoup
+
+/// libsoup's HTTP server, listening on one address, passing every request to one handler. Everything here
+/// runs on the `GMainThread` the server was created on: libsoup attaches its sockets to the thread-default
+/// main context of the thread that calls `listen`.
+final class SoupHTTPServer {
+    private let server: UnsafeMutablePointer<SoupServer>
+    private var handlerInstalled = false
+
+    private final class Handler {
+        let body: (HTTPExchange) -> Void
+        init(_ body: @escaping (HTTPExchange) -> Void) { self.body = body }
+    }
+
+    init() {
+        server = roost_soup_server_new()
+    }
+
+    deinit {
+        soup_server_disconnect(server)
+        g_object_unref(server)
+    }
+
+    /// Listens on `host` (an IP address: `127.0.0.1`, `::1`, `0.0.0.0`) and `port` (0: any free port);
+    /// returns the port bound.
+    func listen(host: String, port: UInt16) throws(ServeError) -> UInt16 {
+        guard let address = g_inet_socket_address_new_from_string(host, UInt32(port)) else {
+            throw .badAddress(host)
+        }
+        defer { g_object_unref(address) }
+        var error: UnsafeMutablePointer<GError>?
+        if soup_server_listen(server, address, SoupServerListenOptions(rawValue: 0), &error) == 0 {
+            let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
+            if let error { g_error_free(error) }
+            throw .listen(host: host, port: port, reason: message)
+        }
+        var bound = port
+        var uris = soup_server_get_uris(server)
+        let head = uris
+        while let node = uris {
+            if let uri = node.pointee.data {
+                let uriPointer = OpaquePointer(uri)
+                if bound == 0 { bound = UInt16(clamping: g_uri_get_port(uriPointer)) }
+                g_uri_unref(uriPointer)
+            }
+            uris = node.pointee.next
+        }
+        g_slist_free(head)
+        return bound
+    }
+
+    /// Every request, whatever its path, goes to `body`.
+    func handle(_ body: @escaping (HTTPExchange) -> Void) {
+        precondition(!handlerInstalled, "one handler per server")
+        handlerInstalled = true
+        let box = Unmanaged.passRetained(Handler(body)).toOpaque()
+        soup_server_add_handler(server, nil, { _, message, _, query, data in
+            guard let message, let data else { return }
+            let handler = Unmanaged<Handler>.fromOpaque(data).takeUnretainedValue()
+            handler.body(HTTPExchange(message, query: HTTPExchange.dictionary(query)))
+        }, box, { data in
+            if let data { Unmanaged<Handler>.fromOpaque(data).release() }
+        })
+    }
+
+    /// Closes the listening sockets and every connection.
+    func disconnect() {
+        soup_server_disconnect(server)
+    }
+}
+
+/// One request and its response (a libsoup `SoupServerMessage`, referenced while this object lives).
+/// Only used on the server's thread.
+final class HTTPExchange {
+    private let message: OpaquePointer
+    /// The decoded query string (`?a=1&b=2`).
+    let query: [String: String]
+    /// Set once libsoup is done with the message (sent, or the client went away).
+    private(set) var finished = false
+    private var onFinish: [() -> Void] = []
+
+    private final class Weak {
+        weak var exchange: HTTPExchange?
+        init(_ exchange: HTTPExchange) { self.exchange = exchange }
+    }
+
+    init(_ message: OpaquePointer, query: [String: String]) {
+        self.message = message
+        self.query = query
+        g_object_ref(UnsafeMutableRawPointer(message))
+        let box = Unmanaged.passRetained(Weak(self)).toOpaque()
+        roost_message_on_finished(message, { _, data in
+            guard let data, let exchange = Unmanaged<Weak>.fromOpaque(data).takeUnretainedValue().exchange else { return }
+            exchange.finished = true
+            let callbacks = exchange.onFinish
+            exchange.onFinish = []
+            for callback in callbacks { callback() }
+        }, box, { data, _ in
+            if let data { Unmanaged<Weak>.fromOpaque(data).release() }
+        })
+    }
+
+    deinit {
+        g_object_unref(UnsafeMutableRawPointer(message))
+    }
+
+    /// Runs `body` when the message is done (at once if it already is).
+    func whenFinished(_ body: @escaping () -> Void) {
+        if finished { body() } else { onFinish.append(body) }
+    }
+
+    var method: String { String(cString: soup_server_message_get_method(message)) }
+
+    /// The decoded path of the request URI.
+    var path: String {
+        guard let uri = soup_server_message_get_uri(message), let path = g_uri_get_path(uri) else { return "/" }
+        let raw = String(cString: path)
+        return raw.removingPercentEncoding ?? raw
+    }
+
+    /// The first value of a request header.
+    func header(_ name: String) -> String? {
+        guard let headers = soup_server_message_get_request_headers(message),
+              let value = soup_message_headers_get_one(headers, name) else { return nil }
+        return String(cString: value)
+    }
+
+    /// The value of a cookie sent with the request (the `Cookie` header is a `;`-separated list).
+    func cookie(_ name: String) -> String? {
+        guard let header = header("Cookie"), let table = soup_header_parse_semi_param_list(header) else { return nil }
+        return Self.dictionary(table, free: true)[name]
+    }
+
+    /// The request body as `application/x-www-form-urlencoded` fields.
+    func formFields() -> [String: String] {
+        guard let body = soup_server_message_get_request_body(message), let bytes = soup_message_body_flatten(body) else { return [:] }
+        defer { g_bytes_unref(bytes) }
+        var size = 0
+        guard let data = g_bytes_get_data(bytes, &size), size > 0 else { return [:] }
+        let text = String(decoding: UnsafeRawBufferPointer(start: data, count: size), as: UTF8.self)
+        return Self.dictionary(soup_form_decode(text), free: true)
+    }
+
+    /// The peer's address, for logs.
+    var remoteHost: String {
+        soup_server_message_get_remote_host(message).map { String(cString: $0) } ?? "?"
+    }
+
+    func setHeader(_ name: String, _ value: String) {
+        soup_message_headers_replace(soup_server_message_get_response_headers(message), name, value)
+    }
+
+    /// A complete response.
+    func respond(status: Int, contentType: String, body: String) {
+        var bytes = Array(body.utf8)
+        soup_server_message_set_status(message, UInt32(status), nil)
+        bytes.withUnsafeMutableBytes { raw in
+            soup_server_message_set_response(message, contentType, SOUP_MEMORY_COPY, raw.baseAddress, gsize(raw.count))
+        }
+    }
+
+    /// A complete response whose body is a file, mapped rather than read (attachments may be large).
+    func respond(status: Int, contentType: String, file path: String) -> Bool {
+        var error: UnsafeMutablePointer<GError>?
+        guard let mapped = g_mapped_file_new(path, 0, &error) else {
+            if let error { g_error_free(error) }
+            return false
+        }
+        defer { g_mapped_file_unref(mapped) }
+        let bytes = g_mapped_file_get_bytes(mapped)
+        defer { g_bytes_unref(bytes) }
+        soup_server_message_set_status(message, UInt32(status), nil)
+        soup_message_headers_set_content_type(soup_server_message_get_response_headers(message), contentType, nil)
+        soup_message_body_append_bytes(soup_server_message_get_response_body(message), bytes)
+        return true
+    }
+
+    /// Starts a response whose body follows in pieces (`append`), kept open until `complete`. The body is not
+    /// kept once written, so a long stream does not grow.
+    func startStream(contentType: String) {
+        soup_server_message_set_status(message, 200, nil)
+        let headers = soup_server_message_get_response_headers(message)
+        soup_message_headers_set_content_type(headers, contentType, nil)
+        soup_message_headers_set_encoding(headers, SOUP_ENCODING_CHUNKED)
+        soup_message_body_set_accumulate(soup_server_message_get_response_body(message), 0)
+    }
+
+    /// Adds a piece to a streamed body and wakes the connection to write it.
+    func append(_ text: String) {
+        guard !finished else { return }
+        var bytes = Array(text.utf8)
+        bytes.withUnsafeMutableBytes { raw in
+            soup_message_body_append(soup_server_message_get_response_body(message), SOUP_MEMORY_COPY, raw.baseAddress, gsize(raw.count))
+        }
+        soup_server_message_unpause(message)
+    }
+
+    /// Holds the response back until `resume` (the handler returns before the answer is ready).
+    func pause() {
+        soup_server_message_pause(message)
+    }
+
+    func resume() {
+        guard !finished else { return }
+        soup_server_message_unpause(message)
+    }
+
+    static func dictionary(_ table: OpaquePointer?, free: Bool = false) -> [String: String] {
+        guard let table else { return [:] }
+        defer { if free { g_hash_table_unref(table) } }
+        var result: [String: String] = [:]
+        var iterator = GHashTableIter()
+        g_hash_table_iter_init(&iterator, table)
+        var key: gpointer?
+        var value: gpointer?
+        while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
+            guard let key, let value else { continue }
+            result[String(cString: key.assumingMemoryBound(to: CChar.self))] = String(cString: value.assumingMemoryBound(to: CChar.self))
+        }
+        return result
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import RoostArchive
+import RoostNotify
+internal import CSoup
+
+/// A value handed between closures that all run on the server's one thread.
+struct OnServerThread<Value>: @unchecked Sendable {
+    let value: Value
+}
+
+/// Live updates (Server-Sent Events) for open pages.
+///
+/// What wakes it: a change of the archive's write-ahead log (`archive.sqlite-wal`), watched with GLib's
+/// GFileMonitor (inotify), whose events arrive on this same main loop. Every commit of any writer — the agent,
+/// `roost import`, `roost omemo retry` — appends to that file, so no polling and no change to the agent is
+/// needed, and it works whichever process writes. A wake-up is then confirmed with `PRAGMA data_version`,
+/// which changes only when another connection committed (a checkpoint or our own reads do not count), and
+/// each open stream is sent what arrived after its cursor.
+final class LiveHub {
+    private let browser: ArchiveBrowser
+    private let thread: GMainThread
+    private let log: ServeLog
+    private var streams: [ObjectIdentifier: Stream] = [:]
+    private var monitor: FileMonitor?
+    private var version: Int64
+    private var wakeScheduled = false
+    private var stopped = false
+    /// Live pages at once (tabs of the one user this server admits).
+    static let streamLimit = 64
+    private var lastListAnnouncement: UInt64 = 0
+    private var listAnnouncementScheduled = false
+    static let listInterval: UInt64 = 1_000_000_000
+
+    private final class Stream {
+        let exchange: HTTPExchange
+        /// nil: the conversation list's stream.
+        let conversation: (accountID: Int64, jid: String, states: Bool, presence: Bool)?
+        var cursor: ArchiveBrowser.LiveCursor
+
+        init(exchange: HTTPExchange, conversation: (accountID: Int64, jid: String, states: Bool, presence: Bool)?,
+             cursor: ArchiveBrowser.LiveCursor) {
+            self.exchange = exchange
+            self.conversation = conversation
+            self.cursor = cursor
+        }
+    }
+
+    init(browser: ArchiveBrowser, archivePath: String, thread: GMainThread, log: ServeLog) {
+        self.browser = browser
+        self.thread = thread
+        self.log = log
+        version = (try? browser.dataVersion()) ?? 0
+        let me = OnServerThread(value: Unmanaged.passUnretained(self))
+        monitor = FileMonitor(path: archivePath + "-wal") {
+            me.value.takeUnretainedValue().changed()
+        }
+        if monitor == nil { log.warning("cannot watch \(archivePath)-wal for changes: pages will not update live") }
+        // A comment line now and then: proxies keep the stream open, and a vanished reader is noticed.
+        let hub = OnServerThread(value: WeakHub(self))
+        thread.every(milliseconds: 15_000) {
+            guard let hub = hub.value.hub, !hub.stopped else { return false }
+            for stream in hub.streams.values { stream.exchange.append(": keep-alive\n\n") }
+            return true
+        }
+    }
+
+    private final class WeakHub {
+        weak var hub: LiveHub?
+        init(_ hub: LiveHub) { self.hub = hub }
+    }
+
+    func stop() {
+        stopped = true
+        monitor = nil
+        streams.removeAll()
+    }
+
+    /// `GET /events?list=1`, or `GET /events?a=&j=&after=&since=[&states=1][&presence=1]` for a conversation
+    /// page. A reconnecting browser sends the last event's id (`Last-Event-ID`), which takes the place of
+    /// after/since so nothing is shown twice.
+    func open(_ exchange: HTTPExchange) {
+        // Each stream is an open connection with its own buffer: a bound on them bounds memory.
+        guard streams.count < Self.streamLimit else {
+            exchange.setHeader("Retry-After", "30")
+            return exchange.respond(status: 503, contentType: "text/plain; charset=utf-8", body: "too many live pages are open\n")
+        }
+        let query = exchange.query
+        var conversation: (accountID: Int64, jid: String, states: Bool, presence: Bool)?
+        var cursor = ArchiveBrowser.LiveCursor(afterID: 0, afterTimestamp: 0)
+        if query["list"] != "1" {
+            guard let account = query["a"].flatMap({ Int64($0) }), let jid = query["j"],
+                  let after = query["after"].flatMap({ Int64($0) }), let since = query["since"].flatMap({ Int64($0) }) else {
+                return exchange.respond(status: 400, contentType: "text/plain; charset=utf-8", body: "a, j, after and since are needed\n")
+            }
+            conversation = (account, jid, query["states"] == "1", query["presence"] == "1")
+            cursor = ArchiveBrowser.LiveCursor(afterID: after, afterTimestamp: since)
+            if let last = exchange.header("Last-Event-ID"), let resumed = Self.cursor(fromEventID: last) { cursor = resumed }
+            cursor.day = browser.day(of: cursor.afterTimestamp)
+        }
+        exchange.startStream(contentType: "text/event-stream; charset=utf-8")
+        exchange.append("retry: 3000\n\n")
+        let stream = Stream(exchange: exchange, conversation: conversation, cursor: cursor)
+        let key = ObjectIdentifier(stream)
+        streams[key] = stream
+        exchange.whenFinished { [weak self] in self?.streams[key] = nil }
+        // What arrived between drawing the page and opening this stream.
+        if conversation != nil { push(stream) }
+    }
+
+    /// The log file changed: look shortly after, so a burst of commits is one wake-up.
+    private func changed() {
+        guard !wakeScheduled, !stopped else { return }
+        wakeScheduled = true
+        let hub = OnServerThread(value: WeakHub(self))
+        thread.every(milliseconds: 30) {
+            hub.value.hub?.wake()
+            return false
+        }
+    }
+
+    private func wake() {
+        wakeScheduled = false
+        guard !stopped, let current = try? browser.dataVersion(), current != version else { return }
+        version = current
+        for stream in streams.values where stream.conversation != nil { push(stream) }
+        announceListChange()
+    }
+
+    /// Lists reload themselves on this event (a whole list costs more than a page), so they hear of changes
+    /// at most once a second, whatever the agent is catching up on.
+    private func announceListChange() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let wait = lastListAnnouncement + Self.listInterval > now ? lastListAnnouncement + Self.listInterval - now : 0
+        if wait == 0 {
+            lastListAnnouncement = now
+            for stream in streams.values where stream.conversation == nil { push(stream) }
+        } else if !listAnnouncementScheduled {
+            listAnnouncementScheduled = true
+            let hub = OnServerThread(value: WeakHub(self))
+            thread.every(milliseconds: UInt32(wait / 1_000_000) + 1) {
+                guard let hub = hub.value.hub, !hub.stopped else { return false }
+                hub.listAnnouncementScheduled = false
+                hub.announceListChange()
+                return false
+            }
+        }
+    }
+
+    private func push(_ stream: Stream) {
+        guard let conversation = stream.conversation else {
+            stream.exchange.append("event: conversations\ndata: changed\n\n")
+            return
+        }
+        do {
+            guard let (html, next) = try browser.live(accountID: conversation.accountID, jid: conversation.jid, after: stream.cursor,
+                                                      states: conversation.states, presence: conversation.presence) else { return }
+            stream.cursor = next
+            var event = "id: \(next.afterID)-\(next.afterTimestamp)\n"
+            for line in html.split(separator: "\n", omittingEmptySubsequences: false) where !line.isEmpty {
+                event += "data: \(line)\n"
+            }
+            stream.exchange.append(event + "\n")
+        } catch {
+            log.warning("live update failed: \(error)")
+        }
+    }
+
+    static func cursor(fromEventID id: String) -> ArchiveBrowser.LiveCursor? {
+        let parts = id.split(separator: "-")
+        guard parts.count == 2, let after = Int64(parts[0]), let since = Int64(parts[1]) else { return nil }
+        return ArchiveBrowser.LiveCursor(afterID: after, afterTimestamp: since)
+    }
+}
+
+/// GLib's file monitor (inotify underneath) on one path; `changed` runs on the thread-default main context
+/// of the thread that created it, for any change, creation or removal of the file.
+final class FileMonitor {
+    private let monitor: OpaquePointer
+    private let handler: Unmanaged<Handler>
+
+    private final class Handler {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+
+    init?(path: String, changed: @escaping () -> Void) {
+        let file = g_file_new_for_path(path)
+        defer { g_object_unref(UnsafeMutableRawPointer(file)) }
+        var error: UnsafeMutablePointer<GError>?
+        guard let monitor = g_file_monitor_file(file, G_FILE_MONITOR_NONE, nil, &error) else {
+            if let error { g_error_free(error) }
+            return nil
+        }
+        self.monitor = OpaquePointer(monitor)
+        g_file_monitor_set_rate_limit(monitor, 50)
+        handler = Unmanaged.passRetained(Handler(changed))
+        roost_file_monitor_on_changed(monitor, { _, _, _, _, data in
+            guard let data else { return }
+            Unmanaged<Handler>.fromOpaque(data).takeUnretainedValue().body()
+        }, handler.toOpaque(), nil)
+    }
+
+    deinit {
+        let pointer = UnsafeMutablePointer<GFileMonitor>(monitor)
+        g_file_monitor_cancel(pointer)
+        g_signal_handlers_disconnect_matched(UnsafeMutableRawPointer(pointer), G_SIGNAL_MATCH_DATA, 0, 0, nil, nil, handler.toOpaque())
+        g_object_unref(UnsafeMutableRawPointer(pointer))
+        handler.release()
+    }
+}

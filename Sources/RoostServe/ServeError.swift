@@ -1,0 +1,26 @@
+package import RoostArchive
+
+/// Why the web view could not start or act, in words that say what to do.
+package enum ServeError: Error, CustomStringConvertible {
+    case badAddress(String)
+    case listen(host: String, port: UInt16, reason: String)
+    case remoteNotAllowed(String)
+    case archive(ArchiveError)
+    case runtimeFile(path: String, reason: String)
+
+    package var description: String {
+        switch self {
+        case .badAddress(let address):
+            "cannot listen on '\(address)': give an IP address such as 127.0.0.1 or ::1"
+        case let .listen(host, port, reason):
+            port == 0 ? "cannot listen on \(host): \(reason)"
+                : "cannot listen on \(host):\(port): \(reason) (choose another port with --port N, or 0 for any free one)"
+        case .remoteNotAllowed(let address):
+            "\(address) is not a loopback address: serving the archive beyond this machine needs --allow-remote"
+        case .archive(let error):
+            error.description
+        case let .runtimeFile(path, reason):
+            "cannot write \(path): \(reason)"
+        }
+    }
+}

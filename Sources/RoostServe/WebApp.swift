@@ -1,0 +1,278 @@
+import Foundation
+import RoostArchive
+import RoostNotify
+
+/// The web view's request handling. Lives on the server's `GMainThread` and is only touched there: every
+/// request, live stream, file-change wake-up and finished export is handled on that one thread, in turn.
+final class WebApp {
+    let access: WebAccess
+    let port: UInt16
+    private(set) var served = 0
+    private(set) var refused = 0
+    private let options: ServeOptions
+    private let server = SoupHTTPServer()
+    private let browser: ArchiveBrowser
+    private let live: LiveHub
+    private let exports: ExportJobs
+    private let previews: Previews?
+
+    init(options: ServeOptions, reader: ArchiveReader, thread: GMainThread) throws(ServeError) {
+        self.options = options
+        browser = ArchiveBrowser(reader: reader, links: WebLinks(previews: options.thumbnails != nil), timeZone: options.timeZone)
+        port = try server.listen(host: options.host, port: options.port)
+        access = WebAccess(port: port, hostNames: options.hostNames)
+        live = LiveHub(browser: browser, archivePath: options.archivePath, thread: thread, log: options.log)
+        exports = ExportJobs(archivePath: options.archivePath, timeZone: options.timeZone, thread: thread, log: options.log)
+        previews = options.thumbnails.map { Previews(maker: $0, thread: thread) }
+        server.handle { [unowned self] exchange in self.handle(exchange) }
+    }
+
+    func stop() {
+        live.stop()
+        server.disconnect()
+    }
+
+    // MARK: Requests
+
+    private func handle(_ exchange: HTTPExchange) {
+        let method = exchange.method
+        let path = exchange.path
+        secureHeaders(exchange)
+        guard access.hostAllowed(exchange.header("Host")) else {
+            // Another name than this server's: DNS rebinding, or a page addressing us by a name we do not know.
+            return refuse(exchange, status: 421, "Host header '\(exchange.header("Host") ?? "")' is not this server",
+                          page: "This server answers only to its own address.")
+        }
+        if let offered = exchange.query["token"] {
+            guard method == "GET", access.tokenMatches(offered) else {
+                return refuse(exchange, status: 403, "wrong access token", page: "This access token is not valid (roost serve makes a new one each start).")
+            }
+            // The same address without the token (so it leaves the address bar and the history). Not a redirect:
+            // when the address was opened from another site or a file (`--open` forwards from one), a redirect
+            // stays that navigation, and the browser withholds the SameSite=Strict cookie from it. A page that
+            // moves on by itself starts a navigation of this site, which carries the cookie.
+            let rest = exchange.query.filter { $0.key != "token" }.sorted { $0.key < $1.key }
+                .map { "\(WebLinks.encode($0.key))=\(WebLinks.encode($0.value))" }.joined(separator: "&")
+            exchange.setHeader("Set-Cookie", access.setCookieHeader)
+            page(exchange, WebPages.forward(to: (path.hasPrefix("/") && !path.hasPrefix("//") ? path : "/") + (rest.isEmpty ? "" : "?" + rest)))
+            served += 1
+            return
+        }
+        guard access.tokenMatches(exchange.cookie(access.cookieName)) else {
+            return refuse(exchange, status: 403, "no access token",
+                          page: "Open the address that roost serve printed (it carries the access token), or run roost serve --open.")
+        }
+        served += 1
+        options.log.debug(Self.printable("\(method) \(path) from \(exchange.remoteHost)"))
+        switch (method, path) {
+        case ("GET", "/"), ("HEAD", "/"): list(exchange)
+        case ("GET", "/c"), ("HEAD", "/c"): conversation(exchange)
+        case ("GET", "/search"), ("HEAD", "/search"): search(exchange)
+        case ("GET", "/events"): live.open(exchange)
+        case ("GET", "/avatar"), ("HEAD", "/avatar"): avatar(exchange)
+        case ("GET", "/static/roost.js"), ("HEAD", "/static/roost.js"):
+            exchange.setHeader("Cache-Control", "no-cache")
+            exchange.respond(status: 200, contentType: "text/javascript; charset=utf-8", body: WebAssets.script)
+        case ("POST", "/export"): export(exchange)
+        case (_, "/export"):
+            exchange.setHeader("Allow", "POST")
+            page(exchange, status: 405, WebPages.message(title: "Not allowed", text: "Exports are made with the form of a conversation page."))
+        case ("GET", _) where path.hasPrefix("/file/"), ("HEAD", _) where path.hasPrefix("/file/"): file(exchange, path: path)
+        case ("GET", _) where path.hasPrefix("/preview/"), ("HEAD", _) where path.hasPrefix("/preview/"): file(exchange, path: path, preview: true)
+        case ("GET", "/favicon.ico"): exchange.respond(status: 204, contentType: "text/plain", body: "")
+        case ("GET", _), ("HEAD", _): page(exchange, status: 404, WebPages.message(title: "Not found", text: "There is no page at \(path)."))
+        default:
+            exchange.setHeader("Allow", "GET, HEAD")
+            page(exchange, status: 405, WebPages.message(title: "Not allowed", text: "\(method) is not used here."))
+        }
+    }
+
+    /// Every response: the policy, no sniffing, no referrer, no framing, nothing cached.
+    private func secureHeaders(_ exchange: HTTPExchange) {
+        exchange.setHeader("Content-Security-Policy", WebAssets.contentSecurityPolicy)
+        exchange.setHeader("X-Content-Type-Options", "nosniff")
+        exchange.setHeader("Referrer-Policy", "no-referrer")
+        exchange.setHeader("X-Frame-Options", "DENY")
+        exchange.setHeader("Cross-Origin-Opener-Policy", "same-origin")
+        exchange.setHeader("Cross-Origin-Resource-Policy", "same-origin")
+        exchange.setHeader("Cache-Control", "no-store")
+    }
+
+    private func refuse(_ exchange: HTTPExchange, status: Int, _ reason: String, page text: String) {
+        refused += 1
+        options.log.info(Self.printable("refused \(exchange.method) \(exchange.path) from \(exchange.remoteHost): \(reason)"))
+        page(exchange, status: status, WebPages.message(title: "Not allowed", text: text))
+    }
+
+    /// A request's text in a log line: control characters (a decoded `%0A` in a path) cannot forge lines.
+    static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : $0 }))
+    }
+
+    private func page(_ exchange: HTTPExchange, status: Int = 200, _ html: String) {
+        exchange.respond(status: status, contentType: "text/html; charset=utf-8", body: html)
+    }
+
+    private func failed(_ exchange: HTTPExchange, _ error: any Error) {
+        options.log.warning("reading the archive failed: \(error)")
+        page(exchange, status: 500, WebPages.message(title: "Archive error", text: "Reading the archive failed: \(error)"))
+    }
+
+    // MARK: Pages
+
+    private func list(_ exchange: HTTPExchange) {
+        do {
+            let entries = try browser.conversations()
+            if exchange.query["fragment"] == "1" {
+                page(exchange, WebPages.listFragment(entries))
+            } else {
+                page(exchange, WebPages.list(entries, archive: options.archivePath))
+            }
+        } catch {
+            failed(exchange, error)
+        }
+    }
+
+    private func conversation(_ exchange: HTTPExchange) {
+        guard let request = ConversationRequest(query: exchange.query) else {
+            return page(exchange, status: 400, WebPages.message(title: "Bad address", text: "A conversation page needs its account (a) and address (j)."))
+        }
+        do {
+            guard let transcript = try browser.transcript(accountID: request.accountID, jid: request.jid, position: request.position,
+                                                         states: request.states, presence: request.presence) else {
+                return page(exchange, status: 404, WebPages.message(title: "Not found", text: "The archive has no conversation with \(request.jid)."))
+            }
+            if exchange.query["fragment"] == "1" {
+                // An older page for the script that loads while scrolling up: the events, and where to go next.
+                exchange.setHeader("X-Roost-Older", transcript.older.map { request.url(.before($0)) } ?? "")
+                page(exchange, transcript.html)
+            } else {
+                page(exchange, WebPages.conversation(transcript, request: request, formToken: access.formToken))
+            }
+        } catch {
+            failed(exchange, error)
+        }
+    }
+
+    private func search(_ exchange: HTTPExchange) {
+        let query = exchange.query["q"] ?? ""
+        let before = exchange.query["before"].flatMap { Int64($0) }
+        guard !query.trimmingCharacters(in: .whitespaces).isEmpty else {
+            return page(exchange, WebPages.search(query: query, results: nil, error: nil, before: nil))
+        }
+        do {
+            let results = try browser.search(query, before: before)
+            page(exchange, WebPages.search(query: query, results: results, error: nil, before: before))
+        } catch ArchiveError.query(let error) {
+            page(exchange, status: 400, WebPages.search(query: query, results: nil, error: error, before: nil))
+        } catch {
+            failed(exchange, error)
+        }
+    }
+
+    // MARK: Files
+
+    /// `/file/MESSAGE/INDEX`: an attachment stored locally, found by ids (a path never comes from the request);
+    /// `/preview/MESSAGE/INDEX`: what a page shows of it when it is a picture (a smaller copy when it is large).
+    private func file(_ exchange: HTTPExchange, path: String, preview: Bool = false) {
+        let parts = path.split(separator: "/")
+        guard parts.count == 3, let message = Int64(parts[1]), let index = Int(parts[2]) else {
+            return page(exchange, status: 404, WebPages.message(title: "Not found", text: "No such file."))
+        }
+        do {
+            // Only what the pages link: a file in the `stored` state (a download in progress or refused is not served).
+            guard let attachment = try browser.attachment(messageID: message, index: index), attachment.state == .stored,
+                  let local = attachment.localPath else {
+                return page(exchange, status: 404, WebPages.message(title: "Not found", text: "That file is not stored in the archive."))
+            }
+            let name = (URL(string: attachment.url)?.lastPathComponent ?? "file").removingPercentEncoding ?? "file"
+            if preview, attachment.isImage, let previews, let sha256 = attachment.sha256 {
+                return previews.serve(exchange, sha256: sha256, source: local) { [unowned self] file in
+                    // A copy is a JPEG or PNG of gdk-pixbuf's making: its type is read from it.
+                    serveFile(exchange, path: file, declaredType: file == local ? attachment.mime : nil, name: name)
+                }
+            }
+            serveFile(exchange, path: local, declaredType: attachment.mime, name: name)
+        } catch {
+            failed(exchange, error)
+        }
+    }
+
+    private func avatar(_ exchange: HTTPExchange) {
+        guard let account = exchange.query["a"].flatMap({ Int64($0) }), let jid = exchange.query["j"] else {
+            return page(exchange, status: 404, WebPages.message(title: "Not found", text: "No such picture."))
+        }
+        do {
+            guard let path = try browser.avatarPath(accountID: account, jid: jid) else {
+                return page(exchange, status: 404, WebPages.message(title: "Not found", text: "No picture is stored for \(jid)."))
+            }
+            serveFile(exchange, path: path, declaredType: nil, name: "avatar")
+        } catch {
+            failed(exchange, error)
+        }
+    }
+
+    /// Images a browser shows inline; anything else (SVG and HTML included, which could run script) is a
+    /// download, and every file response carries a sandboxing policy.
+    private static let inlineTypes: Set<String> = ["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"]
+
+    private func serveFile(_ exchange: HTTPExchange, path: String, declaredType: String?, name: String) {
+        var type = (declaredType ?? ImageSniffer.type(ofFileAt: path) ?? "application/octet-stream").lowercased()
+        if let semicolon = type.firstIndex(of: ";") { type = String(type[..<semicolon]) }
+        let inline = Self.inlineTypes.contains(type)
+        exchange.setHeader("Content-Security-Policy", "default-src 'none'; sandbox")
+        exchange.setHeader("Cache-Control", "private, max-age=3600")
+        let safeName = String(name.unicodeScalars.filter { $0.value >= 0x20 && $0 != "\"" && $0 != "\\" && $0.value < 0x7F })
+        exchange.setHeader("Content-Disposition", "\(inline ? "inline" : "attachment"); filename=\"\(safeName.isEmpty ? "file" : safeName)\"")
+        if !exchange.respond(status: 200, contentType: inline ? type : "application/octet-stream", file: path) {
+            page(exchange, status: 404, WebPages.message(title: "Not found", text: "The file is missing from the disk."))
+        }
+    }
+
+    // MARK: Export
+
+    /// POST /export: the form of a conversation page, with its form token. The answer is the export itself,
+    /// as a download (a tar archive for the formats that write folders).
+    private func export(_ exchange: HTTPExchange) {
+        let fields = exchange.formFields()
+        if let origin = exchange.header("Origin"), origin != "null", !access.hostAllowed(Self.hostOfOrigin(origin)) {
+            return refuse(exchange, status: 403, "cross-origin form (Origin \(origin))", page: "Exports are started from this server's own pages.")
+        }
+        guard access.formTokenMatches(fields["csrf"]) else {
+            return refuse(exchange, status: 403, "missing or wrong form token", page: "Exports are started from this server's own pages.")
+        }
+        guard let format = fields["format"].flatMap(ExportFormat.init(rawValue:)),
+              let account = fields["a"].flatMap({ Int64($0) }), let jid = fields["j"], !jid.isEmpty else {
+            return page(exchange, status: 400, WebPages.message(title: "Bad request", text: "The export form is incomplete."))
+        }
+        let accounts: [Int64: String]
+        do { accounts = try browser.accounts() } catch { return failed(exchange, error) }
+        guard let accountJID = accounts[account] else {
+            return page(exchange, status: 404, WebPages.message(title: "Not found", text: "No such account in the archive."))
+        }
+        var include: Set<ExportInclusion> = []
+        if fields["states"] == "1" { include.insert(.states) }
+        if fields["presence"] == "1" { include.insert(.presence) }
+        exports.start(exchange, format: format, account: accountJID, conversation: jid, include: include)
+    }
+
+    private static func hostOfOrigin(_ origin: String) -> String? {
+        guard let components = URLComponents(string: origin), let host = components.host else { return nil }
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        return bracketed + ":" + String(components.port ?? 80)
+    }
+}
+
+/// The type of an image file from its first bytes (avatars are stored without one).
+enum ImageSniffer {
+    static func type(ofFileAt path: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        let head = Array((try? handle.read(upToCount: 12)) ?? Data())
+        if head.starts(with: [0x89, 0x50, 0x4E, 0x47]) { return "image/png" }
+        if head.starts(with: [0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
+        if head.starts(with: Array("GIF8".utf8)) { return "image/gif" }
+        if head.count >= 12, head.starts(with: Array("RIFF".utf8)), Array(head[8..<12]) == Array("WEBP".utf8) { return "image/webp" }
+        return nil
+    }
+}

@@ -1,0 +1,127 @@
+package import Foundation
+package import RoostArchive
+import RoostNotify
+
+/// How `roost serve` (or `[serve]` in `roost run`) serves the archive.
+package struct ServeOptions: Sendable {
+    package var archivePath: String
+    /// An IP address; anything but loopback needs `allowRemote`.
+    package var host: String = "127.0.0.1"
+    /// 0: any free port.
+    package var port: UInt16 = ServeOptions.defaultPort
+    package var allowRemote = false
+    /// Host names accepted in the `Host` header besides IP addresses and `localhost`.
+    package var hostNames: [String] = []
+    package var timeZone: TimeZone = .current
+    /// Makes the smaller copies of large pictures that pages show (nil: pictures are sent whole).
+    package var thumbnails: (any ThumbnailMaker)?
+    /// Where refused requests, failures and (verbose) every request are told.
+    package var log: ServeLog
+
+    package static let defaultPort: UInt16 = 8765
+
+    package init(archivePath: String, log: ServeLog) {
+        self.archivePath = archivePath
+        self.log = log
+    }
+
+    /// Whether `host` only reaches this machine.
+    package static func isLoopback(_ host: String) -> Bool {
+        host == "::1" || host.hasPrefix("127.")
+    }
+}
+
+/// Lines for the log of the command serving: the caller decides where they go and what is shown.
+package struct ServeLog: Sendable {
+    package var info: @Sendable (String) -> Void
+    package var warning: @Sendable (String) -> Void
+    package var debug: @Sendable (String) -> Void
+
+    package init(info: @escaping @Sendable (String) -> Void, warning: @escaping @Sendable (String) -> Void,
+                 debug: @escaping @Sendable (String) -> Void) {
+        self.info = info
+        self.warning = warning
+        self.debug = debug
+    }
+}
+
+/// The local web view of the archive: libsoup's HTTP server on a GLib main loop of its own thread, reading
+/// the archive through its own read-only connection (so it works whether or not the agent runs, and never
+/// blocks it), with live updates woken by changes of the archive's write-ahead log. See docs/serve.md.
+package final class WebServer: Sendable {
+    /// The address with the access token: what the user opens.
+    package let url: String
+    /// The address without the token, for logs.
+    package let baseURL: String
+    private let thread: GMainThread
+    private let app: AppBox
+
+    /// Only touched on `thread`.
+    private final class AppBox: @unchecked Sendable {
+        var app: WebApp?
+    }
+
+    private init(url: String, baseURL: String, thread: GMainThread, app: AppBox) {
+        self.url = url
+        self.baseURL = baseURL
+        self.thread = thread
+        self.app = app
+    }
+
+    /// Opens the archive and starts listening.
+    package static func start(_ options: ServeOptions) async throws(ServeError) -> WebServer {
+        if !ServeOptions.isLoopback(options.host) && !options.allowRemote { throw .remoteNotAllowed(options.host) }
+        let reader: ArchiveReader
+        do { reader = try ArchiveReader(path: options.archivePath) } catch { throw .archive(error) }
+        let thread = GMainThread(name: "roost-serve")
+        let box = AppBox()
+        let result: Result<UInt16, ServeError> = await withCheckedContinuation { continuation in
+            thread.run {
+                do throws(ServeError) {
+                    let app = try WebApp(options: options, reader: reader, thread: thread)
+                    box.app = app
+                    continuation.resume(returning: .success(app.port))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        let port: UInt16
+        switch result {
+        case .success(let bound): port = bound
+        case .failure(let error):
+            thread.stop()
+            throw error
+        }
+        let host = options.host.contains(":") ? "[\(options.host)]" : options.host
+        let base = "http://\(host == "0.0.0.0" || host == "[::]" ? "127.0.0.1" : host):\(port)/"
+        return WebServer(url: base + "?token=" + (await token(box, thread)), baseURL: base, thread: thread, app: box)
+    }
+
+    private static func token(_ box: AppBox, _ thread: GMainThread) async -> String {
+        await withCheckedContinuation { continuation in
+            thread.run { continuation.resume(returning: box.app?.access.token ?? "") }
+        }
+    }
+
+    /// Closes every connection and the listening socket, and ends the thread.
+    package func stop() async {
+        let box = app
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            thread.run {
+                box.app?.stop()
+                box.app = nil
+                continuation.resume()
+            }
+        }
+        thread.stop()
+    }
+
+    /// Requests answered and refused so far (for tests and `--verbose` summaries).
+    package func counters() async -> (served: Int, refused: Int) {
+        let box = app
+        return await withCheckedContinuation { continuation in
+            thread.run { continuation.resume(returning: (box.app?.served ?? 0, box.app?.refused ?? 0)) }
+        }
+    }
+}

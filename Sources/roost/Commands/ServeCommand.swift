@@ -1,0 +1,147 @@
+import Foundation
+import RoostAgent
+import RoostServe
+
+/// `roost serve`: the archive in a browser (conversations, search, live updates), on 127.0.0.1.
+struct ServeCommand: Command {
+    static let name = "serve"
+    static let summary = "browse and search the archive in a web browser"
+    static let usage = "[options]"
+    static let discussion = """
+        Serves a local web view of the archive: the conversation list, each conversation paged back through its \
+        whole history, search with the query language of `roost search` (hits highlighted, each opens in its \
+        conversation), chat-state and presence timelines, attachments and pictures stored locally, exports of a \
+        conversation in any format, and new messages as they arrive while `roost run` archives them. It reads the \
+        archive through its own read-only connection, with or without the agent running. \
+        It listens on 127.0.0.1 only, unless --listen names another address together with --allow-remote. \
+        Each start makes a random access token: open the printed address (it carries the token; the browser then \
+        keeps it as a cookie), or use --open, which hands it to your browser without putting the token on any \
+        command line. `[serve] enabled = true` in the config serves the same view from `roost run`. \
+        Stop with Ctrl-C. Exit status: 0 stopped, 1 no archive yet, 2 invalid command line, 70 cannot listen.
+        """
+    static let options: [OptionSpec] = [
+        .value("port", short: "p", placeholder: "N", help: "port to listen on (default 8765; 0 picks a free one)"),
+        .flag("open", help: "open the web view in the default browser"),
+        .value("listen", placeholder: "ADDRESS", help: "IP address to listen on (default 127.0.0.1)"),
+        .flag("allow-remote", help: "allow --listen on an address other machines can reach (read the warning)"),
+        .values("allow-host", placeholder: "NAME", help: "also accept this host name in requests (with --allow-remote)"),
+        .flag("utc", help: "times in UTC instead of the local time zone"),
+    ]
+
+    let port: UInt16?
+    let open: Bool
+    let listen: String?
+    let allowRemote: Bool
+    let allowHosts: [String]
+    let utc: Bool
+
+    init(parsed: ParsedArguments) throws(UsageError) {
+        try parsed.requireNoPositionals()
+        if let text = parsed.value("port") {
+            guard let value = UInt16(text) else { throw UsageError("invalid value '\(text)' for --port: expected 0…65535", command: parsed.command) }
+            port = value
+        } else {
+            port = nil
+        }
+        open = parsed.flag("open")
+        listen = parsed.value("listen")
+        allowRemote = parsed.flag("allow-remote")
+        allowHosts = parsed.values("allow-host")
+        utc = parsed.flag("utc")
+        if let listen, !ServeOptions.isLoopback(listen), !allowRemote {
+            throw UsageError("--listen \(listen) is not a loopback address: add --allow-remote to serve the archive to other machines",
+                             command: parsed.command)
+        }
+    }
+
+    func run(context: CommandContext) async throws -> ExitCode {
+        let config = try context.loadConfig()
+        guard FileManager.default.fileExists(atPath: config.archivePath) else { throw ArchiveMissing(path: config.archivePath) }
+        let log = Logger(level: context.options.effectiveLogLevel(configured: config.logLevel, commandDefault: .info))
+        var options = ServeOptions(archivePath: config.archivePath, log: ServeLog(log))
+        options.host = listen ?? "127.0.0.1"
+        options.port = port ?? ServeOptions.defaultPort
+        options.allowRemote = allowRemote
+        options.hostNames = allowHosts
+        options.timeZone = utc ? TimeZone(identifier: "UTC")! : .current
+        options.thumbnails = PixbufThumbnails()
+        let runtime = (ControlSocketPath.resolve(environment: context.environment) as NSString).deletingLastPathComponent
+        func openBrowser(_ url: String) async {
+            guard open, let warning = await ServeRuntimeFiles.open(url, folder: runtime) else { return }
+            log.warning("could not open a browser (\(warning)); open the address above")
+        }
+        // Watching before listening: a stop request from then on ends in an orderly exit 0.
+        let signals = SignalWatcher()
+        let server: WebServer
+        do {
+            server = try await WebServer.start(options)
+        } catch {
+            // The port is taken, maybe by `roost run` serving the same archive: then that is the web view to use.
+            if case .listen = error, let url = try? String(contentsOfFile: runtime + "/serve.url", encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines), url.contains(":\(options.port)/") {
+                context.output.line("Roost web view (served by roost run): \(url)")
+                await openBrowser(url)
+                return .ok
+            }
+            throw ServeFailure(message: error.description, exitCode: .internalError)
+        }
+        if !ServeOptions.isLoopback(options.host) {
+            log.warning("serving on \(options.host): anyone who can reach this address and has the token can read the whole archive, "
+                        + "and HTTP is not encrypted — use this only on a network you trust")
+        }
+        if context.options.json {
+            context.output.jsonLine(["url": .string(server.url), "address": .string(server.baseURL)])
+        } else {
+            context.output.line("Roost web view: \(server.url)")
+        }
+        log.info("serving \(config.archivePath) at \(server.baseURL); stop with Ctrl-C")
+        await openBrowser(server.url)
+        for await signal in signals.signals where signal != SIGHUP { break }
+        let (served, refused) = await server.counters()
+        await server.stop()
+        try? FileManager.default.removeItem(atPath: runtime + "/serve-open.html")
+        log.info("stopped serving (\(served) requests answered, \(refused) refused)")
+        return .ok
+    }
+}
+
+extension ServeCommand {
+    /// `[serve] enabled = true` in `roost run`: the same web view beside the agent. Its address with the token
+    /// goes to `serve.url` in the runtime folder (0600), never to the log. A web view that cannot start is
+    /// logged and the agent archives on without it.
+    static func startInAgent(config: RoostConfig, context: CommandContext, log: Logger) async -> (WebServer, String)? {
+        guard config.serve.enabled else { return nil }
+        var options = ServeOptions(archivePath: config.archivePath, log: ServeLog(log))
+        options.host = config.serve.listen
+        options.port = config.serve.port
+        options.allowRemote = config.serve.allowRemote
+        options.hostNames = config.serve.allowHosts
+        options.thumbnails = PixbufThumbnails()
+        let runtime = (ControlSocketPath.resolve(environment: context.environment) as NSString).deletingLastPathComponent
+        do {
+            let server = try await WebServer.start(options)
+            let file = try ServeRuntimeFiles.writeURL(server.url, folder: runtime)
+            if !ServeOptions.isLoopback(options.host) {
+                log.warning("serve: listening on \(options.host): anyone who can reach it and has the token can read the archive; HTTP is not encrypted")
+            }
+            log.info("serve: web view at \(server.baseURL) (the address with its access token is in \(file); `roost serve --open` opens it)")
+            return (server, file)
+        } catch {
+            log.error("serve: the web view did not start: \(error)")
+            return nil
+        }
+    }
+}
+
+struct ServeFailure: CommandFailure {
+    let message: String
+    let exitCode: ExitCode
+    var description: String { message }
+}
+
+extension ServeLog {
+    /// The web view's lines in the agent's log format.
+    init(_ log: Logger) {
+        self.init(info: { log.info("serve: \($0)") }, warning: { log.warning("serve: \($0)") }, debug: { log.debug("serve: \($0)") })
+    }
+}

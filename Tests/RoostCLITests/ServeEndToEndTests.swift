@@ -1,0 +1,442 @@
+import Foundation
+import Testing
+import RoostArchive
+import RoostTestSupport
+import RoostXMPP
+
+/// `roost serve` in a real browser: headless Chromium driven over the DevTools protocol by
+/// contrib/scripts/browser-check.py, against an archive made by the real agent (`roost run` with
+/// `[serve] enabled`, Prosody, slixmpp peers from contrib/scripts/xmpp-peer.py) and against a large
+/// synthetic archive served by `roost serve`.
+@Suite("End to end: the web view in a browser", .serialized, .enabled(if: TestServer.isAvailable))
+struct ServeEndToEndTests {
+    let server: TestServer
+
+    init() throws { server = try TestServer.require() }
+
+    static let python = "/usr/bin/python3"
+    static var scripts: String { TestServer.packageRoot + "/contrib/scripts" }
+
+    /// Runs browser-check.py to completion; its steps by name (a failed run is a failed test, with its output).
+    func browserCheck(_ arguments: [String], timeout: TimeInterval = 240) throws -> [String: [String: Any]] {
+        var steps: [String: [String: Any]] = [:]
+        for step in try browserCheckAll(arguments, timeout: timeout) { if let name = step["step"] as? String { steps[name] = step } }
+        return steps
+    }
+
+    /// Runs browser-check.py to completion; every step in order (steps such as `inspect` come more than once).
+    func browserCheckAll(_ arguments: [String], timeout: TimeInterval = 240) throws -> [[String: Any]] {
+        let running = try RoostBinary.startProgram(Self.python, [Self.scripts + "/browser-check.py"] + arguments)
+        let deadline = Date().addingTimeInterval(timeout)
+        while running.isRunning && Date() < deadline { usleep(100_000) }
+        let (status, output) = running.stop(signal: SIGKILL, timeout: 1)
+        let steps = output.split(separator: "\n").filter { $0.hasPrefix("{\"step\"") }.compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(status == 0 && !steps.contains { $0["step"] as? String == "failed" }, "browser-check failed (\(status)):\n\(output.suffix(4000))")
+        return steps
+    }
+
+    /// A screenshot that shows something: a real PNG with many colours, not a flat fill.
+    func checkScreenshot(_ step: [String: Any]?, _ name: String) {
+        let shot = step?["screenshot"] as? [String: Any]
+        #expect((shot?["colours"] as? Int ?? 0) > 20, "\(name) screenshot is blank: \(shot ?? [:])")
+        #expect((shot?["bytes"] as? Int ?? 0) > 10_000, "\(name) screenshot is too small: \(shot ?? [:])")
+    }
+
+    func peerArguments(_ jid: JID, _ password: String) -> [String] {
+        [Self.scripts + "/xmpp-peer.py", "--jid", jid.description, "--password", password, "--host", server.host,
+         "--port", String(server.port), "--ca", server.caFile]
+    }
+
+    @discardableResult
+    func peer(_ jid: JID, _ password: String, _ command: [String]) throws -> String {
+        let running = try RoostBinary.startProgram(Self.python, peerArguments(jid, password) + command)
+        let deadline = Date().addingTimeInterval(120)
+        while running.isRunning && Date() < deadline { usleep(50_000) }
+        let (status, output) = running.stop(signal: SIGKILL, timeout: 1)
+        #expect(status == 0, "xmpp-peer \(command.first ?? "") failed (\(status)):\n\(output.suffix(2000))")
+        return output
+    }
+
+    func count(_ archive: String, _ query: String) -> Int {
+        Int((try? ArchiveCount.sqlite(archive, query).trimmingCharacters(in: .whitespacesAndNewlines)) ?? "") ?? 0
+    }
+
+    @Test func agentArchiveListPagesSearchContextLiveAndRefusals() async throws {
+        let dir = try TestDirectory()
+        let (aliceClient, alice, alicePassword) = try await server.registeredClient("alice")
+        await aliceClient.disconnect()
+        let (bobClient, bob, bobPassword) = try await server.registeredClient("bob")
+        await bobClient.disconnect()
+        let config = try server.roostConfig(in: dir, account: alice.description, password: alicePassword,
+                                            extra: "\n[serve]\nenabled = true\nport = 0\n")
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try roost.waitForLog("online")
+        try roost.waitForLog("serve: web view at")
+        let urlFile = (config as NSString).deletingLastPathComponent + "/run/roost/serve.url"
+        let url = try String(contentsOfFile: urlFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let token = String(url.split(separator: "=").last ?? "")
+        #expect(url.hasPrefix("http://127.0.0.1:") && token.count == 64)
+        #expect((try FileManager.default.attributesOfItem(atPath: urlFile)[.posixPermissions] as? Int) == 0o600)
+
+        // Bob (slixmpp) writes 160 numbered messages, a Chinese one and one that looks like markup.
+        let chinese = "明天我们在车站见面吧"
+        let markup = "<script>alert('roost')</script> & <b>bold</b>"
+        try peer(bob, bobPassword, ["flood", alice.description, "160", "--id-prefix", "web"])
+        try peer(bob, bobPassword, ["send", alice.description, chinese, markup])
+        let archive = dir.path + "/data/archive.sqlite"
+        let deadline = Date().addingTimeInterval(60)
+        while count(archive, "SELECT count(*) FROM messages") < 162 && Date() < deadline { try await Task.sleep(for: .milliseconds(200)) }
+        #expect(count(archive, "SELECT count(*) FROM messages") == 162)
+
+        let marker = "live-\(UUID().uuidString.prefix(8))"
+        let live = ([Self.python] + peerArguments(bob, bobPassword) + ["send", alice.description, marker])
+            .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let shots = dir.path + "/shots"
+        let steps = try browserCheck(["--url", url, "--conversation", bob.description, "--pages", "3", "--search", "见面",
+                                      "--live-command", live, "--live-text", marker, "--screenshots", shots, "--probe"])
+
+        let list = steps["list"]
+        #expect((list?["titles"] as? [String])?.contains(bob.description) == true, "\(list ?? [:])")
+        #expect(list?["url_has_token"] as? Bool == false, "the token leaves the address bar after the first request")
+        #expect(list?["live"] as? Bool == true)
+        checkScreenshot(list, "list")
+
+        let conversation = steps["conversation"]
+        #expect(conversation?["messages"] as? Int == 50)
+        #expect(conversation?["last"] as? String == markup, "the newest message, shown literally")
+        #expect(conversation?["scripts"] as? [String?] == ["/static/roost.js"], "no script from a message reached the page")
+        #expect(conversation?["at_bottom"] as? Bool == true && conversation?["has_older"] as? Bool == true)
+        checkScreenshot(conversation, "conversation")
+
+        let older = steps["older"]
+        #expect(older?["counts"] as? [Int] == [50, 100, 150, 162], "\(older ?? [:])")
+        #expect(older?["ids_unique"] as? Bool == true && older?["in_order"] as? Bool == true)
+        #expect(older?["day_headings_unique"] as? Bool == true)
+        checkScreenshot(older, "older")
+
+        let keys = steps["keys"]
+        #expect(keys?["selected"] as? String == keys?["first"] as? String, "j j k selects the first message")
+
+        let search = steps["search"]
+        #expect(search?["focused_by_slash"] as? Bool == true)
+        #expect(search?["hits"] as? Int == 1)
+        #expect((search?["marks"] as? [String])?.allSatisfy { "见面".contains($0) } == true && (search?["marks"] as? [String])?.isEmpty == false)
+        #expect(search?["texts"] as? [String] == [chinese])
+        checkScreenshot(search, "search")
+
+        let context = steps["context"]
+        #expect(context?["target"] as? String == context?["hit"] as? String)
+        #expect(context?["text"] as? String == chinese)
+        #expect(context?["on_screen"] as? Bool == true && context?["older"] as? Bool == true)
+        checkScreenshot(context, "context")
+
+        let liveStep = steps["live"]
+        #expect(liveStep?["peer_status"] as? Int == 0, "\(liveStep ?? [:])")
+        #expect(liveStep?["last"] as? String == marker)
+        #expect(liveStep?["reloaded"] as? Bool == false)
+        #expect((liveStep?["after"] as? Int ?? 0) == (liveStep?["before"] as? Int ?? -1) + 1)
+        checkScreenshot(liveStep, "live")
+
+        // Attacks reached Roost (its log says so) and were refused.
+        let probe = steps["probe"]
+        #expect(probe?["cookie_http_only"] as? Bool == true && probe?["cookie_same_site"] as? String == "Strict")
+        #expect(probe?["cookie_readable_by_script"] as? Bool == false)
+        #expect(probe?["no_cookie"] as? Int == 403)
+        #expect(probe?["foreign_host"] as? Int == 421)
+        #expect(probe?["wrong_token"] as? Int == 403)
+        #expect(probe?["with_cookie"] as? Int == 200)
+        #expect(probe?["export_without_form_token"] as? Int == 403)
+        #expect(probe?["export_cross_origin"] as? Int == 403)
+        #expect(probe?["export_get"] as? Int == 405)
+        #expect(probe?["path_as_file"] as? Int == 404 && probe?["file_bad_id"] as? Int == 404)
+        #expect((probe?["csp"] as? String)?.contains("script-src 'self'") == true)
+        #expect(probe?["export"] as? Int == 200)
+        #expect((probe?["export_disposition"] as? String)?.contains("\(bob.description).txt") == true)
+        let exported = probe?["export_text"] as? String ?? ""
+        #expect(exported.contains(chinese) && exported.contains(markup) && exported.contains("msg-160"))
+        #expect(probe?["export_html"] as? Int == 200 && (probe?["export_html_disposition"] as? String)?.contains(".tar") == true, "\(probe ?? [:])")
+        let members = probe?["export_html_members"] as? [String] ?? []
+        #expect(members.contains { $0.hasSuffix("/index.html") } && members.contains { $0.hasSuffix("/\(bob.description).html") }, "\(members)")
+        let htmlPage = probe?["export_html_page"] as? String ?? ""
+        #expect(htmlPage.contains(HTMLText.escape(markup)) && !htmlPage.contains(markup), "the export page escapes the markup too")
+        let log = roost.stderrSoFar
+        #expect(log.contains("refused GET / from 127.0.0.1: no access token"))
+        #expect(log.contains("refused GET / from 127.0.0.1: Host header 'rebound.example:"))
+        #expect(log.contains("refused GET / from 127.0.0.1: wrong access token"))
+        #expect(log.contains("refused POST /export from 127.0.0.1: missing or wrong form token"))
+        #expect(log.contains("refused POST /export from 127.0.0.1: cross-origin form (Origin http://evil.example)"))
+        #expect(!log.contains(token), "the token never reaches the log")
+        #expect((steps["console"]?["problems"] as? [String])?.isEmpty == true, "\(steps["console"] ?? [:])")
+
+        // A clean stop removes the address file.
+        let (status, _) = roost.stop(signal: SIGTERM)
+        #expect(status == 0)
+        #expect(!FileManager.default.fileExists(atPath: urlFile))
+    }
+
+    /// What issues 12–14 brought into the archive, as the browser shows it: a room (occupants' names in their own
+    /// colours, its name and subject, its joins in the presence timeline, Roost's own message under its nick, a
+    /// new message appearing live), OMEMO messages decrypted by the agent (slixmpp-omemo as bob), and a picture
+    /// bob uploaded (XEP-0363), kept in the file store and served by id with exactly its bytes; bob's vCard name
+    /// and picture and his typing in the chat-state timeline. Served by `roost serve`, a process of its own,
+    /// while `roost run` writes the archive: live updates come from another process's commits.
+    @Test func roomsEncryptedMessagesAndStoredFilesAsTheAgentArchivedThem() async throws {
+        guard let omemoPython = ProcessInfo.processInfo.environment["ROOST_TEST_OMEMO_PYTHON"] else {
+            Issue.record("ROOST_TEST_OMEMO_PYTHON is not set: run the suite with contrib/scripts/test, which makes the slixmpp-omemo virtualenv")
+            return
+        }
+        let dir = try TestDirectory()
+        let (aliceClient, alice, alicePassword) = try await server.registeredClient("alice")
+        let (bobClient, bob, bobPassword) = try await server.registeredClient("bob")
+        try await FilesKit.befriend(server, aliceClient, alice, bobClient, bob)
+        await aliceClient.disconnect()
+        await bobClient.disconnect()
+        let (carolClient, carol, carolPassword) = try await server.registeredClient("carol")
+        await carolClient.disconnect()
+        let config = try server.roostConfig(in: dir, account: alice.description, password: alicePassword,
+                                            extra: "\n[files]\nallow_private_addresses = true\n")
+        let archive = dir.path + "/data/archive.sqlite"
+        func startOmemo(_ who: String, _ jid: JID, _ password: String, _ arguments: [String]) throws -> RunningRoost {
+            try RoostBinary.startProgram(omemoPython, ["-W", "ignore", Self.scripts + "/omemo-peer.py"] + arguments + [
+                "--jid", jid.description, "--password", password, "--resource", who == "bob" ? "peer" : "phone",
+                "--data", "\(dir.path)/\(who).omemo.json", "--host", server.host, "--port", String(server.port), "--ca", server.caFile])
+        }
+        func omemo(_ who: String, _ jid: JID, _ password: String, _ arguments: [String]) throws {
+            let running = try startOmemo(who, jid, password, arguments)
+            let deadline = Date().addingTimeInterval(120)
+            while running.isRunning && Date() < deadline { usleep(50_000) }
+            let (status, output) = running.stop(signal: SIGKILL, timeout: 1)
+            #expect(status == 0, "omemo-peer \(arguments.first ?? "") failed (\(status)):\n\(output.suffix(2000))")
+        }
+
+        // The room: bob creates it with a subject, alice's phone bookmarks it (autojoin) under a name with markup.
+        let room = "trip-\(UUID().uuidString.prefix(8).lowercased())@conference.\(server.domain)"
+        let roomName = "Trip & <planners>"
+        let subject = "Where do we meet? <b>not bold</b>"
+        let phone = RoomPeer(server: server, jid: alice, password: alicePassword, resource: "phone")
+        let bobInRoom = RoomPeer(server: server, jid: bob, password: bobPassword)
+        let carolInRoom = RoomPeer(server: server, jid: carol, password: carolPassword)
+        try bobInRoom.run(["muc", room, "bob", "--subject", subject, "--send", "bob opens the room"])
+        try phone.run(["bookmark", room, "--autojoin", "--nick", "Alice", "--name", roomName])
+        try omemo("alice", alice, alicePassword, ["setup"])
+
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try roost.waitForLog("online")
+        try roost.waitForLog("OMEMO device")
+        let serve = try RoostBinary.start(["serve", "--config", config, "--port", "0", "--json"])
+        defer { serve.stop(signal: SIGKILL) }
+        try serve.waitForLog("\"url\"")
+        let line = try #require(serve.stderrSoFar.split(separator: "\n").first { $0.hasPrefix("{") })
+        let url = try #require((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["url"] as? String)
+        try await waitFor("the room joined", roost, timeout: 60) {
+            try RoostBinary.run(["rooms", "--config", config, "--json"]).jsonLines.contains {
+                $0["room"] as? String == room && $0["state"] as? String == "joined"
+            }
+        }
+
+        // In the room: carol (with markup and Chinese), bob again, and Roost's own message.
+        let carolText = "carol's <i>answer</i> 你好 & more"
+        try carolInRoom.run(["muc", room, "carol", "--send", carolText])
+        try bobInRoom.run(["muc", room, "bob", "--send", "bob again"])
+        let sent = try RoostBinary.run(["send", "--config", config, room, "from roost in the room"])
+        #expect(sent.status == 0, "\(sent.stderr)")
+
+        // An encrypted room (main's encrypted group chats): bob's OMEMO client makes it non-anonymous and
+        // encrypts for alice's devices; Roost joins and decrypts.
+        let secretRoom = "secret-\(UUID().uuidString.prefix(8).lowercased())@conference.\(server.domain)"
+        let secretText = "encrypted in the room 你好 <i>"
+        let bobSecret = try startOmemo("bob", bob, bobPassword, ["room", secretRoom, "bob", secretText, "--for", alice.description,
+                                                                 "--prefix", "secret", "--timeout", "90", "--stay", "60"])
+        defer { bobSecret.stop(signal: SIGKILL) }
+        try await waitFor("bob's encrypted room", bobSecret, timeout: 60) { bobSecret.stderrSoFar.contains("\"joined\"") }
+        let joined = try RoostBinary.run(["rooms", "join", "--config", config, secretRoom])
+        #expect(joined.status == 0, "\(joined.stderr)")
+        try await waitFor("the encrypted room message decrypted", roost, timeout: 60) {
+            count(archive, "SELECT count(*) FROM messages WHERE conversation = '\(secretRoom)' AND encryption = 'omemo' AND e2e_failure IS NULL") == 1
+        }
+        bobSecret.stop(signal: SIGKILL)
+
+        // bob's vCard (name and picture, announced by its hash in presence, XEP-0153), and his typing.
+        let avatarFile = dir.path + "/bob-avatar.png"
+        try await FilesKit.fixture("make_png.py", [avatarFile, "96", "96", "20", "160", "60"])
+        let bobSession = try await XMPPPeer.start(on: server, jid: bob, password: bobPassword, resource: "desk")
+        try await bobSession.call("vcard-set", ["fullname": "Robert <Bob> Example", "photo_type": "image/png",
+                                                "photo_base64": try Data(contentsOf: URL(fileURLWithPath: avatarFile)).base64EncodedString()])
+        try await bobSession.presence(to: try alice.with(resource: "roost"), priority: 1, photoHash: "0123456789abcdef0123456789abcdef01234567")
+        try roost.waitForLog("cached the vCard of", timeout: 30)
+        // To Roost's resource: it has a negative priority, and a state sent to the bare JID reaches no such resource.
+        try await bobSession.call("chatstate", ["to": try alice.with(resource: "roost").description, "state": "composing"])
+        await bobSession.stop()
+
+        // With bob: two OMEMO messages (slixmpp-omemo encrypts, the agent decrypts), then a picture he uploads.
+        let secrets = ["first secret <&>", "第二个秘密"]
+        try omemo("bob", bob, bobPassword, ["send", alice.description] + secrets)
+        let picture = dir.path + "/red.png"
+        try await FilesKit.fixture("make_png.py", [picture, "320", "240", "220", "20", "20"])
+        let large = dir.path + "/holiday.png"
+        try await FilesKit.fixture("make_png.py", [large, "2400", "1800", "20", "40", "220"])
+        for file in [picture, large] {
+            try await FilesKit.peer(bob, bobPassword, ["upload", try alice.with(resource: "roost").description, file])
+        }
+        let kept = try await FilesKit.waitForFile(config: config) { $0["name"] as? String == "red.png" && $0["state"] as? String == "stored" }
+        let pictureSHA = try await FilesKit.sha256(picture), largeSHA = try await FilesKit.sha256(large)
+        #expect(kept["sha256"] as? String == pictureSHA)
+        _ = try await FilesKit.waitForFile(config: config) { $0["name"] as? String == "holiday.png" && $0["state"] as? String == "stored" }
+        let expected = [
+            "SELECT count(*) FROM messages WHERE encryption = 'omemo' AND e2e_failure IS NULL": 2,
+            "SELECT count(*) FROM chat_states WHERE state = 'composing'": 1,
+            "SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body IN ('bob again', 'from roost in the room')": 2,
+            "SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body LIKE 'carol''s%'": 1,
+        ]
+        do {
+            try await waitFor("everything archived", roost, timeout: 60) { expected.allSatisfy { count(archive, $0.key) >= $0.value } }
+        } catch {
+            Issue.record("archived: \(expected.map { "\($0.key) → \(count(archive, $0.key)) of \($0.value)" }.joined(separator: "\n"))")
+            throw error
+        }
+
+        let shots = dir.path + "/shots"
+        let marker = "live in the room \(UUID().uuidString.prefix(8))"
+        let live = (["/usr/bin/env", "XMPP_PEER_PASSWORD=\(carolPassword)", Self.python, Self.scripts + "/xmpp-peer.py", "--jid", carol.description,
+                     "--host", server.host, "--port", String(server.port), "--ca", server.caFile, "muc", room, "carol", "--send", marker])
+            .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let steps = try browserCheckAll(["--url", url, "--inspect", roomName, "--inspect", bob.description, "--inspect", secretRoom,
+                                         "--screenshots", shots,
+                                         "--conversation", roomName, "--pages", "0", "--live-command", live, "--live-text", marker])
+        let roomPage = try #require(steps.first { $0["entry"] as? String == roomName }, "\(steps)")
+        let chat = try #require(steps.first { $0["entry"] as? String == bob.description }, "\(steps)")
+        let secret = try #require(steps.first { $0["entry"] as? String == secretRoom }, "\(steps)")
+
+        // The room, listed as a room, under its name; its details; names in one colour per occupant.
+        #expect((roomPage["list_entry"] as? [String: Any])?["room"] as? Bool == true, "\(roomPage)")
+        #expect(roomPage["title"] as? String == roomName)
+        let sub = roomPage["sub"] as? String ?? ""
+        #expect(sub.contains(room) && sub.contains("room (joined as Alice)") && sub.contains("subject “\(subject)”"), "\(sub)")
+        let texts = roomPage["texts"] as? [String] ?? []
+        #expect(texts.contains(carolText) && texts.contains("bob again") && texts.contains("from roost in the room"), "\(texts)")
+        let names = roomPage["names"] as? [[String: Any]] ?? []
+        func colour(_ nick: String) -> String? { names.first { $0["name"] as? String == nick }?["colour"] as? String }
+        #expect(names.allSatisfy { $0["occupant"] as? Bool == true }, "\(names)")
+        #expect(colour("bob") != nil && colour("carol") != nil && colour("Alice") != nil, "\(names)")
+        // One colour per occupant, also on the subject change bob made (it has no occupant id) and on Roost's own
+        // message (nor has that). The hue comes from the nick: three at random are all equal 1 in 130 000.
+        for nick in ["bob", "carol", "Alice"] {
+            #expect(Set(names.filter { $0["name"] as? String == nick }.map { $0["colour"] as? String ?? "" }).count == 1,
+                    "\(nick): \(names)\n\((try? ArchiveCount.sqlite(archive, "SELECT from_jid, occupant_id, body FROM messages WHERE conversation = '\(room)'")) ?? "")")
+        }
+        #expect(Set([colour("bob"), colour("carol"), colour("Alice")]).count > 1, "occupants are told apart by colour: \(names)")
+        #expect(Set(roomPage["avatars"] as? [String] ?? []).count > 1, "occupants' avatars differ: \(roomPage["avatars"] ?? [])")
+        let roomEvents = roomPage["with_presence"] as? [String] ?? []
+        #expect(roomEvents.contains { $0.hasSuffix("carol joined") } && roomEvents.contains { $0.contains("carol left") }, "\(roomEvents)")
+        #expect((roomPage["events"] as? [String] ?? []).allSatisfy { !$0.contains("joined") }, "presence only once switched on")
+        checkScreenshot(roomPage, "room")
+
+        // The encrypted room: bob's message decrypted, marked, under his nick in his colour.
+        #expect((secret["list_entry"] as? [String: Any])?["room"] as? Bool == true && (secret["sub"] as? String)?.contains("room (joined as") == true,
+                "\(secret)")
+        #expect((secret["texts"] as? [String])?.contains { $0.hasPrefix(secretText + " [OMEMO") } == true, "\(secret["texts"] ?? "")")
+        #expect((secret["names"] as? [[String: Any]])?.contains { $0["name"] as? String == "bob" && $0["colour"] as? String == colour("bob") } == true,
+                "bob has the same colour in every room: \(secret["names"] ?? "")")
+
+        // bob: the decrypted texts, marked as OMEMO, and the picture through /file/ with exactly its bytes.
+        let chatTexts = chat["texts"] as? [String] ?? []
+        for secret in secrets {
+            #expect(chatTexts.contains { $0.hasPrefix(secret + " [OMEMO") }, "\(secret) decrypted and marked: \(chatTexts)")
+        }
+        #expect(!chatTexts.contains { $0.contains("OMEMO encrypted") }, "never the fallback body")
+        #expect(chat["title"] as? String == "Robert <Bob> Example", "the vCard's name, literally")
+        #expect((chat["names"] as? [[String: Any]])?.first?["name"] as? String == "Robert <Bob> Example",
+                "bubbles name him as the list does (the agent stored his address as the sender: his roster item has no name): \(chat["names"] ?? "")")
+        let listAvatar = (chat["list_entry"] as? [String: Any])?["avatar"] as? [String: Any]
+        #expect((listAvatar?["src"] as? String)?.hasPrefix("/avatar?") == true && listAvatar?["loaded"] as? Bool == true
+                && listAvatar?["width"] as? Int == 96, "bob's picture in the list: \(listAvatar ?? [:])")
+        #expect((chat["with_states"] as? [String] ?? []).contains { $0.hasSuffix("Robert <Bob> Example is typing") }, "\(chat["with_states"] ?? "")")
+        #expect(!chatTexts.contains { $0.contains(".png") }, "a body that is only the file's address is not repeated: \(chatTexts)")
+        #expect(((chat["list_entry"] as? [String: Any])?["text"] as? String)?.contains(": (picture) holiday.png") == true,
+                "the list says what the newest message is: \(chat["list_entry"] ?? "")")
+        let images = chat["images"] as? [[String: Any]] ?? []
+        #expect(images.count == 2, "\(chat)")
+        let small = images.first { $0["alt"] as? String == "red.png" }, big = images.first { $0["alt"] as? String == "holiday.png" }
+        #expect(small?["loaded"] as? Bool == true && small?["width"] as? Int == 320, "\(images)")
+        #expect((small?["src"] as? String)?.hasPrefix("/preview/") == true && (small?["href"] as? String)?.hasPrefix("/file/") == true)
+        #expect(small?["sha256"] as? String == pictureSHA && small?["href_sha256"] as? String == pictureSHA,
+                "a small picture is shown as it is: exactly the stored bytes")
+        // The 2400×1800 picture shows through a 1024-pixel copy (as the html export's thumbnail); its link opens the original.
+        #expect(big?["loaded"] as? Bool == true && big?["width"] as? Int == 1024 && big?["height"] as? Int == 768, "\(images)")
+        #expect(big?["sha256"] as? String != largeSHA && big?["href_sha256"] as? String == largeSHA, "\(images)")
+        #expect(chat["at_end"] as? Bool == true, "the conversation stays at its newest message while its pictures load")
+        checkScreenshot(chat, "chat")
+        let shot = try #require((chat["screenshot"] as? [String: Any])?["path"] as? String)
+        let red = Int(try await FilesKit.fixture("png_colour_count.py", [shot, "220", "20", "20"])) ?? 0
+        let blue = Int(try await FilesKit.fixture("png_colour_count.py", [shot, "20", "40", "220"])) ?? 0
+        #expect(red > 20_000 && blue > 20_000, "the pictures are drawn on the page (\(red) red, \(blue) blue pixels)")
+        // A message carol writes while the room is open appears without a reload.
+        let liveStep = steps.first { $0["step"] as? String == "live" }
+        #expect(liveStep?["peer_status"] as? Int == 0 && liveStep?["last"] as? String == marker, "\(liveStep ?? [:])")
+        #expect(liveStep?["reloaded"] as? Bool == false)
+        #expect((steps.first { $0["step"] as? String == "console" }?["problems"] as? [String])?.isEmpty == true, "\(steps.last ?? [:])")
+        let (status, log) = serve.stop(signal: SIGTERM)
+        #expect(status == 0, "\(log.suffix(2000))")
+    }
+
+    @Test func largeArchiveThroughRoostServe() async throws {
+        let dir = try TestDirectory()
+        let messages = Int(ProcessInfo.processInfo.environment["ROOST_TEST_SERVE_MESSAGES"] ?? "") ?? 1_000_000
+        let archive = dir.path + "/archive.sqlite"
+        try SyntheticArchive.build(at: archive, messages: messages)
+        let config = try dir.write("config.ini", "[archive]\npath = \(archive)\n")
+
+        let remote = try RoostBinary.run(["serve", "--config", config, "--listen", "0.0.0.0"])
+        #expect(remote.status == 2 && remote.stderr.contains("--allow-remote"), "\(remote.stderr)")
+
+        // --open hands the browser (here an xdg-open that notes its arguments) a page that forwards to the address:
+        // the token is in a 0600 file, never in a command line.
+        let bin = dir.path + "/bin", opened = dir.path + "/opened"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try dir.write("bin/xdg-open", "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"\(opened).tmp\" && mv \"\(opened).tmp\" \"\(opened)\"\n", mode: 0o755)
+        let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let serve = try RoostBinary.start(["serve", "--config", config, "--port", "0", "--json", "--open"], environment: ["PATH": path])
+        defer { serve.stop(signal: SIGKILL) }
+        try serve.waitForLog("\"url\"")
+        let line = try #require(serve.stderrSoFar.split(separator: "\n").first { $0.hasPrefix("{") })
+        let url = try #require((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["url"] as? String)
+        let token = String(url.split(separator: "=").last ?? "")
+        try await waitFor("xdg-open called", serve, timeout: 20) { FileManager.default.fileExists(atPath: opened) }
+        let arguments = try String(contentsOfFile: opened, encoding: .utf8).split(separator: "\n").map(String.init)
+        let forwarding = dir.path + "/run/roost/serve-open.html"
+        #expect(arguments == [forwarding], "xdg-open is given the forwarding page: \(arguments)")
+        #expect(!arguments.joined().contains(token), "no token on a command line")
+        #expect((try FileManager.default.attributesOfItem(atPath: forwarding)[.posixPermissions] as? Int) == 0o600)
+
+        // The browser opens that page and lands on the list (the first step), as `roost serve --open` does.
+        let steps = try browserCheck(["--url", "file://" + forwarding, "--conversation", SyntheticArchive.contact(0), "--pages", "3", "--search", "中国",
+                                      "--screenshots", dir.path + "/shots", "--no-script"])
+        let reader = try ArchiveReader(path: archive)
+        let conversations = try reader.stats().conversations.count
+        #expect((steps["list"]?["titles"] as? [String])?.count == conversations)
+        #expect((steps["list"]?["rooms"] as? Int ?? 0) > 0, "rooms are listed as rooms")
+        #expect(steps["older"]?["counts"] as? [Int] == [50, 100, 150, 200])
+        #expect(steps["older"]?["in_order"] as? Bool == true)
+        let marks = steps["search"]?["marks"] as? [String] ?? []
+        #expect(!marks.isEmpty && marks.allSatisfy { $0 == "中国" })
+        #expect(steps["context"]?["target"] as? String == steps["context"]?["hit"] as? String)
+        #expect(steps["context"]?["on_screen"] as? Bool == true)
+        #expect((steps["console"]?["problems"] as? [String])?.isEmpty == true, "\(steps["console"] ?? [:])")
+        for name in ["list", "conversation", "older", "search", "context"] { checkScreenshot(steps[name], name) }
+
+        // Without JavaScript every page still reads: the conversation, its older page by the link, search by the form's address.
+        let noScript = steps["noscript"]
+        #expect(noScript?["newest"] as? Int == 50 && noScript?["older"] as? Int == 50 && noScript?["disjoint"] as? Bool == true,
+                "\(noScript ?? [:])")
+        #expect(noScript?["live_opened"] as? Bool == false, "no script ran")
+        #expect((noScript?["marks"] as? [String])?.contains("中国") == true && noScript?["in_context"] as? Bool == true)
+        let (status, log) = serve.stop(signal: SIGTERM)
+        #expect(status == 0, "\(log.suffix(2000))")
+        #expect(log.contains("stopped serving"))
+        #expect(!FileManager.default.fileExists(atPath: forwarding), "the forwarding page goes when the server stops")
+    }
+}

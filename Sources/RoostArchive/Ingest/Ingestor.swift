@@ -196,7 +196,7 @@ final class Ingestor {
         var found: (id: Int64, from: String, edited: Int64, imported: Bool, occupantId: String?)?
         try database.cached("""
             SELECT id, from_jid, edited, source = 'import', occupant_id FROM messages
-            WHERE id IN (SELECT id FROM messages INDEXED BY messages_message_id
+            WHERE id IN (SELECT id FROM messages INDEXED BY messages_account_message_id
                              WHERE account_id = ?2 AND conversation = ?1 AND message_id = ?3
                          UNION ALL
                          SELECT id FROM messages INDEXED BY messages_origin

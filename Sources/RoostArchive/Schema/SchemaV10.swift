@@ -1,6 +1,6 @@
 /// Schema version 10: lookups and counters that stay fast at ten million messages (issue 15).
 ///
-/// - `messages_message_id` lets a correction (XEP-0308) find its target by message id in one index seek; with
+/// - `messages_account_message_id` lets a correction (XEP-0308) find its target by message id in one index seek; with
 ///   `messages_origin` (origin-ids, `SchemaV2`) the lookup of `Ingestor.correctionTarget` is O(log n) instead of
 ///   a walk through the conversation (1.6 s per miss at 10M, for every correction, live and imported).
 /// - `conversation_counts`, `room_senders` and `row_counts` are what `roost stats` shows, kept by triggers in
@@ -10,7 +10,7 @@
 ///   messages are never deleted one by one, but an account removal (cascade) recomputes them.
 enum SchemaV10 {
     static let sql = """
-    CREATE INDEX messages_message_id ON messages(account_id, conversation, message_id) WHERE message_id IS NOT NULL;
+    CREATE INDEX messages_account_message_id ON messages(account_id, conversation, message_id) WHERE message_id IS NOT NULL;
 
     CREATE TABLE conversation_counts (
         account_id INTEGER NOT NULL,

@@ -173,6 +173,7 @@ struct DocExamplesTests {
         case ("HOST", _), ("H", _): return "127.0.0.1"
         case ("PORT", _), ("P", _): return "9"
         case ("ROOM", _): return "room@conference.example.org"
+        case ("ADDRESS", _): return "127.0.0.1"
         case ("FINGERPRINT", _): return "0123456789abcdef"
         case ("GROUP", _): return "Friends"
         case ("COMMAND", _): return "search"

@@ -619,7 +619,7 @@ struct RoomPeer {
 }
 
 /// Waits for `condition` (checked every 250 ms) up to `timeout`; fails with the process's log otherwise.
-func waitFor(_ what: String, _ process: RunningRoost?, timeout: TimeInterval = 30, _ condition: () throws -> Bool) async throws {
+func waitFor(_ what: String, _ process: RunningRoost?, timeout: TimeInterval = 90, _ condition: () throws -> Bool) async throws {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if (try? condition()) == true { return }

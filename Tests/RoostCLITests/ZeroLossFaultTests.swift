@@ -16,8 +16,9 @@ struct ZeroLossFaultTests {
         let roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
         try await roost.start(waitingFor: "online")
         let prefix = "kill-\(UUID().uuidString.prefix(6))"
-        // Paced at 250 a second (40 s), so that kills land while it comes in however slow or fast the machine is.
-        let flood = try PeerFlood(rig, to: rig.roostJID, count: floodSize, prefix: prefix, perSecond: 250)
+        // Paced at 100 a second (100 s), so that kills land while it comes in however slow or fast the machine is
+        // (in the whole suite, with everything else running, a kill and restart can take seconds).
+        let flood = try PeerFlood(rig, to: rig.roostJID, count: floodSize, prefix: prefix, perSecond: 100)
         // Kills at random moments: at least 22, and on (up to 40) until 8 of them hit while the archive still lacked
         // part of the flood or it is all in. On a loaded machine a restart takes seconds, so fewer fit into the flood.
         var kills = 0
@@ -114,11 +115,13 @@ struct ZeroLossFaultTests {
         try await roost.start(waitingFor: "online")
         let prefix = "cut-\(UUID().uuidString.prefix(6))"
         let flood = try PeerFlood(rig, to: rig.roostJID, count: floodSize, prefix: prefix)
-        // Cut twice while Roost is in the middle of taking the flood in.
-        for threshold in [3000, 6500] {
+        // Cut twice while Roost is in the middle of taking the flood in, each time on a connection of its own: the
+        // second cut waits until Roost is connected again (what it stores meanwhile may be its backlog).
+        for (cut, threshold) in [3000, 6500].enumerated() {
             try await waitUntil("\(threshold) messages stored", timeout: .seconds(120)) {
                 try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") >= threshold
             }
+            try await roost.waitForLog("connected as", count: cut + 1, timeout: .seconds(120))
             proxy.cut()
         }
         try await flood.finish()
@@ -172,6 +175,17 @@ actor Restarter {
         }
         kills += 1
         try await start(waitingFor: text)
+    }
+
+    /// Waits until the running process's log holds `text` at least `count` times.
+    func waitForLog(_ text: String, count: Int, timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while (current?.stderrSoFar.components(separatedBy: text).count ?? 1) - 1 < count {
+            guard ContinuousClock.now < deadline else {
+                throw WaitTimedOut(what: "\(count) × '\(text)' in roost's log:\n\(current?.stderrSoFar.suffix(3000) ?? "")")
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
     }
 
     /// SIGTERM; returns every run's log.

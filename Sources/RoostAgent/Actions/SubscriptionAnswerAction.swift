@@ -23,7 +23,7 @@ public struct SubscriptionAnswerAction: AccountAction {
         if let archivePath = context.archivePath, try !Self.isPending(from: contact, context, archivePath: archivePath) {
             let askInstead = "to ask \(contact) for a subscription, use `roost roster add \(contact)`"
             if context.archiveHasEveryRequest {
-                throw ActionFailure(.notFound, "\(contact) has no pending friend request (see `roost requests`); \(askInstead)")
+                throw ActionFailure(.notFound, "\(contact) has no friend request waiting for an answer (`roost requests` lists those that do); \(askInstead)")
             }
             // Without an agent, a request sent while nothing ran is known to the server only. Denying it is a
             // refusal whoever asked; accepting it unseen would pre-approve the address (RFC 6121 §3.4), a typo too.

@@ -4,7 +4,8 @@ import Foundation
 /// Target `query`: the search language (`QueryParser` → `QueryCompiler` → SQL), run against a real, empty archive.
 ///
 /// Properties:
-/// - any text is either a query or a `QueryError` naming a position inside the text, never a crash;
+/// - any text is either a query, a `QueryError` naming a position inside the text, or a name that matches no
+///   contact (or several), never a crash;
 /// - a query runs: SQLite accepts the SQL with exactly its parameters (a malformed query is never an SQL error);
 /// - the compiler never emits SQL outside its parameters: with string literals removed, every word of the
 ///   SQL is one the compiler itself writes (`identifiers`), and its only literals are its own.
@@ -29,6 +30,8 @@ enum QueryFuzz {
         do {
             compiled = try reader.compile(text, now: now, timeZone: TimeZone(identifier: "Europe/Berlin")!)
         } catch {
+            // A name that matches no contact (or several) is the user's mistake, said in words (`roost search with:bob`).
+            if case .names = error { return nil }
             guard case .query(let problem) = error else { return "compiling \(text.debugDescription) failed with \(error)" }
             guard problem.column >= 1, problem.column <= text.count + 1 else {
                 return "\(text.debugDescription): error at column \(problem.column) outside the text"

@@ -84,7 +84,7 @@ struct ControlServerTests {
     }
 
     private func ask(_ client: ControlClient, _ line: String) async throws -> [String: Any] {
-        let answer = try #require(try await offPool { client.exchange(Data(line.utf8), timeoutSeconds: 30) })
+        let answer = try #require(try await offPool { client.exchange(Data(line.utf8), timeoutSeconds: 120) })
         return try #require(try JSONSerialization.jsonObject(with: answer) as? [String: Any])
     }
 

@@ -18,9 +18,10 @@ enum TerminalInput {
         var silent = saved
         silent.c_lflag &= ~tcflag_t(ECHO)
         silent.c_lflag |= tcflag_t(ECHONL)
-        write(fd, prompt)
+        // Echo off before the prompt shows: an answer typed the moment it appears is neither echoed nor flushed.
         tcsetattr(fd, TCSAFLUSH, &silent)
         defer { tcsetattr(fd, TCSAFLUSH, &saved) }
+        write(fd, prompt)
         return readLine(fd)
     }
 

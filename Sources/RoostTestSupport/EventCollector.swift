@@ -56,7 +56,7 @@ public struct WaitTimedOut: Error, CustomStringConvertible {
 
 /// Checks `condition` every 100 ms until it holds, or throws after `timeout`: waiting for a state (a row
 /// count, a line in a log, a command's answer) instead of sleeping and hoping.
-public func waitUntil(_ what: String, timeout: Duration = .seconds(20), detail: () -> String = { "" },
+public func waitUntil(_ what: String, timeout: Duration = .seconds(60), detail: () -> String = { "" },
                       _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while true {

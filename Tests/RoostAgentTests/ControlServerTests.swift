@@ -204,7 +204,7 @@ struct ControlServerTests {
             let answer = try await ask(slowClient, #"{"id": "slow", "command": "roster.list", "account": "slow@example.org"}"#)
             return answer["id"] as? String
         }
-        try await waitUntil("the slow request to reach the agent") { gate.arrived == 1 }
+        try await waitUntil("the slow request to reach the agent", timeout: .seconds(120)) { gate.arrived == 1 }
         // While it waits, another client is served.
         let other = try #require(ControlClient.connect(path: path))
         let ping = try await ask(other, #"{"command": "ping"}"#)

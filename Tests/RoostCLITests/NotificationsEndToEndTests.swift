@@ -122,7 +122,7 @@ final class PrivateNotificationServer: @unchecked Sendable {
             Self.gdbus(address, ["--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
                                  "--method", "org.freedesktop.DBus.NameHasOwner", "org.freedesktop.Notifications"])
         }
-        try await waitUntil("dbusmock to own org.freedesktop.Notifications", timeout: .seconds(20)) { owner().contains("true") }
+        try await waitUntil("dbusmock to own org.freedesktop.Notifications", timeout: .seconds(90)) { owner().contains("true") }
     }
 
     deinit {

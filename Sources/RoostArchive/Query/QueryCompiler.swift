@@ -106,8 +106,17 @@ struct QueryCompiler {
         }
     }
 
+    /// `text` as an FTS5 string. By Unicode scalar, not by Character: a `"` followed by a combining mark is one
+    /// Character, and doubling only whole-Character quotes left such a quote alone (found by the query fuzzer).
     static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        var result = String.UnicodeScalarView()
+        result.append("\"")
+        for scalar in text.unicodeScalars {
+            result.append(scalar)
+            if scalar == "\"" { result.append("\"") }
+        }
+        result.append("\"")
+        return String(result)
     }
 
     /// One term as FTS5 syntax, rewritten like the indexed text (see `SearchText`).
@@ -175,12 +184,13 @@ struct QueryCompiler {
     }
 
     private static func likePattern(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            if character == "\\" || character == "%" || character == "_" { escaped.append("\\") }
-            escaped.append(character)
+        // By Unicode scalar, like `quoted`: a wildcard followed by a combining mark is still a wildcard.
+        var escaped = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if scalar == "\\" || scalar == "%" || scalar == "_" { escaped.append("\\") }
+            escaped.append(scalar)
         }
-        return escaped
+        return String(escaped)
     }
 
     private mutating func bind(_ values: SQLValue...) {

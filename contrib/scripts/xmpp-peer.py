@@ -256,16 +256,18 @@ class Peer(slixmpp.ClientXMPP):
             self.lost = self.lost or "the connection to the server was lost during the command (%s)" % (reason or "closed")
 
     async def on_session_start(self, _event):
-        emit("online", jid=str(self.boundjid))
-        if not self.args.no_initial_presence:
-            self.send_presence()
-        # The roster must be requested for Prosody to treat us as an "interested resource"
-        # that receives presence and subscription requests.
+        # The roster must be requested for Prosody to treat us as an "interested resource" that receives
+        # presence and subscription requests: first the roster, then the initial presence (which brings the
+        # requests stored meanwhile), and only then "online" — a request sent in between was otherwise kept
+        # for a later login and never seen.
         try:
             await self.get_roster(timeout=self.args.timeout)
         except (IqError, IqTimeout) as e:
             self.fail("roster request failed: %s" % e)
             return
+        if not self.args.no_initial_presence:
+            self.send_presence()
+        emit("online", jid=str(self.boundjid))
         self.session_ready.set()
 
     async def register_account(self, features):

@@ -46,7 +46,7 @@ let package = Package(
 
         // Shared by the test targets only: the test servers (contrib/scripts/*-test-server), the slixmpp peer,
         // the roost binary, and the requirements switch (ROOST_TEST_REQUIRE_ALL).
-        .target(name: "RoostTestSupport", dependencies: ["RoostXMPP"], swiftSettings: strict),
+        .target(name: "RoostTestSupport", dependencies: ["RoostXMPP", "CSystem"], swiftSettings: strict),
 
         .testTarget(name: "RoostXMPPTests", dependencies: ["RoostCore", "RoostXMPP", "COpenSSL", "RoostTestSupport"], swiftSettings: strict),
         .testTarget(name: "RoostNotifyTests", dependencies: ["RoostCore", "RoostNotify", "RoostTestSupport"], exclude: ["Fixtures"], swiftSettings: strict),

@@ -51,14 +51,14 @@ public enum RoostBinary {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input
+        let ended = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in ended.signal() }
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try? input.fileHandleForWriting.close()
         // Read both pipes concurrently so a chatty child never blocks on a full pipe.
         let collector = PipeCollector(out: out, err: err)
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
+        if ended.wait(timeout: .now() + timeout) == .timedOut {
             process.terminate()
             process.waitUntilExit()
         }
@@ -137,12 +137,29 @@ public final class RunningRoost: @unchecked Sendable {
         throw WaitTimedOut(what: "'\(text)' in roost's log; log so far:\n\(stderrSoFar)")
     }
 
+    /// Waits until the process ends or `timeout` passes; true when it ended. Woken by the kernel through a pidfd
+    /// (readable once the process has exited), not by polling.
+    @discardableResult
+    public func waitForExit(timeout: TimeInterval) -> Bool {
+        guard isRunning else { return true }
+        let fd = processDescriptor(pid)
+        guard fd >= 0 else { return !isRunning }
+        defer { close(fd) }
+        let deadline = Date().addingTimeInterval(timeout)
+        var watched = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while isRunning {
+            let milliseconds = Int32(min(max(deadline.timeIntervalSinceNow * 1000, 0), Double(Int32.max)))
+            guard milliseconds > 0 else { return false }
+            if poll(&watched, 1, milliseconds) < 0 && errno != EINTR { return !isRunning }
+        }
+        return true
+    }
+
     /// Sends `signal` and waits for the exit status (SIGKILL after `timeout`).
     @discardableResult
     public func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 20) -> (status: Int32, stderr: String) {
         if isRunning { kill(pid, signal) }
-        let deadline = Date().addingTimeInterval(timeout)
-        while isRunning && Date() < deadline { usleep(10_000) }
+        waitForExit(timeout: timeout)
         if isRunning {
             kill(pid, SIGKILL)
             _ = reap(block: true)

@@ -104,6 +104,17 @@ public struct TestServer: Sendable {
         _ = try await client.registerAccount()
         return (client, jid, password)
     }
+
+    /// Fresh accounts for a test's parties (Roost's own and its peers'), registered in-band; no session is kept.
+    public func registeredAccounts(_ prefixes: [String]) async throws -> [(jid: JID, password: String)] {
+        var accounts: [(jid: JID, password: String)] = []
+        for prefix in prefixes {
+            let (client, jid, password) = try await registeredClient(prefix)
+            await client.disconnect()
+            accounts.append((jid, password))
+        }
+        return accounts
+    }
 }
 
 public struct TestServerMissing: Error, CustomStringConvertible {

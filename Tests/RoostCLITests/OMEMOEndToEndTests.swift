@@ -27,12 +27,9 @@ struct OMEMOEndToEndTests {
 
     func setUp() async throws -> Setup {
         let dir = try TestDirectory()
-        let (aliceClient, alice, alicePassword) = try await server.registeredClient("alice")
-        await aliceClient.disconnect()
-        let (bobClient, bob, bobPassword) = try await server.registeredClient("bob")
-        await bobClient.disconnect()
-        let config = try server.roostConfig(in: dir, account: alice.description, password: alicePassword,
-                                            extra: "")
+        let accounts = try await server.registeredAccounts(["alice", "bob"])
+        let (alice, alicePassword) = accounts[0], (bob, bobPassword) = accounts[1]
+        let config = try server.roostConfig(in: dir, account: alice.description, password: alicePassword, extra: "")
         return Setup(dir: dir, alice: alice, alicePassword: alicePassword, bob: bob, bobPassword: bobPassword, config: config)
     }
 
@@ -42,8 +39,7 @@ struct OMEMOEndToEndTests {
     @discardableResult
     func peer(_ setup: Setup, as who: String, _ arguments: [String], timeout: TimeInterval = 120) throws -> [[String: Any]] {
         let running = try startPeer(setup, as: who, arguments)
-        let deadline = Date().addingTimeInterval(timeout)
-        while running.isRunning && Date() < deadline { usleep(50_000) }
+        running.waitForExit(timeout: timeout)
         let (status, output) = running.stop(signal: SIGKILL, timeout: 1)
         #expect(status == 0, "omemo-peer \(arguments.joined(separator: " ")) failed (\(status)):\n\(output.suffix(3000))")
         return Self.jsonLines(output)
@@ -86,6 +82,15 @@ struct OMEMOEndToEndTests {
             try await Task.sleep(for: .milliseconds(250))
         }
         return value
+    }
+
+    /// Waits until Roost has handled everything bob sent before now: bob sends a fresh encrypted marker and Roost
+    /// archives it decrypted. The server delivers in order, so a late copy of anything earlier would be stored by then.
+    func settle(_ setup: Setup) async throws {
+        let marker = "settled \(UUID().uuidString)"
+        try peer(setup, as: "bob", ["send", setup.alice.description, marker])
+        let stored = try await waitForCount(setup, "SELECT count(*) FROM messages WHERE body = '\(marker)'", 1)
+        #expect(stored == 1, "the marker '\(marker)' was not archived")
     }
 
     func startRoost(_ setup: Setup) throws -> RunningRoost {
@@ -169,7 +174,8 @@ struct OMEMOEndToEndTests {
         roost = try startRoost(setup)
         #expect(try await waitForCount(setup, "SELECT count(*) FROM messages WHERE body LIKE 'offline-% secret' AND encryption = 'omemo'", 5) == 5,
                 "roost log:\n\(roost.stderrSoFar.suffix(4000))")
-        try await Task.sleep(for: .seconds(2))
+        try await ZeroLossRig.waitForLog(roost, "server archive read", timeout: .seconds(120))
+        try await settle(setup)
         #expect(try sql(setup, "SELECT count(*) FROM messages WHERE body LIKE 'offline-% secret'") == "5")
     }
 
@@ -270,7 +276,7 @@ struct OMEMOEndToEndTests {
         #expect(peerOutput.contains("\"count\": \(count)"), "the flood did not finish:\n\(peerOutput.suffix(2000))")
         let query = "SELECT count(*) FROM messages WHERE body LIKE 'kill-% secret' AND encryption = 'omemo' AND e2e_failure IS NULL"
         let decrypted = try await waitForCount(setup, query, count, timeout: 180)
-        try await Task.sleep(for: .seconds(3))
+        try await settle(setup)
         let log = await roost.stop()
         #expect(decrypted == count, "roost log:\n\(log.suffix(4000))")
         #expect(try sql(setup, "SELECT count(*) FROM messages WHERE body LIKE 'kill-% secret'") == String(count))

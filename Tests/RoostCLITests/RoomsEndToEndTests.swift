@@ -80,12 +80,7 @@ struct RoomsEndToEndTests {
     func setUp(_ server: TestServer? = nil) async throws -> Setup {
         let server = server ?? self.server
         let dir = try TestDirectory()
-        var peers: [(JID, String)] = []
-        for name in ["alice", "bob", "carol", "dave"] {
-            let (client, jid, password) = try await server.registeredClient(name)
-            await client.disconnect()
-            peers.append((jid, password))
-        }
+        let peers = try await server.registeredAccounts(["alice", "bob", "carol", "dave"])
         let setup = Setup(server: server, dir: dir, alice: peers[0].0, alicePassword: peers[0].1,
                           phone: RoomPeer(server: server, jid: peers[0].0, password: peers[0].1, resource: "phone"),
                           bob: RoomPeer(server: server, jid: peers[1].0, password: peers[1].1),
@@ -177,7 +172,7 @@ struct RoomsEndToEndTests {
         roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
         defer { roost.stop(signal: SIGKILL) }
         try await waitFor("500 messages archived", roost, timeout: 120) { s.count("SELECT count(*) FROM messages WHERE \(flood)") >= 500 }
-        try await Task.sleep(for: .seconds(3))
+        try await ZeroLossRig.waitForLog(roost, "\(room): archive read", timeout: .seconds(120))
         #expect(s.count("SELECT count(*) FROM messages WHERE \(flood)") == 500)
         #expect(s.count("SELECT count(DISTINCT message_id) FROM messages WHERE \(flood)") == 500)
         #expect(s.count("SELECT count(*) FROM messages WHERE \(flood) AND body = replace(message_id, '-flood-', '-flood message ')") == 500)
@@ -440,7 +435,7 @@ struct RoomsEndToEndTests {
         #expect(flooder.stop().status == 0, "\(flooder.stderrSoFar.suffix(2000))")
         let flood = "conversation = '\(room)' AND message_id LIKE 'kill9-%'"
         try await waitFor("2000 messages archived", nil, timeout: 120) { s.count("SELECT count(*) FROM messages WHERE \(flood)") >= 2000 }
-        try await Task.sleep(for: .seconds(3))
+        try await settle(s, room: room, nil)
         let log = await roost.stop()
         #expect(s.count("SELECT count(*) FROM messages WHERE \(flood)") == 2000, "\(log.suffix(3000))")
         #expect(s.count("SELECT count(DISTINCT message_id) FROM messages WHERE \(flood)") == 2000)
@@ -464,8 +459,8 @@ struct RoomsEndToEndTests {
         try await waitFor("rejoined, and what was said meanwhile archived", roost) {
             s.count("SELECT count(*) FROM messages WHERE body = 'said while Roost was kicked'") == 1 && s.state(of: room) == "joined"
         }
-        try await Task.sleep(for: .seconds(2))
-        #expect(s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body IS NOT NULL") == 2)
+        try await settle(s, room: room, roost)
+        #expect(s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body IS NOT NULL AND body NOT LIKE 'settled %'") == 2)
 
         // The transcript with its timeline, an export in colours, the room in the stats.
         let log = try s.roost(["log", "--presence", "--json", room]).jsonLines
@@ -499,8 +494,8 @@ struct RoomsEndToEndTests {
         try await waitFor("rejoined, and what the ghost missed archived", roost, timeout: 40) {
             s.count("SELECT count(*) FROM messages WHERE body = 'said to a ghost'") == 1 && s.state(of: room) == "joined"
         }
-        try await Task.sleep(for: .seconds(2))
-        #expect(s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body IS NOT NULL") == 2)
+        try await settle(s, room: room, roost)
+        #expect(s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body IS NOT NULL AND body NOT LIKE 'settled %'") == 2)
     }
 
     /// Makes the room service drop Roost's occupant without telling it: Prosody through its admin shell;
@@ -607,14 +602,23 @@ struct RoomPeer {
     @discardableResult
     func run(_ arguments: [String], timeout: TimeInterval = 90) throws -> [[String: Any]] {
         let running = try start(arguments)
-        let deadline = Date().addingTimeInterval(timeout)
-        while running.isRunning && Date() < deadline { usleep(50_000) }
+        running.waitForExit(timeout: timeout)
         let (status, output) = running.stop(signal: SIGKILL, timeout: 1)
         guard status == 0 else { throw Failed(arguments: arguments, status: status, output: String(output.suffix(3000))) }
         return output.split(separator: "\n").compactMap { line in
             guard line.hasPrefix("{") else { return nil }
             return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
         }
+    }
+}
+
+/// Waits until Roost has handled everything the room sent before now: bob says a fresh marker in the room and
+/// Roost archives it live. The room delivers in order, so a late copy of anything earlier would be stored by then.
+func settle(_ s: RoomsEndToEndTests.Setup, room: String, _ process: RunningRoost?) async throws {
+    let marker = "settled \(UUID().uuidString)"
+    try s.bob.run(["muc", room, "bob", "--send", marker])
+    try await waitFor("the marker '\(marker)' archived", process) {
+        s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body = '\(marker)'") == 1
     }
 }
 

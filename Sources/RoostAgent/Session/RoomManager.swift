@@ -41,6 +41,8 @@ actor RoomManager {
     private var bookmarksReported = false
     private var pingTask: Task<Void, Never>?
     private var catchUpQueue: [JID] = []
+    /// Rooms whose next catch-up follows a join: its summary is logged even when it found nothing.
+    private var catchUpsAfterJoin: Set<JID> = []
     private var catchUpTask: Task<Void, Never>?
 
     /// How long a join may wait for the room's answer.
@@ -435,7 +437,7 @@ actor RoomManager {
         finishWaiters(room, .joined(nick: nick))
         guard !wasJoined else { return }
         log.info("\(jid): joined \(LogText.quote(room)) as \(LogText.quote(nick))\(codes.contains(MUC.Status.roomCreated) ? " (the room was created by this join)" : "")")
-        if state.mam == true { enqueueCatchUp(room) }
+        if state.mam == true { enqueueCatchUp(room, afterJoin: true) }
     }
 
     private func left(_ room: JID, nick: String, codes: Set<Int>, reason: String?, newNick: String?, destroyed: Bool) async {
@@ -667,7 +669,8 @@ actor RoomManager {
         }
     }
 
-    private func enqueueCatchUp(_ room: JID) {
+    private func enqueueCatchUp(_ room: JID, afterJoin: Bool = false) {
+        if afterJoin { catchUpsAfterJoin.insert(room) }
         if !catchUpQueue.contains(room) { catchUpQueue.append(room) }
         guard catchUpTask == nil else { return }
         // One room at a time: each catch-up keeps about one page unacknowledged on the server.
@@ -685,6 +688,7 @@ actor RoomManager {
     }
 
     private func catchUp(_ room: JID) async {
+        let afterJoin = catchUpsAfterJoin.remove(room) != nil
         guard case .joined = rooms[room]?.phase, rooms[room]?.mam == true, let state = rooms[room] else { return }
         let run = ArchiveCatchUp(client: client, archive: room, log: log, commits: commits)
         do {
@@ -692,7 +696,8 @@ actor RoomManager {
                 await self.advanceMark(room, to: mark)
             }
             if !summary.late.isEmpty { notifications.post(.catchUpFinished(account: jid.description, messages: summary.late)) }
-            if summary.inserted > 0 {
+            // Always after a join (what a join missed is known then, even when nothing); after a self-ping only with news.
+            if summary.inserted > 0 || afterJoin {
                 log.info("\(jid): \(LogText.quote(room)): archive read (\(summary.pages) \(summary.pages == 1 ? "page" : "pages")): \(summary.inserted) new \(summary.inserted == 1 ? "message" : "messages")")
             }
         } catch {

@@ -115,45 +115,11 @@ package enum ProcessRunner {
             closeAll(stdinPipe)
             return Outcome(launchFailure: "pipe: \(String(cString: strerror(errno)))")
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        if stdinPipe[0] >= 0 { posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0) }
-        if stdoutPipe[1] >= 0 {
-            posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // Default signal handling and an empty mask in the child (Roost ignores SIGPIPE; the child must not).
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var flags = Int32(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)
         // A group of its own, so a deadline can kill everything the program started — except on a terminal,
         // where only the foreground group may read the keyboard (a passphrase prompt).
         let ownGroup = isatty(0) == 0
-        if ownGroup {
-            flags |= Int32(POSIX_SPAWN_SETPGROUP)
-            posix_spawnattr_setpgroup(&attributes, 0)
-        }
-        posix_spawnattr_setflags(&attributes, Int16(flags))
-
-        let environment = ProcessInfo.processInfo.environment.merging(extraEnvironment) { $1 }
-        let cArguments = argv.map { strdup($0) } + [nil]
-        let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for p in cArguments { free(p) }
-            for p in cEnvironment { free(p) }
-        }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, &attributes, cArguments, cEnvironment)
+        let (pid, rc) = spawn(path: path, argv: argv, extraEnvironment: extraEnvironment, stdin: stdinPipe[0],
+                              stdout: output == .discard ? nil : stdoutPipe[1], ownGroup: ownGroup)
         if stdinPipe[0] >= 0 { close(stdinPipe[0]) }
         if stdoutPipe[1] >= 0 { close(stdoutPipe[1]) }
         guard rc == 0 else {
@@ -259,10 +225,30 @@ package enum ProcessRunner {
         guard let program = argv.first, let path = resolve(program) else { return nil }
         var stdinPipe: [Int32] = [-1, -1]
         guard makePipe(&stdinPipe) else { return nil }
+        let (pid, rc) = spawn(path: path, argv: argv, extraEnvironment: extraEnvironment, stdin: stdinPipe[0], stdout: -1,
+                              ownGroup: false)
+        close(stdinPipe[0])
+        guard rc == 0 else {
+            close(stdinPipe[1])
+            return nil
+        }
+        return (pid, stdinPipe[1])
+    }
+
+    /// posix_spawn with stdin from `stdin` (when ≥ 0), stdout to `stdout` (when ≥ 0; /dev/null when nil; Roost's own
+    /// when -1), default signal handling and an empty mask in the child (Roost ignores SIGPIPE; the child must
+    /// not), and a process group of its own when `ownGroup`. Returns the pid and posix_spawn's result.
+    private static func spawn(path: String, argv: [String], extraEnvironment: [String: String], stdin: Int32, stdout: Int32?,
+                              ownGroup: Bool) -> (pid: pid_t, rc: Int32) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
+        if stdin >= 0 { posix_spawn_file_actions_adddup2(&actions, stdin, 0) }
+        if let stdout {
+            if stdout >= 0 { posix_spawn_file_actions_adddup2(&actions, stdout, 1) }
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -273,7 +259,12 @@ package enum ProcessRunner {
         sigemptyset(&empty)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        var flags = Int32(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)
+        if ownGroup {
+            flags |= Int32(POSIX_SPAWN_SETPGROUP)
+            posix_spawnattr_setpgroup(&attributes, 0)
+        }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
         let environment = ProcessInfo.processInfo.environment.merging(extraEnvironment) { $1 }
         let cArguments = argv.map { strdup($0) } + [nil]
         let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -283,12 +274,7 @@ package enum ProcessRunner {
         }
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, path, &actions, &attributes, cArguments, cEnvironment)
-        close(stdinPipe[0])
-        guard rc == 0 else {
-            close(stdinPipe[1])
-            return nil
-        }
-        return (pid, stdinPipe[1])
+        return (pid, rc)
     }
 
     /// Waits for a program started by `startFeeding` to end (after its input was closed).

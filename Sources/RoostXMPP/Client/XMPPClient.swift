@@ -136,7 +136,7 @@ public final class XMPPClient: Sendable {
                                maxStanzaBytes: negotiated.maxStanzaBytes)
         connection.startWriter(name: "roost.xmpp.write.\(configuration.jid)",
                                acknowledgement: { [weak self] in self?.takeAcknowledgement() },
-                               failed: { [weak self] error in self?.abort(error, generation: generation) })
+                               failed: { [weak self] error in self?.writeFailed(error, generation: generation) })
         log(.info, "\(configuration.jid): connected as \(LogText.quote(negotiated.boundJID)) with \(info.mechanism)\(info.channelBinding.map { " (\($0))" } ?? "")\(resumed ? ", session resumed" : "")")
         if let persist = state.withLock({ $0.sm?.persistable }), !resumed { events.put(.resumptionState(persist)) }
         if !unconfirmed.isEmpty { events.put(.unconfirmed(unconfirmed)) }
@@ -683,6 +683,21 @@ public final class XMPPClient: Sendable {
     public func abort(_ reason: ClientError = .disconnected("aborted")) {
         let generation = state.withLock { $0.generation }
         abort(reason, generation: generation)
+    }
+
+    /// A write failed. When the server closed the connection (a reset, a broken pipe) what it sent before closing
+    /// is still in the socket — often the answer a request waits for, as when an account is deleted and the
+    /// server answers, then closes — so the reader gets a moment to read it before the socket is closed.
+    /// A stalled write (or any other failure) closes at once.
+    private func writeFailed(_ error: ClientError, generation: Int) {
+        guard case .transport(.ioError) = error else { return abort(error, generation: generation) }
+        state.withLock { s in
+            if s.generation == generation, s.abortReason == nil { s.abortReason = error }
+        }
+        Task { [weak self] in
+            try? await Task.sleep(for: .seconds(5))
+            self?.abort(error, generation: generation)
+        }
     }
 
     private func abort(_ reason: ClientError, generation: Int) {

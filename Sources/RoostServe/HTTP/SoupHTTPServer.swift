@@ -85,9 +85,13 @@ final class HTTPExchange {
         init(_ exchange: HTTPExchange) { self.exchange = exchange }
     }
 
+    /// The server thread's main context: where the message's reference is given back.
+    private let context: OpaquePointer?
+
     init(_ message: OpaquePointer, query: [String: String]) {
         self.message = message
         self.query = query
+        context = g_main_context_ref_thread_default()
         g_object_ref(UnsafeMutableRawPointer(message))
         let box = Unmanaged.passRetained(Weak(self)).toOpaque()
         roost_message_on_finished(message, { _, data in
@@ -102,7 +106,14 @@ final class HTTPExchange {
     }
 
     deinit {
-        g_object_unref(UnsafeMutableRawPointer(message))
+        // The last reference to an exchange may go on any thread (a worker's or a task's closure that carried it
+        // back); libsoup is not thread-safe (a message finalised off the server thread once crashed it), so the
+        // unref runs on the server's thread — at once when this is that thread.
+        g_main_context_invoke_full(context, G_PRIORITY_DEFAULT, { data in
+            g_object_unref(data)
+            return 0  // G_SOURCE_REMOVE
+        }, UnsafeMutableRawPointer(message), nil)
+        g_main_context_unref(context)
     }
 
     /// Runs `body` when the message is done (at once if it already is).

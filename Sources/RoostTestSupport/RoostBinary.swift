@@ -42,11 +42,20 @@ public enum RoostBinary {
     /// Runs `roost ARGS` to completion (with a deadline), optionally feeding stdin, in `directory` (default: this one).
     public static func run(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil,
                            timeout: TimeInterval = 60, directory: String? = nil) throws -> Result {
+        try runProgram(path, arguments, environment: Self.environment(for: arguments, overrides: environment), stdin: stdin,
+                       timeout: timeout, directory: directory)
+    }
+
+    /// The suite's one way to run a program to completion: stdout and stderr read concurrently (a chatty child
+    /// never blocks on a full pipe), `stdin` fed then closed, killed at the deadline. `environment` nil: this
+    /// process's own.
+    public static func runProgram(_ program: String, _ arguments: [String], environment: [String: String]? = nil,
+                                  stdin: String? = nil, timeout: TimeInterval = 60, directory: String? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
+        process.executableURL = URL(fileURLWithPath: program)
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.arguments = arguments
-        process.environment = Self.environment(for: arguments, overrides: environment)
+        if let environment { process.environment = environment }
         let out = Pipe(), err = Pipe(), input = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -54,12 +63,11 @@ public enum RoostBinary {
         let ended = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in ended.signal() }
         try process.run()
+        let collector = PipeCollector(out: out, err: err)
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try? input.fileHandleForWriting.close()
-        // Read both pipes concurrently so a chatty child never blocks on a full pipe.
-        let collector = PipeCollector(out: out, err: err)
         if ended.wait(timeout: .now() + timeout) == .timedOut {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
         let (stdout, stderr) = collector.finish()

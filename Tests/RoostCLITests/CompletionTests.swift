@@ -124,19 +124,11 @@ struct CompletionTests {
             }
             let script = folder + "/harness.\(shell)"
             try harness.write(toFile: script, atomically: true, encoding: .utf8)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: shell == "bash" ? "/bin/bash" : "/usr/bin/\(shell)")
-            process.arguments = (shell == "zsh" ? ["-f"] : []) + [script, folder] + arguments
-            process.environment = environment
-            process.currentDirectoryURL = URL(fileURLWithPath: fixture.folder)
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
+            let result = try RoostBinary.runProgram(shell == "bash" ? "/bin/bash" : "/usr/bin/\(shell)",
+                                                    (shell == "zsh" ? ["-f"] : []) + [script, folder] + arguments,
+                                                    environment: environment, timeout: 300, directory: fixture.folder)
             var results: [[String]] = [[]]
-            for line in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) {
+            for line in result.stdout.split(separator: "\n", omittingEmptySubsequences: false) {
                 if line == "=== end" { results.append([]) } else if !line.isEmpty { results[results.count - 1].append(String(line)) }
             }
             return Array(results.dropLast())

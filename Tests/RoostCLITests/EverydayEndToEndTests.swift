@@ -204,21 +204,15 @@ struct EverydayEndToEndTests {
             sys.stdout.write(seen.decode(errors="replace"))
             sys.exit(os.waitstatus_to_exitcode(status))
             """)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [terminal, RoostBinary.path, "config", "init", "--config", path, "--port", "\(server.port)", "--ca-file", server.caFile]
         var environment = ProcessInfo.processInfo.environment
         environment["ANSWER_JID"] = alice.description
         environment["ANSWER_PASSWORD"] = password
         environment["ANSWER_HOST"] = server.host
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let transcript = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(transcript)")
+        let result = try RoostBinary.runProgram("/usr/bin/python3", [terminal, RoostBinary.path, "config", "init", "--config", path,
+                                                                    "--port", "\(server.port)", "--ca-file", server.caFile],
+                                                environment: environment, timeout: 120)
+        let transcript = result.stdout + result.stderr
+        #expect(result.status == 0, "\(transcript)")
         #expect(transcript.contains("logged in as \(alice)"), "\(transcript)")
         #expect(!transcript.contains(password), "the password is not echoed: \(transcript)")
         let written = try String(contentsOfFile: path, encoding: .utf8)

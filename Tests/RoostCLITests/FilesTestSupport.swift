@@ -30,28 +30,9 @@ enum FilesKit {
 
     /// Runs a program to completion (with a deadline) and returns its status and standard output.
     static func runBlocking(_ program: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let collected = DataBox()
-        let reader = Thread {
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            collected.set(data)
-        }
-        reader.start()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        while collected.get() == nil { usleep(5_000) }
-        let text = String(decoding: collected.get() ?? Data(), as: UTF8.self)
-        if process.terminationStatus != 0 && text.isEmpty { return (process.terminationStatus, String(decoding: errors, as: UTF8.self)) }
-        return (process.terminationStatus, text)
+        let result = try RoostBinary.runProgram(program, arguments, timeout: timeout)
+        if result.status != 0 && result.stdout.isEmpty { return (result.status, result.stderr) }
+        return (result.status, result.stdout)
     }
 
     /// A fixture script's output (it must succeed).
@@ -117,13 +98,6 @@ enum FilesKit {
 struct FixtureFailed: Error, CustomStringConvertible {
     let what: String
     var description: String { what }
-}
-
-final class DataBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data: Data?
-    func set(_ value: Data) { lock.withLock { data = value } }
-    func get() -> Data? { lock.withLock { data } }
 }
 
 /// `file_server.py` in the background: the port it listens on and the requests it got.

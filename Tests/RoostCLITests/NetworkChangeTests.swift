@@ -32,11 +32,6 @@ struct NetworkChangeTests {
     }
 
     private func ip(_ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        process.arguments = arguments
-        do { try process.run() } catch { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
+        (try? RoostBinary.runProgram("/usr/sbin/ip", arguments))?.status ?? -1
     }
 }

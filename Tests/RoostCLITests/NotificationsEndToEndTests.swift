@@ -143,16 +143,12 @@ final class PrivateNotificationServer: @unchecked Sendable {
     }
 
     static func gdbus(_ address: String, _ arguments: [String]) -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/gdbus")
-        process.arguments = ["call", "--timeout", "5", "--address", address] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        do { try process.run() } catch { return "gdbus could not run: \(error)" }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        do {
+            let result = try RoostBinary.runProgram("/usr/bin/gdbus", ["call", "--timeout", "5", "--address", address] + arguments)
+            return result.stdout + result.stderr
+        } catch {
+            return "gdbus could not run: \(error)"
+        }
     }
 }
 

@@ -533,15 +533,8 @@ struct RoomsEndToEndTests {
             arguments = ["-c", "HOME='\(home)' ERL_LIBS='\(libs)' ERL_CRASH_DUMP=/dev/null exec erl -sname roostmuc-$$@localhost -hidden -noinput -noshell "
                 + "-erl_epmd_port \(port) -start_epmd false -dist_listen false -eval '\(eval)'"]
         }
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: s.server.kind == .prosody ? ctl : "/bin/sh")
-        shell.arguments = arguments
-        let pipe = Pipe()
-        shell.standardOutput = pipe
-        shell.standardError = pipe
-        try shell.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        shell.waitUntilExit()
+        let result = try RoostBinary.runProgram(s.server.kind == .prosody ? ctl : "/bin/sh", arguments, timeout: 120)
+        let output = result.stdout + result.stderr
         #expect(output.contains("dropped"), "\(ctl) \(arguments.joined(separator: " ")): \(output)")
     }
 }

@@ -36,12 +36,9 @@ struct VerifyCommandTests {
     /// only Roost registers, so the sqlite3 shell drops it first (the index is not what verify looks at).
     func delete(_ ids: [String], from archive: String) throws {
         let list = ids.map { "'\($0)'" }.joined(separator: ",")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [archive, "DROP TRIGGER messages_fts_delete; DELETE FROM messages WHERE message_id IN (\(list));"]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let result = try RoostBinary.runProgram("/usr/bin/sqlite3",
+            [archive, "DROP TRIGGER messages_fts_delete; DELETE FROM messages WHERE message_id IN (\(list));"])
+        #expect(result.status == 0, "\(result.stderr)")
     }
 
     @Test func reportsAGapAndRepairsIt() async throws {

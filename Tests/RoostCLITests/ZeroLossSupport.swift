@@ -259,16 +259,8 @@ final class TmpfsMount: @unchecked Sendable {
     }
 
     static func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let result = try RoostBinary.runProgram(program, arguments, timeout: 300)
+        return (result.status, result.stdout + result.stderr)
     }
 }
 

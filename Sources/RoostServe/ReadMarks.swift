@@ -13,7 +13,6 @@ final class ReadMarks {
     private let archivePath: String
     private let thread: GMainThread
     private let log: ServeLog
-    private var running = 0
     /// Marks at once; more are asked to try again (each holds a writer connection).
     static let limit = 4
 
@@ -23,16 +22,29 @@ final class ReadMarks {
         self.log = log
     }
 
+    /// Requests waiting for their commit, by number. Only the server's thread holds them: the worker holds
+    /// nothing of the server's (a GLib object released on another thread would be freed there).
+    private var waiting: [Int: (exchange: HTTPExchange, conversation: String, account: String, done: (String?) -> Void)] = [:]
+    private var nextRequest = 0
+
+    private final class Weak {
+        weak var marks: ReadMarks?
+        init(_ marks: ReadMarks) { self.marks = marks }
+    }
+
     /// Marks `conversation` of `account` read and answers with `done` (on the server's thread): nil, or what failed.
     func mark(_ exchange: HTTPExchange, account: String, conversation: String, done: @escaping (String?) -> Void) {
-        guard running < Self.limit else {
+        guard waiting.count < Self.limit else {
             exchange.setHeader("Retry-After", "2")
             return done("Other conversations are being marked read; try again.")
         }
-        running += 1
+        let request = nextRequest
+        nextRequest += 1
+        waiting[request] = (exchange, conversation, account, done)
         exchange.pause()
         let archivePath = self.archivePath
-        let reply = OnServerThread(value: (self, exchange, done))
+        let thread = self.thread
+        let me = OnServerThread(value: Weak(self))
         let worker = Thread {
             var failure: String?
             do {
@@ -43,19 +55,20 @@ final class ReadMarks {
                 failure = "\(error)"
             }
             let outcome = OnServerThread(value: failure)
-            reply.value.0.thread.run {
-                let (marks, exchange, done) = reply.value
-                marks.running -= 1
-                if let failure = outcome.value {
-                    marks.log.warning("marking \(conversation) read failed: \(failure)")
-                } else {
-                    marks.log.info("marked \(conversation) read (account \(account))")
-                }
-                if !exchange.finished { done(outcome.value) }
-                exchange.resume()
-            }
+            thread.run { me.value.marks?.finish(request, failure: outcome.value) }
         }
         worker.name = "roost-serve-read"
         worker.start()
+    }
+
+    private func finish(_ request: Int, failure: String?) {
+        guard let (exchange, conversation, account, done) = waiting.removeValue(forKey: request) else { return }
+        if let failure {
+            log.warning("marking \(conversation) read failed: \(failure)")
+        } else {
+            log.info("marked \(conversation) read (account \(account))")
+        }
+        if !exchange.finished { done(failure) }
+        exchange.resume()
     }
 }

@@ -11,17 +11,9 @@ final class ExportJobs {
     private let timeZone: TimeZone
     private let thread: GMainThread
     private let log: ServeLog
-    /// Requests whose export runs, by number. Only the server's thread holds them: the worker holds nothing of
-    /// the server's (a libsoup message released on another thread would be freed there, under libsoup's feet).
-    private var running: [Int: HTTPExchange] = [:]
-    private var nextJob = 0
+    private var running = 0
     /// Exports at once; more are asked to wait (each holds a read snapshot and disk space).
     static let limit = 2
-
-    private final class Weak {
-        weak var jobs: ExportJobs?
-        init(_ jobs: ExportJobs) { self.jobs = jobs }
-    }
 
     init(archivePath: String, timeZone: TimeZone, thread: GMainThread, log: ServeLog) {
         self.archivePath = archivePath
@@ -31,7 +23,7 @@ final class ExportJobs {
     }
 
     func start(_ exchange: HTTPExchange, format: ExportFormat, account: String, conversation: String, include: Set<ExportInclusion>) {
-        guard running.count < Self.limit else {
+        guard running < Self.limit else {
             exchange.setHeader("Retry-After", "10")
             return exchange.respond(status: 503, contentType: "text/html; charset=utf-8",
                                     body: WebPages.message(title: "Busy", text: "Other exports are running; try again when they are done."))
@@ -41,13 +33,11 @@ final class ExportJobs {
             return exchange.respond(status: 500, contentType: "text/html; charset=utf-8",
                                     body: WebPages.message(title: "Export failed", text: "No temporary folder could be made."))
         }
-        let number = nextJob
-        nextJob += 1
-        running[number] = exchange
+        running += 1
         exchange.pause()
         let stem = String(conversation.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || "@._-".unicodeScalars.contains($0) ? Character($0) : "_" })
         let options = ExportOptions(format: format, query: "with:\(conversation)", account: account, include: include, timeZone: timeZone)
-        let me = OnServerThread(value: Weak(self))
+        let job = OnServerThread(value: (exchange, self))
         let archivePath = self.archivePath
         let thread = self.thread
         let worker = Thread {
@@ -75,11 +65,8 @@ final class ExportJobs {
                 }
                 let result = OnServerThread(value: (file, failure))
                 thread.run {
-                    guard let jobs = me.value.jobs else {
-                        try? FileManager.default.removeItem(atPath: folder)
-                        return
-                    }
-                    jobs.finish(number, file: result.value.0, failure: result.value.1, folder: folder)
+                    let (exchange, jobs) = job.value
+                    jobs.finish(exchange, file: result.value.0, failure: result.value.1, folder: folder)
                 }
             }
         }
@@ -87,9 +74,10 @@ final class ExportJobs {
         worker.start()
     }
 
-    private func finish(_ number: Int, file: String, failure: String?, folder: String) {
+    private func finish(_ exchange: HTTPExchange, file: String, failure: String?, folder: String) {
+        running -= 1
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        guard let exchange = running.removeValue(forKey: number), !exchange.finished else { return }
+        guard !exchange.finished else { return }
         if let failure {
             log.warning("export failed: \(failure)")
             exchange.respond(status: 500, contentType: "text/html; charset=utf-8", body: WebPages.message(title: "Export failed", text: failure))

@@ -70,21 +70,13 @@ final class Previews {
         busy = true
         let job = queue.removeFirst()
         let maker = self.maker
-        // The worker holds nothing of the server's but a weak reference (what it would release last, it would
-        // free on its own thread: waiting libsoup messages among them).
-        let me = OnServerThread(value: Weak(self))
-        let thread = self.thread
+        let me = OnServerThread(value: self)
         let worker = Thread {
             let copy = maker.thumbnail(of: job.source, to: folder + "/" + job.sha256, maxSide: ArchiveBrowser.previewSide)?.path
-            thread.run { me.value.previews?.finish(job.sha256, copy: copy) }
+            me.value.thread.run { me.value.finish(job.sha256, copy: copy) }
         }
         worker.name = "roost-serve-preview"
         worker.start()
-    }
-
-    private final class Weak {
-        weak var previews: Previews?
-        init(_ previews: Previews) { self.previews = previews }
     }
 
     private func remember(asItIs sha256: String) {

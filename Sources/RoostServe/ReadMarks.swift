@@ -22,8 +22,8 @@ final class ReadMarks {
         self.log = log
     }
 
-    /// Requests waiting for their commit, by number. Only the server's thread holds them: the worker holds
-    /// nothing of the server's (a GLib object released on another thread would be freed there).
+    /// Requests waiting for their commit, by number, held by the server's thread only: the worker holds nothing
+    /// of the server's but a weak reference, so whatever it drops last is never the server's to free.
     private var waiting: [Int: (exchange: HTTPExchange, conversation: String, account: String, done: (String?) -> Void)] = [:]
     private var nextRequest = 0
 

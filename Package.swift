@@ -57,7 +57,7 @@ let package = Package(
         // fuzzers themselves are built and run by contrib/scripts/fuzz (docs/fuzzing.md).
         .testTarget(name: "RoostFuzzTests", dependencies: ["RoostCore", "RoostXMPP", "RoostArchive", "RoostAgent"],
                     path: "Tests/Fuzz", exclude: ["corpus", "regressions"], swiftSettings: strict),
-        .testTarget(name: "RoostCLITests", dependencies: ["RoostCore", "RoostArchive", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP"],
+        .testTarget(name: "RoostCLITests", dependencies: ["RoostCore", "RoostArchive", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP", "RoostServe"],
                     exclude: ["Fixtures"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

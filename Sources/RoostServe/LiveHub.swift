@@ -75,9 +75,14 @@ final class LiveHub {
         streams.removeAll()
     }
 
-    /// `GET /events?list=1`, or `GET /events?a=&j=&after=&since=[&states=1][&presence=1]` for a conversation
-    /// page. A reconnecting browser sends the last event's id (`Last-Event-ID`), which takes the place of
-    /// after/since so nothing is shown twice.
+    /// `GET /events?list=1`, or `GET /events?a=&j=&after=&since=&marks=[&states=1][&presence=1]` for a conversation
+    /// page (`marks`: `ArchiveBrowser.AnnotationMarks` as `revision.retraction.reaction`). A reconnecting browser
+    /// sends the last event's id (`Last-Event-ID`), which takes the place of after/since/marks so nothing is shown
+    /// twice.
+    ///
+    /// A conversation's stream sends two kinds of event: unnamed ones (`message`) carry what arrived, to add at the
+    /// end of the page; `changed` ones carry messages already on the page, drawn anew after a correction, a
+    /// retraction or a reaction, each to take the place of the element with its id.
     func open(_ exchange: HTTPExchange) {
         // Each stream is an open connection with its own buffer: a bound on them bounds memory.
         guard streams.count < Self.streamLimit else {
@@ -93,7 +98,7 @@ final class LiveHub {
                 return exchange.respond(status: 400, contentType: "text/plain; charset=utf-8", body: "a, j, after and since are needed\n")
             }
             conversation = (account, jid, query["states"] == "1", query["presence"] == "1")
-            cursor = ArchiveBrowser.LiveCursor(afterID: after, afterTimestamp: since)
+            cursor = ArchiveBrowser.LiveCursor(afterID: after, afterTimestamp: since, marks: query["marks"].flatMap(Self.marks) ?? .init())
             if let last = exchange.header("Last-Event-ID"), let resumed = Self.cursor(fromEventID: last) { cursor = resumed }
             cursor.day = browser.day(of: cursor.afterTimestamp)
         }
@@ -152,23 +157,49 @@ final class LiveHub {
             return
         }
         do {
-            guard let (html, next) = try browser.live(accountID: conversation.accountID, jid: conversation.jid, after: stream.cursor,
-                                                      states: conversation.states, presence: conversation.presence) else { return }
-            stream.cursor = next
-            var event = "id: \(next.afterID)-\(next.afterTimestamp)\n"
-            for line in html.split(separator: "\n", omittingEmptySubsequences: false) where !line.isEmpty {
-                event += "data: \(line)\n"
-            }
-            stream.exchange.append(event + "\n")
+            guard let update = try browser.live(accountID: conversation.accountID, jid: conversation.jid, after: stream.cursor,
+                                                states: conversation.states, presence: conversation.presence) else { return }
+            stream.cursor = update.cursor
+            let next = update.cursor
+            let id = "id: \(next.afterID)-\(next.afterTimestamp)-\(Self.marksText(next.marks))\n"
+            var events = ""
+            // Changed messages first: a new message may answer one of them.
+            if !update.changed.isEmpty { events += "event: changed\n" + id + Self.data(update.changed) + "\n" }
+            if !update.html.isEmpty { events += id + Self.data(update.html) + "\n" }
+            if !events.isEmpty { stream.exchange.append(events) }
         } catch {
             log.warning("live update failed: \(error)")
         }
     }
 
+    /// An event's `data:` lines (HTML holds no line that would end the event: empty lines are left out).
+    private static func data(_ html: String) -> String {
+        var lines = ""
+        for line in html.split(separator: "\n", omittingEmptySubsequences: false) where !line.isEmpty {
+            lines += "data: \(line)\n"
+        }
+        return lines
+    }
+
+    /// `AFTER-SINCE-MARKS` (older pages sent `AFTER-SINCE`: their marks are unknown, so changes are looked for
+    /// from the start, which redraws at most what is on the page).
     static func cursor(fromEventID id: String) -> ArchiveBrowser.LiveCursor? {
-        let parts = id.split(separator: "-")
-        guard parts.count == 2, let after = Int64(parts[0]), let since = Int64(parts[1]) else { return nil }
-        return ArchiveBrowser.LiveCursor(afterID: after, afterTimestamp: since)
+        let parts = id.split(separator: "-", maxSplits: 2)
+        guard parts.count >= 2, let after = Int64(parts[0]), let since = Int64(parts[1]) else { return nil }
+        let marks = parts.count == 3 ? Self.marks(String(parts[2])) : nil
+        if parts.count == 3 && marks == nil { return nil }
+        return ArchiveBrowser.LiveCursor(afterID: after, afterTimestamp: since, marks: marks ?? .init())
+    }
+
+    /// `revision.retraction.reaction`.
+    static func marksText(_ marks: ArchiveBrowser.AnnotationMarks) -> String {
+        "\(marks.revision).\(marks.retraction).\(marks.reaction)"
+    }
+
+    static func marks(_ text: String) -> ArchiveBrowser.AnnotationMarks? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map { Int64($0) }
+        guard parts.count == 3, let revision = parts[0], let retraction = parts[1], let reaction = parts[2] else { return nil }
+        return ArchiveBrowser.AnnotationMarks(revision: revision, retraction: retraction, reaction: reaction)
     }
 }
 

@@ -8,14 +8,21 @@ import RoostNotify
 ///
 /// Copies are made one at a time on a worker thread (a large JPEG takes a few hundred milliseconds, which the
 /// server's thread must not spend), each file once (by its SHA-256), into a private temporary folder that
-/// goes with the server: the view writes nothing next to the archive. When no copy can be made (not a
-/// picture gdk-pixbuf reads, no folder) or too many wait, the picture itself is sent.
+/// goes with the server: the view writes nothing next to the archive. The folder holds at most
+/// `cacheBytes` of copies (`PreviewCache`: the least recently shown go first, and are made again when asked
+/// for), so a server that runs for months while its user browses years of pictures does not fill the disk;
+/// it is removed when the server stops. When no copy can be made (not a picture gdk-pixbuf reads, no folder)
+/// or too many wait, the picture itself is sent.
 final class Previews {
     private let maker: any ThumbnailMaker
     private let thread: GMainThread
-    private let folder: String?
-    /// SHA-256 → the copy, or nil when the picture itself is shown.
-    private var made: [String: String?] = [:]
+    private let cache: PreviewCache?
+    /// SHA-256 of pictures shown as they are (small enough, or no copy could be made).
+    private var asTheyAre = Set<String>()
+    /// Pictures remembered as shown as they are, at most (then the set starts again: each costs a header read).
+    static let asTheyAreLimit = 10_000
+    /// Bytes of copies kept on disk, at most.
+    static let cacheBytes: Int64 = 64 << 20
     /// Requests waiting for the copy of a file (by SHA-256), each with the picture's own path and its answer.
     private var waiting: [String: [(exchange: HTTPExchange, source: String, send: (String) -> Void)]] = [:]
     private var queue: [(sha256: String, source: String)] = []
@@ -26,18 +33,19 @@ final class Previews {
     init(maker: any ThumbnailMaker, thread: GMainThread) {
         self.maker = maker
         self.thread = thread
-        var template = Array((NSTemporaryDirectory() + "/roost-serve-previews-XXXXXX").utf8CString)
-        folder = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) }
+        cache = PreviewCache(byteLimit: Self.cacheBytes)
     }
 
-    deinit {
-        if let folder { try? FileManager.default.removeItem(atPath: folder) }
+    /// Removes the copies and their folder (the server stops).
+    func stop() {
+        cache?.removeAll()
     }
 
     /// Answers `exchange` with what a page shows of the stored picture at `source`: `send` answers with a file
     /// (the copy, or `source`).
     func serve(_ exchange: HTTPExchange, sha256: String, source: String, send: @escaping (String) -> Void) {
-        if let known = made[sha256] { return send(known ?? source) }
+        if asTheyAre.contains(sha256) { return send(source) }
+        if let copy = cache?.path(for: sha256) { return send(copy) }
         if waiting[sha256] != nil {
             exchange.pause()
             waiting[sha256]?.append((exchange, source, send))
@@ -46,8 +54,8 @@ final class Previews {
         // Small enough as it is? (Reads the file's size and its picture header only.)
         let bytes = (try? FileManager.default.attributesOfItem(atPath: source)[.size] as? Int64) ?? 0
         let pixels = maker.dimensions(of: source).map { max($0.width, $0.height) } ?? 0
-        guard folder != nil, pixels > 0, bytes > ArchiveBrowser.previewAboveBytes || pixels > ArchiveBrowser.previewAbovePixels else {
-            made[sha256] = .some(nil)
+        guard cache != nil, pixels > 0, bytes > ArchiveBrowser.previewAboveBytes || pixels > ArchiveBrowser.previewAbovePixels else {
+            remember(asItIs: sha256)
             return send(source)
         }
         guard queue.count < Self.queueLimit else { return send(source) }
@@ -58,7 +66,7 @@ final class Previews {
     }
 
     private func next() {
-        guard !busy, let folder, !queue.isEmpty else { return }
+        guard !busy, let folder = cache?.folder, !queue.isEmpty else { return }
         busy = true
         let job = queue.removeFirst()
         let maker = self.maker
@@ -71,13 +79,80 @@ final class Previews {
         worker.start()
     }
 
+    private func remember(asItIs sha256: String) {
+        if asTheyAre.count >= Self.asTheyAreLimit { asTheyAre.removeAll(keepingCapacity: true) }
+        asTheyAre.insert(sha256)
+    }
+
     private func finish(_ sha256: String, copy: String?) {
         busy = false
-        made[sha256] = .some(copy)
+        if let copy { cache?.add(sha256, path: copy) } else { remember(asItIs: sha256) }
         for request in waiting.removeValue(forKey: sha256) ?? [] where !request.exchange.finished {
             request.send(copy ?? request.source)
             request.exchange.resume()
         }
         next()
+    }
+}
+
+/// The copies of `Previews` in their private temporary folder: at most `byteLimit` bytes of them, the least
+/// recently used removed first (the newest copy stays even when it alone is larger). Removing a copy while it
+/// is being sent is harmless: a file answer is mapped, so it outlives the unlink. `removeAll` removes the folder.
+final class PreviewCache {
+    let folder: String
+    let byteLimit: Int64
+    private(set) var bytes: Int64 = 0
+    private var entries: [String: (path: String, bytes: Int64, used: UInt64)] = [:]
+    private var clock: UInt64 = 0
+
+    /// nil when no temporary folder could be made.
+    init?(byteLimit: Int64, parent: String = NSTemporaryDirectory()) {
+        var template = Array((parent + "/roost-serve-previews-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else { return nil }
+        folder = made
+        self.byteLimit = byteLimit
+    }
+
+    var count: Int { entries.count }
+
+    /// The copy of `key`, if kept (and still on disk); it becomes the most recently used.
+    func path(for key: String) -> String? {
+        guard let entry = entries[key] else { return nil }
+        guard FileManager.default.fileExists(atPath: entry.path) else {
+            forget(key)
+            return nil
+        }
+        clock += 1
+        entries[key]?.used = clock
+        return entry.path
+    }
+
+    /// Keeps the copy at `path` (a file in `folder`) for `key`, then removes the least recently used copies
+    /// until the total is within `byteLimit`.
+    func add(_ key: String, path: String) {
+        if entries[key] != nil { forget(key) }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? 0
+        clock += 1
+        entries[key] = (path, size, clock)
+        bytes += size
+        while bytes > byteLimit, entries.count > 1,
+              let oldest = entries.min(by: { $0.value.used < $1.value.used })?.key, oldest != key {
+            try? FileManager.default.removeItem(atPath: entries[oldest]!.path)
+            forget(oldest)
+        }
+    }
+
+    private func forget(_ key: String) {
+        if let entry = entries.removeValue(forKey: key) { bytes -= entry.bytes }
+    }
+
+    func removeAll() {
+        entries.removeAll()
+        bytes = 0
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: folder)
     }
 }

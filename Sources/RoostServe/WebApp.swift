@@ -14,6 +14,7 @@ final class WebApp {
     private let browser: ArchiveBrowser
     private let live: LiveHub
     private let exports: ExportJobs
+    private let readMarks: ReadMarks
     private let previews: Previews?
 
     init(options: ServeOptions, reader: ArchiveReader, thread: GMainThread) throws(ServeError) {
@@ -23,12 +24,14 @@ final class WebApp {
         access = WebAccess(port: port, hostNames: options.hostNames)
         live = LiveHub(browser: browser, archivePath: options.archivePath, thread: thread, log: options.log)
         exports = ExportJobs(archivePath: options.archivePath, timeZone: options.timeZone, thread: thread, log: options.log)
+        readMarks = ReadMarks(archivePath: options.archivePath, thread: thread, log: options.log)
         previews = options.thumbnails.map { Previews(maker: $0, thread: thread) }
         server.handle { [unowned self] exchange in self.handle(exchange) }
     }
 
     func stop() {
         live.stop()
+        previews?.stop()
         server.disconnect()
     }
 
@@ -77,6 +80,10 @@ final class WebApp {
         case (_, "/export"):
             exchange.setHeader("Allow", "POST")
             page(exchange, status: 405, WebPages.message(title: "Not allowed", text: "Exports are made with the form of a conversation page."))
+        case ("POST", "/read"): markRead(exchange)
+        case (_, "/read"):
+            exchange.setHeader("Allow", "POST")
+            page(exchange, status: 405, WebPages.message(title: "Not allowed", text: "Conversations are marked read with the button of their page."))
         case ("GET", _) where path.hasPrefix("/file/"), ("HEAD", _) where path.hasPrefix("/file/"): file(exchange, path: path)
         case ("GET", _) where path.hasPrefix("/preview/"), ("HEAD", _) where path.hasPrefix("/preview/"): file(exchange, path: path, preview: true)
         case ("GET", "/favicon.ico"): exchange.respond(status: 204, contentType: "text/plain", body: "")
@@ -229,18 +236,52 @@ final class WebApp {
         }
     }
 
-    // MARK: Export
+    // MARK: Forms
+
+    /// The fields of a form of this server's own pages; nil (and refused) for a form from elsewhere: another
+    /// origin, or without the form token embedded in the pages.
+    private func ownForm(_ exchange: HTTPExchange, _ what: String) -> [String: String]? {
+        let fields = exchange.formFields()
+        if let origin = exchange.header("Origin"), origin != "null", !access.hostAllowed(Self.hostOfOrigin(origin)) {
+            refuse(exchange, status: 403, "cross-origin form (Origin \(origin))", page: "\(what) from this server's own pages.")
+            return nil
+        }
+        guard access.formTokenMatches(fields["csrf"]) else {
+            refuse(exchange, status: 403, "missing or wrong form token", page: "\(what) from this server's own pages.")
+            return nil
+        }
+        return fields
+    }
+
+    /// POST /read: the "Mark read" button of a conversation page (`ReadMarks`); the answer sends the browser
+    /// back to the page (303), which shows the conversation read.
+    private func markRead(_ exchange: HTTPExchange) {
+        guard let fields = ownForm(exchange, "Conversations are marked read") else { return }
+        guard let account = fields["a"].flatMap({ Int64($0) }), let jid = fields["j"], !jid.isEmpty else {
+            return page(exchange, status: 400, WebPages.message(title: "Bad request", text: "The mark-read form is incomplete."))
+        }
+        let accounts: [Int64: String]
+        do { accounts = try browser.accounts() } catch { return failed(exchange, error) }
+        guard let accountJID = accounts[account] else {
+            return page(exchange, status: 404, WebPages.message(title: "Not found", text: "No such account in the archive."))
+        }
+        // Back to a page of this server only (a path, never another site).
+        let back = fields["back"].flatMap { $0.hasPrefix("/") && !$0.hasPrefix("//") && !$0.contains("\\") ? $0 : nil }
+            ?? WebLinks().conversation(accountID: account, jid: jid, at: nil)
+        readMarks.mark(exchange, account: accountJID, conversation: jid) { [unowned self] failure in
+            if let failure {
+                self.page(exchange, status: 503, WebPages.message(title: "Not marked read", text: failure))
+            } else {
+                exchange.setHeader("Location", back)
+                exchange.respond(status: 303, contentType: "text/plain; charset=utf-8", body: "marked read\n")
+            }
+        }
+    }
 
     /// POST /export: the form of a conversation page, with its form token. The answer is the export itself,
     /// as a download (a tar archive for the formats that write folders).
     private func export(_ exchange: HTTPExchange) {
-        let fields = exchange.formFields()
-        if let origin = exchange.header("Origin"), origin != "null", !access.hostAllowed(Self.hostOfOrigin(origin)) {
-            return refuse(exchange, status: 403, "cross-origin form (Origin \(origin))", page: "Exports are started from this server's own pages.")
-        }
-        guard access.formTokenMatches(fields["csrf"]) else {
-            return refuse(exchange, status: 403, "missing or wrong form token", page: "Exports are started from this server's own pages.")
-        }
+        guard let fields = ownForm(exchange, "Exports are started") else { return }
         guard let format = fields["format"].flatMap(ExportFormat.init(rawValue:)),
               let account = fields["a"].flatMap({ Int64($0) }), let jid = fields["j"], !jid.isEmpty else {
             return page(exchange, status: 400, WebPages.message(title: "Bad request", text: "The export form is incomplete."))

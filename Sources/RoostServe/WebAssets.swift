@@ -28,6 +28,9 @@ enum WebAssets {
     p.notice{background:var(--in);border:1px solid var(--line);border-radius:.6rem;padding:.6rem .8rem}
     pre.caret{overflow-x:auto;font-size:.85rem}
     .live{color:var(--muted);font-size:.75rem;text-align:center;margin:.5rem 0}
+    ul.conversations .count{display:inline-block;margin-left:.45rem;min-width:1.1rem;padding:0 .4rem;border-radius:.7rem;background:var(--accent);color:#fff;font-size:.75rem;font-weight:600;text-align:center;line-height:1.25rem;vertical-align:.1rem}
+    ul.conversations li.unread .title{font-weight:700}
+    form.mark-read .unread-count{margin-right:.3rem}
     """
 
     static let script = #"""
@@ -133,7 +136,27 @@ enum WebAssets {
           var atBottom = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 80;
           end.insertAdjacentHTML('beforebegin', event.data);
           if (atBottom) window.scrollTo(0, document.documentElement.scrollHeight);
+          // New messages from others are unread until marked: the button comes back.
+          var count = document.querySelector('form.mark-read .unread-count');
+          var incoming = (event.data.match(/class="msg in"/g) || []).length;
+          if (count && incoming) {
+            var unread = Number(count.dataset.unread || 0) + incoming;
+            count.dataset.unread = unread;
+            count.textContent = unread + ' unread';
+            document.querySelector('form.mark-read button').disabled = false;
+          }
         };
+        // A correction, retraction or reaction: the message is drawn anew and takes its old place.
+        source.addEventListener('changed', function (event) {
+          var template = document.createElement('template');
+          template.innerHTML = event.data;
+          Array.prototype.forEach.call(template.content.querySelectorAll('.msg'), function (fresh) {
+            var old = document.getElementById(fresh.id);
+            if (!old) return;
+            if (old === selected) { fresh.classList.add('selected'); selected = fresh; }
+            old.replaceWith(fresh);
+          });
+        });
       }
       var conversations = document.querySelector('ul.conversations[data-live]');
       if (conversations && window.EventSource) {

@@ -65,6 +65,7 @@ struct ConversationRequest {
     /// The Server-Sent Events stream continuing the newest page.
     func liveURL(after cursor: ArchiveBrowser.LiveCursor) -> String {
         var url = "/events?a=\(accountID)&j=\(WebLinks.encode(jid))&after=\(cursor.afterID)&since=\(cursor.afterTimestamp)"
+            + "&marks=\(LiveHub.marksText(cursor.marks))"
         if states { url += "&states=1" }
         if presence { url += "&presence=1" }
         return url
@@ -129,7 +130,8 @@ enum WebPages {
         for format in ExportFormat.allCases {
             html += "<option value=\"\(format.rawValue)\"\(format == .html ? " selected" : "")>\(format.rawValue)</option>"
         }
-        html += "</select></label><button type=\"submit\">Download</button></form></nav>\n"
+        html += "</select></label><button type=\"submit\">Download</button></form>"
+        html += markReadForm(request: request, unread: page.unread, formToken: formToken) + "</nav>\n"
         var attributes = " data-conversation=\"\""
         if page.newer == nil {
             attributes += " data-live=\"\(HTMLText.escape(request.liveURL(after: page.live)))\""
@@ -152,6 +154,17 @@ enum WebPages {
             html += "<div id=\"end\"></div>\n"
         }
         return html + "</main>\n" + tail
+    }
+
+    /// The conversation's unread count and its "Mark read" button. Viewing a conversation does not mark it read
+    /// (see docs/serve.md): the button does, as `roost read` does.
+    static func markReadForm(request: ConversationRequest, unread: Int, formToken: String) -> String {
+        let shown = unread >= ArchiveBrowser.unreadLimit ? "\(ArchiveBrowser.unreadLimit - 1)+" : String(unread)
+        var html = "<form class=\"mark-read\" method=\"post\" action=\"/read\"><input type=\"hidden\" name=\"csrf\" value=\"\(HTMLText.escape(formToken))\">"
+        html += "<input type=\"hidden\" name=\"a\" value=\"\(request.accountID)\"><input type=\"hidden\" name=\"j\" value=\"\(HTMLText.escape(request.jid))\">"
+        html += "<input type=\"hidden\" name=\"back\" value=\"\(HTMLText.escape(request.url()))\">"
+        html += "<span class=\"unread-count\" data-unread=\"\(unread)\">\(unread == 0 ? "no unread messages" : "\(shown) unread")</span>"
+        return html + "<button type=\"submit\"\(unread == 0 ? " disabled" : "")>Mark read</button></form>"
     }
 
     // MARK: Search

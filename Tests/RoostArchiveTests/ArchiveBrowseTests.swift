@@ -91,10 +91,72 @@ struct ArchiveBrowseTests {
             from: ExportFixture.alice + "/phone", to: ExportFixture.account, body: "<img src=x onerror=alert(1)> new",
             timestamp: ExportFixture.t0 + 3_600_000, stanzaId: "late", stanzaIdBy: ExportFixture.account, stanzaIdTrusted: true,
             messageId: "late", source: .live))])
-        let (html, cursor) = try #require(try browser.live(accountID: account, jid: ExportFixture.alice, after: page.live, states: true, presence: true))
-        #expect(bodies(html) == ["&lt;img src=x onerror=alert(1)&gt; new"], "escaped, and only the new message")
-        #expect(!html.contains("class=\"day\""), "same day as the page: no second day heading")
-        #expect(try browser.live(accountID: account, jid: ExportFixture.alice, after: cursor, states: true, presence: true) == nil)
+        let update = try #require(try browser.live(accountID: account, jid: ExportFixture.alice, after: page.live, states: true, presence: true))
+        #expect(bodies(update.html) == ["&lt;img src=x onerror=alert(1)&gt; new"], "escaped, and only the new message")
+        #expect(!update.html.contains("class=\"day\""), "same day as the page: no second day heading")
+        #expect(update.changed.isEmpty)
+        #expect(try browser.live(accountID: account, jid: ExportFixture.alice, after: update.cursor, states: true, presence: true) == nil)
+    }
+
+    /// A correction, a retraction and a reaction to messages already on the page come back as those messages drawn
+    /// anew (same element id, the sender's name exactly where the page had it); nothing is added at the end.
+    @Test func liveRedrawsMessagesThatWereCorrectedRetractedOrReactedTo() throws {
+        let scratch = ExportScratch()
+        let browser = try longConversation(scratch, count: 6)
+        let account = try #require(try browser.accounts().first?.key)
+        let page = try #require(try browser.transcript(accountID: account, jid: ExportFixture.alice, position: .newest, states: false, presence: false))
+        let writer = try ArchiveWriter(path: scratch.archive, durability: .off)
+        var fix = MessageRecord(account: ExportFixture.account, conversation: ExportFixture.alice, direction: .incoming, kind: .chat,
+                                from: ExportFixture.alice + "/phone", to: ExportFixture.account, body: "message 4, corrected",
+                                timestamp: ExportFixture.t0 + 3_600_000, messageId: "fix4", source: .live)
+        fix.replaces = "m4"
+        _ = try writer.commit([.message(fix)])
+        let corrected = try #require(try browser.live(accountID: account, jid: ExportFixture.alice, after: page.live, states: false, presence: false))
+        #expect(corrected.html.isEmpty, "a correction adds nothing at the end")
+        #expect(bodies(corrected.changed) == ["message 4, corrected"], "\(corrected.changed)")
+        let m4 = try #require(page.html.components(separatedBy: "<div class=\"msg ").first { $0.contains(">message 4<") })
+        let m4Element = "<div class=\"msg " + m4
+        // The redrawn element is the page's element with the new text: same id, same name (message 4 follows message 3,
+        // an outgoing one, so the page named alice), same avatar.
+        #expect(corrected.changed.contains(String(m4Element.prefix { $0 != ">" })), "same element id and classes")
+        #expect(corrected.changed.contains("<div class=\"name\">") == m4Element.contains("<div class=\"name\">"))
+        #expect(corrected.changed.contains("edited"))
+        // Message 5 follows message 4 from the same sender: its redrawn copy, like the page, does not repeat her name.
+        _ = try writer.commit([.annotation(MessageAnnotation(account: ExportFixture.account, conversation: ExportFixture.alice, kind: .retraction,
+                                                             target: "m5", from: ExportFixture.alice + "/phone", direction: .incoming,
+                                                             groupchat: false, occupantId: nil, senderName: nil,
+                                                             timestamp: ExportFixture.t0 + 3_700_000, source: .live, messageId: "r5",
+                                                             keepRetractedText: false))])
+        let retracted = try #require(try browser.live(accountID: account, jid: ExportFixture.alice, after: corrected.cursor, states: false, presence: false))
+        #expect(retracted.html.isEmpty && retracted.changed.contains("class=\"tombstone\"") && !retracted.changed.contains("message 5"), "\(retracted.changed)")
+        #expect(!retracted.changed.contains("<div class=\"name\">"), "the run of bubbles goes on: no name, as on the page")
+        #expect(!retracted.changed.contains("message 4"), "only what changed since the last update")
+        #expect(try browser.live(accountID: account, jid: ExportFixture.alice, after: retracted.cursor, states: false, presence: false) == nil)
+        // A page drawn now knows these marks already.
+        let fresh = try #require(try browser.transcript(accountID: account, jid: ExportFixture.alice, position: .newest, states: false, presence: false))
+        #expect(fresh.live.marks == retracted.cursor.marks)
+    }
+
+    /// Unread counts as `roost read` keeps them: counted per conversation in the list and on the page, unchanged by
+    /// viewing, cleared by `conversationRead` (what `roost read` and the web view's button commit).
+    @Test func unreadCountsFollowTheReadState() throws {
+        let scratch = ExportScratch()
+        let browser = try longConversation(scratch, count: 9)
+        let account = try #require(try browser.accounts().first?.key)
+        // 0, 3, 6 are outgoing (and move the read mark to themselves): 7 and 8 are unread.
+        let entry = try #require(try browser.conversations().first { $0.jid == ExportFixture.alice })
+        #expect(entry.unread == 2)
+        #expect(entry.html.contains("<span class=\"count\" title=\"2 unread\"") && entry.html.contains("class=\"unread\""), "\(entry.html)")
+        let page = try #require(try browser.transcript(accountID: account, jid: ExportFixture.alice, position: .newest, states: false, presence: false))
+        #expect(page.unread == 2)
+        #expect(try browser.conversations().first { $0.jid == ExportFixture.alice }?.unread == 2, "viewing marks nothing read")
+        let reader = try ArchiveReader(path: scratch.archive)
+        #expect(try reader.unreadConversations().map(\.unread) == [2], "the same count as roost read and roost status")
+        let writer = try ArchiveWriter(path: scratch.archive, durability: .off)
+        _ = try writer.commit([.conversationRead(account: ExportFixture.account, conversation: ExportFixture.alice, timestamp: ExportFixture.t0 + 7_200_000)])
+        let read = try #require(try browser.conversations().first { $0.jid == ExportFixture.alice })
+        #expect(read.unread == 0 && !read.html.contains("class=\"count\""))
+        #expect(ArchiveBrowser.unreadBadge(ArchiveBrowser.unreadLimit).contains(">999+<"))
     }
 
     @Test func listShowsRoomsAndAccountsAndSearchHighlightsAndLinksInContext() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RoostArchive
+@testable import RoostServe
 import RoostTestSupport
 import RoostXMPP
 
@@ -227,7 +228,10 @@ struct ServeEndToEndTests {
         defer { roost.stop(signal: SIGKILL) }
         try roost.waitForLog("online")
         try roost.waitForLog("OMEMO device")
-        let serve = try RoostBinary.start(["serve", "--config", config, "--port", "0", "--json"])
+        // The server's temporary folder is this test's own: its preview copies can be counted, and must go at exit.
+        let temporary = dir.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        let serve = try RoostBinary.start(["serve", "--config", config, "--port", "0", "--json"], environment: ["TMPDIR": temporary])
         defer { serve.stop(signal: SIGKILL) }
         try serve.waitForLog("\"url\"")
         let line = try #require(serve.stderrSoFar.split(separator: "\n").first { $0.hasPrefix("{") })
@@ -379,8 +383,163 @@ struct ServeEndToEndTests {
         #expect(liveStep?["peer_status"] as? Int == 0 && liveStep?["last"] as? String == marker, "\(liveStep ?? [:])")
         #expect(liveStep?["reloaded"] as? Bool == false)
         #expect((steps.first { $0["step"] as? String == "console" }?["problems"] as? [String])?.isEmpty == true, "\(steps.last ?? [:])")
+        // The large picture's copy was made in the server's own temporary folder, and goes with the server.
+        let previewFolders = try FileManager.default.contentsOfDirectory(atPath: temporary).filter { $0.hasPrefix("roost-serve-previews-") }
+        #expect(previewFolders.count == 1, "\(previewFolders)")
+        let copies = try previewFolders.first.map { try FileManager.default.contentsOfDirectory(atPath: temporary + "/" + $0) } ?? []
+        #expect(copies.count == 1 && copies.first?.hasPrefix(largeSHA + ".") == true, "one copy, named by the picture's SHA-256: \(copies)")
         let (status, log) = serve.stop(signal: SIGTERM)
         #expect(status == 0, "\(log.suffix(2000))")
+        let left = try FileManager.default.contentsOfDirectory(atPath: temporary).filter { $0.hasPrefix("roost-serve-") }
+        #expect(left.isEmpty, "nothing of the server is left in its temporary folder: \(left)")
+    }
+
+    /// The copies of large pictures stay within their budget while the server runs: the least recently shown go
+    /// first, a copy shown again moves to the back of the line, the newest copy stays even alone over budget, and
+    /// the folder goes at the end.
+    @Test func previewCopiesStayWithinTheirBudget() throws {
+        let dir = try TestDirectory()
+        let cache = try #require(PreviewCache(byteLimit: 10_000, parent: dir.path))
+        #expect(cache.folder.hasPrefix(dir.path + "/roost-serve-previews-"))
+        func copy(_ name: String, bytes: Int) -> String {
+            let path = cache.folder + "/" + name
+            _ = FileManager.default.createFile(atPath: path, contents: Data(repeating: 7, count: bytes))
+            return path
+        }
+        func onDisk() throws -> Set<String> { Set(try FileManager.default.contentsOfDirectory(atPath: cache.folder)) }
+        for index in 0..<4 { cache.add("p\(index)", path: copy("p\(index)", bytes: 3_000)) }
+        #expect(try onDisk() == ["p1", "p2", "p3"], "the oldest copy went to stay within 10,000 bytes")
+        #expect(cache.bytes == 9_000 && cache.count == 3)
+        #expect(cache.path(for: "p1") == cache.folder + "/p1", "p1 is shown again: now the most recently used")
+        cache.add("p4", path: copy("p4", bytes: 3_000))
+        #expect(try onDisk() == ["p1", "p3", "p4"], "p2, the least recently shown, went instead of p1")
+        #expect(cache.path(for: "p2") == nil)
+        cache.add("big", path: copy("big", bytes: 25_000))
+        #expect(try onDisk() == ["big"] && cache.bytes == 25_000, "a copy larger than the budget is kept alone")
+        // Many pictures shown over a long session: the folder never holds more than the budget (and the newest).
+        for index in 0..<200 { cache.add("q\(index)", path: copy("q\(index)", bytes: 1_500)) }
+        let sizes = try onDisk().map { (try FileManager.default.attributesOfItem(atPath: cache.folder + "/" + $0)[.size] as? Int) ?? 0 }
+        #expect(sizes.reduce(0, +) <= 10_000 && sizes.count == 6, "\(sizes)")
+        cache.removeAll()
+        #expect(!FileManager.default.fileExists(atPath: cache.folder))
+    }
+
+    /// `--listen` on an address other machines reach: refused without --allow-remote (a clear error, exit 2, nothing
+    /// served), served with it, with a warning in the log; the printed address is the loopback one, and it works.
+    @Test func listeningBeyondLoopbackNeedsAllowRemoteAndWarns() async throws {
+        let dir = try TestDirectory()
+        let archive = dir.path + "/archive.sqlite"
+        try SyntheticArchive.build(at: archive, messages: 200)
+        let config = try dir.write("config.ini", "[archive]\npath = \(archive)\n")
+
+        let refused = try RoostBinary.run(["serve", "--config", config, "--listen", "0.0.0.0", "--port", "0"])
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("--listen 0.0.0.0 is not a loopback address: add --allow-remote"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("warning") && refused.stdout.isEmpty, "nothing was served: \(refused.stdout)")
+        let loopback = try RoostBinary.start(["serve", "--config", config, "--listen", "127.0.0.2", "--port", "0", "--json"])
+        defer { loopback.stop(signal: SIGKILL) }
+        try loopback.waitForLog("\"url\"")
+        let (loopbackStatus, loopbackLog) = loopback.stop(signal: SIGTERM)
+        #expect(loopbackStatus == 0 && !loopbackLog.contains("anyone who can reach"), "another loopback address needs no flag and warns of nothing")
+
+        let serve = try RoostBinary.start(["serve", "--config", config, "--listen", "0.0.0.0", "--allow-remote", "--port", "0", "--json"])
+        defer { serve.stop(signal: SIGKILL) }
+        try serve.waitForLog("\"url\"")
+        try serve.waitForLog("serving on 0.0.0.0: anyone who can reach this address and has the token can read the whole archive")
+        let line = try #require(serve.stderrSoFar.split(separator: "\n").first { $0.hasPrefix("{") })
+        let url = try #require((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["url"] as? String)
+        #expect(url.hasPrefix("http://127.0.0.1:"), "\(url)")
+        let steps = try browserCheck(["--url", url, "--timeout", "60"])
+        #expect((steps["list"]?["titles"] as? [String])?.isEmpty == false, "the web view answers: \(steps["list"] ?? [:])")
+        let (status, log) = serve.stop(signal: SIGTERM)
+        #expect(status == 0, "\(log.suffix(2000))")
+        #expect(log.contains("WARN  serving on 0.0.0.0") && log.contains("HTTP is not encrypted"), "\(log.suffix(2000))")
+    }
+
+    /// Unread counts and "Mark read" against the real agent: bob (slixmpp) writes, the list counts his messages
+    /// live, `roost read` from the command line clears them live, viewing the conversation marks nothing read, the
+    /// page's button does (the archive's read mark moves, as `roost read` moves it), forms from elsewhere are
+    /// refused (and logged); then bob corrects one message and retracts another, and the open page shows both in
+    /// place, without a reload.
+    @Test func unreadCountsMarkReadAndLiveCorrectionsAndRetractions() async throws {
+        let dir = try TestDirectory()
+        let (aliceClient, alice, alicePassword) = try await server.registeredClient("alice")
+        await aliceClient.disconnect()
+        let (bobClient, bob, bobPassword) = try await server.registeredClient("bob")
+        await bobClient.disconnect()
+        let config = try server.roostConfig(in: dir, account: alice.description, password: alicePassword,
+                                            extra: "\n[serve]\nenabled = true\nport = 0\n")
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try roost.waitForLog("online")
+        try roost.waitForLog("serve: web view at")
+        let url = try String(contentsOfFile: (config as NSString).deletingLastPathComponent + "/run/roost/serve.url", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let archive = dir.path + "/data/archive.sqlite"
+        let tag = String(UUID().uuidString.prefix(6))
+        try peer(bob, bobPassword, ["send", alice.description, "hello-\(tag)", "teh typo-\(tag)", "oops-\(tag)", "--id-prefix", "w\(tag)"])
+        try await waitFor("bob's messages archived", roost, timeout: 60) { count(archive, "SELECT count(*) FROM messages") == 3 }
+
+        func shell(_ argv: [String]) -> String { argv.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ") }
+        let bobSays = { (text: String) in shell([Self.python] + peerArguments(bob, bobPassword) + ["send", alice.description, text]) }
+        let cliRead = shell([RoostBinary.path, "read", "--config", config, bob.description])
+        // One session of bob's: a correction of his second message (XEP-0308), a retraction of his third (XEP-0424).
+        let commands = [
+            ["cmd": "raw", "xml": "<message to='\(alice)' type='chat' id='fix\(tag)'><body>the typo-\(tag) fixed</body>"
+                + "<replace xmlns='urn:xmpp:message-correct:0' id='w\(tag)-2'/></message>"],
+            ["cmd": "retract", "to": alice.description, "id": "w\(tag)-3"],
+            ["cmd": "ping"],
+        ].map { String(decoding: try! JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }.joined(separator: "\n")
+        let update = "printf '%s\\n' " + shell([commands]) + " | " + shell([Self.python] + peerArguments(bob, bobPassword) + ["session"])
+        let steps = try browserCheck(["--url", url, "--conversation", bob.description, "--pages", "0", "--screenshots", dir.path + "/shots",
+                                      "--list-command", bobSays("more-\(tag)"), "--list-expect", "4",
+                                      "--list-command", cliRead, "--list-expect", "0",
+                                      "--list-command", bobSays("again-\(tag)"), "--list-expect", "1",
+                                      "--update-command", update, "--update-text", "the typo-\(tag) fixed",
+                                      "--update-gone", "teh typo-\(tag)", "--update-gone", "oops-\(tag)", "--mark-read"], timeout: 400)
+
+        // The list's counts follow bob's messages and `roost read`, live.
+        let unread = steps["unread"]
+        #expect(unread?["initial"] as? Int == 3, "\(unread ?? [:])")
+        #expect(unread?["seen"] as? [Int] == [4, 0, 1], "\(unread ?? [:])")
+        #expect(unread?["statuses"] as? [Int] == [0, 0, 0] && unread?["reloaded"] as? Bool == false, "\(unread ?? [:])")
+        checkScreenshot(unread, "unread")
+
+        // Bob's correction and retraction, in place.
+        let changed = steps["update"]
+        #expect(changed?["peer_status"] as? Int == 0 && changed?["arrived"] as? Bool == true, "\(changed ?? [:])")
+        let goneIDs = changed?["gone_ids"] as? [String?] ?? []
+        #expect(goneIDs.count == 2 && goneIDs.allSatisfy { $0 != nil }, "\(changed ?? [:])")
+        #expect(changed?["text_id"] as? String == goneIDs.first ?? nil, "the corrected text is in the typo's own element: \(changed ?? [:])")
+        #expect(changed?["edited"] as? [String] == [goneIDs.first ?? nil].compactMap { $0 }, "marked edited: \(changed ?? [:])")
+        #expect(changed?["tombstones"] as? [String] == [goneIDs.last ?? nil].compactMap { $0 }, "the retracted message's tombstone: \(changed ?? [:])")
+        #expect(changed?["before"] as? Int == changed?["after"] as? Int && changed?["ids_unique"] as? Bool == true,
+                "nothing added, nothing twice: \(changed ?? [:])")
+        #expect(changed?["reloaded"] as? Bool == false)
+        checkScreenshot(changed, "update")
+
+        // Viewing marked nothing; the button did, through the archive's read mark; forms from elsewhere were refused.
+        let marked = steps["markread"]
+        #expect(marked != nil, "the agent's log: \(roost.stderrSoFar.suffix(6000))")
+        #expect(marked?["page_before"] as? Int == 1 && marked?["list_after_viewing"] as? Int == 1, "\(marked ?? [:])")
+        #expect(marked?["without_form_token"] as? Int == 403 && marked?["cross_origin"] as? Int == 403 && marked?["by_get"] as? Int == 405,
+                "\(marked ?? [:])")
+        #expect(marked?["list_after_refusals"] as? Int == 1, "a refused form marks nothing")
+        #expect(marked?["page_after"] as? Int == 0 && marked?["button_disabled"] as? Bool == true, "\(marked ?? [:])")
+        #expect(marked?["url_after"] as? String == marked?["conversation_url"] as? String, "back on the conversation")
+        #expect(marked?["list_after"] as? Int == 0, "\(marked ?? [:])")
+        checkScreenshot(marked, "markread")
+        #expect(count(archive, "SELECT count(*) FROM read_state s WHERE s.conversation = '\(bob)' AND s.read_row = "
+                      + "(SELECT max(id) FROM messages m WHERE m.conversation = '\(bob)')") == 1, "the read mark is at bob's newest message")
+        let status = try RoostBinary.run(["read", "--config", config, bob.description, "--json"])
+        #expect(status.jsonLines.first?["was_unread"] as? Int == 0, "roost read agrees: \(status.stdout)")
+        let log = roost.stderrSoFar
+        #expect(log.contains("refused POST /read from 127.0.0.1: missing or wrong form token"))
+        #expect(log.contains("refused POST /read from 127.0.0.1: cross-origin form (Origin http://evil.example)"))
+        #expect(log.contains("serve: marked \(bob) read (account \(alice))"))
+        #expect((steps["console"]?["problems"] as? [String])?.isEmpty == true, "\(steps["console"] ?? [:])")
+        let (exit, _) = roost.stop(signal: SIGTERM)
+        #expect(exit == 0)
     }
 
     @Test func largeArchiveThroughRoostServe() async throws {

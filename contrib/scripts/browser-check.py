@@ -3,7 +3,9 @@
 as a person would, and prints what it saw as JSON lines (one per step) for a test to assert on.
 
     browser-check.py --url URL [--inspect TEXT]... [--conversation TEXT] [--pages N] [--search WORD]
-                     [--live-command CMD --live-text TEXT] [--screenshots DIR] [--probe] [--no-script] [--timeout S]
+                     [--list-command CMD --list-expect N]... [--live-command CMD --live-text TEXT]
+                     [--update-command CMD --update-text TEXT [--update-gone TEXT]...] [--mark-read]
+                     [--screenshots DIR] [--probe] [--no-script] [--timeout S]
 
 URL is the address `roost serve` printed (with its token). Steps, each printing {"step": NAME, ...}:
   list          open URL; the conversation list (titles, whether the list's live stream opened)
@@ -11,6 +13,9 @@ URL is the address `roost serve` printed (with its token). Steps, each printing 
                 its header, senders' names and colours, message texts, pictures (loaded? the SHA-256 of
                 what the page fetched for them, and of the file their link opens), file links; then switch on the presence and chat-state
                 timelines with their links and read the lines they add
+  unread        (with --list-command) the unread count of the --conversation entry in the list; then for each
+                --list-command CMD (a shell command: a peer's message, `roost read`) run it and wait for the
+                count to become its --list-expect N while the list stays open (no reload)
   conversation  click the list entry containing TEXT; the messages shown (count, first and last text)
   older         scroll to the top N times; the message count after each page arrives
   keys          press j twice and k once; which message is selected
@@ -18,6 +23,12 @@ URL is the address `roost serve` printed (with its token). Steps, each printing 
                 context: the targeted message, whether it is on screen, its text
   live          back to the conversation; once its live stream is open, run CMD (a shell command, e.g.
                 xmpp-peer.py sending a message) and wait for TEXT to appear without a reload
+  update        back to the conversation; note the elements holding each --update-gone TEXT, run CMD (e.g. a
+                correction and a retraction sent by a peer) and wait, without a reload, for TEXT to show and every
+                gone text to leave: which element ids hold what before and after, tombstones
+  markread      the conversation's unread count; the list's count after viewing it (unchanged: viewing does not
+                mark read); the page's "Mark read" button clicked; the page's and the list's count after it; and
+                mark-read requests refused: without the form token, from another origin, by GET
   probe         requests a browser would not make: without the cookie, a foreign Host, a wrong token, an
                 export POST without and with the form token, a path instead of a file id
   noscript      scripts switched off: the conversation, its older page by the link, search by address
@@ -254,6 +265,27 @@ def run(args, browser):
          rooms=browser.evaluate("document.querySelectorAll('ul.conversations li.room').length"),
          live=live_list, screenshot=shot("list"))
 
+    origin = browser.evaluate("location.origin")
+    if args.list_command:
+        if len(args.list_command) != len(args.list_expect or []):
+            raise Failure("each --list-command needs its --list-expect")
+        initial = list_count(browser, args.conversation)
+        seen, statuses = [], []
+        for command, expected in zip(args.list_command, args.list_expect):
+            done = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=args.timeout * 4)
+            statuses.append(done.returncode)
+            if done.returncode != 0:
+                sys.stderr.write(done.stdout[-2000:] + done.stderr[-2000:])
+            try:
+                browser.wait("(%s) === %d" % (list_count_script(args.conversation), expected),
+                             "the list's unread count to become %d" % expected, timeout=args.timeout)
+            except Failure:
+                pass  # the test judges what was seen
+            seen.append(list_count(browser, args.conversation))
+        emit("unread", initial=initial, seen=seen, statuses=statuses,
+             reloaded=browser.evaluate("performance.getEntriesByType('navigation').length !== 1"),
+             screenshot=shot("unread"))
+
     for number, text in enumerate(args.inspect or []):
         inspect(browser, args.url, text, lambda: shot("inspect-%d" % number))
 
@@ -336,11 +368,100 @@ def run(args, browser):
              last=browser.evaluate("Array.from(document.querySelectorAll('main .msg .text')).pop().textContent"),
              screenshot=shot("live"))
 
+    if args.update_command:
+        browser.navigate(conversation_url)
+        browser.wait("document.querySelector('main').dataset.liveState === 'open'", "the live stream to open")
+        holding = ("(t) => { const e = Array.from(document.querySelectorAll('main .msg')).find(m => m.querySelector('.text') "
+                   "&& m.querySelector('.text').textContent.includes(t)); return e ? e.id : null; }")
+        gone_ids = [browser.evaluate("(%s)(%s)" % (holding, json.dumps(t))) for t in args.update_gone or []]
+        before = browser.evaluate("document.querySelectorAll('main .msg').length")
+        browser.evaluate("document.querySelector('main').dataset.marker = 'same-document'")
+        started = time.time()
+        peer = subprocess.run(args.update_command, shell=True, capture_output=True, text=True, timeout=args.timeout * 4)
+        if peer.returncode != 0:
+            sys.stderr.write(peer.stdout[-2000:] + peer.stderr[-2000:])
+        condition = "!!(%s)(%s)" % (holding, json.dumps(args.update_text))
+        for text in args.update_gone or []:
+            condition += " && !(%s)(%s)" % (holding, json.dumps(text))
+        try:
+            browser.wait(condition, "the corrected text in place", timeout=args.timeout)
+            arrived = True
+        except Failure:
+            arrived = False
+        emit("update", peer_status=peer.returncode, arrived=arrived, seconds=round(time.time() - started, 2),
+             gone_ids=gone_ids, text_id=browser.evaluate("(%s)(%s)" % (holding, json.dumps(args.update_text))),
+             still_there=[browser.evaluate("(%s)(%s)" % (holding, json.dumps(t))) for t in args.update_gone or []],
+             before=before, after=browser.evaluate("document.querySelectorAll('main .msg').length"),
+             tombstones=browser.evaluate("Array.from(document.querySelectorAll('main .msg')).filter(m => m.querySelector('.tombstone')).map(m => m.id)"),
+             edited=browser.evaluate("Array.from(document.querySelectorAll('main .msg')).filter(m => m.querySelector('details.revisions')).map(m => m.id)"),
+             ids_unique=browser.evaluate(
+                 "(() => { const ids = Array.from(document.querySelectorAll('main .msg')).map(e => e.id); return new Set(ids).size === ids.length; })()"),
+             reloaded=browser.evaluate("document.querySelector('main').dataset.marker !== 'same-document'"),
+             screenshot=shot("update"))
+
+    if args.mark_read:
+        mark_read(args, browser, origin, conversation_url, shot)
+
     if args.probe:
         probe(args, browser, conversation_url)
 
     if args.no_script:
         no_script(args, browser, conversation_url)
+
+
+def list_count_script(text):
+    """The unread count the list shows beside the entry containing `text` (0 without a count, null without the entry)."""
+    return ("(() => { const a = Array.from(document.querySelectorAll('ul.conversations li a')).find(a => a.textContent.includes(%s)); "
+            "if (!a) return null; const c = a.querySelector('.count'); return c ? parseInt(c.textContent, 10) : 0; })()" % json.dumps(text))
+
+
+def list_count(browser, text):
+    return browser.evaluate(list_count_script(text))
+
+
+def page_unread(browser):
+    return browser.evaluate("(() => { const c = document.querySelector('form.mark-read .unread-count'); return c ? Number(c.dataset.unread) : null; })()")
+
+
+def open_list(browser, origin):
+    browser.navigate(origin + "/")
+    browser.wait("document.querySelectorAll('ul.conversations li').length > 0", "the conversation list")
+
+
+def mark_read(args, browser, origin, conversation_url, shot):
+    results = {}
+    browser.navigate(conversation_url)
+    results["page_before"] = page_unread(browser)
+    results["text_before"] = browser.evaluate("document.querySelector('form.mark-read').textContent")
+    open_list(browser, origin)
+    results["list_after_viewing"] = list_count(browser, args.conversation)
+    # Forms from elsewhere are refused (the test finds them in the log too).
+    cookies = browser.call("Network.getCookies", urls=[origin + "/"])["cookies"]
+    port = urllib.parse.urlparse(origin).port
+    cookie = next((c for c in cookies if c["name"] == "roost-%d" % port), None)
+    header = {"Cookie": "%s=%s" % (cookie["name"], cookie["value"])} if cookie else {}
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(conversation_url).query)
+    form = {"a": query["a"][0], "j": query["j"][0]}
+    results["without_form_token"] = http_request(origin, "POST", "/read", header, urllib.parse.urlencode(form))[0]
+    browser.navigate(conversation_url)
+    token = browser.evaluate("document.querySelector('form.mark-read input[name=csrf]').value")
+    results["cross_origin"] = http_request(origin, "POST", "/read", {**header, "Origin": "http://evil.example"},
+                                           urllib.parse.urlencode({**form, "csrf": token}))[0]
+    results["by_get"] = http_request(origin, "GET", "/read?" + urllib.parse.urlencode({**form, "csrf": token}), header)[0]
+    open_list(browser, origin)
+    results["list_after_refusals"] = list_count(browser, args.conversation)
+    # The button.
+    browser.navigate(conversation_url)
+    browser.evaluate("document.querySelector('form.mark-read button').click()")
+    browser.wait("document.readyState === 'complete' && !!document.querySelector('form.mark-read') && "
+                 "document.querySelector('form.mark-read .unread-count').dataset.unread === '0'", "the page marked read")
+    results["page_after"] = page_unread(browser)
+    results["url_after"] = browser.evaluate("location.href")
+    results["button_disabled"] = browser.evaluate("document.querySelector('form.mark-read button').disabled")
+    results["screenshot"] = shot("markread")
+    open_list(browser, origin)
+    results["list_after"] = list_count(browser, args.conversation)
+    emit("markread", conversation_url=conversation_url, **results)
 
 
 def open_entry(browser, text):
@@ -501,6 +622,12 @@ def main():
     parser.add_argument("--search")
     parser.add_argument("--live-command")
     parser.add_argument("--live-text")
+    parser.add_argument("--list-command", action="append")
+    parser.add_argument("--list-expect", action="append", type=int)
+    parser.add_argument("--update-command")
+    parser.add_argument("--update-text")
+    parser.add_argument("--update-gone", action="append")
+    parser.add_argument("--mark-read", action="store_true")
     parser.add_argument("--screenshots")
     parser.add_argument("--probe", action="store_true")
     parser.add_argument("--no-script", action="store_true")

@@ -25,6 +25,9 @@ package final class ArchiveBrowser: Sendable {
     package static let pageSize = 50
     /// Chat states or presence changes shown between two messages, at most (a years-long gap may hold many).
     static let sideEventLimit = 500
+    /// Unread messages are counted up to this many (shown as "999+" beyond), so a list costs the same whether a
+    /// conversation has ten unread messages or a million.
+    package static let unreadLimit = 1000
     /// A picture larger than this (bytes, or pixels on its longer side) is shown through a copy of at most
     /// `previewSide` pixels: the html export's thresholds.
     package static let previewAboveBytes = HTMLWriter.thumbnailAboveBytes
@@ -48,6 +51,8 @@ package final class ArchiveBrowser: Sendable {
         package var isRoom: Bool
         package var lastID: Int64
         package var lastTimestamp: Int64
+        /// Unread messages (as `roost read` and `roost status` count them), at most `unreadLimit`.
+        package var unread: Int
         /// The `<li>` of the list.
         package var html: String
     }
@@ -118,14 +123,24 @@ package final class ArchiveBrowser: Sendable {
                 if text.isEmpty, let file = message.attachments.first { text = "(\(file.isImage ? "picture" : "file")) " + file.displayName }
                 let snippet = "<span class=\"snippet\">" + HTMLText.escape(Self.snippet(sender + ": " + text))
                     + "</span>"
+                let unread = try ArchiveReader.unreadCount(database, accountID: accountID, conversation: jid, limit: Self.unreadLimit)
+                let classes = (isRoom ? ["room"] : []) + (unread > 0 ? ["unread"] : [])
                 let html = TranscriptHTML.listItem(href: links.conversation(accountID: accountID, jid: jid, at: nil), avatar: avatar,
                                                    title: title, detail: detail.joined(separator: " · ") + "<br>" + snippet,
-                                                   attributes: isRoom ? " class=\"room\"" : "")
+                                                   attributes: classes.isEmpty ? "" : " class=\"\(classes.joined(separator: " "))\"",
+                                                   badge: Self.unreadBadge(unread))
                 entries.append(ConversationEntry(accountID: accountID, account: accounts[accountID] ?? "", jid: jid, title: title,
-                                                 isRoom: isRoom, lastID: id, lastTimestamp: message.timestamp, html: html))
+                                                 isRoom: isRoom, lastID: id, lastTimestamp: message.timestamp, unread: unread, html: html))
             }
             return entries
         }
+    }
+
+    /// The count beside a conversation's title (HTML), empty when all is read.
+    package static func unreadBadge(_ unread: Int) -> String {
+        guard unread > 0 else { return "" }
+        let shown = unread >= unreadLimit ? "\(unreadLimit - 1)+" : String(unread)
+        return "<span class=\"count\" title=\"\(shown) unread\" aria-label=\"\(shown) unread\">\(shown)</span>"
     }
 
     // MARK: One conversation
@@ -147,12 +162,36 @@ package final class ArchiveBrowser: Sendable {
         package var afterTimestamp: Int64
         package var day: String?
         package var sender: String?
+        /// How far the page has seen corrections, retractions and reactions (newest row ids of their tables):
+        /// those that come later redraw the messages they change.
+        package var marks: AnnotationMarks
 
-        package init(afterID: Int64, afterTimestamp: Int64, day: String? = nil, sender: String? = nil) {
+        package init(afterID: Int64, afterTimestamp: Int64, day: String? = nil, sender: String? = nil, marks: AnnotationMarks = .init()) {
             self.afterID = afterID
             self.afterTimestamp = afterTimestamp
             self.day = day
             self.sender = sender
+            self.marks = marks
+        }
+    }
+
+    /// The newest rows of `message_revisions` (corrections), `retractions` and `reactions` a page was drawn with.
+    /// Row ids only grow, so "what changed messages since" is a seek on each table's primary key.
+    package struct AnnotationMarks: Sendable, Equatable {
+        package var revision: Int64 = 0
+        package var retraction: Int64 = 0
+        package var reaction: Int64 = 0
+
+        package init(revision: Int64 = 0, retraction: Int64 = 0, reaction: Int64 = 0) {
+            self.revision = revision
+            self.retraction = retraction
+            self.reaction = reaction
+        }
+
+        static func current(_ database: Database) throws(SQLiteError) -> AnnotationMarks {
+            AnnotationMarks(revision: try database.cached("SELECT max(id) FROM message_revisions").scalarInt() ?? 0,
+                            retraction: try database.cached("SELECT max(id) FROM retractions").scalarInt() ?? 0,
+                            reaction: try database.cached("SELECT max(id) FROM reactions").scalarInt() ?? 0)
         }
     }
 
@@ -175,6 +214,8 @@ package final class ArchiveBrowser: Sendable {
         package var live: LiveCursor
         /// States or presence changes left out (more than `sideEventLimit` in the page's span).
         package var omittedEvents: Int
+        /// Unread messages of the conversation (at most `unreadLimit`): viewing a page does not change it.
+        package var unread: Int
     }
 
     /// A page of a conversation; nil when the account or conversation is unknown.
@@ -252,8 +293,11 @@ package final class ArchiveBrowser: Sendable {
                                                    from: lower, to: upper, states: states, presence: presence)
             events = Self.merge(messages, events)
             let room = try Self.rooms(database)[SliceKey(accountID: accountID, conversation: jid.lowercased())]
-            return try render(events, messages: messages, account: account, accountID: accountID, jid: jid, contacts: contacts, room: room,
-                          older: moreOlder ? messages.first?.id : nil, newer: moreNewer ? messages.last?.id : nil, omitted: omitted)
+            var page = try render(events, messages: messages, account: account, accountID: accountID, jid: jid, contacts: contacts, room: room,
+                                  older: moreOlder ? messages.first?.id : nil, newer: moreNewer ? messages.last?.id : nil, omitted: omitted)
+            page.live.marks = try AnnotationMarks.current(database)
+            page.unread = try ArchiveReader.unreadCount(database, accountID: accountID, conversation: jid, limit: Self.unreadLimit)
+            return page
         }
     }
 
@@ -278,19 +322,29 @@ package final class ArchiveBrowser: Sendable {
             html: html, messageCount: messages.count, older: older, newer: newer,
             live: LiveCursor(afterID: messages.last?.id ?? 0, afterTimestamp: lastTimestamp, day: transcript.currentDay,
                              sender: transcript.lastSender),
-            omittedEvents: omitted)
+            omittedEvents: omitted, unread: 0)
     }
 
-    /// What arrived after `cursor` (messages by id, states and presence by time), drawn to follow the page;
-    /// nil when nothing did.
-    package func live(accountID: Int64, jid: String, after cursor: LiveCursor, states: Bool, presence: Bool)
-        throws -> (html: String, cursor: LiveCursor)? {
-        try reader.withSnapshot { database -> (html: String, cursor: LiveCursor)? in
+    /// What a live page is sent: what arrived after its cursor, and messages already on it that changed.
+    package struct LiveUpdate: Sendable {
+        /// New messages, states and presence changes (messages by id, the others by time), drawn to follow the
+        /// page; empty when nothing arrived.
+        package var html: String
+        /// Messages up to the cursor that were corrected, retracted or reacted to since, each drawn anew (one
+        /// `.msg` element per message, with its id `m<row>`) to take the place of the one the page shows.
+        package var changed: String
+        package var cursor: LiveCursor
+    }
+
+    /// What arrived or changed after `cursor`; nil when nothing did.
+    package func live(accountID: Int64, jid: String, after cursor: LiveCursor, states: Bool, presence: Bool) throws -> LiveUpdate? {
+        try reader.withSnapshot { database -> LiveUpdate? in
             let accounts = try Self.accounts(database)
             var messages: [ArchivedMessage] = []
             let reading = ArchivedMessageReading(database: database, accounts: accounts)
+            let columns = ArchivedMessageReading.columns(includeRaw: false)
             try database.cached("""
-                SELECT \(ArchivedMessageReading.columns(includeRaw: false)) FROM messages m
+                SELECT \(columns) FROM messages m
                 WHERE m.account_id = ? AND m.conversation = ? AND m.id > ? ORDER BY m.id LIMIT 200
                 """).forEachRow([.integer(accountID), .text(jid), .integer(cursor.afterID)]) { row throws(SQLiteError) in
                 messages.append(try reading.message(row, includeRevisionRaw: false))
@@ -299,21 +353,69 @@ package final class ArchiveBrowser: Sendable {
             let (side, _) = try sideEvents(database: database, accounts: accounts, accountID: accountID, jid: jid,
                                            from: cursor.afterTimestamp + 1, to: .max, states: states, presence: presence)
             let events = Self.merge(messages, side)
-            guard !events.isEmpty else { return nil }
+            let marks = try AnnotationMarks.current(database)
+            let changed = marks == cursor.marks ? [] : try changedMessages(database, accountID: accountID, jid: jid, upTo: cursor.afterID,
+                                                                           since: cursor.marks)
+            guard !events.isEmpty || !changed.isEmpty || marks != cursor.marks else { return nil }
             let contacts = try ContactDirectory(database: database, accounts: accounts, where: "c.account_id = ?", [.integer(accountID)])
             let contact = contacts.contact(accountID: accountID, jid: jid)
             let title = contact?.displayName ?? jid
             let avatar = TranscriptHTML.avatar(name: title, key: jid,
                                                link: contact?.photoPath == nil ? nil : links.avatar(accountID: accountID, jid: jid))
-            var transcript = TranscriptHTML(clock: ZoneClock(timeZone: timeZone), contacts: contacts, accountID: accountID,
+            let clock = ZoneClock(timeZone: timeZone)
+            var transcript = TranscriptHTML(clock: clock, contacts: contacts, accountID: accountID,
                                             peerAvatar: avatar, currentDay: cursor.day, lastSender: cursor.sender)
             var html = ""
             for event in events { html += try transcript.render(event, attachmentLink: attachmentLink) }
+            // A changed message is drawn as the page drew it: after the message before it (same day, same run of
+            // bubbles), so it shows its sender's name exactly when the page did. The day separator is not part of
+            // the message; the page takes only the `.msg` element.
+            var redrawn = ""
+            let previous = "SELECT \(columns) FROM messages m WHERE m.account_id = ? AND m.conversation = ? AND m.id < ? ORDER BY m.id DESC LIMIT 1"
+            let one = "SELECT \(columns) FROM messages m WHERE m.id = ?"
+            for id in changed {
+                var before: ArchivedMessage?, message: ArchivedMessage?
+                try database.cached(previous).forEachRow([.integer(accountID), .text(jid), .integer(id)]) { row throws(SQLiteError) in
+                    before = try reading.message(row, includeRevisionRaw: false)
+                    return false
+                }
+                try database.cached(one).forEachRow([.integer(id)]) { row throws(SQLiteError) in
+                    message = try reading.message(row, includeRevisionRaw: false)
+                    return false
+                }
+                guard let message else { continue }
+                var context = TranscriptHTML(clock: clock, contacts: contacts, accountID: accountID, peerAvatar: avatar)
+                if let before, clock.civil(before.timestamp).dateText == clock.civil(message.timestamp).dateText {
+                    _ = try context.render(.message(before), attachmentLink: attachmentLink)
+                }
+                redrawn += try context.render(.message(message), attachmentLink: attachmentLink)
+            }
             let next = LiveCursor(afterID: messages.last?.id ?? cursor.afterID,
                                   afterTimestamp: max(cursor.afterTimestamp, events.last?.timestamp ?? 0),
-                                  day: transcript.currentDay, sender: transcript.lastSender)
-            return (html, next)
+                                  day: transcript.currentDay, sender: transcript.lastSender, marks: marks)
+            return LiveUpdate(html: html, changed: redrawn, cursor: next)
         }
+    }
+
+    /// Messages of the conversation up to `upTo` that a correction, retraction or reaction stored after `since`
+    /// changed, oldest first (at most 200: a page shows fewer).
+    private func changedMessages(_ database: Database, accountID: Int64, jid: String, upTo: Int64,
+                                 since marks: AnnotationMarks) throws(SQLiteError) -> [Int64] {
+        var ids = Set<Int64>()
+        let scope: [SQLValue] = [.integer(accountID), .text(jid), .integer(upTo)]
+        try database.cached("""
+            SELECT DISTINCT r.message_row FROM message_revisions r JOIN messages m ON m.id = r.message_row
+            WHERE r.id > ?4 AND m.account_id = ?1 AND m.conversation = ?2 AND m.id <= ?3
+            """).forEachRow(scope + [.integer(marks.revision)]) { row in ids.insert(row.int(0)); return true }
+        try database.cached("""
+            SELECT DISTINCT message_row FROM retractions
+            WHERE id > ?4 AND account_id = ?1 AND conversation = ?2 AND message_row <= ?3 AND status = 'applied'
+            """).forEachRow(scope + [.integer(marks.retraction)]) { row in ids.insert(row.int(0)); return true }
+        try database.cached("""
+            SELECT DISTINCT message_row FROM reactions
+            WHERE id > ?4 AND account_id = ?1 AND conversation = ?2 AND message_row <= ?3
+            """).forEachRow(scope + [.integer(marks.reaction)]) { row in ids.insert(row.int(0)); return true }
+        return Array(ids.sorted().suffix(200))
     }
 
     private var attachmentLink: TranscriptHTML.AttachmentLink {

@@ -205,9 +205,10 @@ package struct TranscriptHTML {
     }
 
     /// One entry of a conversation list: avatar, title, and a details line (already escaped HTML).
-    package static func listItem(href: String, avatar: String, title: String, detail: String, attributes: String = "") -> String {
+    /// `badge`: HTML after the title (the web view's unread count).
+    package static func listItem(href: String, avatar: String, title: String, detail: String, attributes: String = "", badge: String = "") -> String {
         "<li\(attributes)><a href=\"\(HTMLText.escape(href))\">\(avatar)"
-            + "<span><span class=\"title\">\(HTMLText.escape(title))</span><br><span class=\"detail\">\(detail)</span></span></a></li>\n"
+            + "<span><span class=\"title\">\(HTMLText.escape(title))</span>\(badge)<br><span class=\"detail\">\(detail)</span></span></a></li>\n"
     }
 
     /// A contact's picture, or its initial on a colour derived from `key` (a JID) when there is none.

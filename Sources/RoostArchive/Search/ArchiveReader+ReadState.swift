@@ -20,8 +20,7 @@ extension ArchiveReader {
                 SELECT a.jid, c.conversation, (
                     SELECT count(*) FROM messages m
                     WHERE m.conversation = c.conversation AND m.account_id = c.account_id AND m.id > c.read_row
-                      AND m.direction = 'in' AND m.retracted = 0
-                      AND (m.body IS NOT NULL OR EXISTS (SELECT 1 FROM attachments f WHERE f.message_row = m.id))) AS unread,
+                      AND \(Self.unreadCondition)) AS unread,
                     (SELECT CASE WHEN n.type = 'groupchat' THEN coalesce(n.stanza_id, n.message_id) ELSE coalesce(n.message_id, n.origin_id) END
                      FROM messages n WHERE n.conversation = c.conversation AND n.account_id = c.account_id AND n.direction = 'in'
                      ORDER BY n.id DESC LIMIT 1),
@@ -36,5 +35,21 @@ extension ArchiveReader {
             }
             return rows
         }
+    }
+
+    /// What counts as unread after a conversation's read mark: an incoming message, not retracted, with text or a
+    /// file (`m` is the message). One definition for `roost read`, `roost status` and the web view's counts.
+    static let unreadCondition = "m.direction = 'in' AND m.retracted = 0 "
+        + "AND (m.body IS NOT NULL OR EXISTS (SELECT 1 FROM attachments f WHERE f.message_row = m.id))"
+
+    /// Unread messages of one conversation, counted up to `limit` (a list shows "999+", not a count of years).
+    /// A conversation without a read state (nothing incoming yet) has none.
+    static func unreadCount(_ database: Database, accountID: Int64, conversation: String, limit: Int) throws(SQLiteError) -> Int {
+        Int(try database.cached("""
+            SELECT count(*) FROM (SELECT 1 FROM messages m
+                WHERE m.account_id = ?1 AND m.conversation = ?2
+                  AND m.id > coalesce((SELECT s.read_row FROM read_state s WHERE s.account_id = ?1 AND s.conversation = ?2), 9223372036854775807)
+                  AND \(unreadCondition) LIMIT ?3)
+            """).scalarInt([.integer(accountID), .text(conversation), .integer(Int64(limit))]) ?? 0)
     }
 }

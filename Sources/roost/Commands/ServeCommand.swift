@@ -11,9 +11,12 @@ struct ServeCommand: Command {
         Serves a local web view of the archive: the conversation list, each conversation paged back through its \
         whole history, search with the query language of `roost search` (hits highlighted, each opens in its \
         conversation), chat-state and presence timelines, attachments and pictures stored locally, exports of a \
-        conversation in any format, and new messages as they arrive while `roost run` archives them. It reads the \
-        archive through its own read-only connection, with or without the agent running. \
-        It listens on 127.0.0.1 only, unless --listen names another address together with --allow-remote. \
+        conversation in any format, and new messages as they arrive while `roost run` archives them (corrections \
+        and retractions change the messages already shown). The list shows unread counts, as `roost status` \
+        counts them; viewing a conversation does not mark it read, its Mark read button does (as `roost read JID`). \
+        It reads the archive through its own read-only connection, with or without the agent running. \
+        It listens on 127.0.0.1 only, unless --listen names another address together with --allow-remote \
+        (a warning is logged). \
         Each start makes a random access token: open the printed address (it carries the token; the browser then \
         keeps it as a cookie), or use --open, which hands it to your browser without putting the token on any \
         command line. `[serve] enabled = true` in the config serves the same view from `roost run`. \

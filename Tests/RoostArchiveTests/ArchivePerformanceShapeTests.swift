@@ -179,4 +179,25 @@ import Testing
         try reader.search(query: "apple", limit: 100) { row in first.append(row.id); return first.count < 3 }
         #expect(first.count == 3)
     }
+
+    /// `roost count` answers words alone from the index and no query from the counters: both equal what search
+    /// finds (and a count with a filter, which reads the rows). Fails if either shortcut counts something else.
+    @Test func countShortcutsEqualSearch() throws {
+        let archive = TemporaryArchive()
+        var batch: [ArchiveEvent] = []
+        for i in 0..<90 {
+            batch.append(.message(Fixture.message(i % 3 == 0 ? "apple pie \(i)" : "pear \(i)", at: Int64(i) * 1_000,
+                                                  direction: i % 2 == 0 ? .incoming : .outgoing,
+                                                  conversation: i % 4 == 0 ? "other@example.com" : "bob@example.com",
+                                                  stanzaId: "c-\(i)")))
+        }
+        _ = try archive.writer().commit(batch)
+        let reader = try archive.reader()
+        for query in ["apple", "pear", "apple pie", "\"apple pie\"", "pie OR pear", "apple -pie", "is:in apple", "with:other@example.com pear"] {
+            #expect(try reader.count(query: query) == (try reader.search(query: query, limit: 1_000)).count, "\(query)")
+        }
+        #expect(try reader.count(query: "") == 90)
+        #expect(try reader.count(query: "apple") == 30)
+        #expect(try reader.count(query: "", account: Fixture.account) == 90)
+    }
 }

@@ -82,6 +82,22 @@ import Testing
                 == "\\# not a heading\n\\- not a list\n1\\. not a list either\n\\*bold\\* \\[link\\](x) \\<b\\>")
     }
 
+    /// The escapers work on UTF-8 bytes, by scalar: markup followed by a combining mark is still markup to a
+    /// CommonMark reader, a CRLF ends a line, and text around the ASCII that matters passes through unchanged.
+    @Test func escapersWorkByScalarAndLine() {
+        #expect(MarkdownText.escape("-\u{301} a *\u{301}") == "\\-\u{301} a \\*\u{301}")
+        #expect(MarkdownText.escape("a\r\n- b\n\u{3000}+ c\n12) d 3. e") == "a\r\n\\- b\n\u{3000}\\+ c\n12\\) d 3. e")
+        #expect(MarkdownText.escape("王伟 1. 🎉 x") == "王伟 1. 🎉 x")
+        #expect(MailWriter.mboxrdQuoted("a\nFrom b\n>>From c\nnot From d\n") == "a\n>From b\n>>>From c\nnot From d\n")
+        #expect(MailWriter.mboxrdQuoted("From 王\nx") == ">From 王\nx")
+        #expect(MailWriter.mboxrdQuoted("no quote\n") == "no quote\n")
+        #expect(MIMEText.quotedPrintable("a\r\nb\rc\n") == "a\nb=0Dc\n")
+        #expect(MIMEText.headerText("two\r\nlines") == "two  lines")
+        #expect(MIMEText.headerText("=?x?=") == "=?UTF-8?B?PT94Pz0=?=")
+        #expect(HTMLText.escape("<a href='x'>&\"</a>\u{0}é") == "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;\u{FFFD}é")
+        #expect(MailMessageBuilder.address("a b<c>@x.org/res") == "abc@x.org")
+    }
+
     @Test func splitByConversationUsesSafeUniqueNames() throws {
         let scratch = ExportScratch()
         let writer = try ArchiveWriter(path: scratch.archive, durability: .off)

@@ -15,7 +15,7 @@ final class CSVWriter: ExportWriter {
         self.sink = sink
         self.depth = depth
         if context.options.csvByteOrderMark { sink.append("\u{FEFF}") }
-        sink.append(Self.row(Self.header))
+        Self.append(row: Self.header, to: sink)
     }
 
     func beginConversation(_ slice: ConversationSlice, context: ExportContext) throws {
@@ -31,12 +31,12 @@ final class CSVWriter: ExportWriter {
             files.append(copy.map { TextTranscriptWriter.up(depth) + $0 } ?? attachment.url)
         }
         let accountID = slice?.accountID ?? 0
-        sink.append(Self.row([
+        Self.append(row: [
             context.clock.civil(message.timestamp).rfc3339, message.account, message.conversation, message.direction.rawValue,
             message.kind.rawValue, message.from, context.contacts.sender(of: message, accountID: accountID), message.to,
             message.body ?? "", message.subject ?? "", message.edited ? "\(message.revisions.count - 1)" : "0",
             files.joined(separator: " "), message.stanzaId ?? "", message.originId ?? "", message.messageId ?? "",
-        ]))
+        ], to: sink)
         context.messageWritten()
     }
 
@@ -44,12 +44,27 @@ final class CSVWriter: ExportWriter {
         sink = nil
     }
 
-    static func row(_ fields: [String]) -> String {
-        fields.map(field).joined(separator: ",") + "\r\n"
-    }
-
-    static func field(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    /// One row, written field by field into the sink. Works on the UTF-8 bytes: the characters that matter are
+    /// ASCII, and per-Character comparisons and joined strings were a third of the export's CPU.
+    static func append(row fields: [String], to sink: ByteSink) {
+        for (index, field) in fields.enumerated() {
+            if index > 0 { sink.append(UInt8(ascii: ",")) }
+            var field = field
+            field.withUTF8 { bytes in
+                let quote = UInt8(ascii: "\"")
+                guard bytes.contains(where: { $0 == UInt8(ascii: ",") || $0 == quote || $0 == 0x0A || $0 == 0x0D }) else {
+                    sink.append(UnsafeRawBufferPointer(bytes))
+                    return
+                }
+                sink.append(quote)
+                for byte in bytes {
+                    if byte == quote { sink.append(quote) }
+                    sink.append(byte)
+                }
+                sink.append(quote)
+            }
+        }
+        sink.append(0x0D)
+        sink.append(0x0A)
     }
 }

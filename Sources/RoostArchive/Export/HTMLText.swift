@@ -3,22 +3,28 @@ import Foundation
 /// Escaping for HTML text and attribute values, the link targets the pages may contain, and the way back from
 /// a message's (X)HTML to its text (Pidgin's logs).
 package enum HTMLText {
-    /// Escapes `& < > " '` so any text, including markup a contact typed, shows literally.
+    /// Escapes `& < > " '` so any text, including markup a contact typed, shows literally. Works on the UTF-8
+    /// bytes: every byte it changes is ASCII.
     package static func escape(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            case "\u{0}": result += "\u{FFFD}"
-            default: result.unicodeScalars.append(scalar)
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">")
+            || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "'") || $0 == 0 }) else { return text }
+        var text = text
+        return text.withUTF8 { bytes -> String in
+            var result: [UInt8] = []
+            result.reserveCapacity(bytes.count + 16)
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "&"): result += "&amp;".utf8
+                case UInt8(ascii: "<"): result += "&lt;".utf8
+                case UInt8(ascii: ">"): result += "&gt;".utf8
+                case UInt8(ascii: "\""): result += "&quot;".utf8
+                case UInt8(ascii: "'"): result += "&#39;".utf8
+                case 0: result += "\u{FFFD}".utf8
+                default: result.append(byte)
+                }
             }
+            return String(decoding: result, as: UTF8.self)
         }
-        return result
     }
 
     /// The text of an (X)HTML fragment: line breaks for `<br>`, other tags dropped (a link shows its text),

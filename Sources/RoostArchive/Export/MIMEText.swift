@@ -8,49 +8,81 @@ enum MIMEText {
     /// Quoted-printable with LF line ends, lines at most 76 characters, trailing spaces encoded, and a line
     /// matching `>*From ` written with its first character encoded (`=46rom `, `=3EFrom `): then no line of
     /// an mbox matches what mboxo or mboxrd readers quote or unquote, and every reader gets the exact text.
+    /// Works on the UTF-8 bytes, CRLF read as LF (Foundation's replacement and per-Character splitting here were
+    /// a third of an mbox export).
     static func quotedPrintable(_ text: String) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(text.utf8.count + text.utf8.count / 8)
-        let lines = text.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\n", omittingEmptySubsequences: false)
-        for (lineIndex, line) in lines.enumerated() {
-            if lineIndex > 0 { output.append(0x0A) }
-            let bytes = Array(line.utf8)
-            var column = 0
-            for (index, byte) in bytes.enumerated() {
-                let isLast = index == bytes.count - 1
-                let mustEncode = byte == UInt8(ascii: "=") || byte > 126 || (byte < 32 && byte != 9)
-                    || ((byte == 32 || byte == 9) && isLast)
-                var encoded = mustEncode ? escaped(byte) : [byte]
-                // Leave room for the soft break "=" unless this is the line's last byte.
-                if column + encoded.count > (isLast ? 76 : 75) {
-                    output.append(contentsOf: [UInt8(ascii: "="), 0x0A])
-                    column = 0
-                }
-                // Whatever starts an output line (after a hard or a soft break) must not read as a separator.
-                if column == 0 && !mustEncode && (byte == UInt8(ascii: ".") || startsFromLine(bytes[index...])) {
-                    encoded = escaped(byte)
-                }
-                output.append(contentsOf: encoded)
-                column += encoded.count
+        var text = text
+        return text.withUTF8 { source -> String in
+            var output: [UInt8] = []
+            output.reserveCapacity(source.count + source.count / 8)
+            var lineStart = 0
+            while true {
+                let newline = source[lineStart...].firstIndex(of: 0x0A)
+                var end = newline ?? source.count
+                if newline != nil && end > lineStart && source[end - 1] == 0x0D { end -= 1 }
+                if lineStart > 0 { output.append(0x0A) }
+                encodeLine(UnsafeBufferPointer(rebasing: source[lineStart..<end]), into: &output)
+                guard let newline else { break }
+                lineStart = newline + 1
+            }
+            return String(decoding: output, as: UTF8.self)
+        }
+    }
+
+    private static func encodeLine(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+        var column = 0
+        for index in 0..<bytes.count {
+            let byte = bytes[index]
+            let isLast = index == bytes.count - 1
+            let mustEncode = byte == UInt8(ascii: "=") || byte > 126 || (byte < 32 && byte != 9)
+                || ((byte == 32 || byte == 9) && isLast)
+            // Leave room for the soft break "=" unless this is the line's last byte.
+            if column + (mustEncode ? 3 : 1) > (isLast ? 76 : 75) {
+                output.append(UInt8(ascii: "="))
+                output.append(0x0A)
+                column = 0
+            }
+            // Whatever starts an output line (after a hard or a soft break) must not read as a separator.
+            let encode = mustEncode
+                || (column == 0 && (byte == UInt8(ascii: ".") || startsFromLine(UnsafeBufferPointer(rebasing: bytes[index...]))))
+            if encode {
+                output.append(UInt8(ascii: "="))
+                output.append(hex[Int(byte >> 4)])
+                output.append(hex[Int(byte & 0xF)])
+                column += 3
+            } else {
+                output.append(byte)
+                column += 1
             }
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
-    private static func escaped(_ byte: UInt8) -> [UInt8] {
-        [UInt8(ascii: "="), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-    }
-
-    private static func startsFromLine(_ bytes: ArraySlice<UInt8>) -> Bool {
+    private static func startsFromLine(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         bytes.drop { $0 == UInt8(ascii: ">") }.starts(with: "From ".utf8)
     }
 
     /// A header value: as is when printable ASCII, else RFC 2047 `=?UTF-8?B?…?=` words of at most 75
     /// characters, never splitting a character, folded onto continuation lines.
     static func headerText(_ text: String) -> String {
-        let flattened = text.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ")
-        if flattened.utf8.allSatisfy({ $0 >= 32 && $0 < 127 }) && !flattened.contains("=?") { return flattened }
+        let flattened = flattened(text)
+        if isPlainASCII(flattened) { return flattened }
         return encodedWords(flattened)
+    }
+
+    /// CR and LF as spaces: a header value is one line.
+    private static func flattened(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A }) else { return text }
+        return String(decoding: text.utf8.map { $0 == 0x0D || $0 == 0x0A ? 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// Printable ASCII that does not look like an encoded word (`=?`).
+    private static func isPlainASCII(_ text: String) -> Bool {
+        var previous: UInt8 = 0
+        for byte in text.utf8 {
+            if byte < 32 || byte >= 127 || (previous == UInt8(ascii: "=") && byte == UInt8(ascii: "?")) { return false }
+            previous = byte
+        }
+        return true
     }
 
     static func encodedWords(_ text: String) -> String {
@@ -75,10 +107,14 @@ enum MIMEText {
     /// `"Display Name" <address>` with the name quoted (ASCII) or encoded (anything else).
     static func mailbox(name: String?, address: String) -> String {
         guard let name, !name.isEmpty, name != address else { return "<\(address)>" }
-        let clean = name.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ")
-        if clean.utf8.allSatisfy({ $0 >= 32 && $0 < 127 }) && !clean.contains("=?") {
-            let quoted = clean.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            return "\"\(quoted)\" <\(address)>"
+        let clean = flattened(name)
+        if isPlainASCII(clean) {
+            var quoted: [UInt8] = []
+            for byte in clean.utf8 {
+                if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") { quoted.append(UInt8(ascii: "\\")) }
+                quoted.append(byte)
+            }
+            return "\"\(String(decoding: quoted, as: UTF8.self))\" <\(address)>"
         }
         return encodedWords(clean) + " <\(address)>"
     }

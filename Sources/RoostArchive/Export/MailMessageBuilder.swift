@@ -28,7 +28,10 @@ struct MailMessageBuilder {
     /// An address for a JID: the bare JID (mail addresses have no resource).
     static func address(_ jid: String) -> String {
         let bare = JIDText.bare(jid)
-        let clean = String(bare.filter { $0 != "<" && $0 != ">" && $0 != "\"" && !$0.isWhitespace && $0 != "," })
+        // ASCII (nearly every JID): by byte, without the Unicode property lookups of `isWhitespace`.
+        let clean = bare.utf8.allSatisfy { $0 < 0x80 }
+            ? String(decoding: bare.utf8.filter { !"<>\",".utf8.contains($0) && $0 != 0x20 && !(0x09...0x0D).contains($0) }, as: UTF8.self)
+            : String(bare.filter { $0 != "<" && $0 != ">" && $0 != "\"" && !$0.isWhitespace && $0 != "," })
         return clean.isEmpty ? "unknown@invalid" : clean
     }
 

@@ -92,12 +92,26 @@ final class MailWriter: ExportWriter {
         sink = nil
     }
 
-    /// Adds a `>` to every line that starts with any number of `>` followed by `From `.
+    /// Adds a `>` to every line that starts with any number of `>` followed by `From `. Works on the UTF-8
+    /// bytes (Foundation's substring search here was ~45 % of an mbox export).
     static func mboxrdQuoted(_ text: String) -> String {
-        guard text.contains("From ") else { return text }
-        return text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
-            let stripped = line.drop { $0 == ">" }
-            return stripped.hasPrefix("From ") ? ">" + line : String(line)
-        }.joined(separator: "\n")
+        var text = text
+        let quoted = text.withUTF8 { bytes -> [UInt8]? in
+            var output: [UInt8]? = nil
+            var lineStart = 0
+            while lineStart <= bytes.count {
+                var index = lineStart
+                while index < bytes.count && bytes[index] == UInt8(ascii: ">") { index += 1 }
+                let end = bytes[index...].firstIndex(of: 0x0A) ?? bytes.count
+                if end - index >= 5 && bytes[index..<index + 5].elementsEqual("From ".utf8) {
+                    if output == nil { output = Array(bytes[..<lineStart]) }
+                    output!.append(UInt8(ascii: ">"))
+                }
+                output?.append(contentsOf: bytes[lineStart..<min(end + 1, bytes.count)])
+                lineStart = end + 1
+            }
+            return output
+        }
+        return quoted.map { String(decoding: $0, as: UTF8.self) } ?? text
     }
 }

@@ -84,6 +84,7 @@ enum TranscriptPhrases {
     /// XEP-0066 convention for sharing a file; the file is shown instead, as Conversations and Dino do).
     static func shownBody(of message: ArchivedMessage) -> String? {
         guard let body = message.body else { return nil }
+        guard !message.attachments.isEmpty else { return body }
         let trimmed = body.trimmingCharacters(in: .whitespacesAndNewlines)
         return message.attachments.contains { $0.url == trimmed } ? nil : body
     }

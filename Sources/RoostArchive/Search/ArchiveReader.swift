@@ -173,14 +173,24 @@ public final class ArchiveReader: Sendable {
         let compiled = try compile(query, now: now, timeZone: timeZone, account: account)
         let sql: String
         var parameters = compiled.parameters
-        if let fts = compiled.ftsExpression {
+        let unfiltered = compiled.whereSQL == "1" && compiled.parameters.isEmpty
+        if let fts = compiled.ftsExpression, unfiltered {
+            // Words only: the index alone answers (every indexed row is a message), no row is read.
+            sql = "SELECT count(*) FROM message_fts WHERE message_fts MATCH ?"
+            parameters = [.text(fts)]
+        } else if let fts = compiled.ftsExpression {
             sql = "SELECT count(*) FROM message_fts f JOIN messages m ON m.id = f.rowid WHERE message_fts MATCH ? AND \(compiled.whereSQL)"
             parameters.insert(.text(fts), at: 0)
         } else {
             sql = "SELECT count(*) FROM messages m WHERE \(compiled.whereSQL)"
         }
         return try withDatabase { database throws(SQLiteError) -> Int in
-            Int(try database.prepare(sql).scalarInt(parameters) ?? 0)
+            if unfiltered && compiled.ftsExpression == nil,
+               try database.cached("SELECT 1 FROM sqlite_master WHERE name = 'conversation_counts'").scalarInt() != nil {
+                // Everything: the counters the writer keeps per conversation (SchemaV10), O(conversations).
+                return Int(try database.prepare("SELECT coalesce(sum(messages), 0) FROM conversation_counts").scalarInt() ?? 0)
+            }
+            return Int(try database.prepare(sql).scalarInt(parameters) ?? 0)
         }
     }
 

@@ -52,6 +52,23 @@ struct Output: Sendable {
         return copy
     }
 
+    /// The same terminal with stdout gathered into large writes until `flush()` (see `BufferedSink`).
+    func buffered() -> Output {
+        let sink = BufferedSink(target: standardOutput)
+        var copy = Output(standardOutput: sink, standardError: FlushingSink(first: sink, target: standardError),
+                          standardOutputIsTTY: standardOutputIsTTY, standardErrorIsTTY: standardErrorIsTTY)
+        copy.color = color
+        copy.quiet = quiet
+        copy.verbosity = verbosity
+        copy.deferredNotes = deferredNotes
+        return copy
+    }
+
+    /// Writes what a `buffered()` stdout holds.
+    func flush() {
+        (standardOutput as? BufferedSink)?.flush()
+    }
+
     /// One line of results on stdout (control characters shown as escapes).
     func line(_ text: String) {
         line(TerminalText(text))

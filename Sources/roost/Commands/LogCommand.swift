@@ -91,7 +91,10 @@ struct LogCommand: Command {
         let known: Set<Int64>
         do { known = follow ? try view.reader.messageIDs(conversation: conversation.jid) : [] } catch { throw ArchiveFailure(error: error) }
         // One conversation of one account: its lines need no account tag.
-        let printer = EventPrinter(context: context, text: MessageText(output: context.output, names: view.names, showAccount: false))
+        // Gathered into large writes, except while following (each message shows as it arrives).
+        let output = follow ? context.output : context.output.buffered()
+        defer { output.flush() }
+        let printer = EventPrinter(context: context, text: MessageText(output: output, names: view.names, showAccount: false))
         do {
             try view.reader.transcript(account: account, conversation: conversation.jid, includeStates: states,
                                        includePresence: presence, from: from, until: upTo) { event in
@@ -172,7 +175,7 @@ final class EventPrinter: @unchecked Sendable {
 
     func print(_ event: TranscriptEvent) {
         count += 1
-        let output = context.output
+        let output = text.output
         let json = context.options.json
         switch event {
         case .message(let row):

@@ -47,7 +47,8 @@ struct SearchCommand: Command {
 
     func run(context: CommandContext) async throws -> ExitCode {
         let view = try ArchiveView.open(context)
-        let output = context.output
+        let output = context.output.buffered()
+        defer { output.flush() }
         let json = context.options.json
         var found = 0
         // Streamed: all matches of a common word (`--limit 0`) are printed as they are read, never held.

@@ -96,7 +96,7 @@ public final class IngestPipeline: Sendable {
         self.queue = BoundedQueue(capacity: capacity)
         self.stopGrace = stopGrace
         self.healthChanged = healthChanged
-        writer.keepStatementJournalsInMemory()
+        writer.prepareForLiveIngest()
         let thread = Thread { [self] in self.run() }
         thread.name = "roost.archive"
         thread.start()
@@ -202,9 +202,9 @@ public final class IngestPipeline: Sendable {
                 count += next.events.count
             }
             commitRetrying(batch)
-            // Drained: give back what the burst's records and stanzas left free in malloc's arenas (glibc keeps
-            // freed memory per thread arena otherwise; after a 20k-message flood that was ~10 MB of RSS). At
-            // most every two seconds, and never while work is queued, so a flood pays nothing for it.
+            // Drained: give back to the kernel what a burst's records and stanzas left free in malloc's arenas
+            // (glibc otherwise keeps freed memory in each thread's arena). At most every two seconds, and only
+            // when nothing is queued, so a flood pays next to nothing for it.
             if carried == nil, queue.count == 0, ContinuousClock.now - trimmedAt >= .seconds(2) {
                 malloc_trim(0)
                 trimmedAt = .now

@@ -8,6 +8,7 @@
 #include <spawn.h>
 #include <fcntl.h>
 #include <sys/sysmacros.h>
+#include <malloc.h>
 
 // A descriptor that becomes readable when the process exits (Linux 5.3+), so a deadline can be awaited
 // with poll(2) next to the process's pipes; -1 where the kernel lacks it.

@@ -4,7 +4,8 @@ import Testing
 
 /// The structures behind issue 15's figures, checked for correctness (never timed: `contrib/bench/all` times):
 /// the stats counters equal a full scan whatever wrote the rows, the correction lookup seeks indexes, an import
-/// leaves no write-ahead log behind, and streamed search gives exactly the collected rows.
+/// leaves no write-ahead log behind, streamed search gives exactly the collected rows, and the live writer keeps
+/// its statement journals in memory.
 @Suite struct ArchivePerformanceShapeTests {
     /// What `roost stats` showed before the counters: one GROUP BY over every message.
     private func scanned(_ archive: TemporaryArchive) throws -> [ArchiveStats.Conversation] {
@@ -64,6 +65,31 @@ import Testing
         #expect(stats.totalMessages == 2 * 90)
         #expect(stats.conversations.first { $0.conversation.hasPrefix("room@") }?.senders == 4)
         #expect(stats.chatStates == 2)
+    }
+
+    /// The live agent's writer keeps statement journals in memory and a 4 MiB page cache (docs/performance.md,
+    /// "Live ingest"); other writers (imports) keep SQLite's defaults. The counters stay exact through it.
+    @Test func liveWriterKeepsStatementJournalsInMemory() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        func pragma(_ name: String) throws -> Int64 {
+            try writer.ingestor.withLock { ingestor throws(SQLiteError) -> Int64 in
+                var value: Int64 = 0
+                try ingestor.database.prepare("PRAGMA \(name)").forEachRow { row in
+                    value = row.int(0)
+                    return false
+                }
+                return value
+            }
+        }
+        #expect(try pragma("temp_store") == 0)
+        writer.prepareForLiveIngest()
+        #expect(try pragma("temp_store") == 2)
+        #expect(try pragma("cache_size") == -Int64(ArchiveWriter.liveCacheKiB))
+        _ = try writer.commit(mixedBatch(offset: 0))
+        _ = try writer.commit(mixedBatch(offset: 500_000))
+        #expect(sorted(try archive.reader().stats().conversations) == sorted(try scanned(archive)))
+        #expect(try archive.reader().stats().totalMessages == 2 * 90)
     }
 
     @Test func migrationFillsTheCountersFromExistingRows() throws {

@@ -31,7 +31,9 @@ struct AgentLifecycleTests {
         let dir = try TestDirectory()
         let (client, alice, _) = try await server.registeredClient("alice")
         await client.disconnect()
-        let config = try config(dir, account: alice, passwordLine: "password_command = sleep 987.654")
+        // A duration of its own: other runs of this test on the same machine have their own sleepers.
+        let sleeper = "sleep 987.\(Int.random(in: 100_000...999_999))"
+        let config = try config(dir, account: alice, passwordLine: "password_command = \(sleeper)")
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
         try await ZeroLossRig.waitForLog(roost, "control socket")
@@ -44,7 +46,7 @@ struct AgentLifecycleTests {
         let (exit, log) = roost.stop(signal: SIGTERM, timeout: 15)
         #expect(exit == 0, "\(log)")
         #expect(ContinuousClock.now - started < .seconds(15), "SIGTERM waited for the password command")
-        let sleepers = try TmpfsMount.run("/usr/bin/pgrep", ["-f", "^sleep 987.654$"])
+        let sleepers = try TmpfsMount.run("/usr/bin/pgrep", ["-f", "^\(sleeper)$"])
         #expect(sleepers.status != 0 || sleepers.output.isEmpty, "the hung password_command survived: \(sleepers.output)")
     }
 

@@ -96,6 +96,7 @@ public final class IngestPipeline: Sendable {
         self.queue = BoundedQueue(capacity: capacity)
         self.stopGrace = stopGrace
         self.healthChanged = healthChanged
+        writer.prepareForLiveIngest()
         let thread = Thread { [self] in self.run() }
         thread.name = "roost.archive"
         thread.start()
@@ -177,6 +178,7 @@ public final class IngestPipeline: Sendable {
 
     private func run() {
         var carried: Submission?
+        var trimmedAt = ContinuousClock.now
         while true {
             var batch: [Submission] = []
             var count = 0
@@ -200,6 +202,13 @@ public final class IngestPipeline: Sendable {
                 count += next.events.count
             }
             commitRetrying(batch)
+            // Drained: give back to the kernel what a burst's records and stanzas left free in malloc's arenas
+            // (glibc otherwise keeps freed memory in each thread's arena). At most every two seconds, and only
+            // when nothing is queued, so a flood pays next to nothing for it.
+            if carried == nil, queue.count == 0, ContinuousClock.now - trimmedAt >= .seconds(2) {
+                malloc_trim(0)
+                trimmedAt = .now
+            }
         }
         let waiters = counters.withLock { c -> [CheckedContinuation<Void, Never>] in
             c.stopped = true

@@ -88,6 +88,25 @@ public final class ArchiveWriter: Sendable {
         attachmentObserver.withLock { $0 = observer }
     }
 
+    /// For the live agent's small group commits (not for bulk loads):
+    /// - statement journals in memory. Each message insert fires triggers (full-text index, counters), so
+    ///   SQLite keeps a statement journal of the pages it changes; on disk (the default `temp_store`) one past
+    ///   64 KiB spills to a temporary file — with thirteen indexes on `messages` nearly every insert did:
+    ///   140,000 `pwrite`s (285 MB) for 6,000 messages, nearly five times what the write-ahead log took.
+    ///   In memory a journal holds the pages one statement changes (a few dozen). A bulk load's `optimize`
+    ///   rewrites the whole index in one statement, so imports keep the default.
+    /// - a 4 MiB page cache instead of 16: a group commit of live traffic touches a few dozen pages, the
+    ///   B-trees' upper levels stay cached, and a leaf missed is read from the kernel's page cache. The
+    ///   16 MiB filled during a flood and stayed (after 20,000 messages the agent held 67 MB; now 53).
+    public func prepareForLiveIngest() {
+        ingestor.withLock { ingestor in
+            try? ingestor.database.execute("PRAGMA temp_store = MEMORY")
+            try? ingestor.database.execute("PRAGMA cache_size = -\(Self.liveCacheKiB)")
+        }
+    }
+
+    static let liveCacheKiB = 4 * 1024
+
     /// Starts a new pass of an import (see `CrossSourceMatch`).
     func beginImportPass() {
         ingestor.withLock { $0.beginImportPass() }

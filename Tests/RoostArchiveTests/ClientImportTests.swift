@@ -280,6 +280,53 @@ struct CrossSourceDedupTests {
     }
 }
 
+/// Reactions from another client's history against what the archive received itself (`Ingestor.reactorState`).
+@Suite("Import dedup of reactions")
+struct ImportedReactionDedupTests {
+    private let bob = "bob@example.com"
+
+    private func reaction(_ emojis: [String], at seconds: Int64, source: MessageSource, stanza: String? = nil,
+                          target: String = "m-1") -> ArchiveEvent {
+        .annotation(MessageAnnotation(account: Fixture.account, conversation: bob, kind: .reactions(emojis), target: target,
+                                      from: source == .import ? bob : bob + "/phone", direction: .incoming,
+                                      timestamp: Fixture.baseTime + seconds * 1000, source: source, messageId: stanza))
+    }
+
+    private func shown(_ archive: TemporaryArchive) throws -> [String] {
+        try archive.rows().first { $0.body == "lunch?" }?.reactionLines ?? ["(no message)"]
+    }
+
+    @Test func aSetReceivedLiveIsNotImportedAgainAndANewerOneReplacesIt() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        _ = try writer.commit([.message(Fixture.message("lunch?", conversation: bob, messageId: "m-1"))])
+        _ = try writer.commit([reaction(["👍"], at: 10, source: .live, stanza: "r-1")])
+        // The other client's copy of the live reaction, stamped by its own clock: nothing to add.
+        var outcomes = try writer.commit([reaction(["👍"], at: 13, source: .import)])
+        #expect(outcomes == [.duplicate(existingId: try archive.rows()[0].id)])
+        // A set the archive missed, newer: stored, and it is the current one.
+        outcomes = try writer.commit([reaction(["👍", "🍜"], at: 40, source: .import)])
+        #expect(outcomes == [.stored])
+        #expect(try shown(archive) == ["👍 \(bob)", "🍜 \(bob)"])
+        // Later live, all taken back: the newest counts; the other client's older set changes nothing shown.
+        _ = try writer.commit([reaction([], at: 300, source: .live, stanza: "r-2")])
+        outcomes = try writer.commit([reaction(["🍕"], at: 200, source: .import)])
+        #expect(outcomes == [.stored])
+        #expect(try shown(archive) == [])
+        #expect(try archive.reactionRows() == 4)
+    }
+
+    @Test func aSetWaitingForItsMessageIsMatchedByTheIdItNames() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        _ = try writer.commit([reaction(["🔥"], at: 10, source: .live, stanza: "r-1")])
+        #expect(try writer.commit([reaction(["🔥"], at: 11, source: .import)]) == [.duplicate(existingId: nil)])
+        #expect(try writer.commit([reaction(["🔥"], at: 11, source: .import, target: "m-2")]) == [.stored])
+        _ = try writer.commit([.message(Fixture.message("lunch?", conversation: bob, messageId: "m-1"))])
+        #expect(try shown(archive) == ["🔥 \(bob)"])
+    }
+}
+
 // MARK: - Fixtures
 
 struct ExpectedMessage: CustomStringConvertible {

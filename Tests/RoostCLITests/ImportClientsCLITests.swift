@@ -242,9 +242,26 @@ struct ImportOverLiveArchiveTests {
         try peer(bob, bobPassword, resource: "laptop", ["send", alice.description] + bodies)
         try peer(alice, alicePassword, resource: "phone", ["send", bob.description, "reply \(marker) 好的"])
         try first.eventually("the four messages in roost's archive", timeout: 40) { try search(first).count >= 4 }
-        let live = try search(first)
+        #expect(try search(first).count == 4)
+        // Bob reacts (slixmpp's XEP-0444 plugin) to the reply from the phone; Roost gets it as a carbon.
+        let reply = try #require(try search(first).first { ($0["body"] as? String)?.hasPrefix("reply ") == true })
+        let replyID = try #require(reply["message_id"] as? String)
+        let bobSession = try await XMPPPeer.start(on: server, jid: bob, password: bobPassword, resource: "tablet")
+        try await bobSession.call("react", ["to": alice.description, "id": replyID, "reactions": ["👍", "🎉"]])
+        let reactedAt = Date()
+        await bobSession.stop()
+        func shown(_ rows: [[String: Any]]) -> [String] {
+            let row = rows.first { $0["message_id"] as? String == replyID }
+            return (row?["reactions"] as? [[String: Any]] ?? []).map { "\($0["emoji"] ?? "?") \($0["own"] as? Bool == true ? "me" : "bob")" }
+        }
+        try first.eventually("bob's reaction in roost's archive", timeout: 40) { shown(try search(first)) == ["👍 bob", "🎉 bob"] }
+        var live = try search(first)
         #expect(live.count == 4)
         #expect(live.allSatisfy { ($0["stanza_id"] as? String) != nil })
+        // Dino got the same reaction at the same time (the generator stores it as Dino does).
+        for index in live.indices where live[index]["message_id"] as? String == replyID {
+            live[index]["reacted_at"] = ISO8601DateFormatter().string(from: reactedAt)
+        }
 
         // 2. The same conversation as Pidgin and Dino stored it, each with two messages Roost never saw, imported
         // while the agent runs (short transactions beside its own).
@@ -259,8 +276,19 @@ struct ImportOverLiveArchiveTests {
             let report = try #require(result.jsonLines.first)
             #expect(report["added"] as? Int == ImportClientsCLITests.messageCount(manifest, name), "\(name): \(report)")
             #expect(report["duplicates"] as? Int == live.count, "\(name): \(report)")
+            if name == "overlap-dino" {
+                // Bob's reaction is Roost's already; the user's reaction to a message only Dino had is added.
+                let reactions = report["reactions"] as? [String: Any] ?? [:]
+                #expect(reactions["duplicates"] as? Int == 1 && reactions["added"] as? Int == 1 && reactions["waiting"] as? Int == 0,
+                        "\(reactions)")
+            }
         }
         #expect(try search(first).count == live.count + 4)
+        #expect(shown(try search(first)) == ["👍 bob", "🎉 bob"])
+        let onlyInDino = try search(first).first { $0["body"] as? String == "only in Dino's history" }
+        #expect((onlyInDino?["reactions"] as? [[String: Any]])?.map { "\($0["emoji"] ?? "?") \($0["from"] ?? "?")" } == ["👍 me"])
+        #expect(try Int(ArchiveCount.sqlite(first.directory.path + "/data/archive.sqlite", "SELECT count(*) FROM reactions")
+            .trimmingCharacters(in: .whitespacesAndNewlines)) == 2)
         // The agent kept archiving meanwhile.
         try peer(bob, bobPassword, resource: "laptop", ["send", alice.description, "after the import \(marker)"])
         try first.eventually("the message sent after the import", timeout: 40) { try search(first).count == live.count + 5 }

@@ -316,16 +316,30 @@ def dino(out, schema, folder_name=None, live=None):
         return row
 
     if live is not None:
+        account = live[0]["account"]
+        shared = 0
         for row in live:
             t = dt.datetime.fromisoformat(row["timestamp"].replace("Z", "+00:00"))
             message(t, row["conversation"], "chat", row["direction"], None, row["body"],
                     stanza_id=row.get("message_id"), server_id=row.get("stanza_id"))
+            # The reactions Roost received, as Dino received them too (its own clock: when the test reacted).
+            sets = {}
+            for r in row.get("reactions") or []:
+                sets.setdefault(account if r["own"] else row["conversation"], []).append(r["emoji"])
+            for reactor, emojis in sets.items():
+                reacted = dt.datetime.fromisoformat(row["reacted_at"].replace("Z", "+00:00"))
+                dino_reaction(con, jid, items[(row["conversation"], row["body"])], reacted, ",".join(emojis), reactor=reactor)
+                shared += 1
         extras = [(at(2021, 6, 1, 12, 0, 0), "only in Dino's history", "in"), (at(2021, 6, 1, 12, 0, 9), "還有一條只在 Dino 裡", "out")]
         peer = live[0]["conversation"]
         for t, text, direction in extras:
             message(t, peer, "chat", direction, None, text)
-            result["messages"].append(dict(expected(t, peer, "chat", direction, None, text, precision="s"), account=live[0]["account"]))
-        con.execute("UPDATE account SET bare_jid = ?", (live[0]["account"],))
+            result["messages"].append(dict(expected(t, peer, "chat", direction, None, text, precision="s"), account=account))
+        # And one reaction Roost never saw: the user's, to a message only Dino has.
+        dino_reaction(con, jid, items[(peer, extras[0][1])], extras[0][0] + dt.timedelta(seconds=30), "👍", reactor=account)
+        react(result, peer, extras[0][1], ["👍 me"])
+        result["reactions"] = reaction_counts(added=1, duplicates=shared)
+        con.execute("UPDATE account SET bare_jid = ?", (account,))
         con.commit()
         return folder, result
 
@@ -385,21 +399,25 @@ def dino(out, schema, folder_name=None, live=None):
     return folder, result
 
 
-def dino_reactions(con, jid, items, result):
-    """Reactions as libdino/src/service/reactions.vala stores them: one row per reactor and content item (a new set
+def dino_reaction(con, jid, item_id, t, emojis, reactor=None, nick=None):
+    """A reaction as libdino/src/service/reactions.vala stores it: one row per reactor and content item (a new set
     replaces the old: UNIQUE … ON CONFLICT REPLACE), time in UTC milliseconds, emojis joined by ",", the reactor's
-    bare JID in a chat (the account's for the user's own), its occupant_id row in a room."""
-    occupants = {}
+    bare JID in a chat (the account's for the user's own), its occupant_id row in a room (occupant_id_store.vala:
+    the occupant's XEP-0421 id, last nick, the room's jid_id)."""
+    occupant = None
+    if nick:
+        row = con.execute("SELECT id FROM occupant_id WHERE occupant_id = ?", (occupant_id(nick),)).fetchone()
+        occupant = row[0] if row else con.execute(
+            "INSERT INTO occupant_id (account_id, last_nick, jid_id, occupant_id) VALUES (1, ?, ?, ?)",
+            (nick, jid(ROOM), occupant_id(nick))).lastrowid
+    con.execute("INSERT INTO reaction (account_id, occupant_id, content_item_id, time, jid_id, emojis) VALUES (1, ?, ?, ?, ?, ?)",
+                (occupant, item_id, ms(t), jid(reactor) if reactor else None, emojis))
 
-    def occupant(nick, real=None):
-        if nick not in occupants:
-            occupants[nick] = con.execute("INSERT INTO occupant_id (account_id, last_nick, jid_id, occupant_id) VALUES (1, ?, ?, ?)",
-                                          (nick, jid(ROOM), occupant_id(nick))).lastrowid
-        return occupants[nick]
 
+def dino_reactions(con, jid, items, result):
+    """The reactions of the Dino fixture."""
     def reaction(item_id, t, emojis, reactor=None, nick=None):
-        con.execute("INSERT INTO reaction (account_id, occupant_id, content_item_id, time, jid_id, emojis) VALUES (1, ?, ?, ?, ?, ?)",
-                    (occupant(nick) if nick else None, item_id, ms(t), jid(reactor) if reactor else None, emojis))
+        dino_reaction(con, jid, item_id, t, emojis, reactor, nick)
 
     hi, ni_hao, hao_de, konnichiwa = BASE[1][5], BASE[2][5], BASE[3][5], BASE[4][5]
     morning, zao = BASE[9][5], BASE[10][5]

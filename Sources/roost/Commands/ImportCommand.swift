@@ -15,7 +15,9 @@ struct ImportCommand: Command {
         file in logs/jabber — or a home folder, where each client's usual place is looked at. With --format auto \
         (the default) roost says what it found. Messages go through the same dedup as live ones: ids first, \
         otherwise the same sender and text within a time window (see docs/import.md), so importing twice, or a \
-        history that overlaps what roost fetched from the server, adds nothing twice. Clients' databases are \
+        history that overlaps what roost fetched from the server, adds nothing twice. Gajim's (1.9 and later) and \
+        Dino's reactions are imported onto the messages they were made to; one the archive already shows for \
+        that reactor and message is not added again. Clients' databases are \
         read from a private snapshot (the client may keep running) and checked first: a damaged or truncated \
         source stops the import before anything is written. Files the client downloaded, when still on disk, \
         are copied into the file store (see docs/files.md); so are the files of a jsonl export (in FILE_files/, \

@@ -110,7 +110,7 @@ final class DinoHistory: ClientHistoryReader {
         var messageRows: Set<Int64> = []
         // Every message row with an account and a contact, imported or not, as reactions name it.
         var reactable: [Int64: Reactable] = [:]
-        // The own nick in each room (`account|room`), from the own messages there.
+        // The own nick in each room (`account|room|nick`), from the own messages there.
         var ownNicks: Set<String> = []
         var messageIDOfRow: [Int64: String] = [:]
         var messageIDByServerID: [String: String] = [:]

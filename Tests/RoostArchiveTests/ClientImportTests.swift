@@ -31,6 +31,10 @@ struct ClientImportTests {
         #expect(summary.refused == fixture.refused)
         #expect(summary.notMessages == fixture.notMessages)
         #expect(summary.files == fixture.files)
+        #expect(summary.reactions.added == fixture.reactions.added, "\(name): \(summary.reactions)")
+        #expect(summary.reactions.waiting == fixture.reactions.waiting)
+        #expect(summary.reactions.duplicates == fixture.reactions.duplicates)
+        #expect(summary.reactions.refused == fixture.reactions.refused)
         // Files the client still had are in Roost's own store now, intact, no longer the client's copies.
         let stored = try ArchiveReader(path: archive.path).files(matching: "").filter { $0.attachment.state == .stored }
         #expect(stored.count == fixture.files, "\(name): \(stored.count) stored attachments")
@@ -49,6 +53,8 @@ struct ClientImportTests {
             if let row = matches.first {
                 #expect(row.source == .import)
                 #expect(row.edited == message.edited, "\(name): \(message.body)")
+                // Each reactor's current set, on the message reacted to, by the right reactor, in the order made.
+                #expect(row.reactionLines == message.reactions, "\(name): \(message.body)")
             }
         }
     }
@@ -63,6 +69,32 @@ struct ClientImportTests {
         #expect(again.messages == 0 && again.corrections == 0, "\(name): \(again)")
         #expect(again.duplicates == fixture.messages.count + fixture.messages.filter(\.edited).count)
         #expect(try archive.rows().count == fixture.messages.count)
+        #expect(again.reactions.added == 0 && again.reactions.waiting == 0, "\(name): \(again.reactions)")
+        #expect(again.reactions.duplicates == fixture.reactions.added + fixture.reactions.duplicates)
+        #expect(try archive.reactionRows() == fixture.reactions.added)
+    }
+
+    /// Two clients' copies of the same reactions: one row each; a newer set of the same reactor replaces the older
+    /// (XEP-0444), whichever client is imported first.
+    @Test(arguments: [["gajim-2", "dino-29"], ["dino-29", "gajim-2"]])
+    func reactionsOfTwoClientsAreStoredOnceAndTheNewestSetCounts(_ order: [String]) throws {
+        let archive = TemporaryArchive()
+        let importer = ClientImporter(archivePath: archive.path)
+        var summaries: [ImportSummary] = []
+        for name in order {
+            summaries.append(try importer.importHistory(at: try ClientHistoryFixtures.shared.get(name).path, options: Self.options(name)))
+        }
+        // Both have the user's 🎉❤️ to 王's message, 王伟's 🍵 and the user's 😂 in the room: the second adds none of them
+        // (Dino also has a set taken back that the archive does not show either).
+        #expect(summaries[1].reactions.duplicates == (order[1] == "dino-29" ? 4 : 3), "\(summaries[1].reactions)")
+        #expect(summaries[1].reactions.added == (order[1] == "dino-29" ? 5 : 2), "\(summaries[1].reactions)")
+        let rows = try archive.rows()
+        func shown(_ body: String) -> [String] { rows.first { $0.body == body }?.reactionLines ?? ["(no message)"] }
+        // Alice's 👍 in Gajim, then 👍❤️ in Dino a quarter of a minute later: the newer set.
+        #expect(shown("Hi Alice! How are you?") == ["👍 alice@example.com", "❤️ alice@example.com"])
+        #expect(shown("你好，我们明天见面吧") == ["🎉 me", "❤️ me"])
+        #expect(shown("Morning all ☕") == ["🍵 王伟"])
+        #expect(shown("早上好，大家") == ["😂 me"])
     }
 
     @Test func dryRunCountsExactlyAndChangesNothing() throws {
@@ -78,6 +110,8 @@ struct ClientImportTests {
         #expect(dry.messages == real.messages && dry.duplicates == real.duplicates && dry.corrections == real.corrections)
         #expect(dry.refused == real.refused && dry.notMessages == real.notMessages)
         #expect(real.duplicates > 0 && real.messages > 0)
+        #expect(dry.reactions == real.reactions, "\(dry.reactions) \(real.reactions)")
+        #expect(real.reactions.added > 0 && real.reactions.duplicates > 1)
     }
 
     /// Every client's copy of the same conversations, one after another into one archive: each message once.
@@ -246,6 +280,53 @@ struct CrossSourceDedupTests {
     }
 }
 
+/// Reactions from another client's history against what the archive received itself (`Ingestor.reactorState`).
+@Suite("Import dedup of reactions")
+struct ImportedReactionDedupTests {
+    private let bob = "bob@example.com"
+
+    private func reaction(_ emojis: [String], at seconds: Int64, source: MessageSource, stanza: String? = nil,
+                          target: String = "m-1") -> ArchiveEvent {
+        .annotation(MessageAnnotation(account: Fixture.account, conversation: bob, kind: .reactions(emojis), target: target,
+                                      from: source == .import ? bob : bob + "/phone", direction: .incoming,
+                                      timestamp: Fixture.baseTime + seconds * 1000, source: source, messageId: stanza))
+    }
+
+    private func shown(_ archive: TemporaryArchive) throws -> [String] {
+        try archive.rows().first { $0.body == "lunch?" }?.reactionLines ?? ["(no message)"]
+    }
+
+    @Test func aSetReceivedLiveIsNotImportedAgainAndANewerOneReplacesIt() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        _ = try writer.commit([.message(Fixture.message("lunch?", conversation: bob, messageId: "m-1"))])
+        _ = try writer.commit([reaction(["👍"], at: 10, source: .live, stanza: "r-1")])
+        // The other client's copy of the live reaction, stamped by its own clock: nothing to add.
+        var outcomes = try writer.commit([reaction(["👍"], at: 13, source: .import)])
+        #expect(outcomes == [.duplicate(existingId: try archive.rows()[0].id)])
+        // A set the archive missed, newer: stored, and it is the current one.
+        outcomes = try writer.commit([reaction(["👍", "🍜"], at: 40, source: .import)])
+        #expect(outcomes == [.stored])
+        #expect(try shown(archive) == ["👍 \(bob)", "🍜 \(bob)"])
+        // Later live, all taken back: the newest counts; the other client's older set changes nothing shown.
+        _ = try writer.commit([reaction([], at: 300, source: .live, stanza: "r-2")])
+        outcomes = try writer.commit([reaction(["🍕"], at: 200, source: .import)])
+        #expect(outcomes == [.stored])
+        #expect(try shown(archive) == [])
+        #expect(try archive.reactionRows() == 4)
+    }
+
+    @Test func aSetWaitingForItsMessageIsMatchedByTheIdItNames() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        _ = try writer.commit([reaction(["🔥"], at: 10, source: .live, stanza: "r-1")])
+        #expect(try writer.commit([reaction(["🔥"], at: 11, source: .import)]) == [.duplicate(existingId: nil)])
+        #expect(try writer.commit([reaction(["🔥"], at: 11, source: .import, target: "m-2")]) == [.stored])
+        _ = try writer.commit([.message(Fixture.message("lunch?", conversation: bob, messageId: "m-1"))])
+        #expect(try shown(archive) == ["🔥 \(bob)"])
+    }
+}
+
 // MARK: - Fixtures
 
 struct ExpectedMessage: CustomStringConvertible {
@@ -258,6 +339,9 @@ struct ExpectedMessage: CustomStringConvertible {
     var edited: Bool
     /// The first text of an edited message.
     var first: String?
+
+    /// The reactions it must show: `EMOJI REACTOR` (`me` for the user's own), in the order made.
+    var reactions: [String] = []
 
     /// What makes a message the same one in every client's copy.
     var identity: String { identity(body: body) }
@@ -273,6 +357,14 @@ struct ClientHistoryFixture {
     var refused: [String: Int]
     var notMessages: [String: Int]
     var files: Int
+    var reactions: ExpectedReactions
+}
+
+struct ExpectedReactions {
+    var added = 0
+    var waiting = 0
+    var duplicates = 0
+    var refused: [String: Int] = [:]
 }
 
 final class ClientHistoryFixtures: @unchecked Sendable {
@@ -319,11 +411,15 @@ final class ClientHistoryFixtures: @unchecked Sendable {
         let messages = (entry["messages"] as? [[String: Any]] ?? []).map { m in
             ExpectedMessage(conversation: m["conversation"] as! String, direction: m["direction"] as! String, kind: m["type"] as! String,
                             nick: m["nick"] as? String, body: m["body"] as! String, timestamp: (m["timestamp"] as! NSNumber).int64Value,
-                            edited: m["edited"] as? Bool ?? false, first: m["first"] as? String)
+                            edited: m["edited"] as? Bool ?? false, first: m["first"] as? String, reactions: m["reactions"] as? [String] ?? [])
         }
+        let reactions = entry["reactions"] as? [String: Any] ?? [:]
         return ClientHistoryFixture(path: entry["path"] as! String, messages: messages,
                                     refused: entry["refused"] as? [String: Int] ?? [:],
-                                    notMessages: entry["not_messages"] as? [String: Int] ?? [:], files: entry["files"] as? Int ?? 0)
+                                    notMessages: entry["not_messages"] as? [String: Int] ?? [:], files: entry["files"] as? Int ?? 0,
+                                    reactions: ExpectedReactions(added: reactions["added"] as? Int ?? 0, waiting: reactions["waiting"] as? Int ?? 0,
+                                                                 duplicates: reactions["duplicates"] as? Int ?? 0,
+                                                                 refused: reactions["refused"] as? [String: Int] ?? [:]))
     }
 
     /// A private copy of a fixture folder, to damage.
@@ -347,7 +443,17 @@ extension TemporaryArchive {
     }
 }
 
+extension TemporaryArchive {
+    /// Reaction updates stored, attached or waiting.
+    func reactionRows() throws -> Int {
+        try Int(Database(path: path, mode: .readOnly).cached("SELECT count(*) FROM reactions").scalarInt() ?? -1)
+    }
+}
+
 extension MessageRow {
+    /// `EMOJI REACTOR` for each current reaction (`me` for the user's own), as the transcripts group them.
+    var reactionLines: [String] { semantics.reactions.map { "\($0.emoji) \($0.own ? "me" : $0.from)" } }
+
     func matches(_ message: ExpectedMessage) -> Bool {
         guard conversation == message.conversation, direction.rawValue == message.direction, kind.rawValue == message.kind,
               body == message.body, timestamp == message.timestamp else { return false }

@@ -61,6 +61,8 @@ struct ImportClientsCLITests {
         #expect(dry.stdout.hasPrefix("would add "), "\(dry.stdout)")
         #expect(dry.stdout.contains("refused 1: retracted by its sender (message row 16)"), "\(dry.stdout)")
         #expect(dry.stdout.contains("not messages, left out: ") && dry.stdout.contains("1 calls"), "\(dry.stdout)")
+        #expect(dry.stdout.contains("\n  reactions: would add 10 (2 waiting for their messages, not archived); 4 already archived; 2 refused\n"),
+                "\(dry.stdout)")
         #expect(try rows(sandbox).isEmpty)
 
         let run = try sandbox.roost(["import", "--json", home])
@@ -73,6 +75,12 @@ struct ImportClientsCLITests {
         #expect(try rows(sandbox).count == added)
         // The same dry run afterwards finds everything archived; a second import adds nothing.
         #expect(dryReport["added"] as? Int == 0 && dryReport["corrections"] as? Int == 0)
+        // Gajim's and Dino's reactions: the ones both have count once; one of each waits for a message no client kept.
+        let reactions = report["reactions"] as? [String: Any] ?? [:]
+        #expect(reactions["added"] as? Int == 10 && reactions["waiting"] as? Int == 2 && reactions["duplicates"] as? Int == 4,
+                "\(reactions)")
+        let dryReactions = dryReport["reactions"] as? [String: Any] ?? [:]
+        #expect(dryReactions["added"] as? Int == 0 && dryReactions["duplicates"] as? Int == 14, "\(dryReactions)")
         let again = try sandbox.roost(["import", home])
         #expect(again.stdout.hasPrefix("added 0 new messages; "), "\(again.stdout)")
         #expect(try rows(sandbox).count == added)
@@ -80,6 +88,56 @@ struct ImportClientsCLITests {
         // Imported Chinese is found by search; imported messages say where they came from.
         let found = try sandbox.roost(["search", "--json", "明天"])
         #expect(found.stdout.contains("你好，我们明天见面吧") && found.stdout.contains("\"source\":\"import\""))
+    }
+
+    /// Dino's reactions land on the messages they were made to, by the right reactors, and show in every view.
+    @Test func reactionsShowInLogSearchAndExportAndAreImportedOnce() throws {
+        let sandbox = try ExportCLISandbox()
+        let fixtures = sandbox.folder + "/fixtures"
+        _ = try Self.generate(fixtures)
+        let dino = fixtures + "/dino-29/dino.db"
+        let run = try sandbox.roost(["import", "--json", dino])
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let reactions = try #require(report["reactions"] as? [String: Any])
+        #expect(reactions["read"] as? Int == 11 && reactions["added"] as? Int == 8 && reactions["waiting"] as? Int == 1
+                && reactions["duplicates"] as? Int == 1 && reactions["refused"] as? Int == 2, "\(reactions)")
+        #expect((reactions["refused_reasons"] as? [String: Int])?["a reaction to a call"] == 1)
+        #expect((report["not_messages"] as? [String: Int]) == ["calls": 1, "error messages": 1])
+
+        // Below the message reacted to: Wang's second set only (Dino replaced his first), grouped by emoji.
+        let wang = try sandbox.roost(["log", "wang@example.cn"])
+        #expect(wang.stdout.contains("好的，明天下午三点见！\n    🙏 wang@example.cn  👍🏽 wang@example.cn\n"), "\(wang.stdout)")
+        #expect(wang.stdout.contains("你好，我们明天见面吧\n    🎉 me  ❤️ me\n") && !wang.stdout.contains("😀"), "\(wang.stdout)")
+        let room = try sandbox.roost(["log", "lounge@conference.example.org"])
+        #expect(room.stdout.contains("Morning all ☕\n    🍵 王伟\n") && room.stdout.contains("早上好，大家\n    😂 me\n"), "\(room.stdout)")
+        let alice = try sandbox.roost(["log", "alice@example.com"])
+        #expect(alice.stdout.contains("Let's meet at 5pm (edited)\n    👌 alice@example.com\n"), "\(alice.stdout)")
+        #expect(!alice.stdout.contains("📞") && !alice.stdout.contains("👻") && !alice.stdout.contains("❓"), "\(alice.stdout)")
+
+        let found = try sandbox.roost(["search", "--json", "明天"]).stdout.split(separator: "\n").compactMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let niHao = try #require(found.first { $0["body"] as? String == "你好，我们明天见面吧" })
+        let shown = (niHao["reactions"] as? [[String: Any]] ?? []).map { "\($0["emoji"] ?? "") \($0["from"] ?? "") \($0["own"] ?? "")" }
+        #expect(shown == ["🎉 me 1", "❤️ me 1"], "\(niHao)")
+
+        // The export keeps each update with its reactor, time and source.
+        let export = try sandbox.roost(["export", "--format", "jsonl"])
+        let hi = try #require(export.stdout.split(separator: "\n").compactMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.first { $0["body"] as? String == "Hi Alice! How are you?" })
+        let updates = try #require(hi["reactions"] as? [[String: Any]])
+        #expect(updates.count == 1)
+        #expect(updates.first?["reactor"] as? String == "alice@example.com" && updates.first?["direction"] as? String == "in")
+        #expect(updates.first?["emojis"] as? [String] == ["👍", "❤️"] && updates.first?["source"] as? String == "import")
+        #expect(updates.first?["timestamp"] as? String == "2023-03-10T09:01:00.300Z", "\(updates)")
+
+        // Again: nothing added, the report says so.
+        let again = try sandbox.roost(["import", dino])
+        #expect(again.stdout.contains("\n  reactions: added 0; 9 already archived; 2 refused\n"), "\(again.stdout)")
+        #expect(again.stdout.contains("\n  reactions refused 1: a reaction to a call (reaction row 11)\n"), "\(again.stdout)")
+        #expect(try sandbox.roost(["log", "wang@example.cn"]).stdout == wang.stdout)
     }
 
     @Test func errorsAreClearAndLeaveTheArchiveAsItWas() throws {
@@ -184,9 +242,26 @@ struct ImportOverLiveArchiveTests {
         try peer(bob, bobPassword, resource: "laptop", ["send", alice.description] + bodies)
         try peer(alice, alicePassword, resource: "phone", ["send", bob.description, "reply \(marker) 好的"])
         try first.eventually("the four messages in roost's archive", timeout: 40) { try search(first).count >= 4 }
-        let live = try search(first)
+        #expect(try search(first).count == 4)
+        // Bob reacts (slixmpp's XEP-0444 plugin) to the reply from the phone; Roost gets it as a carbon.
+        let reply = try #require(try search(first).first { ($0["body"] as? String)?.hasPrefix("reply ") == true })
+        let replyID = try #require(reply["message_id"] as? String)
+        let bobSession = try await XMPPPeer.start(on: server, jid: bob, password: bobPassword, resource: "tablet")
+        try await bobSession.call("react", ["to": alice.description, "id": replyID, "reactions": ["👍", "🎉"]])
+        let reactedAt = Date()
+        await bobSession.stop()
+        func shown(_ rows: [[String: Any]]) -> [String] {
+            let row = rows.first { $0["message_id"] as? String == replyID }
+            return (row?["reactions"] as? [[String: Any]] ?? []).map { "\($0["emoji"] ?? "?") \($0["own"] as? Bool == true ? "me" : "bob")" }
+        }
+        try first.eventually("bob's reaction in roost's archive", timeout: 40) { shown(try search(first)) == ["👍 bob", "🎉 bob"] }
+        var live = try search(first)
         #expect(live.count == 4)
         #expect(live.allSatisfy { ($0["stanza_id"] as? String) != nil })
+        // Dino got the same reaction at the same time (the generator stores it as Dino does).
+        for index in live.indices where live[index]["message_id"] as? String == replyID {
+            live[index]["reacted_at"] = ISO8601DateFormatter().string(from: reactedAt)
+        }
 
         // 2. The same conversation as Pidgin and Dino stored it, each with two messages Roost never saw, imported
         // while the agent runs (short transactions beside its own).
@@ -201,8 +276,19 @@ struct ImportOverLiveArchiveTests {
             let report = try #require(result.jsonLines.first)
             #expect(report["added"] as? Int == ImportClientsCLITests.messageCount(manifest, name), "\(name): \(report)")
             #expect(report["duplicates"] as? Int == live.count, "\(name): \(report)")
+            if name == "overlap-dino" {
+                // Bob's reaction is Roost's already; the user's reaction to a message only Dino had is added.
+                let reactions = report["reactions"] as? [String: Any] ?? [:]
+                #expect(reactions["duplicates"] as? Int == 1 && reactions["added"] as? Int == 1 && reactions["waiting"] as? Int == 0,
+                        "\(reactions)")
+            }
         }
         #expect(try search(first).count == live.count + 4)
+        #expect(shown(try search(first)) == ["👍 bob", "🎉 bob"])
+        let onlyInDino = try search(first).first { $0["body"] as? String == "only in Dino's history" }
+        #expect((onlyInDino?["reactions"] as? [[String: Any]])?.map { "\($0["emoji"] ?? "?") \($0["from"] ?? "?")" } == ["👍 me"])
+        #expect(try Int(ArchiveCount.sqlite(first.directory.path + "/data/archive.sqlite", "SELECT count(*) FROM reactions")
+            .trimmingCharacters(in: .whitespacesAndNewlines)) == 2)
         // The agent kept archiving meanwhile.
         try peer(bob, bobPassword, resource: "laptop", ["send", alice.description, "after the import \(marker)"])
         try first.eventually("the message sent after the import", timeout: 40) { try search(first).count == live.count + 5 }

@@ -25,12 +25,30 @@ public struct ImportSummary: Sendable, Equatable {
     public var refusedExamples: [ImportRefusal] = []
     /// Entries of another client's history that are not messages (status changes, calls, …), by kind.
     public var notMessages: [String: Int] = [:]
+    /// Reactions (XEP-0444) of another client's history, or of a jsonl export.
+    public var reactions = Reactions()
     /// Lines skipped with `--skip-invalid`.
     public var skipped: [ImportProblem] = []
     public var skippedCount = 0
     public var seconds = 0.0
 
     public init() {}
+
+    public struct Reactions: Sendable, Equatable {
+        /// Reactor sets read from another client's history (refused ones included).
+        public var read = 0
+        /// Sets stored (one update each), and how many of them wait for their message: it is not archived (the
+        /// client had it but Roost refused it, or it was never in the history); attached if it comes later.
+        public var added = 0
+        public var waiting = 0
+        /// The set the archive already shows for that reactor and message (received live, imported before).
+        public var duplicates = 0
+        /// Not imported, by reason, and the first few of them.
+        public var refused: [String: Int] = [:]
+        public var refusedExamples: [ImportRefusal] = []
+
+        public var refusedCount: Int { refused.values.reduce(0, +) }
+    }
 
     public var refusedCount: Int { refused.values.reduce(0, +) }
 
@@ -46,6 +64,10 @@ public struct ImportSummary: Sendable, Equatable {
             case (.chatState, .stored): chatStates += 1
             case (.presence, .stored): presenceChanges += 1
             case (.subscription, .stored): subscriptions += 1
+            case (.annotation(let annotation), .stored):
+                if case .reactions = annotation.kind { reactions.added += 1 }
+            case (.annotation(let annotation), .duplicate):
+                if case .reactions = annotation.kind { reactions.duplicates += 1 }
             default: break
             }
         }

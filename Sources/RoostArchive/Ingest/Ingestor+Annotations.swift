@@ -40,6 +40,11 @@ extension Ingestor {
 
     private func storeReactions(_ annotation: MessageAnnotation, emojis: [String], account: Int64,
                                 target: AnnotationTarget?) throws(SQLiteError) -> InsertOutcome {
+        if annotation.source == .import,
+           try reactorState(of: annotation, account: account, target: target, upTo: annotation.timestamp + CrossSourceMatch.contentWindow)
+            == Set(emojis) {
+            return .duplicate(existingId: target?.id)
+        }
         let json = (try? JSONEncoder().encode(emojis)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
         try database.run("""
             INSERT INTO reactions (account_id, conversation, target, message_row, reactor, reactor_name, direction, emojis, timestamp,
@@ -49,6 +54,36 @@ extension Ingestor {
                   .text(annotation.actor), SQLValue(annotation.senderName), .text(annotation.direction.rawValue), .text(json),
                   .integer(annotation.timestamp), .text(annotation.source.rawValue), .text(annotation.dedupKey)])
         return database.changes == 0 ? .duplicate(existingId: target?.id) : .stored
+    }
+
+    /// The reactor's set on the target as the archive knows it at `time` (its newest update until then; empty when
+    /// none). Another client's history keeps only a reactor's last set, without the stanza's id, stamped with that
+    /// client's clock: it adds nothing when the archive already shows that set at that time (received live, from
+    /// the server archive, or imported before), whatever its own stamp within the window; a set that differs is
+    /// an update the archive missed, and the newest update of a reactor is the current one (XEP-0444).
+    private func reactorState(of annotation: MessageAnnotation, account: Int64, target: AnnotationTarget?,
+                              upTo time: Int64) throws(SQLiteError) -> Set<String> {
+        var newest: String?
+        let found: (Statement.Row) -> Bool = { row in
+            newest = row.text(0)
+            return false
+        }
+        if let target {
+            try database.cached("""
+                SELECT emojis FROM reactions WHERE message_row = ?1 AND reactor = ?2 AND account_id = ?3 AND timestamp <= ?4
+                ORDER BY timestamp DESC, id DESC LIMIT 1
+                """).forEachRow([.integer(target.id), .text(annotation.actor), .integer(account), .integer(time)], found)
+        } else {
+            // Not archived yet: by the id the reaction names.
+            try database.cached("""
+                SELECT emojis FROM reactions
+                WHERE conversation = ?1 AND target = ?2 AND message_row IS NULL AND reactor = ?3 AND account_id = ?4 AND timestamp <= ?5
+                ORDER BY timestamp DESC, id DESC LIMIT 1
+                """).forEachRow([.text(annotation.conversation), .text(annotation.target), .text(annotation.actor), .integer(account),
+                                 .integer(time)], found)
+        }
+        guard let newest, let emojis = try? JSONDecoder().decode([String].self, from: Data(newest.utf8)) else { return [] }
+        return Set(emojis)
     }
 
     // MARK: Retractions

@@ -13,7 +13,9 @@
 /// `reactions` keeps every update, one row each: a reactor's whole new set of emojis (JSON array; empty = all
 /// removed). The reactor is the bare JID in a chat, the occupant id (or, without one, the nick) in a room. The
 /// current reactions of a message are the newest update of each reactor. `dedup_key` makes the same update
-/// seen live, as a carbon and in the server archive count once. A reaction's fallback body is never a message.
+/// seen live, as a carbon and in the server archive count once; a set imported from another client's history
+/// (which keeps no stanza id) counts once by what it says (`Ingestor.reactorState`). A reaction's fallback body
+/// is never a message.
 ///
 /// # Replies
 /// `messages.reply_to` / `reply_to_jid`: the target id and author the reply names; the target is resolved when

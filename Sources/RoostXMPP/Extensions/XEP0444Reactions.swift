@@ -1,3 +1,5 @@
+import RoostCore
+
 /// XEP-0444 Message Reactions: `<reactions id='target'><reaction>👍</reaction>…</reactions>` is the sender's whole
 /// current set of reactions to one message (an empty element removes them all).
 public enum Reactions {
@@ -8,19 +10,11 @@ public enum Reactions {
         public var emojis: [String]
     }
 
-    /// At most this many reactions per update are kept (a hostile sender could send thousands).
-    public static let maximumCount = 64
-
     public static func update(in message: Message) -> Update? {
         guard let element = message.element.child("reactions", namespace: Namespace.reactions),
               let target = element[attribute: "id"], !target.isEmpty else { return nil }
-        var emojis: [String] = []
-        for reaction in element.children("reaction", namespace: Namespace.reactions) {
-            let text = reaction.text.trimmingCharacters(in: .whitespacesAndNewlines)
-            // One grapheme cluster: the XEP allows only emoji, and a sentence is not one.
-            guard text.count == 1, !emojis.contains(text), emojis.count < maximumCount else { continue }
-            emojis.append(text)
-        }
+        // The same rule as for reactions imported from other clients' histories.
+        let emojis = ReactionSet.normalized(element.children("reaction", namespace: Namespace.reactions).map(\.text))
         return Update(target: target, emojis: emojis)
     }
 

@@ -15,7 +15,9 @@ struct ImportCommand: Command {
         file in logs/jabber — or a home folder, where each client's usual place is looked at. With --format auto \
         (the default) roost says what it found. Messages go through the same dedup as live ones: ids first, \
         otherwise the same sender and text within a time window (see docs/import.md), so importing twice, or a \
-        history that overlaps what roost fetched from the server, adds nothing twice. Clients' databases are \
+        history that overlaps what roost fetched from the server, adds nothing twice. Gajim's (1.9 and later) and \
+        Dino's reactions are imported onto the messages they were made to; one the archive already shows for \
+        that reactor and message is not added again. Clients' databases are \
         read from a private snapshot (the client may keep running) and checked first: a damaged or truncated \
         source stops the import before anything is written. Files the client downloaded, when still on disk, \
         are copied into the file store (see docs/files.md); so are the files of a jsonl export (in FILE_files/, \
@@ -210,6 +212,18 @@ struct ImportCommand: Command {
         JSONObject(counts.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })
     }
 
+    private static func examples(_ refusals: [ImportRefusal]) -> JSONValue {
+        .array(refusals.map { .object(["reason": .string($0.reason), "location": .string($0.location)]) })
+    }
+
+    /// `  refused 2: empty message (message row 17; message row 90)`, most frequent reason first.
+    private func refusals(_ counts: [String: Int], _ examples: [ImportRefusal], heading: String, context: CommandContext) {
+        for (reason, count) in counts.sorted(by: { $0.value > $1.value || $0.value == $1.value && $0.key < $1.key }) {
+            let locations = examples.filter { $0.reason == reason }.map(\.location)
+            context.output.line("  \(heading) \(count): \(reason) (\(locations.joined(separator: "; "))\(count > locations.count ? "; …" : ""))")
+        }
+    }
+
     private func report(_ summary: ImportSummary, sources: [ClientImporter.Found], context: CommandContext) {
         if context.options.json {
             context.output.jsonLine([
@@ -222,9 +236,13 @@ struct ImportCommand: Command {
                 "corrections": .int(summary.corrections), "files": .int(summary.files),
                 "refused": .int(summary.refusedCount),
                 "refused_reasons": .object(Self.counts(summary.refused)),
-                "refused_examples": .array(summary.refusedExamples.map {
-                    .object(["reason": .string($0.reason), "location": .string($0.location)])
-                }),
+                "refused_examples": Self.examples(summary.refusedExamples),
+                "reactions": .object([
+                    "read": .int(summary.reactions.read), "added": .int(summary.reactions.added),
+                    "waiting": .int(summary.reactions.waiting), "duplicates": .int(summary.reactions.duplicates),
+                    "refused": .int(summary.reactions.refusedCount), "refused_reasons": .object(Self.counts(summary.reactions.refused)),
+                    "refused_examples": Self.examples(summary.reactions.refusedExamples),
+                ]),
                 "not_messages": .object(Self.counts(summary.notMessages)),
                 "seconds": .double(summary.seconds),
             ])
@@ -238,9 +256,17 @@ struct ImportCommand: Command {
         if summary.files > 0 { text += "; \(summary.files) with files found on disk" }
         text += " (\(Counted.noun(summary.lines, "message")) read in " + String(format: "%.1f s)", summary.seconds)
         context.output.line(text)
-        for (reason, count) in summary.refused.sorted(by: { $0.value > $1.value || $0.value == $1.value && $0.key < $1.key }) {
-            let examples = summary.refusedExamples.filter { $0.reason == reason }.map(\.location)
-            context.output.line("  refused \(count): \(reason) (\(examples.joined(separator: "; "))\(count > examples.count ? "; …" : ""))")
+        refusals(summary.refused, summary.refusedExamples, heading: "refused", context: context)
+        let reactions = summary.reactions
+        if reactions.read > 0 {
+            var line = "  reactions: \(dryRun ? "would add" : "added") \(reactions.added)"
+            if reactions.waiting > 0 {
+                line += " (\(reactions.waiting) waiting for \(reactions.waiting == 1 ? "its message" : "their messages"), not archived)"
+            }
+            line += "; \(reactions.duplicates) already archived"
+            if reactions.refusedCount > 0 { line += "; \(reactions.refusedCount) refused" }
+            context.output.line(line)
+            refusals(reactions.refused, reactions.refusedExamples, heading: "reactions refused", context: context)
         }
         if !summary.notMessages.isEmpty {
             let kinds = summary.notMessages.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }

@@ -20,6 +20,10 @@ enum ClientItem {
     case message(MessageRecord)
     /// A message Roost will not import, and why (`location` says where it is in the source).
     case refused(reason: String, location: String)
+    /// A reactor's set of reactions (XEP-0444) to a message, named by the id the archive finds it by.
+    case reaction(MessageAnnotation)
+    /// A reaction Roost will not import, and why.
+    case refusedReaction(reason: String, location: String)
     /// Something that is not a message (a status change, a call, a system line), by kind.
     case notMessage(String)
 }
@@ -30,7 +34,8 @@ protocol ClientHistoryReader: AnyObject {
     var description: String { get }
     /// The accounts (bare JIDs) the history has messages of.
     func accounts() throws(ImportError) -> [String]
-    /// Every entry of `account` (all accounts when nil), originals always before their corrections.
+    /// Every entry of `account` (all accounts when nil), originals always before their corrections, reactions after
+    /// the messages.
     func read(account: String?, _ body: (ClientItem) throws(ImportError) -> Void) throws(ImportError)
 }
 

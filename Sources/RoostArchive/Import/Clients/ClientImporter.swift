@@ -83,6 +83,13 @@ public struct ClientImporter: Sendable {
                         summary.refusedExamples.append(ImportRefusal(reason: reason, location: location))
                     }
                 case .notMessage(let kind): summary.notMessages[kind, default: 0] += 1
+                case .reaction: summary.reactions.read += 1
+                case .refusedReaction(let reason, let location):
+                    summary.reactions.read += 1
+                    summary.reactions.refused[reason, default: 0] += 1
+                    if summary.reactions.refused[reason]! <= Self.reportedRefusalsPerReason {
+                        summary.reactions.refusedExamples.append(ImportRefusal(reason: reason, location: location))
+                    }
                 }
             }
         }
@@ -98,10 +105,11 @@ public struct ClientImporter: Sendable {
         var done = 0
         var lastReport = Date.distantPast
         let store = FileStore(archivePath: writer.path)
+        let reactionsBefore = try Self.newestReaction(in: writer.path)
         var committer = BatchCommitter(writer: writer, transactionBudget: options.transactionBudget,
                                        maximumBatch: ArchiveImporter.batchSize) { events, outcomes in
             summary.count(events, outcomes)
-            done += events.count
+            done += events.count { if case .message = $0 { true } else { false } }
             let now = Date()
             if now.timeIntervalSince(lastReport) >= 0.2 {
                 lastReport = now
@@ -112,6 +120,10 @@ public struct ClientImporter: Sendable {
             // Each source is its own pass: its messages may match those of the sources before it.
             writer.beginImportPass()
             try source.reader.read(account: account) { item throws(ImportError) in
+                if case .reaction(let annotation) = item {
+                    do throws(ArchiveError) { try committer.add(.annotation(annotation)) } catch { throw .archive(error) }
+                    return
+                }
                 guard case .message(var record) = item else { return }
                 summary.lines += 1
                 // A file the client still has (its path in `localPath`, outside Roost's folder) is copied into the
@@ -125,9 +137,32 @@ public struct ClientImporter: Sendable {
             do throws(ArchiveError) { try committer.flush() } catch { throw .archive(error) }
         }
         do throws(ArchiveError) { try committer.finish() } catch { throw .archive(error) }
+        if summary.reactions.added > 0 { summary.reactions.waiting = try Self.waitingReactions(in: writer.path, after: reactionsBefore) }
         summary.seconds = Date().timeIntervalSince(started)
         progress(ExportProgress(done: done, total: total, elapsedSeconds: summary.seconds))
         return summary
+    }
+}
+
+extension ClientImporter {
+    /// The newest reaction row of the archive, before an import.
+    fileprivate static func newestReaction(in path: String) throws(ImportError) -> Int64 {
+        do throws(SQLiteError) {
+            return try Database(path: path, mode: .readOnly).cached("SELECT coalesce(max(id), 0) FROM reactions").scalarInt() ?? 0
+        } catch {
+            throw .archive(.sqlite(error))
+        }
+    }
+
+    /// Reactions the import stored (rows after `row`) whose message is not archived: they are attached when it comes.
+    fileprivate static func waitingReactions(in path: String, after row: Int64) throws(ImportError) -> Int {
+        do throws(SQLiteError) {
+            let count = try Database(path: path, mode: .readOnly)
+                .cached("SELECT count(*) FROM reactions WHERE id > ? AND source = 'import' AND message_row IS NULL").scalarInt([.integer(row)])
+            return Int(count ?? 0)
+        } catch {
+            throw .archive(.sqlite(error))
+        }
     }
 }
 

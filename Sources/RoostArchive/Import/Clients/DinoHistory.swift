@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 
 /// Dino's database: `dino.db` in `~/.local/share/dino/`, built by Dino's Qlite layer from the table classes in
@@ -15,7 +16,15 @@ import Foundation
 ///   the corrected message keeps its row;
 /// - `file_transfer`: direction, time, file_name, path (relative to `files/` beside `dino.db`), mime_type,
 ///   size, info (for HTTP uploads the row id of the message that carried the link);
-/// - `reaction` (Dino 0.4 and later) and `call` (0.3 and later), which are not messages.
+/// - `content_item` (id, content_type: 1 message, 2 file transfer, 3 call; foreign_id: that row; a corrected
+///   message's item names its newest correction's row);
+/// - `reaction` (version 23, Dino 0.4, and later; libdino/src/service/reactions.vala): account_id,
+///   content_item_id, jid_id (the reactor's bare JID in a chat, the account's for the user's own; in a room the
+///   occupant's real JID when known), occupant_id → `occupant_id` (id, last_nick, jid_id = the room,
+///   occupant_id = the XEP-0421 id), time (UTC milliseconds), emojis (comma-separated; empty: all taken back).
+///   One row per reactor and item, replaced by the reactor's next set (its current set only). Dino names the
+///   reacted message by its `stanza_id` in a chat, by its `server_id` in a room and in a private message;
+/// - `call` (0.3 and later), which is not a message.
 final class DinoHistory: ClientHistoryReader {
     private let snapshot: SourceSnapshot
     private let version: Int
@@ -99,6 +108,10 @@ final class DinoHistory: ClientHistoryReader {
 
         // Rows that became messages: a file transfer whose message did not (no text) is imported on its own.
         var messageRows: Set<Int64> = []
+        // Every message row with an account and a contact, imported or not, as reactions name it.
+        var reactable: [Int64: Reactable] = [:]
+        // The own nick in each room (`account|room|nick`), from the own messages there.
+        var ownNicks: Set<String> = []
         var messageIDOfRow: [Int64: String] = [:]
         var messageIDByServerID: [String: String] = [:]
         var corrections: [(message: ClientMessage, row: Int64)] = []
@@ -118,6 +131,9 @@ final class DinoHistory: ClientHistoryReader {
                 return try body(.refused(reason: "no valid contact JID", location: location))
             }
             let type = row.int(6)
+            reactable[rowID] = Reactable(account: account, conversation: conversation, type: type,
+                                         messageID: ClientText.nonEmpty(row.optionalText(10)), serverID: ClientText.nonEmpty(row.optionalText(11)))
+            if type == 2, row.int(5) == 1, let nick = ClientText.nonEmpty(row.optionalText(4)) { ownNicks.insert("\(account)|\(conversation)|\(nick)") }
             guard (1...3).contains(type) else {
                 return try body(type == 0 ? .notMessage("error messages")
                                 : .refused(reason: "unknown message type \(type)", location: location))
@@ -186,14 +202,100 @@ final class DinoHistory: ClientHistoryReader {
             try body(.message(message.record))
         }
 
+        if tables.isSuperset(of: ["reaction", "content_item"]) {
+            try readReactions(account: wanted, tables: tables, reactable: reactable, correctionOf: correctionOf, ownNicks: ownNicks, body)
+        }
+
         // Not messages, counted so the report says what stayed behind.
-        for (table, kind, condition) in [("reaction", "reactions (Roost keeps none yet)", "t.emojis IS NOT NULL AND t.emojis != ''"),
-                                         ("call", "calls", "1")] where tables.contains(table) {
+        if tables.contains("call") {
             try snapshot.query("""
-                SELECT count(*) FROM \(table) t JOIN account a ON a.id = t.account_id WHERE \(condition) AND (?1 IS NULL OR lower(a.bare_jid) = ?1)
+                SELECT count(*) FROM call t JOIN account a ON a.id = t.account_id WHERE ?1 IS NULL OR lower(a.bare_jid) = ?1
                 """, [SQLValue(wanted)]) { row throws(ImportError) in
-                for _ in 0..<row.int(0) { try body(.notMessage(kind)) }
+                for _ in 0..<row.int(0) { try body(.notMessage("calls")) }
             }
+        }
+    }
+
+    /// A message row as a reaction names it.
+    private struct Reactable {
+        let account: String
+        let conversation: String
+        let type: Int64
+        let messageID: String?
+        let serverID: String?
+    }
+
+    /// Each reactor's set, named the way the reaction was sent (so a live copy of the same reaction finds the same
+    /// message): the message id in a chat, the room's id in a room. A reaction whose message Dino has is passed on
+    /// even when that message was not imported (the archive keeps it until the message comes, as it does live);
+    /// one that names nothing Roost can find — an item Dino no longer has, a call, a file sent without a
+    /// message, a message without ids — is refused.
+    private func readReactions(account wanted: String?, tables: Set<String>, reactable: [Int64: Reactable],
+                               correctionOf: [Int64: (toStanzaID: String?, toRow: Int64?)], ownNicks: Set<String>,
+                               _ body: (ClientItem) throws(ImportError) -> Void) throws(ImportError) {
+        let occupants = tables.contains("occupant_id")
+        let transfers = tables.contains("file_transfer")
+        try snapshot.query("""
+            SELECT r.id, a.bare_jid, r.time, r.emojis, j.bare_jid, \(occupants ? "o.occupant_id, o.last_nick" : "NULL, NULL"),
+                   c.content_type, c.foreign_id, \(transfers ? "f.info, f.provider" : "NULL, NULL")
+            FROM reaction r LEFT JOIN account a ON a.id = r.account_id LEFT JOIN jid j ON j.id = r.jid_id
+                 LEFT JOIN content_item c ON c.id = r.content_item_id
+                 \(occupants ? "LEFT JOIN occupant_id o ON o.id = r.occupant_id" : "")
+                 \(transfers ? "LEFT JOIN file_transfer f ON c.content_type = 2 AND f.id = c.foreign_id" : "")
+            ORDER BY r.time, r.id
+            """) { row throws(ImportError) in
+            let location = "reaction row \(row.int(0))"
+            func refuse(_ reason: String) throws(ImportError) { try body(.refusedReaction(reason: reason, location: location)) }
+            guard let account = ClientText.bareJID(row.optionalText(1)) else { return try refuse("no valid account JID") }
+            if let wanted, account != wanted { return }
+            guard !row.isNull(2) else { return try refuse("no time recorded") }
+            var messageRow: Int64?
+            switch row.optionalInt(7) {
+            case nil: return try refuse("the reacted message is no longer in Dino's database")
+            case 1: messageRow = row.optionalInt(8)
+            case 2:
+                // An HTTP upload's message; a file sent over Jingle has no message and no id.
+                guard row.optionalInt(10) == 0, let info = row.optionalText(9).flatMap({ Int64($0) }) else {
+                    return try refuse("a reaction to a file sent without a message (nothing names it)")
+                }
+                messageRow = info
+            case 3: return try refuse("a reaction to a call")
+            case let other?: return try refuse("a reaction to an unknown kind of item (\(other))")
+            }
+            // A corrected message's item names its newest correction; the reaction is to the corrected message (its
+            // row when Dino linked it, else the id the correction names, which the archive finds it by).
+            var message = messageRow.flatMap { reactable[$0] }
+            var correctedID: String?
+            if let messageRow, let correction = correctionOf[messageRow] {
+                if let original = correction.toRow.flatMap({ reactable[$0] }) { message = original } else { correctedID = correction.toStanzaID }
+            }
+            guard let message else { return try refuse("the reacted message is no longer in Dino's database") }
+            let inRoom = message.type == 2 || message.type == 3
+            guard let target = correctedID ?? (inRoom ? message.serverID ?? message.messageID : message.messageID ?? message.serverID) else {
+                return try refuse("the reacted message has no id")
+            }
+            let realJID = ClientText.bareJID(row.optionalText(4))
+            let emojis = ReactionSet.normalized((row.optionalText(3) ?? "").split(separator: ",").map(String.init))
+            let annotation: MessageAnnotation
+            if message.type == 2 {
+                // A room's reactor is its occupant id, as live (`MessageAnnotation.actor`); without one Dino kept the
+                // real JID, and so does Roost.
+                let occupantID = ClientText.nonEmpty(row.optionalText(5))
+                let nick = ClientText.nonEmpty(row.optionalText(6))
+                guard let from = occupantID.map({ _ in "\(message.conversation)/\(nick ?? "")" }) ?? realJID else {
+                    return try refuse("no reactor recorded")
+                }
+                let own = realJID == account || nick.map { ownNicks.contains("\(account)|\(message.conversation)|\($0)") } == true
+                annotation = MessageAnnotation(account: account, conversation: message.conversation, kind: .reactions(emojis), target: target,
+                                               from: from, direction: own ? .outgoing : .incoming, groupchat: true, occupantId: occupantID,
+                                               senderName: nick, timestamp: row.int(2), source: .import)
+            } else {
+                guard let reactor = realJID else { return try refuse("no reactor recorded") }
+                annotation = MessageAnnotation(account: account, conversation: message.conversation, kind: .reactions(emojis), target: target,
+                                               from: reactor, direction: reactor == account ? .outgoing : .incoming,
+                                               timestamp: row.int(2), source: .import)
+            }
+            try body(.reaction(annotation))
         }
     }
 

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 
 /// Gajim's message history: `logs.db` in Gajim's data folder (`~/.local/share/gajim/`). One file, two schemas
@@ -16,7 +17,13 @@ import Foundation
 ///   or nick), type (1 chat, 2 group chat, 3 private message in a room), direction (1 in, 2 out), timestamp =
 ///   UTC seconds (float), id (message id), stanza_id (the server archive's id: the account's in chats, the
 ///   room's in rooms), text, correction_id (a correction is a row of its own naming the corrected message's
-///   id), fk_occupant_pk, …), with `oob` (links), `filetransfer`, `retraction` and `moderation` beside it.
+///   id), fk_occupant_pk, …), with `oob` (links), `filetransfer`, `retraction` and `moderation` beside it, and
+///   `reaction` (all of these schemas; gajim/common/modules/reactions.py): fk_account_pk, fk_remote_pk (the
+///   conversation), fk_occupant_pk (the reactor in a room: `occupant.id` is its XEP-0421 id), id (the reacted
+///   message's id as the reaction named it: its message id in a chat, the room's stanza-id in a room and in a
+///   private message there), direction (1 someone else's, 2 the user's), emojis (joined by `;`), timestamp (UTC
+///   seconds, float). One row per reactor and message, replaced by the next set and deleted when all are taken
+///   back. Gajim 1.8 and earlier kept no reactions.
 ///
 /// Files Gajim downloaded (previews) are in `downloads/` beside `logs.db`, named `STEM_SHA1(URL)EXT`.
 final class GajimHistory: ClientHistoryReader {
@@ -242,6 +249,56 @@ final class GajimHistory: ClientHistoryReader {
             try body(.message(message.record))
         }
         for correction in corrections { try body(.message(correction.record)) }
+        if tables.contains("reaction") { try readReactions(account: wanted, occupants: tables.contains("occupant"), body) }
+    }
+
+    /// Each reactor's set, with the id Gajim kept (the one the reaction named, as a live copy names it). A reaction
+    /// whose message is not imported is passed on too: the archive keeps it until the message comes, as it does
+    /// live (Gajim stores reactions to messages it never had, e.g. older than its history).
+    private func readReactions(account wanted: String?, occupants: Bool,
+                               _ body: (ClientItem) throws(ImportError) -> Void) throws(ImportError) {
+        try snapshot.query("""
+            SELECT r.pk, a.jid, rm.jid, r.id, r.direction, r.emojis, r.timestamp, \(occupants ? "o.id, o.nickname" : "NULL, NULL"),
+                   coalesce((SELECT m.type FROM message m WHERE m.stanza_id = r.id AND m.fk_remote_pk = r.fk_remote_pk
+                                 AND m.fk_account_pk = r.fk_account_pk LIMIT 1),
+                            (SELECT m.type FROM message m WHERE m.id = r.id AND m.fk_remote_pk = r.fk_remote_pk
+                                 AND m.fk_account_pk = r.fk_account_pk LIMIT 1))
+            FROM reaction r LEFT JOIN account a ON a.pk = r.fk_account_pk LEFT JOIN remote rm ON rm.pk = r.fk_remote_pk
+                 \(occupants ? "LEFT JOIN occupant o ON o.pk = r.fk_occupant_pk" : "")
+            ORDER BY r.timestamp, r.pk
+            """) { row throws(ImportError) in
+            let location = "reaction row \(row.int(0))"
+            func refuse(_ reason: String) throws(ImportError) { try body(.refusedReaction(reason: reason, location: location)) }
+            guard let account = ClientText.bareJID(row.optionalText(1)) else { return try refuse("no valid account JID") }
+            if let wanted, account != wanted { return }
+            let remote = row.optionalText(2) ?? ""
+            guard let conversation = ClientText.bareJID(remote) else { return try refuse("no valid contact JID") }
+            guard let target = ClientText.nonEmpty(row.optionalText(3)) else { return try refuse("the reaction names no message") }
+            guard !row.isNull(6) else { return try refuse("no time recorded") }
+            let occupantID = ClientText.nonEmpty(row.optionalText(7))
+            let nick = ClientText.nonEmpty(row.optionalText(8))
+            // The reacted message's type; a message Gajim does not have is in a room when the reactor is an occupant.
+            let type = row.optionalInt(9) ?? (occupantID != nil ? 2 : 1)
+            let direction: MessageDirection = row.int(4) == 2 ? .outgoing : .incoming
+            let emojis = ReactionSet.normalized((row.optionalText(5) ?? "").split(separator: ";").map(String.init))
+            let timestamp = ClientText.milliseconds(seconds: row.double(6))
+            let annotation: MessageAnnotation
+            switch type {
+            case 2:
+                // Gajim keeps reactions in rooms only from occupants with an XEP-0421 id.
+                guard occupantID != nil else { return try refuse("no reactor recorded") }
+                annotation = MessageAnnotation(account: account, conversation: conversation, kind: .reactions(emojis), target: target,
+                                               from: "\(conversation)/\(nick ?? "")", direction: direction, groupchat: true,
+                                               occupantId: occupantID, senderName: nick, timestamp: timestamp, source: .import)
+            default:
+                // A chat, or a private message in a room (the occupant's JID, as its messages have it).
+                let peer = type == 3 ? nick.map { "\(conversation)/\($0)" } ?? remote : conversation
+                annotation = MessageAnnotation(account: account, conversation: conversation, kind: .reactions(emojis), target: target,
+                                               from: direction == .outgoing ? account : peer, direction: direction,
+                                               senderName: type == 3 ? nick : nil, timestamp: timestamp, source: .import)
+            }
+            try body(.reaction(annotation))
+        }
     }
 
     private static func json(_ text: String?) -> JSONNode? {

@@ -1,5 +1,5 @@
 -- Dino 0.5 dino.db (database version 29): the tables Qlite creates from libdino/src/service/database.vala (tag v0.5.0)
--- for the tables the import reads and their neighbours (entity, body_meta, reply, occupant_id, avatars, caps, MAM and
+-- for the tables the import reads and their neighbours (entity, body_meta, reply, avatars, caps, MAM and
 -- MUC state, sfs_sources, file_hashes/thumbnails, account_settings, conversation_settings are left out).
 -- Column order, types and constraints as Qlite's Column.to_column_definition() writes them.
 CREATE TABLE IF NOT EXISTS _meta ( name TEXT PRIMARY KEY, int_val INTEGER, text_val TEXT);
@@ -20,6 +20,7 @@ CREATE TRIGGER IF NOT EXISTS _fts_ai_message AFTER INSERT ON message BEGIN INSER
 CREATE TABLE IF NOT EXISTS message_correction ( id INTEGER PRIMARY KEY AUTOINCREMENT, message_id INTEGER UNIQUE, to_stanza_id TEXT);
 CREATE  INDEX IF NOT EXISTS message_correction_to_stanza_id_idx ON message_correction (to_stanza_id);
 CREATE TABLE IF NOT EXISTS real_jid ( message_id INTEGER PRIMARY KEY, real_jid TEXT);
+CREATE TABLE IF NOT EXISTS occupant_id ( id INTEGER PRIMARY KEY, account_id INTEGER NOT NULL, last_nick TEXT, jid_id INTEGER, occupant_id TEXT, UNIQUE (account_id, jid_id, occupant_id) ON CONFLICT REPLACE);
 CREATE TABLE IF NOT EXISTS undecrypted ( message_id INTEGER, type INTEGER, data TEXT);
 CREATE TABLE IF NOT EXISTS file_transfer ( id INTEGER PRIMARY KEY AUTOINCREMENT, file_sharing_id TEXT, account_id INTEGER NOT NULL, counterpart_id INTEGER NOT NULL, counterpart_resource TEXT, our_resource TEXT, direction INTEGER NOT NULL, time INTEGER, local_time INTEGER, encryption INTEGER, file_name TEXT, path TEXT, mime_type TEXT, size INTEGER, state INTEGER, provider INTEGER, info TEXT, modification_date INTEGER DEFAULT -1, width INTEGER DEFAULT -1, height INTEGER DEFAULT -1, length INTEGER DEFAULT -1);
 CREATE TABLE IF NOT EXISTS call ( id INTEGER PRIMARY KEY AUTOINCREMENT, account_id INTEGER NOT NULL, counterpart_id INTEGER NOT NULL, counterpart_resource TEXT, our_resource TEXT, direction INTEGER NOT NULL, time INTEGER NOT NULL, local_time INTEGER NOT NULL, end_time INTEGER, encryption INTEGER, state INTEGER);

@@ -1,8 +1,8 @@
 -- Gajim 1.9 – 2.5 logs.db (PRAGMA user_version 19 as of Gajim 2.4/2.5): the tables SQLAlchemy creates from the
 -- models in gajim/common/storage/archive/models.py (tag 2.5.0), written out as DDL (str → TEXT, int → INTEGER,
 -- float and EpochTimestampType → FLOAT = UTC seconds, JIDType/JSONType → TEXT; Optional columns nullable).
--- Gajim 1.9.0 created user_version 11 (no occupant.blocked, reaction/retraction/opengraph/contact came in
--- 1.9.x – 2.x); the columns the importer reads are the same in all of them.
+-- Gajim 1.9.0 created user_version 11 (no occupant.blocked, retraction/opengraph/contact came in 1.9.x – 2.x;
+-- reaction is there from 1.9.0 on); the columns the importer reads are the same in all of them.
 CREATE TABLE account (pk INTEGER NOT NULL, jid TEXT NOT NULL, PRIMARY KEY (pk));
 CREATE UNIQUE INDEX idx_account ON account (jid);
 CREATE TABLE remote (pk INTEGER NOT NULL, jid TEXT NOT NULL, PRIMARY KEY (pk));
@@ -94,6 +94,8 @@ CREATE TABLE reaction (
     FOREIGN KEY(fk_account_pk) REFERENCES account (pk) ON DELETE CASCADE, FOREIGN KEY(fk_remote_pk) REFERENCES remote (pk),
     FOREIGN KEY(fk_occupant_pk) REFERENCES occupant (pk));
 CREATE INDEX idx_reaction ON reaction (id, fk_remote_pk, fk_account_pk);
+CREATE UNIQUE INDEX idx_reaction_id ON reaction (id, fk_remote_pk, fk_account_pk, direction) WHERE fk_occupant_pk IS NULL;
+CREATE UNIQUE INDEX idx_reaction_id_gc ON reaction (id, fk_remote_pk, fk_occupant_pk, fk_account_pk, direction) WHERE fk_occupant_pk IS NOT NULL;
 CREATE TABLE retraction (
     pk INTEGER NOT NULL, fk_account_pk INTEGER NOT NULL, fk_remote_pk INTEGER NOT NULL, fk_occupant_pk INTEGER,
     id TEXT NOT NULL, direction INTEGER NOT NULL, timestamp FLOAT NOT NULL, state INTEGER NOT NULL, PRIMARY KEY (pk),

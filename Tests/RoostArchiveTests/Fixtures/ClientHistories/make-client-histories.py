@@ -5,8 +5,11 @@ Independent of Roost: the databases are made by applying each client's schema (t
 script, transcribed from the clients' sources) with Python's sqlite3 and filling them as the client would; the
 log folders are written in the clients' formats. Alongside, OUT/manifest.json says what an importer must
 find in each: every message (account, conversation, direction, type, nick, exact text, UTC milliseconds,
-whether it was edited, whether its file is on disk), the refusals by reason and the entries that are not
-messages, computed here from the same data with Python's own time zone rules.
+whether it was edited, whether its file is on disk, the reactions it must show: "EMOJI REACTOR", REACTOR the
+reactor's JID in a chat, the nick in a room, "me" for the user's own, in the order they were made), the
+refusals by reason, the entries that are not messages and the reactions' counts (added, waiting for their
+message, already archived, refused by reason), computed here from the same data with Python's own time zone
+rules.
 
 With --live FILE (JSON lines of `roost search --json`: messages Roost stored from a real server), OUT/overlap
 gets a Pidgin log folder and a Dino database that hold those messages as the clients would have stored them
@@ -86,7 +89,20 @@ def expected(t, conversation, kind, direction, nick, text, edited=False, file=Fa
     if precision == "s":
         stamp = stamp // 1000 * 1000
     return {"account": ME, "conversation": conversation, "direction": direction, "type": kind, "nick": nick,
-            "body": text, "timestamp": stamp, "edited": bool(edited), "first": edited or None, "file": file}
+            "body": text, "timestamp": stamp, "edited": bool(edited), "first": edited or None, "file": file, "reactions": []}
+
+
+def react(result, conversation, body, reactions):
+    """The reactions ("EMOJI REACTOR", in order) the message with this body must show after the import."""
+    for message in result["messages"]:
+        if message["conversation"] == conversation and message["body"] == body:
+            message["reactions"] = reactions
+            return
+    raise KeyError("no message %r in %s" % (body, conversation))
+
+
+def reaction_counts(added=0, waiting=0, duplicates=0, refused=None):
+    return {"added": added, "waiting": waiting, "duplicates": duplicates, "refused": refused or {}}
 
 
 def apply_schema(path, schema):
@@ -180,10 +196,11 @@ def gajim_current(out):
     occupants = {}
 
     def occupant(nick):
+        # The room's XEP-0421 id of the occupant: the same one Dino saw (occupant_id()).
         if nick not in occupants:
             occupants[nick] = con.execute(
                 "INSERT INTO occupant (fk_account_pk, fk_remote_pk, id, nickname, updated_at) VALUES (1, ?, ?, ?, ?)",
-                (remote(ROOM), uuid.uuid4().hex, nick, T0.timestamp())).lastrowid
+                (remote(ROOM), occupant_id(nick), nick, T0.timestamp())).lastrowid
         return occupants[nick]
 
     result = {"messages": [], "refused": {}, "not_messages": {}, "files": 0}
@@ -221,9 +238,35 @@ def gajim_current(out):
     con.execute("INSERT INTO moderation (fk_account_pk, fk_remote_pk, stanza_id, timestamp) VALUES (1, ?, 'room-sid-9', ?)",
                 (remote(ROOM), at(2024, 1, 20, 14, 6).timestamp()))
     result["refused"] = {"retracted by its sender": 1, "retracted by a moderator": 1}
+
+    # Reactions (gajim/common/modules/reactions.py): one row per reactor and message, the id the reaction named (the
+    # message id in a chat, the room's stanza-id in a room), direction 2 for the user's own, emojis joined by ";".
+    def reaction(conv, target, direction, emojis, t, nick=None):
+        con.execute("INSERT INTO reaction (fk_account_pk, fk_remote_pk, fk_occupant_pk, id, direction, emojis, timestamp) "
+                    "VALUES (1, ?, ?, ?, ?, ?, ?)", (remote(conv), occupant(nick) if nick else None, target, direction, emojis,
+                                                     t.timestamp() + 0.25))
+
+    hi, ni_hao, morning, zao = (BASE[1][5], BASE[2][5], BASE[9][5], BASE[10][5])
+    reaction(ALICE, mid(ALICE, hi), 1, "👍", T0 + dt.timedelta(seconds=45))
+    react(result, ALICE, hi, ["👍 " + ALICE])
+    reaction(WANG, mid(WANG, ni_hao), 2, "🎉;❤️", T0 + dt.timedelta(seconds=100))
+    react(result, WANG, ni_hao, ["🎉 me", "❤️ me"])
+    reaction(ROOM, sid(ROOM, morning), 1, "🍵", at(2024, 1, 20, 14, 0, 40), nick="王伟")
+    react(result, ROOM, morning, ["🍵 王伟"])
+    reaction(ROOM, sid(ROOM, zao), 2, "😂", at(2024, 1, 20, 14, 0, 50), nick="menick")
+    react(result, ROOM, zao, ["😂 me"])
+    # Gajim keeps reactions to messages it does not have (older than its history): kept, waiting for the message.
+    reaction(ALICE, "not-in-this-history", 1, "👀", T0 + dt.timedelta(seconds=50))
+    result["reactions"] = reaction_counts(added=5, waiting=1)
     con.commit()
     con.close()
     return folder, result
+
+
+def occupant_id(nick):
+    """The XEP-0421 id the test room gives an occupant."""
+    import hashlib
+    return "occ-" + hashlib.sha1(nick.encode()).hexdigest()[:12]
 
 
 # ---------------------------------------------------------------- Dino
@@ -242,29 +285,61 @@ def dino(out, schema, folder_name=None, live=None):
         return jids[j]
 
     result = {"messages": [], "refused": {}, "not_messages": {}, "files": 0}
+    conversations = {}
 
-    def message(t, conv, kind, direction, nick, text, stanza_id=None, server_id=None, typ=None):
+    def conversation(conv, typ):
+        """Dino's conversation row (type 0 chat, 1 room): its content items belong to it."""
+        if conv not in conversations:
+            conversations[conv] = con.execute("INSERT INTO conversation (account_id, jid_id, active, type) VALUES (1, ?, 1, ?)",
+                                              (jid(conv), 1 if typ == 2 else 0)).lastrowid
+        return conversations[conv]
+
+    def item(conv, typ, content_type, foreign_id, seconds):
+        """The content item Dino shows (content_type 1 message, 2 file transfer, 3 call): what reactions name."""
+        return con.execute("INSERT INTO content_item (conversation_id, time, local_time, content_type, foreign_id) VALUES (?, ?, ?, ?, ?)",
+                           (conversation(conv, typ), seconds, seconds + 1, content_type, foreign_id)).lastrowid
+
+    items = {}
+
+    def message(t, conv, kind, direction, nick, text, stanza_id=None, server_id=None, typ=None, shown=True):
         typ = typ if typ is not None else {"chat": 1, "groupchat": 2}[kind]
         seconds = int(t.timestamp())
         counterpart_resource = nick if kind == "groupchat" and direction == "in" else ("laptop" if direction == "in" else None)
         our_resource = "menick" if kind == "groupchat" and direction == "out" else "dino"
-        return con.execute(
+        row = con.execute(
             "INSERT INTO message (stanza_id, server_id, account_id, counterpart_id, our_resource, counterpart_resource, direction, "
             "type, time, local_time, body, encryption, marked) VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, 0, 2)",
             (stanza_id or str(uuid.uuid4()), server_id, jid(conv), our_resource, counterpart_resource,
              1 if direction == "out" else 0, typ, seconds, seconds + 1, text)).lastrowid
+        if shown and typ != 0:
+            items[(conv, text)] = item(conv, typ, 1, row, seconds)
+        return row
 
     if live is not None:
+        account = live[0]["account"]
+        shared = 0
         for row in live:
             t = dt.datetime.fromisoformat(row["timestamp"].replace("Z", "+00:00"))
             message(t, row["conversation"], "chat", row["direction"], None, row["body"],
                     stanza_id=row.get("message_id"), server_id=row.get("stanza_id"))
+            # The reactions Roost received, as Dino received them too (its own clock: when the test reacted).
+            sets = {}
+            for r in row.get("reactions") or []:
+                sets.setdefault(account if r["own"] else row["conversation"], []).append(r["emoji"])
+            for reactor, emojis in sets.items():
+                reacted = dt.datetime.fromisoformat(row["reacted_at"].replace("Z", "+00:00"))
+                dino_reaction(con, jid, items[(row["conversation"], row["body"])], reacted, ",".join(emojis), reactor=reactor)
+                shared += 1
         extras = [(at(2021, 6, 1, 12, 0, 0), "only in Dino's history", "in"), (at(2021, 6, 1, 12, 0, 9), "還有一條只在 Dino 裡", "out")]
         peer = live[0]["conversation"]
         for t, text, direction in extras:
             message(t, peer, "chat", direction, None, text)
-            result["messages"].append(dict(expected(t, peer, "chat", direction, None, text, precision="s"), account=live[0]["account"]))
-        con.execute("UPDATE account SET bare_jid = ?", (live[0]["account"],))
+            result["messages"].append(dict(expected(t, peer, "chat", direction, None, text, precision="s"), account=account))
+        # And one reaction Roost never saw: the user's, to a message only Dino has.
+        dino_reaction(con, jid, items[(peer, extras[0][1])], extras[0][0] + dt.timedelta(seconds=30), "👍", reactor=account)
+        react(result, peer, extras[0][1], ["👍 me"])
+        result["reactions"] = reaction_counts(added=1, duplicates=shared)
+        con.execute("UPDATE account SET bare_jid = ?", (account,))
         con.commit()
         return folder, result
 
@@ -277,26 +352,31 @@ def dino(out, schema, folder_name=None, live=None):
     result["messages"].append(expected(t, ROOM, "groupchat", "out", "menick", "morning!", precision="s"))
     # An HTTP upload: the message carries the link, file_transfer.info names its row, the file is in files/.
     t, conv, direction, url = FILE
-    row = message(t, conv, "chat", direction, None, url, stanza_id=mid(conv, url), server_id=sid(conv, url))
+    row = message(t, conv, "chat", direction, None, url, stanza_id=mid(conv, url), server_id=sid(conv, url), shown=False)
     os.makedirs(os.path.join(folder, "files"), exist_ok=True)
     with open(os.path.join(folder, "files", "photo-3f2a9c.jpg"), "wb") as f:
         f.write(b"\xff\xd8 fake jpeg")
-    con.execute("INSERT INTO file_transfer (account_id, counterpart_id, counterpart_resource, direction, time, local_time, file_name, "
-                "path, mime_type, size, state, provider, info) VALUES (1, ?, 'laptop', 0, ?, ?, 'photo.jpg', 'photo-3f2a9c.jpg', "
-                "'image/jpeg', 11, 2, 0, ?)", (jid(conv), int(t.timestamp()), int(t.timestamp()), str(row)))
+    transfer = con.execute(
+        "INSERT INTO file_transfer (account_id, counterpart_id, counterpart_resource, direction, time, local_time, file_name, "
+        "path, mime_type, size, state, provider, info) VALUES (1, ?, 'laptop', 0, ?, ?, 'photo.jpg', 'photo-3f2a9c.jpg', "
+        "'image/jpeg', 11, 2, 0, ?)", (jid(conv), int(t.timestamp()), int(t.timestamp()), str(row))).lastrowid
+    # Dino shows the upload as a file item, not as a message.
+    items[(conv, url)] = item(conv, 1, 2, transfer, int(t.timestamp()))
     result["messages"].append(expected(t, conv, "chat", direction, None, url, file=True, precision="s"))
     result["files"] = 1
     # An error message: not a message; an empty body: refused.
     message(T0, ALICE, "chat", "in", None, "remote-server-not-found", typ=0)
-    message(T0 + dt.timedelta(seconds=2), ALICE, "chat", "in", None, None)
+    message(T0 + dt.timedelta(seconds=2), ALICE, "chat", "in", None, None, stanza_id="empty-1")
     result["not_messages"] = {"error messages": 1}
     result["refused"] = {"empty message": 1}
     if version >= 17:
         # A correction: its own message row, linked by message_correction.
         t, conv, direction, first, second, t2 = CORRECTION
         message(t, conv, "chat", direction, None, first, stanza_id=mid(conv, first))
-        fix = message(t2, conv, "chat", direction, None, second, stanza_id=mid(conv, second))
+        fix = message(t2, conv, "chat", direction, None, second, stanza_id=mid(conv, second), shown=False)
         con.execute("INSERT INTO message_correction (message_id, to_stanza_id) VALUES (?, ?)", (fix, mid(conv, first)))
+        # The corrected message's item now names its newest correction (message_correction.vala, set_correction).
+        con.execute("UPDATE content_item SET foreign_id = ? WHERE id = ?", (fix, items[(conv, first)]))
         result["messages"].append(expected(t, conv, "chat", direction, None, second, edited=first, precision="s"))
         # A file sent over Jingle: no message, only the transfer.
         t = T0 + dt.timedelta(seconds=700)
@@ -308,14 +388,70 @@ def dino(out, schema, folder_name=None, live=None):
         result["messages"].append(expected(t, WANG, "chat", "out", None, "notes.pdf", file=True, precision="s"))
         result["files"] += 1
     if version >= 25:
-        con.execute("INSERT INTO reaction (account_id, content_item_id, time, jid_id, emojis) VALUES (1, 1, ?, ?, '👍')",
-                    (int(T0.timestamp()) + 50, jid(ALICE)))
-        con.execute("INSERT INTO call (account_id, counterpart_id, direction, time, local_time, end_time, state) VALUES (1, ?, 0, ?, ?, ?, 3)",
-                    (jid(ALICE), int(T0.timestamp()) + 900, int(T0.timestamp()) + 900, int(T0.timestamp()) + 960))
-        result["not_messages"].update({"reactions (Roost keeps none yet)": 1, "calls": 1})
+        call = con.execute("INSERT INTO call (account_id, counterpart_id, direction, time, local_time, end_time, state) "
+                           "VALUES (1, ?, 0, ?, ?, ?, 3)", (jid(ALICE), int(T0.timestamp()) + 900, int(T0.timestamp()) + 900,
+                                                            int(T0.timestamp()) + 960)).lastrowid
+        items[(ALICE, "call")] = item(ALICE, 1, 3, call, int(T0.timestamp()) + 900)
+        result["not_messages"].update({"calls": 1})
+        dino_reactions(con, jid, items, result)
     con.commit()
     con.close()
     return folder, result
+
+
+def dino_reaction(con, jid, item_id, t, emojis, reactor=None, nick=None):
+    """A reaction as libdino/src/service/reactions.vala stores it: one row per reactor and content item (a new set
+    replaces the old: UNIQUE … ON CONFLICT REPLACE), time in UTC milliseconds, emojis joined by ",", the reactor's
+    bare JID in a chat (the account's for the user's own), its occupant_id row in a room (occupant_id_store.vala:
+    the occupant's XEP-0421 id, last nick, the room's jid_id)."""
+    occupant = None
+    if nick:
+        row = con.execute("SELECT id FROM occupant_id WHERE occupant_id = ?", (occupant_id(nick),)).fetchone()
+        occupant = row[0] if row else con.execute(
+            "INSERT INTO occupant_id (account_id, last_nick, jid_id, occupant_id) VALUES (1, ?, ?, ?)",
+            (nick, jid(ROOM), occupant_id(nick))).lastrowid
+    con.execute("INSERT INTO reaction (account_id, occupant_id, content_item_id, time, jid_id, emojis) VALUES (1, ?, ?, ?, ?, ?)",
+                (occupant, item_id, ms(t), jid(reactor) if reactor else None, emojis))
+
+
+def dino_reactions(con, jid, items, result):
+    """The reactions of the Dino fixture."""
+    def reaction(item_id, t, emojis, reactor=None, nick=None):
+        dino_reaction(con, jid, item_id, t, emojis, reactor, nick)
+
+    hi, ni_hao, hao_de, konnichiwa = BASE[1][5], BASE[2][5], BASE[3][5], BASE[4][5]
+    morning, zao = BASE[9][5], BASE[10][5]
+    # Several emojis at once: Alice's set, newer than the one she made in Gajim, which it replaces.
+    reaction(items[(ALICE, hi)], T0 + dt.timedelta(seconds=60, milliseconds=300), "👍,❤️", reactor=ALICE)
+    react(result, ALICE, hi, ["👍 " + ALICE, "❤️ " + ALICE])
+    # The user's own set, the same as Gajim's (a second client's copy of one reaction).
+    reaction(items[(WANG, ni_hao)], T0 + dt.timedelta(seconds=101), "🎉,❤️", reactor=ME)
+    react(result, WANG, ni_hao, ["🎉 me", "❤️ me"])
+    # Replaced in Dino itself: only the second set is left.
+    reaction(items[(WANG, hao_de)], T0 + dt.timedelta(seconds=140), "😀", reactor=WANG)
+    reaction(items[(WANG, hao_de)], T0 + dt.timedelta(seconds=150), "🙏,👍🏽", reactor=WANG)
+    react(result, WANG, hao_de, ["🙏 " + WANG, "👍🏽 " + WANG])
+    # A room: an occupant (by its occupant id, with its nick) and the user (the own nick, no real JID kept).
+    reaction(items[(ROOM, morning)], at(2024, 1, 20, 14, 0, 41), "🍵", nick="王伟")
+    react(result, ROOM, morning, ["🍵 王伟"])
+    reaction(items[(ROOM, zao)], at(2024, 1, 20, 14, 0, 50), "😂", nick="menick")
+    react(result, ROOM, zao, ["😂 me"])
+    # The corrected message (its item names the correction) and the uploaded file (a file item).
+    t, conv, direction, first, second, t2 = CORRECTION
+    reaction(items[(conv, first)], t2 + dt.timedelta(seconds=20), "👌", reactor=ALICE)
+    react(result, conv, second, ["👌 " + ALICE])
+    t, conv, direction, url = FILE
+    reaction(items[(conv, url)], t + dt.timedelta(seconds=30), "📷", reactor=ME)
+    react(result, conv, url, ["📷 me"])
+    # All taken back: nothing to take back in the archive either (counted as already archived).
+    reaction(items[(ALICE, konnichiwa)], T0 + dt.timedelta(seconds=250), "", reactor=ALICE)
+    # To the message with no text that is refused: kept, waiting for the message.
+    reaction(items[(ALICE, None)], T0 + dt.timedelta(seconds=5), "❓", reactor=ALICE)
+    # To a call, and to an item Dino no longer has: refused.
+    reaction(items[(ALICE, "call")], T0 + dt.timedelta(seconds=990), "📞", reactor=ALICE)
+    reaction(9999, T0 + dt.timedelta(seconds=995), "👻", reactor=ALICE)
+    result["reactions"] = reaction_counts(added=8, waiting=1, duplicates=1, refused={
+        "a reaction to a call": 1, "the reacted message is no longer in Dino's database": 1})
 
 
 # ---------------------------------------------------------------- Profanity

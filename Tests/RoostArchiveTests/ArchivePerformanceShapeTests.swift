@@ -153,6 +153,52 @@ import Testing
         #expect(!plan.contains { $0.contains("SCAN messages") })
     }
 
+    /// Reactions, replies and markers find their message by three index seeks (`SchemaV11` dropped the
+    /// conversation-first id indexes; without the pinned plan the planner walks the conversation).
+    @Test func annotationLookupSeeksIndexes() throws {
+        let archive = TemporaryArchive()
+        _ = try archive.writer().commit([.message(Fixture.message("x", messageId: "m1"))])
+        let database = try Database(path: archive.path, mode: .readOnly)
+        var plan: [String] = []
+        try database.prepare("EXPLAIN QUERY PLAN " + Ingestor.annotationTargetSQL).forEachRow([
+            .integer(1), .text("peer@example.com"), .text("m1"), .integer(0),
+        ]) { row in
+            plan.append(row.text(3))
+            return true
+        }
+        #expect(plan.contains { $0.contains("messages_account_message_id (account_id=? AND conversation=? AND message_id=?)") }, "\(plan)")
+        #expect(plan.contains { $0.contains("messages_origin (account_id=? AND origin_id=?)") }, "\(plan)")
+        #expect(plan.contains { $0.contains("messages_stanza_id (conversation=? AND stanza_id=?)") }, "\(plan)")
+        #expect(!plan.contains { $0.contains("SCAN") || $0.contains("messages_account_conversation") }, "\(plan)")
+    }
+
+    /// `SchemaV11` drops the two redundant id indexes of an existing archive; lookups by those ids still work.
+    @Test func migrationDropsTheRedundantIDIndexes() throws {
+        let archive = TemporaryArchive()
+        _ = try archive.writer().commit([.message(Fixture.message("first", originId: "o-1", messageId: "m-1"))])
+        // Back to version 10, as the previous roost left it.
+        let database = try Database(path: archive.path, mode: .readWrite)
+        try database.execute("""
+            CREATE INDEX messages_message_id ON messages(conversation, message_id) WHERE message_id IS NOT NULL;
+            CREATE INDEX messages_origin_id ON messages(conversation, origin_id) WHERE origin_id IS NOT NULL;
+            DELETE FROM schema_migrations WHERE version = 11;
+            """)
+        func indexes() throws -> Set<String> {
+            var names: Set<String> = []
+            try database.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'messages'").forEachRow { row in
+                names.insert(row.text(0))
+                return true
+            }
+            return names
+        }
+        #expect(try indexes().isSuperset(of: ["messages_message_id", "messages_origin_id"]))
+        let writer = try archive.writer()
+        #expect(try indexes().isDisjoint(with: ["messages_message_id", "messages_origin_id"]))
+        #expect(try Migrator.currentVersion(database) == Migrator.latestVersion)
+        let correction = Fixture.message("first, fixed", at: 9_000, messageId: "m-fix", replaces: "o-1")
+        guard case .corrected = try writer.commit([.message(correction)])[0] else { Issue.record("correction by origin-id not applied"); return }
+    }
+
     @Test func correctionFoundByOriginIDAmongManyMessages() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()

@@ -33,6 +33,7 @@ public struct ArchiveImporter: Sendable {
         var problems: [ImportProblem] = []
         var invalid = 0
         var valid = 0
+        let addresses = AddressCache()
         do {
             try lines.forEachLine { number, bytes in
                 if let bytes, Self.isBlank(bytes) { return true }
@@ -42,7 +43,7 @@ public struct ArchiveImporter: Sendable {
                         throw ImportFields.Problem(reason: "longer than \(limit), the most an import reads as one line "
                                                    + "(raise it with --max-line-size)")
                     }
-                    _ = try ImportLineDecoder.decode(bytes)
+                    _ = try ImportLineDecoder.decode(bytes, addresses: addresses)
                     valid += 1
                 } catch {
                     invalid += 1
@@ -88,7 +89,7 @@ public struct ArchiveImporter: Sendable {
                 guard let bytes else { return true }
                 if Self.isBlank(bytes) { return true }
                 summary.lines += 1
-                guard let item = try? ImportLineDecoder.decode(bytes) else { return true }
+                guard let item = try? ImportLineDecoder.decode(bytes, addresses: addresses) else { return true }
                 done += 1
                 switch item {
                 case .message(let events):

@@ -9,6 +9,8 @@ struct ImportFields {
     let object: [String: JSONNode]
     /// `attachments[0].` etc., prefixed to member names in messages.
     var context = ""
+    /// Addresses already checked during this import (shared by the objects of every line).
+    var addresses = AddressCache()
 
     func string(_ key: String) throws(Problem) -> String {
         guard let value = object[key] else { throw Problem(reason: "missing \"\(context)\(key)\"") }
@@ -25,14 +27,21 @@ struct ImportFields {
     /// An XMPP address as the engine accepts it (`JIDSyntax`), normalised; `bare` refuses a resource.
     func jid(_ key: String, bare: Bool) throws(Problem) -> String {
         let text = try nonEmptyString(key)
-        let parts: JIDSyntax.Parts
-        do { parts = try JIDSyntax.parse(text) } catch {
-            throw Problem(reason: "\"\(context)\(key)\" is not an XMPP address: \(error.description)")
+        let checked: (text: String, hasResource: Bool)
+        if let known = addresses.known[text] {
+            checked = known
+        } else {
+            let parts: JIDSyntax.Parts
+            do { parts = try JIDSyntax.parse(text) } catch {
+                throw Problem(reason: "\"\(context)\(key)\" is not an XMPP address: \(error.description)")
+            }
+            checked = (parts.text, parts.resource != nil)
+            addresses.remember(text, checked)
         }
-        if bare && parts.resource != nil {
+        if bare && checked.hasResource {
             throw Problem(reason: "\"\(context)\(key)\" must be a bare address (no /resource)")
         }
-        return parts.text
+        return checked.text
     }
 
     /// `jid(key, bare:)` where the member is present and not null.
@@ -113,7 +122,7 @@ struct ImportFields {
             var result: [ImportFields] = []
             for (index, item) in items.enumerated() {
                 guard case .object(let members) = item else { throw Problem(reason: "\"\(context)\(key)[\(index)]\" must be an object") }
-                result.append(ImportFields(object: members, context: "\(context)\(key)[\(index)]."))
+                result.append(ImportFields(object: members, context: "\(context)\(key)[\(index)].", addresses: addresses))
             }
             return result
         default: throw Problem(reason: "\"\(context)\(key)\" must be an array")
@@ -132,5 +141,19 @@ struct ImportFields {
             return result
         default: throw Problem(reason: "\"\(context)\(key)\" must be an array of strings")
         }
+    }
+}
+
+/// The addresses an import has already checked and normalised, by their text as written. A history names the
+/// same few hundred addresses on every line, and `JIDSyntax.parse` (stringprep-like checks, Unicode
+/// normalisation through Foundation) was 23 % of an import's CPU time, counted twice (issue 15 profile).
+/// Bounded: forgotten all at once when full (a history with more distinct addresses only parses them again).
+final class AddressCache {
+    static let limit = 16_384
+    private(set) var known: [String: (text: String, hasResource: Bool)] = [:]
+
+    func remember(_ written: String, _ checked: (text: String, hasResource: Bool)) {
+        if known.count >= Self.limit { known.removeAll(keepingCapacity: true) }
+        known[written] = checked
     }
 }

@@ -4,7 +4,8 @@ import RoostCore
 /// `ArchiveWriter`, rebuild exactly what was exported: same dedup rules as live messages, and revisions
 /// replayed as the XEP-0308 corrections they were.
 enum ImportLineDecoder {
-    static func decode(_ line: UnsafeBufferPointer<UInt8>) throws(ImportFields.Problem) -> ImportItem {
+    /// `addresses`: one cache for every line of an import (see `AddressCache`).
+    static func decode(_ line: UnsafeBufferPointer<UInt8>, addresses: AddressCache = AddressCache()) throws(ImportFields.Problem) -> ImportItem {
         let node: JSONNode
         do throws(JSONParser.Failure) {
             node = try JSONParser.parse(line)
@@ -12,7 +13,7 @@ enum ImportLineDecoder {
             throw ImportFields.Problem(reason: "not JSON (column \(error.column): \(error.reason))")
         }
         guard case .object(let members) = node else { throw ImportFields.Problem(reason: "not a JSON object") }
-        let fields = ImportFields(object: members)
+        let fields = ImportFields(object: members, addresses: addresses)
         guard case .integer(let version)? = members["version"] else {
             throw ImportFields.Problem(reason: "missing \"version\" (is this a roost jsonl export?)")
         }

@@ -22,14 +22,23 @@ extension Ingestor {
         }
     }
 
+    /// The messages of account ?1 and conversation ?2 whose message id, origin-id or stanza-id is ?3: three index
+    /// seeks, named so that the planner never walks the conversation instead (`SchemaV11`).
+    static let annotationTargetSQL = """
+        SELECT id, from_jid, occupant_id FROM messages
+        WHERE id IN (SELECT id FROM messages INDEXED BY messages_account_message_id
+                         WHERE account_id = ?1 AND conversation = ?2 AND message_id = ?3
+                     UNION ALL
+                     SELECT id FROM messages INDEXED BY messages_origin WHERE account_id = ?1 AND origin_id = ?3 AND conversation = ?2
+                     UNION ALL
+                     SELECT id FROM messages INDEXED BY messages_stanza_id WHERE conversation = ?2 AND stanza_id = ?3 AND account_id = ?1)
+        ORDER BY (?4 AND stanza_id = ?3 AND stanza_id_by = ?2 COLLATE NOCASE) DESC, id DESC LIMIT 1
+        """
+
     /// The newest message of the conversation that the id names; in a room the room's own stanza-id comes first.
     func annotationTarget(account: Int64, conversation: String, id: String, groupchat: Bool) throws(SQLiteError) -> AnnotationTarget? {
         var found: AnnotationTarget?
-        try database.cached("""
-            SELECT id, from_jid, occupant_id FROM messages
-            WHERE account_id = ?1 AND conversation = ?2 AND (message_id = ?3 OR origin_id = ?3 OR stanza_id = ?3)
-            ORDER BY (?4 AND stanza_id = ?3 AND stanza_id_by = ?2 COLLATE NOCASE) DESC, id DESC LIMIT 1
-            """).forEachRow([.integer(account), .text(conversation), .text(id), SQLValue(groupchat)]) { row in
+        try database.cached(Self.annotationTargetSQL).forEachRow([.integer(account), .text(conversation), .text(id), SQLValue(groupchat)]) { row in
             found = AnnotationTarget(id: row.int(0), from: row.text(1), occupantId: row.optionalText(2))
             return false
         }

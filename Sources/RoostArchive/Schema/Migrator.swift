@@ -12,6 +12,7 @@ enum Migrator {
         Migration(version: 8, name: "reactions, replies, retractions, receipts and read state", sql: SchemaV8.sql),
         Migration(version: 9, name: "index of messages by account and conversation", sql: SchemaV9.sql),
         Migration(version: 10, name: "correction lookup index and stats counters", sql: SchemaV10.sql),
+        Migration(version: 11, name: "redundant message id indexes dropped", sql: SchemaV11.sql),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

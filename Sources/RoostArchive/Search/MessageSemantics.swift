@@ -100,8 +100,15 @@ enum MessageSemanticsReading {
              AND (n.timestamp > r.timestamp OR (n.timestamp = r.timestamp AND n.id > r.id)))),
         m.reply_to, m.reply_to_jid,
         (SELECT json_array(t.id, coalesce(t.sender_name, t.from_jid), t.body) FROM messages t
-         WHERE m.reply_to IS NOT NULL AND t.account_id = m.account_id AND t.conversation = m.conversation AND t.id != m.id
-             AND (t.message_id = m.reply_to OR t.origin_id = m.reply_to OR t.stanza_id = m.reply_to) ORDER BY t.id DESC LIMIT 1),
+         WHERE m.reply_to IS NOT NULL AND t.id = (SELECT max(id) FROM (
+             SELECT id FROM messages INDEXED BY messages_account_message_id
+                 WHERE account_id = m.account_id AND conversation = m.conversation AND message_id = m.reply_to
+             UNION ALL
+             SELECT id FROM messages INDEXED BY messages_origin
+                 WHERE account_id = m.account_id AND origin_id = m.reply_to AND conversation = m.conversation
+             UNION ALL
+             SELECT id FROM messages INDEXED BY messages_stanza_id
+                 WHERE conversation = m.conversation AND stanza_id = m.reply_to AND account_id = m.account_id) WHERE id != m.id)),
         m.retracted, m.retracted_by, m.retracted_at, m.retraction_reason,
         CASE WHEN m.direction = 'out' THEN (SELECT CASE WHEN s.peer_displayed_row >= m.id THEN 'read'
             WHEN s.peer_received_row >= m.id THEN 'delivered' END FROM read_state s

@@ -1,0 +1,57 @@
+import Foundation
+import RoostTestSupport
+import Testing
+
+/// What docs/import.md promises for an interrupted import: a kill -9 in the middle of a real `roost import`
+/// leaves a consistent archive (whole transactions only: rows, full-text entries and stats counters together),
+/// and running the same import again completes it exactly once.
+@Suite struct ZeroLossImportCrashTests {
+    @Test func importKilledMidwayCompletesExactlyOnceWhenRunAgain() async throws {
+        let sandbox = try ExportCLISandbox()
+        let file = sandbox.folder + "/history.jsonl"
+        let total = 120_000
+        let prefix = "crash-\(UUID().uuidString.prefix(6))"
+        try ImportFile.write(file, account: "me@example.org", count: total, prefix: prefix)
+        let importer = try RoostBinary.start(["import", "--config", sandbox.config, file])
+        defer { importer.stop(signal: SIGKILL) }
+        // Killed as soon as a first transaction has committed (the import is under way, with more to write). The
+        // watch runs on a thread of its own: on a cooperative pool busy with other tests it could be late by a
+        // whole import.
+        let archive = sandbox.archive, pid = importer.pid
+        let killed = try await offPool { () -> Bool in
+            let deadline = Date().addingTimeInterval(600)
+            while Date() < deadline {
+                // Before its schema exists, the new archive has no messages table yet.
+                if ((try? ZeroLossSQL.count(archive, "messages")) ?? 0) > 0 {
+                    kill(pid, SIGKILL)
+                    return true
+                }
+                usleep(20_000)
+            }
+            return false
+        }
+        #expect(killed, "no batch was committed within 600 s: \(importer.stderrSoFar.suffix(2000))")
+        try await waitUntil("the importer to die", timeout: .seconds(30)) { !importer.isRunning }
+        let partial = try ZeroLossSQL.count(sandbox.archive, "messages")
+        #expect(partial > 0 && partial < total, "the kill must land mid-import (\(partial) of \(total) were committed)")
+        #expect(try ArchiveCount.sqlite(sandbox.archive, "PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        // Whole transactions only: each committed row has its full-text entry and its share of the counters.
+        #expect(try ZeroLossSQL.count(sandbox.archive, "message_fts_docsize") == partial)
+        #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT coalesce(sum(messages), 0) FROM conversation_counts") == partial)
+
+        let again = try sandbox.roost(["import", file], timeout: 900)
+        #expect(again.status == 0, "\(again.stderr)")
+        let summary = again.stdout.replacingOccurrences(of: ",", with: "")
+        #expect(summary.contains("imported \(total - partial) new messages (\(partial) already archived)"), "\(again.stdout)")
+        #expect(try ZeroLossSQL.count(sandbox.archive, "messages") == total)
+        #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT count(DISTINCT message_id) FROM messages WHERE message_id LIKE '\(prefix)-%'") == total)
+        #expect(try ZeroLossSQL.count(sandbox.archive, "message_fts_docsize") == total)
+        #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT sum(messages) FROM conversation_counts") == total)
+        #expect(try ArchiveCount.sqlite(sandbox.archive, "PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        // A message from each side of the kill is found by search.
+        for number in [1, total] {
+            let found = try sandbox.roost(["search", "--json", "\"imported \(number)\""])
+            #expect(found.status == 0 && found.stdout.contains("\"imported \(number)\""), "\(found.stdout)\(found.stderr)")
+        }
+    }
+}

@@ -224,8 +224,11 @@ extension RoostBinary {
         let parse = ISO8601DateFormatter()
         parse.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         var first: Date?
-        try await waitUntil("two server-archive reads after \(instant)", timeout: timeout) {
+        var seen: String?
+        try await waitUntil("two server-archive reads after \(instant)", timeout: timeout,
+                            detail: { "the last read ended at \(seen ?? "(none yet)")\(first.map { "; the first after it at \($0)" } ?? "")" }) {
             let text = try accountStatus(config: config, environment: environment).first?["last_catch_up"] as? String
+            seen = text
             guard let read = text.flatMap(parse.date(from:)), read > instant else { return false }
             guard let first else {
                 first = read

@@ -64,19 +64,34 @@ struct ServeEndToEndTests {
         Int((try? ArchiveCount.sqlite(archive, query).trimmingCharacters(in: .whitespacesAndNewlines)) ?? "") ?? 0
     }
 
-    @Test func agentArchiveListPagesSearchContextLiveAndRefusals() async throws {
+    /// alice's agent with `[serve] enabled`, online and serving, and bob registered to write to her.
+    struct ServingAgent {
+        let dir: TestDirectory
+        let alice: JID
+        let bob: JID, bobPassword: String
+        let config: String
+        let roost: RunningRoost
+        var urlFile: String { (config as NSString).deletingLastPathComponent + "/run/roost/serve.url" }
+    }
+
+    func servingAgent() async throws -> ServingAgent {
         let dir = try TestDirectory()
-        let (aliceClient, alice, alicePassword) = try await server.registeredClient("alice")
-        await aliceClient.disconnect()
-        let (bobClient, bob, bobPassword) = try await server.registeredClient("bob")
-        await bobClient.disconnect()
-        let config = try server.roostConfig(in: dir, account: alice.description, password: alicePassword,
+        let accounts = try await server.registeredAccounts(["alice", "bob"])
+        let config = try server.roostConfig(in: dir, account: accounts[0].jid.description, password: accounts[0].password,
                                             extra: "\n[serve]\nenabled = true\nport = 0\n")
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
-        defer { roost.stop(signal: SIGKILL) }
+        let agent = ServingAgent(dir: dir, alice: accounts[0].jid, bob: accounts[1].jid, bobPassword: accounts[1].password,
+                                 config: config, roost: roost)
         try roost.waitForLog("online")
         try roost.waitForLog("serve: web view at")
-        let urlFile = (config as NSString).deletingLastPathComponent + "/run/roost/serve.url"
+        return agent
+    }
+
+    @Test func agentArchiveListPagesSearchContextLiveAndRefusals() async throws {
+        let agent = try await servingAgent()
+        let (dir, alice, bob, bobPassword, roost) = (agent.dir, agent.alice, agent.bob, agent.bobPassword, agent.roost)
+        defer { roost.stop(signal: SIGKILL) }
+        let urlFile = agent.urlFile
         let url = try String(contentsOfFile: urlFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         let token = String(url.split(separator: "=").last ?? "")
         #expect(url.hasPrefix("http://127.0.0.1:") && token.count == 64)
@@ -462,19 +477,10 @@ struct ServeEndToEndTests {
     /// refused (and logged); then bob corrects one message and retracts another, and the open page shows both in
     /// place, without a reload.
     @Test func unreadCountsMarkReadAndLiveCorrectionsAndRetractions() async throws {
-        let dir = try TestDirectory()
-        let (aliceClient, alice, alicePassword) = try await server.registeredClient("alice")
-        await aliceClient.disconnect()
-        let (bobClient, bob, bobPassword) = try await server.registeredClient("bob")
-        await bobClient.disconnect()
-        let config = try server.roostConfig(in: dir, account: alice.description, password: alicePassword,
-                                            extra: "\n[serve]\nenabled = true\nport = 0\n")
-        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        let agent = try await servingAgent()
+        let (dir, alice, bob, bobPassword, config, roost) = (agent.dir, agent.alice, agent.bob, agent.bobPassword, agent.config, agent.roost)
         defer { roost.stop(signal: SIGKILL) }
-        try roost.waitForLog("online")
-        try roost.waitForLog("serve: web view at")
-        let url = try String(contentsOfFile: (config as NSString).deletingLastPathComponent + "/run/roost/serve.url", encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let url = try String(contentsOfFile: agent.urlFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         let archive = dir.path + "/data/archive.sqlite"
         let tag = String(UUID().uuidString.prefix(6))
         try peer(bob, bobPassword, ["send", alice.description, "hello-\(tag)", "teh typo-\(tag)", "oops-\(tag)", "--id-prefix", "w\(tag)"])

@@ -60,7 +60,8 @@ extension ZeroLossRig {
     /// after now: the second began after the first ended): a late duplicate (resend, archive copy) would have
     /// arrived by then.
     func settleAfterAnArchiveRead() async throws {
-        try await RoostBinary.waitForServerArchiveRead(config: config, after: Date(), timeout: .seconds(120))
+        // Generous: after a fault the first read may page through thousands of messages (ejabberd pages slowly).
+        try await RoostBinary.waitForServerArchiveRead(config: config, after: Date(), timeout: .seconds(300))
     }
 
     /// The flood's message numbers not in the archive, as ranges ("12-40, 77"), for a failure's message.

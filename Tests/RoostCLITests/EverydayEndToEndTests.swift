@@ -108,6 +108,13 @@ struct EverydayEndToEndTests {
         _ = try await bob.presence("subscribe", from: alice)
         try await bob.presence(to: alice, type: "subscribed")
         try await bob.presence(to: alice, type: "subscribe")
+        // The peer's command returns once slixmpp queued the presence; the server has handled bob's request when it
+        // pushes bob's roster item for alice with the request pending. Only then does the agent start, so the
+        // request is one the server holds for alice, not one still on its way while the agent logs in.
+        _ = try await bob.next(timeout: .seconds(30), "bob's roster item for alice with his request pending") { event in
+            guard event.kind == "roster-push", let items = event.fields["items"] as? [[String: Any]] else { return false }
+            return items.contains { $0["jid"] as? String == alice.description && $0["ask"] as? String == "subscribe" }
+        }
         // The server answers from the pre-approval, or the agent answers when it logs in: no request waits.
         let agent = try roost.startAgent()
         defer { agent.stop(signal: SIGKILL) }

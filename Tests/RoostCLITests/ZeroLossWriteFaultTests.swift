@@ -96,7 +96,9 @@ struct ZeroLossWriteFaultTests {
     /// closing anything. alice's messages keep being archived while carol's link is still stalled; carol's
     /// connection is declared dead and replaced; what bob sent carol meanwhile arrives exactly once.
     @Test func stalledLinkHoldsUpNoOtherAccount() async throws {
-        let rig = try await ZeroLossRig.make(keepaliveSeconds: 5)
+        // Keepalives every 20 s: carol's stalled link is declared dead after about 30 s, time enough for alice's
+        // 200 messages on a loaded machine (with 5 s, the stall was sometimes over before her flood was).
+        let rig = try await ZeroLossRig.make(keepaliveSeconds: 20)
         let server = rig.server
         let (carolClient, carol, carolPassword) = try await server.registeredClient("carol")
         await carolClient.disconnect()

@@ -63,15 +63,46 @@ public enum RoostBinary {
         let ended = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in ended.signal() }
         try process.run()
+        let pid = process.processIdentifier
         let collector = PipeCollector(out: out, err: err)
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try? input.fileHandleForWriting.close()
-        if ended.wait(timeout: .now() + timeout) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        if !childExits(pid, within: timeout, orFoundationSays: ended) {
+            kill(pid, SIGKILL)
+            _ = childExits(pid, within: 10, orFoundationSays: ended)
+        }
+        // Foundation has been seen missing a child's exit under load (the child stayed a zombie and
+        // `waitUntilExit` never returned): it gets a few seconds to notice, then the child is reaped here.
+        var status: Int32 = -1
+        if ended.wait(timeout: .now() + 5) == .success {
+            status = process.terminationStatus
+        } else {
+            var raw: Int32 = 0
+            if waitpid(pid, &raw, WNOHANG) == pid { status = (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F) }
         }
         let (stdout, stderr) = collector.finish()
-        return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+        return Result(status: status, stdout: stdout, stderr: stderr)
+    }
+
+    /// True once the child has exited (its pidfd is readable, whether or not it was reaped yet), or Foundation
+    /// reported its end; false after `seconds`.
+    private static func childExits(_ pid: Int32, within seconds: TimeInterval, orFoundationSays ended: DispatchSemaphore) -> Bool {
+        let fd = processDescriptor(pid)
+        guard fd >= 0 else {
+            // Already reaped (by Foundation), or no pidfd in this kernel.
+            guard ended.wait(timeout: .now() + seconds) == .success else { return false }
+            ended.signal()
+            return true
+        }
+        defer { close(fd) }
+        var watched = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            let milliseconds = Int32(min(max(deadline.timeIntervalSinceNow * 1000, 0), Double(Int32.max)))
+            let ready = poll(&watched, 1, milliseconds)
+            if ready > 0 { return true }
+            if ready == 0 || errno != EINTR { return false }
+        }
     }
 
     /// Starts a long-running `roost` (e.g. `run`) whose stderr is collected until it is stopped.

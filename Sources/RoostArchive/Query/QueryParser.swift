@@ -83,7 +83,11 @@ public struct QueryParser {
             }
             try enter(token)
             defer { depth -= 1 }
-            return .not(try parseUnary())
+            // "- -x" is x: a chain of negations never reaches SQL (64 of them overflowed SQLite's parser stack:
+            // found by the query fuzzer, kept as a regression).
+            let inner = try parseUnary()
+            if case .not(let twice) = inner { return twice }
+            return .not(inner)
         }
         return try parseAtom()
     }

@@ -28,8 +28,7 @@ struct ServeEndToEndTests {
     /// Runs browser-check.py to completion; every step in order (steps such as `inspect` come more than once).
     func browserCheckAll(_ arguments: [String], timeout: TimeInterval = 240) throws -> [[String: Any]] {
         let running = try RoostBinary.startProgram(Self.python, [Self.scripts + "/browser-check.py"] + arguments)
-        let deadline = Date().addingTimeInterval(timeout)
-        while running.isRunning && Date() < deadline { usleep(100_000) }
+        running.waitForExit(timeout: timeout)
         let (status, output) = running.stop(signal: SIGKILL, timeout: 1)
         let steps = output.split(separator: "\n").filter { $0.hasPrefix("{\"step\"") }.compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -53,8 +52,7 @@ struct ServeEndToEndTests {
     @discardableResult
     func peer(_ jid: JID, _ password: String, _ command: [String]) throws -> String {
         let running = try RoostBinary.startProgram(Self.python, peerArguments(jid, password) + command)
-        let deadline = Date().addingTimeInterval(120)
-        while running.isRunning && Date() < deadline { usleep(50_000) }
+        running.waitForExit(timeout: 120)
         let (status, output) = running.stop(signal: SIGKILL, timeout: 1)
         #expect(status == 0, "xmpp-peer \(command.first ?? "") failed (\(status)):\n\(output.suffix(2000))")
         return output
@@ -103,8 +101,7 @@ struct ServeEndToEndTests {
         try peer(bob, bobPassword, ["flood", alice.description, "160", "--id-prefix", "web"])
         try peer(bob, bobPassword, ["send", alice.description, chinese, markup])
         let archive = dir.path + "/data/archive.sqlite"
-        let deadline = Date().addingTimeInterval(60)
-        while count(archive, "SELECT count(*) FROM messages") < 162 && Date() < deadline { try await Task.sleep(for: .milliseconds(200)) }
+        try? await waitUntil("bob's 162 messages archived", timeout: .seconds(60)) { count(archive, "SELECT count(*) FROM messages") >= 162 }
         #expect(count(archive, "SELECT count(*) FROM messages") == 162)
 
         let marker = "live-\(UUID().uuidString.prefix(8))"
@@ -222,8 +219,7 @@ struct ServeEndToEndTests {
         }
         func omemo(_ who: String, _ jid: JID, _ password: String, _ arguments: [String]) throws {
             let running = try startOmemo(who, jid, password, arguments)
-            let deadline = Date().addingTimeInterval(120)
-            while running.isRunning && Date() < deadline { usleep(50_000) }
+            running.waitForExit(timeout: 120)
             let (status, output) = running.stop(signal: SIGKILL, timeout: 1)
             #expect(status == 0, "omemo-peer \(arguments.first ?? "") failed (\(status)):\n\(output.suffix(2000))")
         }

@@ -56,22 +56,7 @@ public final class ArchiveReader: Sendable {
                        now: Date = Date(), timeZone: TimeZone = .current, _ body: (MessageRow) throws -> Bool) throws {
         let compiled = try compile(query, now: now, timeZone: timeZone, account: account)
         let (sql, parameters) = Self.searchSQL(compiled, order: order, limit: max(0, limit), offset: max(0, offset))
-        let highlighter = Highlighter(terms: compiled.highlightTerms)
-        let store = FileStore(archivePath: path)
-        var bodyError: (any Error)?
-        try withDatabase { database throws(SQLiteError) in
-            try database.read { () throws(SQLiteError) in
-                try database.prepare(sql).forEachRow(parameters) { row in
-                    do {
-                        return try body(MessageRowReading.row(row, highlighter: highlighter, store: store))
-                    } catch {
-                        bodyError = error
-                        return false
-                    }
-                }
-            }
-        }
-        if let bodyError { throw bodyError }
+        try streamRows(sql, parameters, highlighting: compiled.highlightTerms, body)
     }
 
     /// Streams every message matching `query` (all messages for "") to `body` without loading them all,
@@ -81,7 +66,14 @@ public final class ArchiveReader: Sendable {
         let compiled = try compile(query, now: now, timeZone: timeZone, account: account)
         let effectiveOrder: SearchOrder = order == .rank ? .newestFirst : order
         let (sql, parameters) = Self.searchSQL(compiled, order: effectiveOrder, limit: -1, offset: 0)
-        let highlighter = Highlighter(terms: compiled.highlightTerms)
+        try streamRows(sql, parameters, highlighting: compiled.highlightTerms, body)
+    }
+
+    /// Runs a message query in one read transaction, handing each row to `body` as it is read; stops when `body`
+    /// returns false, rethrows what `body` throws.
+    private func streamRows(_ sql: String, _ parameters: [SQLValue], highlighting terms: [String],
+                            _ body: (MessageRow) throws -> Bool) throws {
+        let highlighter = Highlighter(terms: terms)
         let store = FileStore(archivePath: path)
         var bodyError: (any Error)?
         try withDatabase { database throws(SQLiteError) in

@@ -196,14 +196,28 @@ public final class RunningRoost: @unchecked Sendable {
 
     /// Sends `signal` and waits for the exit status (SIGKILL after `timeout`).
     @discardableResult
+    /// A process that does not end within `timeout` of a signal other than SIGKILL is hung: every thread's stack
+    /// (gdb) is added to the log returned, so a failure says where it hung.
     public func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 20) -> (status: Int32, stderr: String) {
         if isRunning { kill(pid, signal) }
         waitForExit(timeout: timeout)
+        var stacks = ""
         if isRunning {
+            if signal != SIGKILL { stacks = Self.threadStacks(of: pid, after: signal, timeout: timeout) }
             kill(pid, SIGKILL)
             _ = reap(block: true)
         }
-        return (reap(block: false) ?? -1, stderrSoFar)
+        return (reap(block: false) ?? -1, stderrSoFar + stacks)
+    }
+
+    private static func threadStacks(of pid: pid_t, after signal: Int32, timeout: TimeInterval) -> String {
+        let heading = "\n--- roost (pid \(pid)) had not ended \(Int(timeout)) s after signal \(signal); its threads:\n"
+        do {
+            let gdb = try RoostBinary.runProgram("/usr/bin/gdb", ["-p", "\(pid)", "-batch", "-ex", "thread apply all bt"], timeout: 60)
+            return heading + (gdb.stdout.isEmpty ? String(gdb.stderr.suffix(2000)) : gdb.stdout)
+        } catch {
+            return heading + "(gdb could not be run: \(error))\n"
+        }
     }
 }
 

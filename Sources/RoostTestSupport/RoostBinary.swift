@@ -1,4 +1,5 @@
 public import Foundation
+import Testing
 
 /// Runs the built `roost` binary as a user would, capturing stdout, stderr and the exit status.
 public enum RoostBinary {
@@ -75,13 +76,28 @@ public enum RoostBinary {
         // `waitUntilExit` never returned): it gets a few seconds to notice, then the child is reaped here.
         var status: Int32 = -1
         if ended.wait(timeout: .now() + 5) == .success {
-            status = process.terminationStatus
+            status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         } else {
             var raw: Int32 = 0
-            if waitpid(pid, &raw, WNOHANG) == pid { status = (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F) }
+            if waitpid(pid, &raw, WNOHANG) == pid { status = exitStatus(waitStatus: raw) }
         }
         let (stdout, stderr) = collector.finish()
+        recordCrash(status: status, of: program, log: stderr)
         return Result(status: status, stdout: stdout, stderr: stderr)
+    }
+
+    /// A waitpid status as a shell reports it: the exit code, or 128 + the signal that ended the process.
+    static func exitStatus(waitStatus raw: Int32) -> Int32 {
+        (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
+    }
+
+    /// A program that ended on a signal only a fault raises (no test sends these) crashed: that fails the running
+    /// test whatever it checks, so a crash at shutdown, after the test saw what it wanted, is not lost.
+    static func recordCrash(status: Int32, of program: String, log: String) {
+        let crashSignals: [Int32: String] = [SIGSEGV: "SIGSEGV", SIGBUS: "SIGBUS", SIGABRT: "SIGABRT", SIGILL: "SIGILL",
+                                              SIGTRAP: "SIGTRAP", SIGFPE: "SIGFPE"]
+        guard status > 128, let name = crashSignals[status - 128] else { return }
+        Issue.record("\((program as NSString).lastPathComponent) crashed (\(name)); its output ends:\n\(log.suffix(6000))")
     }
 
     /// True once the child has exited (its pidfd is readable, whether or not it was reaped yet), or Foundation
@@ -112,7 +128,7 @@ public enum RoostBinary {
         let env = Self.environment(for: arguments, overrides: environment)
         let logPath = NSTemporaryDirectory() + "roost-run-\(UUID().uuidString.prefix(8)).log"
         let pid = try Subprocess.spawn(path, arguments, environment: env, outputPath: logPath)
-        return RunningRoost(pid: pid, logPath: logPath)
+        return RunningRoost(pid: pid, program: path, logPath: logPath)
     }
 }
 
@@ -123,19 +139,21 @@ extension RoostBinary {
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         let pid = try Subprocess.spawn(program, arguments, environment: env, outputPath: logPath)
-        return RunningRoost(pid: pid, logPath: logPath)
+        return RunningRoost(pid: pid, program: program, logPath: logPath)
     }
 }
 
 /// A `roost` process running in the background; its stdout and stderr go to a log file.
 public final class RunningRoost: @unchecked Sendable {
     public let pid: pid_t
+    let program: String
     let logPath: String
     private let lock = NSLock()
     private var exitStatus: Int32?
 
-    init(pid: pid_t, logPath: String) {
+    init(pid: pid_t, program: String, logPath: String) {
         self.pid = pid
+        self.program = program
         self.logPath = logPath
     }
 
@@ -160,8 +178,9 @@ public final class RunningRoost: @unchecked Sendable {
         var rc: pid_t
         repeat { rc = waitpid(pid, &status, block ? 0 : WNOHANG) } while rc < 0 && errno == EINTR
         guard rc == pid else { return nil }
-        let code = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        let code = RoostBinary.exitStatus(waitStatus: status)
         exitStatus = code
+        RoostBinary.recordCrash(status: code, of: program, log: (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")
         return code
     }
 

@@ -105,12 +105,30 @@ final class PreviewCache {
     private var entries: [String: (path: String, bytes: Int64, used: UInt64)] = [:]
     private var clock: UInt64 = 0
 
-    /// nil when no temporary folder could be made.
+    static let folderPrefix = "roost-serve-previews-"
+
+    /// nil when no temporary folder could be made. The folder's name carries this process's id, so a server that
+    /// could not remove its folder (killed with SIGKILL, a crash) has it removed by the next one (`sweep`).
     init?(byteLimit: Int64, parent: String = NSTemporaryDirectory()) {
-        var template = Array((parent + "/roost-serve-previews-XXXXXX").utf8CString)
+        Self.sweep(parent)
+        var template = Array((parent + "/" + Self.folderPrefix + "\(getpid())-XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else { return nil }
         folder = made
         self.byteLimit = byteLimit
+    }
+
+    /// Removes the preview folders in `parent` of servers that no longer run: this user's folders named with a
+    /// process id that no process has (a reused id keeps a folder until a later sweep: harmless).
+    static func sweep(_ parent: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
+        for name in names where name.hasPrefix(folderPrefix) {
+            let fields = name.dropFirst(folderPrefix.count).split(separator: "-")
+            guard fields.count == 2, let pid = pid_t(fields[0]), pid > 0, pid != getpid() else { continue }
+            var info = stat()
+            guard lstat(parent + "/" + name, &info) == 0, info.st_uid == getuid(), (info.st_mode & S_IFMT) == S_IFDIR,
+                  kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(atPath: parent + "/" + name)
+        }
     }
 
     var count: Int { entries.count }

@@ -410,8 +410,16 @@ struct ServeEndToEndTests {
     /// the folder goes at the end.
     @Test func previewCopiesStayWithinTheirBudget() throws {
         let dir = try TestDirectory()
+        // What a server killed with SIGKILL left (a process id no process has), and a running server's folder.
+        let gone = dir.path + "/roost-serve-previews-2147483646-AbC123", running = dir.path + "/roost-serve-previews-\(getpid())-XyZ789"
+        for folder in [gone, running] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+            _ = FileManager.default.createFile(atPath: folder + "/copy", contents: Data(repeating: 1, count: 100))
+        }
         let cache = try #require(PreviewCache(byteLimit: 10_000, parent: dir.path))
-        #expect(cache.folder.hasPrefix(dir.path + "/roost-serve-previews-"))
+        #expect(cache.folder.hasPrefix(dir.path + "/roost-serve-previews-\(getpid())-"))
+        #expect(!FileManager.default.fileExists(atPath: gone), "a folder left by a server that no longer runs is removed")
+        #expect(FileManager.default.fileExists(atPath: running + "/copy"), "a running server's folder is kept")
         func copy(_ name: String, bytes: Int) -> String {
             let path = cache.folder + "/" + name
             _ = FileManager.default.createFile(atPath: path, contents: Data(repeating: 7, count: bytes))

@@ -19,15 +19,21 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CGLib", pkgConfig: "glib-2.0", providers: [.apt(["libglib2.0-dev"])]),
-        .systemLibrary(name: "CNotify", pkgConfig: "glib-2.0", providers: [.apt(["libnotify-dev"])]),
         .systemLibrary(name: "CResolv"),
         .systemLibrary(name: "CSystem"),
         .systemLibrary(name: "COMEMO", pkgConfig: "libomemo-c", providers: [.apt(["libomemo-c-dev"])]),
-        .systemLibrary(name: "CGdkPixbuf", pkgConfig: "glib-2.0", providers: [.apt(["libgdk-pixbuf-2.0-dev"])]),
-        // `roost serve`: the HTTP server (GLib main loop); see docs/serve.md for why libsoup.
-        .systemLibrary(name: "CSoup", pkgConfig: "glib-2.0", providers: [.apt(["libsoup-3.0-dev"])]),
+        // Agent-only C libraries are not linked: each of these modules forwards the functions Roost calls to the
+        // library opened with dlopen on first use (CLoader), so a command that only reads the archive does not
+        // load them (docs/performance.md, "Start-up"). Headers: libcurl4-openssl-dev, libnotify-dev,
+        // libgdk-pixbuf-2.0-dev, libsoup-3.0-dev (`roost serve`: the HTTP server; see docs/serve.md for why libsoup).
+        .target(name: "CLoader"),
+        .target(name: "CCurl", dependencies: ["CLoader"]),
+        .target(name: "CNotify", dependencies: ["CLoader", "CGLib"],
+                linkerSettings: [.linkedLibrary("gio-2.0"), .linkedLibrary("gobject-2.0")]),
+        .target(name: "CGdkPixbuf", dependencies: ["CLoader", "CGLib"], linkerSettings: [.linkedLibrary("gobject-2.0")]),
+        .target(name: "CSoup", dependencies: ["CLoader", "CGLib"],
+                linkerSettings: [.linkedLibrary("gio-2.0"), .linkedLibrary("gobject-2.0")]),
 
         // What every layer shares and nothing else: the one date codec and the one escaper of foreign text.
         .target(name: "RoostCore", swiftSettings: strict),
@@ -36,12 +42,16 @@ let package = Package(
         // OMEMO device (libomemo-c with an OpenSSL crypto provider); keys in their own SQLite store.
         .target(name: "RoostOMEMO", dependencies: ["COMEMO", "COpenSSL", "RoostArchive", "RoostXMPP"], swiftSettings: strict),
         // The one libcurl wrapper, for the notification sinks and for file transfers.
-        .target(name: "RoostHTTP", dependencies: ["CCurl"], swiftSettings: strict),
+        .target(name: "RoostHTTP", dependencies: ["RoostCore", "CCurl"], swiftSettings: strict),
         .target(name: "RoostNotify", dependencies: ["RoostCore", "CNotify", "CGLib", "CCurl", "CSystem", "RoostHTTP", "RoostArchive"], swiftSettings: strict),
         .target(name: "RoostAgent", dependencies: ["RoostCore", "RoostXMPP", "RoostArchive", "RoostNotify", "RoostOMEMO", "RoostHTTP", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv", "CSystem", "CGdkPixbuf"], swiftSettings: strict),
         // The web view: HTTP (libsoup) and its security; pages come from RoostArchive's HTML renderer.
-        .target(name: "RoostServe", dependencies: ["CSoup", "RoostArchive", "RoostNotify"], swiftSettings: strict),
-        .executableTarget(name: "roost", dependencies: ["RoostCore", "RoostAgent", "RoostArchive", "RoostNotify", "RoostServe", "RoostXMPP"], swiftSettings: strict),
+        .target(name: "RoostServe", dependencies: ["RoostCore", "CSoup", "RoostArchive", "RoostNotify"], swiftSettings: strict),
+        // Linked by the toolchain's lld with packed relative relocations (DT_RELR, glibc ≥ 2.36): the loader
+        // reads 16 KB of relocations at start instead of 2 MB (docs/performance.md, "Start-up").
+        .executableTarget(name: "roost", dependencies: ["RoostCore", "RoostAgent", "RoostArchive", "RoostNotify", "RoostServe", "RoostXMPP"],
+                          swiftSettings: strict,
+                          linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
         .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostAgent", "RoostXMPP", "RoostNotify"], swiftSettings: strict),
 
         // Shared by the test targets only: the test servers (contrib/scripts/*-test-server), the slixmpp peer,

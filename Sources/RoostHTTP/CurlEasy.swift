@@ -1,5 +1,6 @@
 package import Foundation
 package import CCurl
+package import RoostCore
 
 /// Owns one libcurl easy handle and what it points to (header lists, upload source, callbacks) for one
 /// blocking transfer. Shared by the notification sinks (webhooks, mail) and file transfers (downloads,
@@ -23,9 +24,13 @@ package final class CurlEasy {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }()
 
-    package init?() {
+    /// Throws when libcurl (opened on first use) is missing, or gives no handle.
+    package init() throws(LibraryLoadError) {
+        try LibraryLoadError.check("libcurl.so.4", roost_curl_load())
         _ = Self.globalInit
-        guard let handle = curl_easy_init() else { return nil }
+        guard let handle = curl_easy_init() else {
+            throw LibraryLoadError(library: "libcurl.so.4", reason: "curl_easy_init gave no handle")
+        }
         self.handle = handle
         roost_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         roost_curl_setopt_write_function(handle) { _, size, count, _ in size * count }

@@ -1,4 +1,5 @@
 package import RoostArchive
+package import RoostCore
 
 /// Why the web view could not start or act, in words that say what to do.
 package enum ServeError: Error, CustomStringConvertible {
@@ -7,6 +8,8 @@ package enum ServeError: Error, CustomStringConvertible {
     case remoteNotAllowed(String)
     case archive(ArchiveError)
     case runtimeFile(path: String, reason: String)
+    /// libsoup (opened when `roost serve` starts) is missing.
+    case library(LibraryLoadError)
 
     package var description: String {
         switch self {
@@ -21,6 +24,8 @@ package enum ServeError: Error, CustomStringConvertible {
             error.description
         case let .runtimeFile(path, reason):
             "cannot write \(path): \(reason)"
+        case .library(let error):
+            "\(error); install libsoup-3.0-0"
         }
     }
 }

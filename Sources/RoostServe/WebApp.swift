@@ -10,7 +10,7 @@ final class WebApp {
     private(set) var served = 0
     private(set) var refused = 0
     private let options: ServeOptions
-    private let server = SoupHTTPServer()
+    private let server: SoupHTTPServer
     private let browser: ArchiveBrowser
     private let live: LiveHub
     private let exports: ExportJobs
@@ -19,6 +19,7 @@ final class WebApp {
 
     init(options: ServeOptions, reader: ArchiveReader, thread: GMainThread) throws(ServeError) {
         self.options = options
+        server = try SoupHTTPServer()
         browser = ArchiveBrowser(reader: reader, links: WebLinks(previews: options.thumbnails != nil), timeZone: options.timeZone)
         port = try server.listen(host: options.host, port: options.port)
         access = WebAccess(port: port, hostNames: options.hostNames)

@@ -85,7 +85,7 @@ struct FileFetcher {
 
     private func transfer(url: String, host: String, port: Int, addresses: [AddressGuard.Address], hashes: [FileHash],
                           decryptor: AESGCMFile?) -> Step {
-        guard let easy = CurlEasy() else { return .done(.failed("libcurl", retry: true)) }
+        guard let easy = try? CurlEasy() else { return .done(.failed("libcurl", retry: true)) }
         let writer: FileStoreWriter
         do { writer = try store.writer(checking: hashes) } catch { return .done(.failed("disk", retry: true)) }
         let response = Response()

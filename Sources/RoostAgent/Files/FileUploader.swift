@@ -28,7 +28,8 @@ struct FileUploader {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ActionFailure(.internalError, "cannot read \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        guard let easy = CurlEasy() else { throw ActionFailure(.internalError, "libcurl could not start a transfer") }
+        let easy: CurlEasy
+        do { easy = try CurlEasy() } catch { throw ActionFailure(.internalError, "libcurl could not start a transfer: \(error)") }
         easy.set(CURLOPT_URL, url)
         easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
         easy.set(CURLOPT_FOLLOWLOCATION, 0)

@@ -9,7 +9,9 @@ internal import CGdkPixbuf
 public struct PixbufThumbnails: ThumbnailMaker {
     public init() {}
 
+    /// nil also when gdk-pixbuf (opened on first use, CGdkPixbuf) is missing: no thumbnail then.
     public func dimensions(of path: String) -> (width: Int, height: Int)? {
+        guard roost_pixbuf_load() == nil else { return nil }
         var width: Int32 = 0
         var height: Int32 = 0
         guard gdk_pixbuf_get_file_info(path, &width, &height) != nil, width > 0, height > 0 else { return nil }

@@ -26,7 +26,7 @@ final class SinkRunner: Sendable {
                         log(.debug, "sink \(sink.name): delivered \(notification.kind.rawValue) notification for \(LogText.quote(notification.conversation ?? notification.account))")
                     } catch {
                         switch error {
-                        case .noNotificationServer, .noSessionBus:
+                        case .noNotificationServer, .noSessionBus, .library:
                             // The desktop sink logs these itself, once per outage.
                             log(.debug, "sink \(sink.name): \(LogText.quote(error))")
                         default:

@@ -1,3 +1,5 @@
+public import RoostCore
+
 /// Why a sink could not deliver a notification. Descriptions never contain a token, password or URL
 /// credentials.
 public enum NotifyError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -14,9 +16,13 @@ public enum NotifyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A `token_command` or `password_command` failed or printed nothing.
     case secretCommand(sink: String, key: String, detail: String)
     case unknownSink(String)
+    /// libnotify (opened when the desktop sink first shows something) is missing.
+    case library(LibraryLoadError)
 
     public var description: String {
         switch self {
+        case let .library(error):
+            "\(error); install libnotify4 or configure another sink"
         case let .noNotificationServer(detail):
             "no desktop notification server on the session bus (\(detail)); start one (your desktop's, or e.g. dunst or mako) or configure another sink"
         case .noSessionBus:

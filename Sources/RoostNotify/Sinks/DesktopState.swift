@@ -91,17 +91,21 @@ final class DesktopState: @unchecked Sendable {
             return missingError
         }
         let problem: NotifyError?
-        if bus == nil { bus = SessionBusConnection.open() }
-        if let bus {
-            do {
-                var present = try bus.hasOwner(Self.serviceName, timeoutMilliseconds: Self.busTimeoutMilliseconds)
-                if !present { present = try bus.isActivatable(Self.serviceName, timeoutMilliseconds: Self.busTimeoutMilliseconds) }
-                problem = present ? nil : .noNotificationServer("nothing owns \(Self.serviceName)")
-            } catch {
-                problem = .noNotificationServer(error.description)
-            }
+        if let missing = Self.missingLibrary() {
+            problem = .library(missing)
         } else {
-            problem = .noSessionBus
+            if bus == nil { bus = SessionBusConnection.open() }
+            if let bus {
+                do {
+                    var present = try bus.hasOwner(Self.serviceName, timeoutMilliseconds: Self.busTimeoutMilliseconds)
+                    if !present { present = try bus.isActivatable(Self.serviceName, timeoutMilliseconds: Self.busTimeoutMilliseconds) }
+                    problem = present ? nil : .noNotificationServer("nothing owns \(Self.serviceName)")
+                } catch {
+                    problem = .noNotificationServer(error.description)
+                }
+            } else {
+                problem = .noSessionBus
+            }
         }
         if let problem {
             if missingCheckedAt == nil {
@@ -120,6 +124,16 @@ final class DesktopState: @unchecked Sendable {
             initialized = notify_init("Roost") != 0
         }
         return nil
+    }
+
+    /// libnotify is opened on first use (CNotify); nil when it is there.
+    private static func missingLibrary() -> LibraryLoadError? {
+        do throws(LibraryLoadError) {
+            try LibraryLoadError.check("libnotify.so.4", roost_notify_load())
+            return nil
+        } catch {
+            return error
+        }
     }
 
     private static func serverCapabilities() -> Set<String> {

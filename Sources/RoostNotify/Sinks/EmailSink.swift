@@ -83,7 +83,8 @@ actor EmailSink: NotificationSink {
         let result: Result<Void, NotifyError> = await Deadline.blocking(
             seconds: timeout + 2, timedOut: .failure(.timedOut(sink: name, seconds: timeout))
         ) {
-            guard let curl = CurlEasy() else { return .failure(.smtp(host: host, detail: "libcurl could not start a transfer")) }
+            let curl: CurlEasy
+            do { curl = try CurlEasy() } catch { return .failure(.smtp(host: host, detail: "libcurl could not start a transfer: \(error)")) }
             curl.set(CURLOPT_URL, config.url)
             curl.set(CURLOPT_PROTOCOLS_STR, "smtp,smtps")
             curl.set(CURLOPT_MAIL_FROM, "<\(config.from)>")

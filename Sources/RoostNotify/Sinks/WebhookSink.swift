@@ -63,7 +63,8 @@ struct WebhookSink: NotificationSink {
         let host = self.host
         let timeout = timeoutSeconds
         return await Deadline.blocking(seconds: timeout + 2, timedOut: .failure(.timedOut(sink: name, seconds: timeout))) {
-            guard let curl = CurlEasy() else { return .failure(.transport(host: host, detail: "libcurl could not start a transfer")) }
+            let curl: CurlEasy
+            do { curl = try CurlEasy() } catch { return .failure(.transport(host: host, detail: "libcurl could not start a transfer: \(error)")) }
             curl.set(CURLOPT_URL, url)
             curl.set(CURLOPT_PROTOCOLS_STR, "http,https")
             curl.set(CURLOPT_POST, 1)

@@ -1,5 +1,6 @@
 import Foundation
 internal import CSoup
+import RoostCore
 
 /// libsoup's HTTP server, listening on one address, passing every request to one handler. Everything here
 /// runs on the `GMainThread` the server was created on: libsoup attaches its sockets to the thread-default
@@ -13,7 +14,13 @@ final class SoupHTTPServer {
         init(_ body: @escaping (HTTPExchange) -> Void) { self.body = body }
     }
 
-    init() {
+    /// Throws when libsoup (opened on first use, CSoup) is missing.
+    init() throws(ServeError) {
+        do throws(LibraryLoadError) {
+            try LibraryLoadError.check("libsoup-3.0.so.0", roost_soup_load())
+        } catch {
+            throw .library(error)
+        }
         server = roost_soup_server_new()
     }
 

@@ -15,10 +15,11 @@
 #include <libsoup-3.0/libsoup/soup-uri-utils.h>
 #include <libsoup-3.0/libsoup/soup-status.h>
 
+// libsoup is opened with dlopen on first use (soup.c; see CLoader): NULL when it is loaded, otherwise why not.
+const char *roost_soup_load(void);
+
 // soup_server_new and g_signal_connect are variadic or macros, which Swift cannot call.
-static inline SoupServer *roost_soup_server_new(void) {
-    return soup_server_new("server-header", "Roost", NULL);
-}
+SoupServer *roost_soup_server_new(void);
 
 typedef void (*RoostMessageSignal)(SoupServerMessage *message, gpointer data);
 

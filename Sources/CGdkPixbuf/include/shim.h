@@ -4,6 +4,9 @@
 #include <glib.h>
 #include <glib-object.h>
 
+// gdk-pixbuf is opened with dlopen on first use (pixbuf.c; see CLoader): NULL when it is loaded, otherwise why not.
+const char *roost_pixbuf_load(void);
+
 typedef struct _GdkPixbuf GdkPixbuf;
 typedef struct _GdkPixbufFormat GdkPixbufFormat;
 

@@ -6,6 +6,9 @@
 // GDBus (session bus checks, idle time) lives in gio, whose headers need no extra flags.
 #include <gio/gio.h>
 
+// libnotify is opened with dlopen on first use (notify.c; see CLoader): NULL when it is loaded, otherwise why not.
+const char *roost_notify_load(void);
+
 typedef struct _NotifyNotification NotifyNotification;
 typedef void (*NotifyActionCallback)(NotifyNotification *notification, char *action, gpointer user_data);
 

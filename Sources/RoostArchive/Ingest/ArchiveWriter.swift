@@ -142,21 +142,21 @@ public final class ArchiveWriter: Sendable {
     /// Bulk loads (an import while no agent writes): a page cache large enough for the index pages a batch
     /// dirties, so they are written once per commit instead of spilling mid-transaction; `endBulkLoad` goes
     /// back to the normal cache and checkpoints. Into an empty archive, the random-key indexes are dropped
-    /// until `endBulkLoad` (see `DeferredIndexes`); `expectedMessages` sizes the keys kept in their place.
-    public func beginBulkLoad(expectedMessages: Int = 0) {
+    /// until `endBulkLoad` (see `DeferredIndexes`).
+    public func beginBulkLoad() {
         ingestor.withLock { ingestor in
             try? ingestor.database.execute("PRAGMA cache_size = -\(Self.bulkCacheKiB)")
             let database = ingestor.database
             try? database.write { () throws(SQLiteError) in
                 guard try database.cached("SELECT 1 FROM messages LIMIT 1").scalarInt() == nil else { return }
                 try DeferredIndexes.drop(database)
-                ingestor.bulkKeys = BulkKeys(database: database, expected: expectedMessages)
+                ingestor.bulkKeys = BulkKeys(database: database)
                 ingestor.bulkDataVersion = try Self.dataVersion(database)
             }
         }
     }
 
-    /// Whether a bulk load runs without the random-key indexes (for tests and the import's summary).
+    /// Whether a bulk load runs without the random-key indexes.
     public var isDeferringIndexes: Bool {
         ingestor.withLock { $0.bulkKeys != nil }
     }

@@ -110,11 +110,8 @@ final class BulkKeys {
     private var maps: [[Int: Int64]] = Array(repeating: [:], count: Kind.allCases.count)
     private let database: Database
 
-    init(database: Database, expected: Int = 0) {
+    init(database: Database) {
         self.database = database
-        if expected > 0 {
-            for kind in [Kind.dedup, .trusted, .stanzaID] { maps[kind.rawValue].reserveCapacity(expected) }
-        }
     }
 
     /// The conversation (and a room's stanza-id assigner) compare without ASCII case in SQLite.

@@ -62,7 +62,7 @@ enum DeferredIndexes {
 /// have returned. A hit is checked against the row itself (one primary-key read, with SQLite's own collations),
 /// so a hash collision or a row that lost the key only costs a scan (`nil` from `lookup` means "ask SQLite");
 /// a miss is exact, because every write of these columns during the load records its key here.
-/// Memory: about 100 bytes per message (five hashes and ids), e.g. ~100 MB for 1M messages.
+/// Memory: about 100–200 bytes per message (a hash and an id per key, dictionaries grown by doubling).
 final class BulkKeys {
     enum Kind: Int, CaseIterable {
         /// (account, stanza_id_by, stanza_id) of trusted rows; the smallest id (the index was unique).

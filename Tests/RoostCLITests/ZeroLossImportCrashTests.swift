@@ -61,4 +61,62 @@ import Testing
             #expect(found.status == 0 && found.stdout.contains("\"imported \(number)\""), "\(found.stdout)\(found.stderr)")
         }
     }
+
+    /// An import into an empty archive drops its random-key indexes for the load and builds them at the end
+    /// (`DeferredIndexes`). Killed while it builds them, every row is committed but the indexes are missing: the
+    /// archive must still be consistent, readable, and the next writer to open it (here the same import run again,
+    /// an agent alike) must build them before it writes, and add nothing twice.
+    @Test func importKilledWhileBuildingItsIndexesLeavesAUsableArchive() async throws {
+        let sandbox = try ExportCLISandbox()
+        let file = sandbox.folder + "/history.jsonl"
+        let total = 120_000
+        let prefix = "build-\(UUID().uuidString.prefix(6))"
+        try ImportFile.write(file, account: "me@example.org", count: total, prefix: prefix)
+        let importer = try RoostBinary.start(["import", "--config", sandbox.config, file])
+        defer { importer.stop(signal: SIGKILL) }
+        let archive = sandbox.archive, pid = importer.pid
+        // Killed once every row is committed while the indexes are still missing: the index build is under way.
+        let killed = try await offPool { () -> Bool in
+            let deadline = Date().addingTimeInterval(900)
+            var database: Database?
+            while Date() < deadline {
+                if database == nil, FileManager.default.fileExists(atPath: archive) {
+                    database = try? Database(path: archive, mode: .readOnly)
+                }
+                let seen = try? database?.read { () throws(SQLiteError) -> (Int64, Int64) in
+                    (try database?.cached("SELECT count(*) FROM messages").scalarInt() ?? 0,
+                     try database?.cached("SELECT count(*) FROM sqlite_master WHERE name = 'messages_dedup'").scalarInt() ?? 0)
+                }
+                if let seen, seen.0 == Int64(total), seen.1 == 0 {
+                    kill(pid, SIGKILL)
+                    return true
+                }
+                if !FileManager.default.fileExists(atPath: "/proc/\(pid)") { return false }
+                usleep(2_000)
+            }
+            return false
+        }
+        #expect(killed, "the import was never seen between its last commit and its index build: \(importer.stderrSoFar.suffix(2000))")
+        try await waitUntil("the importer to die", timeout: .seconds(30)) { !importer.isRunning }
+        #expect(try ArchiveCount.sqlite(sandbox.archive, "PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        #expect(try ZeroLossSQL.count(sandbox.archive, "messages") == total)
+        #expect(try ZeroLossSQL.count(sandbox.archive, "message_fts_docsize") == total)
+        #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT sum(messages) FROM conversation_counts") == total)
+        // The kill landed before the build committed: the indexes are missing.
+        let indexes = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('messages_trusted_stanza_id', 'messages_dedup', "
+            + "'messages_account_message_id', 'messages_origin', 'messages_stanza_id')"
+        #expect(try ZeroLossSQL.scalar(sandbox.archive, indexes) == 0)
+        // Readable as it is.
+        let found = try sandbox.roost(["search", "--json", "\"imported \(total)\""])
+        #expect(found.status == 0 && found.stdout.contains("\"imported \(total)\""), "\(found.stdout)\(found.stderr)")
+
+        let again = try sandbox.roost(["import", file], timeout: 900)
+        #expect(again.status == 0, "\(again.stderr)")
+        let summary = again.stdout.replacingOccurrences(of: ",", with: "")
+        #expect(summary.contains("imported 0 new messages (\(total) already archived)"), "\(again.stdout)")
+        #expect(try ZeroLossSQL.scalar(sandbox.archive, indexes) == 5)
+        #expect(try ZeroLossSQL.count(sandbox.archive, "messages") == total)
+        #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT count(DISTINCT message_id) FROM messages WHERE message_id LIKE '\(prefix)-%'") == total)
+        #expect(try ArchiveCount.sqlite(sandbox.archive, "PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+    }
 }

@@ -29,7 +29,7 @@ public struct BatchCommitter {
     /// Commits what is pending and ends the load (`ArchiveWriter.endBulkLoad`: the log is checkpointed).
     public mutating func finish() throws(ArchiveError) {
         try flush()
-        writer.endBulkLoad()
+        try writer.endBulkLoad()
     }
 
     /// Adds events (kept together in one transaction); commits when the batch is full.

@@ -36,6 +36,12 @@ public final class ArchiveWriter: Sendable {
             throw .sqlite(error)
         }
         try Migrator.migrate(database, now: Int64(Date().timeIntervalSince1970 * 1000))
+        do throws(SQLiteError) {
+            // An import killed during its bulk load left these missing; nothing writes before they are back.
+            try DeferredIndexes.restore(database)
+        } catch {
+            throw .sqlite(error)
+        }
         self.path = path
         self.ingestor = Mutex(Ingestor(database: database))
     }
@@ -49,6 +55,11 @@ public final class ArchiveWriter: Sendable {
         let (outcomes, attachments) = try ingestor.withLock { ingestor throws(ArchiveError) -> ([InsertOutcome], [Int64]) in
             do throws(SQLiteError) {
                 let outcomes = try ingestor.database.write { () throws(SQLiteError) -> [InsertOutcome] in
+                    if ingestor.bulkKeys != nil, try Self.dataVersion(ingestor.database) != ingestor.bulkDataVersion {
+                        // Another writer (an agent started meanwhile) committed: its rows are not in the bulk keys.
+                        try DeferredIndexes.create(ingestor.database)
+                        ingestor.bulkKeys = nil
+                    }
                     var outcomes: [InsertOutcome] = []
                     outcomes.reserveCapacity(batch.count)
                     for event in batch {
@@ -62,6 +73,8 @@ public final class ArchiveWriter: Sendable {
                 return (outcomes, ingestor.newPendingAttachments)
             } catch {
                 ingestor.discardCaches()
+                // The bulk keys may name rows the rollback removed: back to the indexes.
+                Self.leaveBulkLoad(ingestor)
                 throw .sqlite(error)
             }
         }
@@ -126,11 +139,43 @@ public final class ArchiveWriter: Sendable {
         }
     }
 
-    /// Bulk loads (an import while no agent writes): a page cache large enough for the index pages a batch of
-    /// random ids dirties (about one leaf page per message and index), so they are written once per commit
-    /// instead of spilling mid-transaction; `endBulkLoad` goes back to the normal cache and checkpoints.
+    /// Bulk loads (an import while no agent writes): a page cache large enough for the index pages a batch
+    /// dirties, so they are written once per commit instead of spilling mid-transaction; `endBulkLoad` goes
+    /// back to the normal cache and checkpoints. Into an empty archive, the random-key indexes are dropped
+    /// until `endBulkLoad` (see `DeferredIndexes`).
     public func beginBulkLoad() {
-        ingestor.withLock { try? $0.database.execute("PRAGMA cache_size = -\(Self.bulkCacheKiB)") }
+        ingestor.withLock { ingestor in
+            try? ingestor.database.execute("PRAGMA cache_size = -\(Self.bulkCacheKiB)")
+            let database = ingestor.database
+            try? database.write { () throws(SQLiteError) in
+                guard try database.cached("SELECT 1 FROM messages LIMIT 1").scalarInt() == nil else { return }
+                try DeferredIndexes.drop(database)
+                ingestor.bulkKeys = BulkKeys(database: database)
+                ingestor.bulkDataVersion = try Self.dataVersion(database)
+            }
+        }
+    }
+
+    /// Whether a bulk load runs without the random-key indexes.
+    public var isDeferringIndexes: Bool {
+        ingestor.withLock { $0.bulkKeys != nil }
+    }
+
+    /// Changes when another connection commits (never for this one's own commits).
+    private static func dataVersion(_ database: Database) throws(SQLiteError) -> Int64 {
+        try database.cached("PRAGMA data_version").scalarInt() ?? 0
+    }
+
+    /// Builds the deferred indexes and forgets the bulk keys. A failure leaves the indexes missing; the next
+    /// `ArchiveWriter` to open the archive builds them.
+    private static func leaveBulkLoad(_ ingestor: Ingestor) {
+        guard ingestor.bulkKeys != nil else { return }
+        ingestor.bulkKeys = nil
+        try? DeferredIndexes.restore(ingestor.database)
+    }
+
+    deinit {
+        ingestor.withLock { Self.leaveBulkLoad($0) }
     }
 
     static let bulkCacheKiB = 256 * 1024
@@ -138,8 +183,13 @@ public final class ArchiveWriter: Sendable {
     /// Ends a bulk load (or any import): the write-ahead log is merged into the database and truncated, so
     /// later commands do not rebuild its index on every open (a search 44 ms instead of 27 ms after a 58 MB
     /// log was left behind). Harmless when readers hold the log: what they pin is merged later.
-    public func endBulkLoad() {
-        ingestor.withLock { ingestor in
+    public func endBulkLoad() throws(ArchiveError) {
+        try ingestor.withLock { ingestor throws(ArchiveError) in
+            if ingestor.bulkKeys != nil {
+                ingestor.bulkKeys = nil
+                // One sorted pass per index, its pages written once and full.
+                do throws(SQLiteError) { try DeferredIndexes.restore(ingestor.database) } catch { throw .sqlite(error) }
+            }
             try? ingestor.database.execute("PRAGMA cache_size = -16384")
             try? ingestor.database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }

@@ -191,6 +191,14 @@ extension Ingestor {
                 WHERE id = ?1
                 """, [.integer(match.id), SQLValue(adoptStanzaID), SQLValue(record.stanzaId), SQLValue(record.stanzaIdBy ?? record.account),
                       SQLValue(record.originId), SQLValue(record.messageId)])
+            if let bulkKeys {
+                if adoptStanzaID, let stanzaId = record.stanzaId {
+                    bulkKeys.recordTrusted(id: match.id, account: account, by: record.stanzaIdBy ?? record.account, stanzaId: stanzaId,
+                                           conversation: record.conversation)
+                }
+                if let originId = record.originId { bulkKeys.record(.originID, account: account, record.conversation, originId, id: match.id) }
+                if let messageId = record.messageId { bulkKeys.record(.messageID, account: account, record.conversation, messageId, id: match.id) }
+            }
         }
         return match.id
     }

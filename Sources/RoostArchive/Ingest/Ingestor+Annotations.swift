@@ -38,7 +38,25 @@ extension Ingestor {
     /// The newest message of the conversation that the id names; in a room the room's own stanza-id comes first.
     func annotationTarget(account: Int64, conversation: String, id: String, groupchat: Bool) throws(SQLiteError) -> AnnotationTarget? {
         var found: AnnotationTarget?
-        try database.cached(Self.annotationTargetSQL).forEachRow([.integer(account), .text(conversation), .text(id), SQLValue(groupchat)]) { row in
+        var sql = Self.annotationTargetSQL
+        var values: [SQLValue] = [.integer(account), .text(conversation), .text(id), SQLValue(groupchat)]
+        // During a bulk load (no indexes): a room's own stanza-id first, else the newest of the three.
+        var answer: BulkKeys.Answer? = groupchat ? try bulkTarget(account: account, conversation: conversation, id: id, kinds: [.roomStanzaID]) : nil
+        if answer == nil || answer == BulkKeys.Answer.none { answer = try bulkTarget(account: account, conversation: conversation, id: id, kinds: [.messageID, .originID, .stanzaID]) }
+        switch answer {
+        case .none?: return nil
+        case .row(let row)?:
+            sql = "SELECT id, from_jid, occupant_id FROM messages WHERE id = ?"
+            values = [.integer(row)]
+        case .unknown?:
+            sql = """
+                SELECT id, from_jid, occupant_id FROM messages
+                WHERE account_id = ?1 AND conversation = ?2 AND (message_id = ?3 OR origin_id = ?3 OR stanza_id = ?3)
+                ORDER BY (?4 AND stanza_id = ?3 AND stanza_id_by = ?2 COLLATE NOCASE) DESC, id DESC LIMIT 1
+                """
+        case nil: break
+        }
+        try database.cached(sql).forEachRow(values) { row in
             found = AnnotationTarget(id: row.int(0), from: row.text(1), occupantId: row.optionalText(2))
             return false
         }

@@ -27,6 +27,10 @@ final class Ingestor {
     var importedRowsExist: Bool?
     /// Attachment rows of this batch that wait for the download worker, handed to it after the commit.
     var newPendingAttachments: [Int64] = []
+    /// During a bulk load (`DeferredIndexes`), the keys of the rows written, in place of the dropped indexes.
+    var bulkKeys: BulkKeys?
+    /// `PRAGMA data_version` when the bulk load began: another writer's commit changes it.
+    var bulkDataVersion: Int64 = 0
 
     init(database: Database) {
         self.database = database
@@ -119,6 +123,7 @@ final class Ingestor {
             importedRowsExist = true
         }
         let trusted = record.stanzaIdTrusted && record.stanzaId != nil
+        bulkKeys?.recordRow(id: id, account: account, message: record, dedupKey: key, trusted: trusted)
         try database.run("""
             INSERT INTO messages (id, account_id, conversation, direction, type, from_jid, from_bare, to_jid, to_bare,
                 sender_name, body, subject, thread, timestamp, received_at, stanza_id, stanza_id_by, stanza_id_trusted,
@@ -164,23 +169,54 @@ final class Ingestor {
     private func existingCopy(of record: MessageRecord, account: Int64, key: String) throws(SQLiteError) -> Int64? {
         if record.stanzaIdTrusted, let stanzaId = record.stanzaId {
             // Ids are unique per archive that assigned them (the account's, each room's).
-            if let id = try database.cached("""
-                SELECT id FROM messages WHERE account_id = ? AND stanza_id_by = ? AND stanza_id = ? AND stanza_id_trusted = 1
-                """).scalarInt([.integer(account), .text(record.stanzaIdBy ?? record.account), .text(stanzaId)]) {
+            let by = record.stanzaIdBy ?? record.account
+            if let id = try bulkOrSQL(.trusted, account: account, by, stanzaId, sql: """
+                SELECT id FROM messages WHERE account_id = ?1 AND stanza_id_by = ?2 AND stanza_id = ?3 AND stanza_id_trusted = 1
+                """) {
                 return id
             }
-            let untrusted = try database.cached("""
-                SELECT id FROM messages WHERE account_id = ? AND dedup_key = ? AND stanza_id_trusted = 0 ORDER BY id LIMIT 1
-                """).scalarInt([.integer(account), .text(key)])
+            let untrusted = try bulkOrSQL(.untrusted, account: account, key, sql: """
+                SELECT id FROM messages WHERE account_id = ?1 AND dedup_key = ?2 AND stanza_id_trusted = 0 ORDER BY id LIMIT 1
+                """)
             if let id = untrusted {
                 try database.run("UPDATE messages SET stanza_id = ?, stanza_id_by = ?, stanza_id_trusted = 1 WHERE id = ?",
-                                 [.text(stanzaId), .text(record.stanzaIdBy ?? record.account), .integer(id)])
+                                 [.text(stanzaId), .text(by), .integer(id)])
+                bulkKeys?.recordTrusted(id: id, account: account, by: by, stanzaId: stanzaId, conversation: record.conversation)
                 return id
             }
             return nil
         }
-        return try database.cached("SELECT id FROM messages WHERE account_id = ? AND dedup_key = ? LIMIT 1")
-            .scalarInt([.integer(account), .text(key)])
+        return try bulkOrSQL(.dedup, account: account, key, sql: "SELECT id FROM messages WHERE account_id = ?1 AND dedup_key = ?2 LIMIT 1")
+    }
+
+    /// A lookup by one key: from `bulkKeys` during a bulk load, else (or when it does not know) by `sql`
+    /// (?1 the account, ?2 and ?3 the key's texts), which without the index scans the table.
+    func bulkOrSQL(_ kind: BulkKeys.Kind, account: Int64, _ first: String, _ second: String? = nil, sql: String) throws(SQLiteError) -> Int64? {
+        if let bulkKeys {
+            switch try bulkKeys.lookup(kind, account: account, first, second) {
+            case .none: return nil
+            case .row(let id): return id
+            case .unknown: break
+            }
+        }
+        var values: [SQLValue] = [.integer(account), .text(first)]
+        if let second { values.append(.text(second)) }
+        return try database.cached(sql).scalarInt(values)
+    }
+
+    /// The largest of the rows the three by-id lookups of a correction or annotation target name, during a bulk
+    /// load; `nil` when `bulkKeys` does not know one of them (then the caller asks SQLite).
+    func bulkTarget(account: Int64, conversation: String, id: String, kinds: [BulkKeys.Kind]) throws(SQLiteError) -> BulkKeys.Answer? {
+        guard let bulkKeys else { return nil }
+        var best: Int64?
+        for kind in kinds {
+            switch try bulkKeys.lookup(kind, account: account, conversation, id) {
+            case .none: continue
+            case .unknown: return nil
+            case .row(let row): best = max(best ?? row, row)
+            }
+        }
+        return best.map { .row($0) } ?? BulkKeys.Answer.none
     }
 
     private struct CorrectionTarget {
@@ -194,7 +230,7 @@ final class Ingestor {
     /// bare JID otherwise. Two index seeks (`SchemaV10`), whatever the size of the conversation.
     private func correctionTarget(of record: MessageRecord, replaces: String, account: Int64) throws(SQLiteError) -> CorrectionTarget? {
         var found: (id: Int64, from: String, edited: Int64, imported: Bool, occupantId: String?)?
-        try database.cached("""
+        var sql = """
             SELECT id, from_jid, edited, source = 'import', occupant_id FROM messages
             WHERE id IN (SELECT id FROM messages INDEXED BY messages_account_message_id
                              WHERE account_id = ?2 AND conversation = ?1 AND message_id = ?3
@@ -202,7 +238,22 @@ final class Ingestor {
                          SELECT id FROM messages INDEXED BY messages_origin
                              WHERE account_id = ?2 AND origin_id = ?3 AND conversation = ?1)
             ORDER BY id DESC LIMIT 1
-            """).forEachRow([.text(record.conversation), .integer(account), .text(replaces)]) { row in
+            """
+        var values: [SQLValue] = [.text(record.conversation), .integer(account), .text(replaces)]
+        switch try bulkTarget(account: account, conversation: record.conversation, id: replaces, kinds: [.messageID, .originID]) {
+        case .none?: return nil
+        case .row(let id)?:
+            sql = "SELECT id, from_jid, edited, source = 'import', occupant_id FROM messages WHERE id = ?"
+            values = [.integer(id)]
+        case .unknown?:
+            // A bulk load without the indexes, and a hash collision: a scan, exact.
+            sql = """
+                SELECT id, from_jid, edited, source = 'import', occupant_id FROM messages
+                WHERE account_id = ?2 AND conversation = ?1 AND (message_id = ?3 OR origin_id = ?3) ORDER BY id DESC LIMIT 1
+                """
+        case nil: break
+        }
+        try database.cached(sql).forEachRow(values) { row in
             found = (row.int(0), row.text(1), row.int(2), row.bool(3), row.optionalText(4))
             return false
         }

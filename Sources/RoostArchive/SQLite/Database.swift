@@ -21,6 +21,10 @@ package final class Database {
     let handle: OpaquePointer
     let path: String
     private var statementCache: [String: Statement] = [:]
+    /// Indexes the archive's SQL names with `INDEXED BY` that this file lacks (an import's bulk load left them
+    /// out: `DeferredIndexes`). The clause is left out of statements prepared here, so a reader still answers
+    /// (by a scan) instead of failing with "no such index".
+    var missingIndexes: [String] = []
 
     package init(path: String, mode: Mode, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = 5000) throws(SQLiteError) {
         if mode == .readWrite { try DatabaseFile.prepare(path: path) }
@@ -76,14 +80,18 @@ package final class Database {
     /// A cached prepared statement for SQL the archive itself writes (never user text).
     package func cached(_ sql: String) throws(SQLiteError) -> Statement {
         if let statement = statementCache[sql] { return statement }
-        let statement = try Statement(database: self, sql: sql)
+        let statement = try Statement(database: self, sql: withoutMissingIndexes(sql))
         statementCache[sql] = statement
         return statement
     }
 
     /// A one-off statement (generated search SQL varies per query; caching it would grow without bound).
     func prepare(_ sql: String) throws(SQLiteError) -> Statement {
-        try Statement(database: self, sql: sql)
+        try Statement(database: self, sql: withoutMissingIndexes(sql))
+    }
+
+    private func withoutMissingIndexes(_ sql: String) -> String {
+        missingIndexes.reduce(sql) { $0.replacingOccurrences(of: "INDEXED BY \($1)", with: "") }
     }
 
     package func run(_ sql: String, _ values: [SQLValue] = []) throws(SQLiteError) {

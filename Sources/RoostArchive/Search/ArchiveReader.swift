@@ -19,6 +19,7 @@ public final class ArchiveReader: Sendable {
         do throws(SQLiteError) {
             database = try Database(path: path, mode: .readOnly)
             version = try Migrator.currentVersion(database)
+            database.missingIndexes = try DeferredIndexes.missing(database)
         } catch {
             throw .sqlite(error)
         }

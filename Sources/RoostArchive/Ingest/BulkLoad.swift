@@ -1,0 +1,164 @@
+/// The bulk path of an import into an empty archive (issue 15): the five indexes on random keys (stanza-ids,
+/// dedup keys, origin-ids, message ids) are dropped for the load and built at its end in one sorted pass each,
+/// so a batch no longer dirties a leaf page of each of them per message (at 1M messages that was 12–17× the
+/// archive's size written, and the rate fell as the archive grew). The lookups those indexes served — dedup,
+/// correction and annotation targets — are answered meanwhile by `BulkKeys`, a map of the keys of every row
+/// this load wrote (the archive was empty, so that is every row).
+///
+/// Safety:
+/// - The indexes are dropped in the same transaction that checks the archive is empty, and only when no agent
+///   writes it (`BatchCommitter` without a transaction budget).
+/// - A crash or kill at any point leaves them missing, never half built (`CREATE INDEX` is one transaction):
+///   every `ArchiveWriter` — the agent's, the next import's — builds missing ones when it opens the archive,
+///   before it writes anything (`DeferredIndexes.restore`). The trusted stanza-id index is unique; `BulkKeys`
+///   enforces that uniqueness during the load by the same rule the index did (a row gets a trusted id only
+///   after the lookup for it missed), so building it cannot fail on rows the load let in.
+/// - Another writer committing during the load (an agent started after the import) is seen through
+///   `PRAGMA data_version` at the start of the next batch: the load builds the indexes in that transaction and
+///   goes on as an ordinary import.
+enum DeferredIndexes {
+    /// The random-key indexes of `messages` as of `SchemaV11`. A migration that changes one of them must change
+    /// it here too.
+    static let definitions: [(name: String, sql: String)] = [
+        ("messages_trusted_stanza_id",
+         "CREATE UNIQUE INDEX IF NOT EXISTS messages_trusted_stanza_id ON messages(account_id, stanza_id_by, stanza_id) WHERE stanza_id_trusted = 1"),
+        ("messages_dedup", "CREATE INDEX IF NOT EXISTS messages_dedup ON messages(account_id, dedup_key)"),
+        ("messages_account_message_id",
+         "CREATE INDEX IF NOT EXISTS messages_account_message_id ON messages(account_id, conversation, message_id) WHERE message_id IS NOT NULL"),
+        ("messages_origin", "CREATE INDEX IF NOT EXISTS messages_origin ON messages(account_id, origin_id) WHERE origin_id IS NOT NULL"),
+        ("messages_stanza_id", "CREATE INDEX IF NOT EXISTS messages_stanza_id ON messages(conversation, stanza_id) WHERE stanza_id IS NOT NULL"),
+    ]
+
+    /// The names of those the archive lacks (none in an archive without a `messages` table yet).
+    static func missing(_ database: Database) throws(SQLiteError) -> [String] {
+        guard try database.cached("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'messages'").scalarInt() != nil else { return [] }
+        let statement = try database.cached("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?")
+        var names: [String] = []
+        for definition in definitions where try statement.scalarInt([.text(definition.name)]) == 0 {
+            names.append(definition.name)
+        }
+        return names
+    }
+
+    /// Builds the missing ones (inside the caller's transaction when there is one).
+    static func create(_ database: Database) throws(SQLiteError) {
+        for definition in definitions { try database.execute(definition.sql) }
+    }
+
+    /// At open: builds what an interrupted bulk load left missing, in one transaction.
+    static func restore(_ database: Database) throws(SQLiteError) {
+        guard try !missing(database).isEmpty else { return }
+        try database.write { () throws(SQLiteError) in try create(database) }
+    }
+
+    static func drop(_ database: Database) throws(SQLiteError) {
+        for definition in definitions { try database.execute("DROP INDEX IF EXISTS \(definition.name)") }
+    }
+}
+
+/// The keys of the rows a bulk load wrote, standing in for the dropped indexes (see `DeferredIndexes`).
+///
+/// Each key maps by its hash to the smallest or largest row id that has it — the row the indexed query would
+/// have returned. A hit is checked against the row itself (one primary-key read, with SQLite's own collations),
+/// so a hash collision or a row that lost the key only costs a scan (`nil` from `lookup` means "ask SQLite");
+/// a miss is exact, because every write of these columns during the load records its key here.
+/// Memory: about 100–200 bytes per message (a hash and an id per key, dictionaries grown by doubling).
+final class BulkKeys {
+    enum Kind: Int, CaseIterable {
+        /// (account, stanza_id_by, stanza_id) of trusted rows; the smallest id (the index was unique).
+        case trusted
+        /// (account, dedup_key), the smallest id.
+        case dedup
+        /// (account, dedup_key) of rows stored without a trusted id, the smallest id.
+        case untrusted
+        /// (account, conversation, message_id), the largest id.
+        case messageID
+        /// (account, conversation, origin_id), the largest id.
+        case originID
+        /// (account, conversation, stanza_id), the largest id.
+        case stanzaID
+        /// (account, conversation, stanza_id) where the id was assigned by the conversation (a room's), the largest.
+        case roomStanzaID
+
+        var keepsLargest: Bool { self == .messageID || self == .originID || self == .stanzaID || self == .roomStanzaID }
+
+        /// Whether row `?1` has the key (`?2` account, `?3`, `?4` the key's texts), with the column collations.
+        var checkSQL: String {
+            switch self {
+            case .trusted:
+                "SELECT 1 FROM messages WHERE id = ?1 AND account_id = ?2 AND stanza_id_by = ?3 AND stanza_id = ?4 AND stanza_id_trusted = 1"
+            case .dedup: "SELECT 1 FROM messages WHERE id = ?1 AND account_id = ?2 AND dedup_key = ?3"
+            case .untrusted: "SELECT 1 FROM messages WHERE id = ?1 AND account_id = ?2 AND dedup_key = ?3 AND stanza_id_trusted = 0"
+            case .messageID: "SELECT 1 FROM messages WHERE id = ?1 AND account_id = ?2 AND conversation = ?3 AND message_id = ?4"
+            case .originID: "SELECT 1 FROM messages WHERE id = ?1 AND account_id = ?2 AND conversation = ?3 AND origin_id = ?4"
+            case .stanzaID: "SELECT 1 FROM messages WHERE id = ?1 AND account_id = ?2 AND conversation = ?3 AND stanza_id = ?4"
+            case .roomStanzaID:
+                "SELECT 1 FROM messages WHERE id = ?1 AND account_id = ?2 AND conversation = ?3 AND stanza_id = ?4 AND stanza_id_by = ?3 COLLATE NOCASE"
+            }
+        }
+    }
+
+    enum Answer: Equatable {
+        /// No row has the key.
+        case none
+        /// The row the indexed query would return.
+        case row(Int64)
+        /// Not known here (a collision): ask SQLite.
+        case unknown
+    }
+
+    private var maps: [[Int: Int64]] = Array(repeating: [:], count: Kind.allCases.count)
+    private let database: Database
+
+    init(database: Database) {
+        self.database = database
+    }
+
+    /// The conversation (and a room's stanza-id assigner) compare without ASCII case in SQLite.
+    private static func hash(_ kind: Kind, _ account: Int64, _ first: String, _ second: String?) -> Int {
+        var hasher = Hasher()
+        hasher.combine(kind.rawValue)
+        hasher.combine(account)
+        switch kind {
+        case .messageID, .originID, .stanzaID, .roomStanzaID: hasher.combine(first.lowercased())
+        default: hasher.combine(first)
+        }
+        hasher.combine(second)
+        return hasher.finalize()
+    }
+
+    func record(_ kind: Kind, account: Int64, _ first: String, _ second: String? = nil, id: Int64) {
+        let key = Self.hash(kind, account, first, second)
+        if let stored = maps[kind.rawValue][key], kind.keepsLargest ? stored >= id : stored <= id { return }
+        maps[kind.rawValue][key] = id
+    }
+
+    func lookup(_ kind: Kind, account: Int64, _ first: String, _ second: String? = nil) throws(SQLiteError) -> Answer {
+        guard let id = maps[kind.rawValue][Self.hash(kind, account, first, second)] else { return .none }
+        var values: [SQLValue] = [.integer(id), .integer(account), .text(first)]
+        if let second { values.append(.text(second)) }
+        let found = try database.cached(kind.checkSQL).scalarInt(values)
+        return found == nil ? .unknown : .row(id)
+    }
+
+    /// Records every key of a row just inserted.
+    func recordRow(id: Int64, account: Int64, message: MessageRecord, dedupKey: String, trusted: Bool) {
+        record(.dedup, account: account, dedupKey, id: id)
+        if trusted, let stanzaId = message.stanzaId {
+            recordTrusted(id: id, account: account, by: message.stanzaIdBy ?? message.account, stanzaId: stanzaId,
+                          conversation: message.conversation)
+        } else {
+            record(.untrusted, account: account, dedupKey, id: id)
+            if let stanzaId = message.stanzaId { record(.stanzaID, account: account, message.conversation, stanzaId, id: id) }
+        }
+        if let messageId = message.messageId { record(.messageID, account: account, message.conversation, messageId, id: id) }
+        if let originId = message.originId { record(.originID, account: account, message.conversation, originId, id: id) }
+    }
+
+    /// Records a trusted stanza-id given to row `id` (inserted with it, or adopted later).
+    func recordTrusted(id: Int64, account: Int64, by: String, stanzaId: String, conversation: String) {
+        record(.trusted, account: account, by, stanzaId, id: id)
+        record(.stanzaID, account: account, conversation, stanzaId, id: id)
+        if by.lowercased() == conversation.lowercased() { record(.roomStanzaID, account: account, conversation, stanzaId, id: id) }
+    }
+}

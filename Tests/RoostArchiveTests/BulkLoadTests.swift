@@ -1,0 +1,133 @@
+import Foundation
+@testable import RoostArchive
+import Testing
+
+/// The bulk path of an import into an empty archive (`DeferredIndexes`, `BulkKeys`): the same outcomes as the
+/// indexed path, the indexes back at the end or at the next open, and another writer never missed.
+@Suite("Bulk load without the random-key indexes")
+struct BulkLoadTests {
+    static let deferred = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('messages_trusted_stanza_id', "
+        + "'messages_dedup', 'messages_account_message_id', 'messages_origin', 'messages_stanza_id')"
+
+    static func indexCount(_ path: String) throws -> Int64 {
+        try Database(path: path, mode: .readOnly).cached(deferred).scalarInt() ?? -1
+    }
+
+    /// Duplicates by trusted stanza-id and by dedup key, an untrusted copy later given its stanza-id, corrections
+    /// by message id and origin-id (and one by another sender), in three batches.
+    static let batches: [[ArchiveEvent]] = [
+        [
+            .message(Fixture.message("one", at: 0, stanzaId: "s1", messageId: "m1")),
+            .message(Fixture.message("two", at: 1, stanzaId: "s2", originId: "o2", messageId: "m2")),
+            .message(Fixture.message("untrusted", at: 2, stanzaId: "u3", trusted: false, messageId: "m3")),
+            .message(Fixture.message("one", at: 0, stanzaId: "s1", messageId: "m1")),
+        ],
+        [
+            .message(Fixture.message("untrusted", at: 2, stanzaId: "s3", messageId: "m3")),
+            .message(Fixture.message("untrusted", at: 2, stanzaId: "u3", trusted: false, messageId: "m3")),
+            .message(Fixture.message("one, corrected", at: 10, stanzaId: "s4", messageId: "m4", replaces: "m1")),
+            .message(Fixture.message("two, corrected", at: 11, stanzaId: "s5", messageId: "m5", replaces: "o2")),
+            .message(Fixture.message("forged", at: 12, from: "mallory@example.com/x", stanzaId: "s6", messageId: "m6", replaces: "m2")),
+        ],
+        [
+            .message(Fixture.message("one, corrected", at: 10, stanzaId: "s4", messageId: "m4", replaces: "m1")),
+            .message(Fixture.message("other chat", at: 20, conversation: "Other@Example.com", stanzaId: "s9", messageId: "m1")),
+            .message(Fixture.message("other chat again", at: 21, conversation: "other@example.com", messageId: "m7", replaces: "m1")),
+            .message(Fixture.message("s3", at: 22, stanzaId: "s3", messageId: "m3")),
+        ],
+    ]
+
+    static let rows = "SELECT id, conversation, body, stanza_id, stanza_id_trusted, origin_id, message_id, edited FROM messages ORDER BY id"
+
+    static func dump(_ path: String) throws -> [String] {
+        var lines: [String] = []
+        try Database(path: path, mode: .readOnly).cached(rows).forEachRow { row in
+            lines.append((0..<8).map { row.optionalText($0) ?? "-" }.joined(separator: "|"))
+            return true
+        }
+        return lines
+    }
+
+    @Test func sameOutcomesAndRowsAsTheIndexedPath() throws {
+        let bulk = TemporaryArchive(), indexed = TemporaryArchive()
+        var bulkOutcomes: [InsertOutcome] = [], indexedOutcomes: [InsertOutcome] = []
+        do {
+            let writer = try bulk.writer()
+            writer.beginBulkLoad()
+            #expect(writer.isDeferringIndexes)
+            #expect(try Self.indexCount(bulk.path) == 0)
+            for batch in Self.batches { bulkOutcomes += try writer.commit(batch) }
+            try writer.endBulkLoad()
+            #expect(!writer.isDeferringIndexes)
+        }
+        do {
+            let writer = try indexed.writer()
+            for batch in Self.batches { indexedOutcomes += try writer.commit(batch) }
+        }
+        #expect(bulkOutcomes == indexedOutcomes)
+        #expect(bulkOutcomes.filter { if case .corrected = $0 { true } else { false } }.count == 3)
+        #expect(bulkOutcomes.filter { if case .duplicate = $0 { true } else { false } }.count == 5)
+        #expect(try Self.dump(bulk.path) == Self.dump(indexed.path))
+        #expect(try Self.indexCount(bulk.path) == 5)
+        #expect(try ArchiveCount.integrity(bulk.path) == "ok")
+    }
+
+    @Test func aNonEmptyArchiveKeepsItsIndexes() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        _ = try writer.commit([.message(Fixture.message("first", stanzaId: "s1"))])
+        writer.beginBulkLoad()
+        #expect(!writer.isDeferringIndexes)
+        #expect(try Self.indexCount(archive.path) == 5)
+        try writer.endBulkLoad()
+    }
+
+    /// An agent that opens the archive during the load builds the indexes first; the load sees its commit and
+    /// goes on with the indexes, so a message both wrote is stored once.
+    @Test func anotherWriterDuringTheLoadIsSeen() throws {
+        let archive = TemporaryArchive()
+        let importer = try archive.writer()
+        importer.beginBulkLoad()
+        _ = try importer.commit([.message(Fixture.message("imported", at: 0, stanzaId: "s1"))])
+        #expect(try Self.indexCount(archive.path) == 0)
+        let agent = try ArchiveWriter(path: archive.path, durability: .full)
+        #expect(try Self.indexCount(archive.path) == 5)
+        let live = try agent.commit([.message(Fixture.message("live", at: 5, stanzaId: "s2"))])
+        guard case .inserted(let liveID) = live.first else {
+            Issue.record("live message not inserted: \(live)")
+            return
+        }
+        let again = try importer.commit([.message(Fixture.message("live", at: 5, stanzaId: "s2"))])
+        #expect(again == [.duplicate(existingId: liveID)])
+        #expect(!importer.isDeferringIndexes)
+        try importer.endBulkLoad()
+        #expect(try Database(path: archive.path, mode: .readOnly).cached("SELECT count(*) FROM messages").scalarInt() == 2)
+    }
+
+    /// A load that ended without `endBulkLoad` (a crash) leaves the indexes missing; the next writer builds them.
+    @Test func theNextWriterBuildsMissingIndexes() throws {
+        let archive = TemporaryArchive()
+        do {
+            let writer = try archive.writer()
+            writer.beginBulkLoad()
+            _ = try writer.commit([.message(Fixture.message("one", stanzaId: "s1"))])
+        }
+        // The writer's deinit built them (a load abandoned by an error); a kill would not: drop them as it leaves them.
+        let database = try Database(path: archive.path, mode: .readWrite)
+        try DeferredIndexes.drop(database)
+        #expect(try Self.indexCount(archive.path) == 0)
+        _ = try archive.writer()
+        #expect(try Self.indexCount(archive.path) == 5)
+    }
+}
+
+private enum ArchiveCount {
+    static func integrity(_ path: String) throws -> String {
+        var result = ""
+        try Database(path: path, mode: .readOnly).cached("PRAGMA integrity_check").forEachRow { row in
+            result = row.text(0)
+            return false
+        }
+        return result
+    }
+}

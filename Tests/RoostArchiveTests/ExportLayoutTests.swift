@@ -96,6 +96,21 @@ import Testing
         #expect(MIMEText.headerText("=?x?=") == "=?UTF-8?B?PT94Pz0=?=")
         #expect(HTMLText.escape("<a href='x'>&\"</a>\u{0}é") == "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;\u{FFFD}é")
         #expect(MailMessageBuilder.address("a b<c>@x.org/res") == "abc@x.org")
+        // By byte now: the same answers as the Character rules, including a `/` a combining mark joins.
+        #expect(MailMessageBuilder.address("bob@x.org") == "bob@x.org")
+        #expect(MailMessageBuilder.address("bob@x.org/王") == "bob@x.org")
+        #expect(MailMessageBuilder.address("bob@x.org/\u{301}r") == "bob@x.org/\u{301}r")
+        #expect(MailMessageBuilder.address("王@x.org/r") == "王@x.org")
+        #expect(JIDText.bare("a@b/c/d") == "a@b" && JIDText.bare("/x") == "" && JIDText.bare("a@b") == "a@b")
+    }
+
+    /// A body without a styling directive or `>` takes the shortcut (escaped as it is); it must be what the
+    /// parser makes of it.
+    @Test func stylingShortcutMatchesTheParser() {
+        for text in ["", "plain", "two\nlines", "a\r\nb\n\nc", "&<\"'\u{0}", "王伟 🎉\n", "\n", "x\ny\n"] {
+            #expect(MessageStyling.html(text, escape: HTMLText.escape)
+                    == MessageStyling.html(MessageStyling.blocks(text), escape: HTMLText.escape), "\(text.debugDescription)")
+        }
     }
 
     @Test func splitByConversationUsesSafeUniqueNames() throws {

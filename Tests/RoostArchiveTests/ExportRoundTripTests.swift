@@ -131,7 +131,7 @@ import Testing
             let compiled = try reader.compile("", now: Date(), timeZone: TimeZone(identifier: "UTC")!)
             let selection = try ExportSelection(compiled: compiled, account: nil, everything: true, database: database)
             let stream = ExportEventStream(database: database, selection: selection,
-                                           reading: ArchivedMessageReading(database: database, accounts: selection.accounts),
+                                           reading: try ArchivedMessageReading(database: database, accounts: selection.accounts),
                                            includeRaw: true, includeStates: false, includePresence: false, windows: nil)
             try stream.run(scope: .init()) { event in
                 guard case .message(let view) = event else { return true }

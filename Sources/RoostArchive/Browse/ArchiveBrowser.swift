@@ -64,7 +64,7 @@ package final class ArchiveBrowser: Sendable {
             let contacts = try ContactDirectory(database: database, accounts: accounts)
             let rooms = try Self.rooms(database)
             let clock = ZoneClock(timeZone: timeZone)
-            let reading = ArchivedMessageReading(database: database, accounts: accounts)
+            let reading = try ArchivedMessageReading(database: database, accounts: accounts)
             // One seek per conversation on messages_account_conversation (schema v9): the next conversation of
             // the same account, else the first of the next account; then its newest id. (A row-value
             // comparison `(account_id, conversation) > (?, ?)` would seek on the account only and scan.)
@@ -225,7 +225,7 @@ package final class ArchiveBrowser: Sendable {
             let accounts = try Self.accounts(database)
             guard let account = accounts[accountID] else { return nil }
             let contacts = try ContactDirectory(database: database, accounts: accounts, where: "c.account_id = ?", [.integer(accountID)])
-            let reading = ArchivedMessageReading(database: database, accounts: accounts)
+            let reading = try ArchivedMessageReading(database: database, accounts: accounts)
             let columns = ArchivedMessageReading.columns(includeRaw: false)
             let scope: [SQLValue] = [.integer(accountID), .text(jid)]
             func read(_ condition: String, _ order: String, _ bound: Int64?, _ count: Int) throws(SQLiteError) -> [ArchivedMessage] {
@@ -341,7 +341,7 @@ package final class ArchiveBrowser: Sendable {
         try reader.withSnapshot { database -> LiveUpdate? in
             let accounts = try Self.accounts(database)
             var messages: [ArchivedMessage] = []
-            let reading = ArchivedMessageReading(database: database, accounts: accounts)
+            let reading = try ArchivedMessageReading(database: database, accounts: accounts)
             let columns = ArchivedMessageReading.columns(includeRaw: false)
             try database.cached("""
                 SELECT \(columns) FROM messages m
@@ -514,7 +514,7 @@ package final class ArchiveBrowser: Sendable {
             let accounts = selection.accounts
             let contacts = try ContactDirectory(database: database, accounts: accounts)
             let rooms = try Self.rooms(database)
-            let reading = ArchivedMessageReading(database: database, accounts: accounts)
+            let reading = try ArchivedMessageReading(database: database, accounts: accounts)
             var (sql, parameters) = selection.messages(columns: ArchivedMessageReading.columns(includeRaw: false), scope: .init(),
                                                        orderByID: false, suffix: before == nil ? "" : " AND \(selection.idColumn) < ?")
             if let before { parameters.append(.integer(before)) }

@@ -97,7 +97,7 @@ public struct ArchiveExporter: Sendable {
             total: partitions.reduce(0) { $0 + $1.messageCount }, progress: progress)
         let stream = ExportEventStream(
             database: database, selection: selection,
-            reading: ArchivedMessageReading(database: database, accounts: selection.accounts),
+            reading: try ArchivedMessageReading(database: database, accounts: selection.accounts),
             includeRaw: writer.needsRawStanzas, includeStates: options.include.contains(.states),
             includePresence: options.include.contains(.presence), windows: nil)
         var names: [String: FileNameAllocator] = [:]

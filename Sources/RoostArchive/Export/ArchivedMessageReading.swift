@@ -3,6 +3,13 @@
 struct ArchivedMessageReading {
     let database: Database
     let accounts: [Int64: String]
+    let marks: ReadMarks
+
+    init(database: Database, accounts: [Int64: String]) throws(SQLiteError) {
+        self.database = database
+        self.accounts = accounts
+        marks = try ReadMarks(database)
+    }
 
     /// `raw` is skipped (NULL) when the format has no use for it, which keeps large stanzas off the heap.
     static func columns(includeRaw: Bool) -> String {
@@ -31,13 +38,19 @@ struct ArchivedMessageReading {
         message.occupantId = row.optionalText(31)
         message.realJid = row.optionalText(32)
         message.claimedAt = row.optionalInt(33)
-        message.semantics = MessageSemanticsReading.semantics(row, at: 34)
+        message.semantics = semantics(row)
         message.replyTo = row.optionalText(35)
         message.replyToJid = row.optionalText(36)
-        if row.bool(44) { message.reactionHistory = try reactionHistory(of: id) }
+        if row.bool(42) { message.reactionHistory = try reactionHistory(of: id) }
         if row.int(23) > 0 { message.revisions = try revisions(of: id, includeRaw: includeRevisionRaw) }
         if row.bool(24) { message.attachments = try attachments(of: id) }
         return message
+    }
+
+    /// The message's `MessageSemantics` (replies, reactions, retraction, receipts, unread).
+    func semantics(_ row: Statement.Row) -> MessageSemantics {
+        MessageSemanticsReading.semantics(row, at: 34, marks: marks.of(account: row.int(1), conversation: row.text(2)), id: row.int(0),
+                                          incoming: row.text(3) == MessageDirection.incoming.rawValue)
     }
 
     func revisions(of id: Int64, includeRaw: Bool) throws(SQLiteError) -> [MessageRevision] {

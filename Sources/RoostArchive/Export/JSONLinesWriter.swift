@@ -149,13 +149,13 @@ final class JSONLinesWriter: ExportWriter {
             json.textColumn("occupant_id", row, 31)
             json.textColumn("real_jid", row, 32)
         }
-        encodeSemantics(MessageSemanticsReading.semantics(row, at: 34), replyTo: row.optionalText(35), replyToJid: row.optionalText(36),
+        encodeSemantics(view.reading.semantics(row), replyTo: row.optionalText(35), replyToJid: row.optionalText(36),
                         into: &json)
         let id = row.int(0)
         try encodeAttachments(row.bool(24) ? try view.reading.attachments(of: id) : [], timestamp: row.int(11), copier: copier, up: up,
                               into: &json)
         encodeRevisions(row.int(23) > 0 ? try view.reading.revisions(of: id, includeRaw: view.includeRevisionRaw) : [], into: &json)
-        encodeReactions(row.bool(44) ? try view.reading.reactionHistory(of: id) : [], into: &json)
+        encodeReactions(row.bool(42) ? try view.reading.reactionHistory(of: id) : [], into: &json)
         json.textColumn("raw", row, 22)
         json.endObject()
         json.newline()

@@ -7,20 +7,29 @@ struct MailMessageBuilder {
     let clock: ZoneClock
     let contacts: ContactDirectory
 
-    /// A Message-ID that is the same on every export of the same message, from fields that survive an import.
+    /// A Message-ID that is the same on every export of the same message, from fields that survive an import:
+    /// two 64-bit FNV-1a hashes of the fields joined by NUL bytes, computed in one pass without joining them.
     static func messageID(_ message: ArchivedMessage) -> String {
-        let key = [message.account.lowercased(), message.conversation.lowercased(), message.from,
-                   message.stanzaIdTrusted ? (message.stanzaId ?? "") : "", message.originId ?? "", message.messageId ?? "",
-                   String(message.timestamp), message.revisions.first?.body ?? message.body ?? ""].joined(separator: "\u{0}")
-        return "<roost.\(hash(key, basis: 0xcbf2_9ce4_8422_2325))\(hash(key, basis: 0x6c62_272e_07bb_0142))@export.roost.invalid>"
+        let fields = [message.account.lowercased(), message.conversation.lowercased(), message.from,
+                      message.stanzaIdTrusted ? (message.stanzaId ?? "") : "", message.originId ?? "", message.messageId ?? "",
+                      String(message.timestamp), message.revisions.first?.body ?? message.body ?? ""]
+        let prime: UInt64 = 0x0000_0100_0000_01b3
+        var first: UInt64 = 0xcbf2_9ce4_8422_2325
+        var second: UInt64 = 0x6c62_272e_07bb_0142
+        for (index, field) in fields.enumerated() {
+            if index > 0 {
+                first = first &* prime
+                second = second &* prime
+            }
+            for byte in field.utf8 {
+                first = (first ^ UInt64(byte)) &* prime
+                second = (second ^ UInt64(byte)) &* prime
+            }
+        }
+        return "<roost.\(hex(first))\(hex(second))@export.roost.invalid>"
     }
 
-    private static func hash(_ text: String, basis: UInt64) -> String {
-        var value = basis
-        for byte in text.utf8 {
-            value ^= UInt64(byte)
-            value = value &* 0x0000_0100_0000_01b3
-        }
+    private static func hex(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
@@ -28,10 +37,18 @@ struct MailMessageBuilder {
     /// An address for a JID: the bare JID (mail addresses have no resource).
     static func address(_ jid: String) -> String {
         let bare = JIDText.bare(jid)
-        // ASCII (nearly every JID): by byte, without the Unicode property lookups of `isWhitespace`.
-        let clean = bare.utf8.allSatisfy { $0 < 0x80 }
-            ? String(decoding: bare.utf8.filter { !"<>\",".utf8.contains($0) && $0 != 0x20 && !(0x09...0x0D).contains($0) }, as: UTF8.self)
-            : String(bare.filter { $0 != "<" && $0 != ">" && $0 != "\"" && !$0.isWhitespace && $0 != "," })
+        // ASCII (nearly every JID): by byte, without the Unicode property lookups of `isWhitespace`, and
+        // without a copy when there is nothing to drop (the usual case).
+        let clean: String
+        if bare.utf8.allSatisfy({ $0 < 0x80 }) {
+            let dropped = { (byte: UInt8) -> Bool in
+                byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: ",")
+                    || byte == 0x20 || (0x09...0x0D).contains(byte)
+            }
+            clean = bare.utf8.contains(where: dropped) ? String(decoding: bare.utf8.filter { !dropped($0) }, as: UTF8.self) : bare
+        } else {
+            clean = String(bare.filter { $0 != "<" && $0 != ">" && $0 != "\"" && !$0.isWhitespace && $0 != "," })
+        }
         return clean.isEmpty ? "unknown@invalid" : clean
     }
 

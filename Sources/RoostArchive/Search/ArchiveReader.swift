@@ -75,13 +75,13 @@ public final class ArchiveReader: Sendable {
     private func streamRows(_ sql: String, _ parameters: [SQLValue], highlighting terms: [String],
                             _ body: (MessageRow) throws -> Bool) throws {
         let highlighter = Highlighter(terms: terms)
-        let store = FileStore(archivePath: path)
         var bodyError: (any Error)?
         try withDatabase { database throws(SQLiteError) in
             try database.read { () throws(SQLiteError) in
+                let reading = try MessageRowReading(database)
                 try database.prepare(sql).forEachRow(parameters) { row in
                     do {
-                        return try body(MessageRowReading.row(row, highlighter: highlighter, store: store))
+                        return try body(reading.row(row, highlighter: highlighter))
                     } catch {
                         bodyError = error
                         return false
@@ -143,17 +143,17 @@ public final class ArchiveReader: Sendable {
 
     /// These messages, of `account` only when given, in time order.
     public func messages(ids: Set<Int64>, account: String?) throws(ArchiveError) -> [MessageRow] {
-        let store = FileStore(archivePath: path)
         let noHighlight = Highlighter(terms: [])
         var rows: [MessageRow] = []
         try withDatabase { database throws(SQLiteError) in
+            let reading = try MessageRowReading(database)
             let statement = try database.prepare("""
                 SELECT \(MessageRowReading.columns) FROM messages m WHERE m.id = ?1
                     AND (?2 IS NULL OR m.account_id IN (SELECT id FROM accounts WHERE jid = ?2))
                 """)
             for id in ids.sorted() {
                 try statement.forEachRow([.integer(id), SQLValue(account)]) { row in
-                    rows.append(MessageRowReading.row(row, highlighter: noHighlight, store: store))
+                    rows.append(reading.row(row, highlighter: noHighlight))
                     return false
                 }
             }
@@ -178,8 +178,7 @@ public final class ArchiveReader: Sendable {
             sql = "SELECT count(*) FROM messages m WHERE \(compiled.whereSQL)"
         }
         return try withDatabase { database throws(SQLiteError) -> Int in
-            if unfiltered && compiled.ftsExpression == nil,
-               try database.cached("SELECT 1 FROM sqlite_master WHERE name = 'conversation_counts'").scalarInt() != nil {
+            if unfiltered && compiled.ftsExpression == nil, try StatsQuery.keepsCounters(database) {
                 // Everything: the counters the writer keeps per conversation (SchemaV10), O(conversations).
                 return Int(try database.prepare("SELECT coalesce(sum(messages), 0) FROM conversation_counts").scalarInt() ?? 0)
             }

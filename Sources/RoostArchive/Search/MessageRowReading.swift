@@ -1,7 +1,19 @@
-/// The one column list every message query selects, and how a row becomes a `MessageRow`.
-enum MessageRowReading {
+/// The one column list every message query selects, and how a row becomes a `MessageRow`. The account's JID
+/// and the conversation's read marks are looked up here, once per query, not by a subquery for every row.
+struct MessageRowReading {
+    let accounts: [Int64: String]
+    let marks: ReadMarks
+    let store: FileStore
+
+    /// Reads the accounts and read marks (small tables): call inside the read transaction of the query.
+    init(_ database: Database) throws(SQLiteError) {
+        accounts = try ArchiveReader.accountNames(database)
+        marks = try ReadMarks(database)
+        store = FileStore(archivePath: database.path)
+    }
+
     static let columns = """
-        m.id, (SELECT jid FROM accounts WHERE id = m.account_id), m.conversation, m.direction, m.type, m.from_jid, m.to_jid,
+        m.id, m.account_id, m.conversation, m.direction, m.type, m.from_jid, m.to_jid,
         m.sender_name, m.timestamp, m.received_at, m.body, m.subject, m.thread, m.stanza_id, m.origin_id, m.message_id,
         m.edited, m.is_carbon, m.source, \(encryptionColumns),
         (SELECT json_group_array(json_array(a.url, a.name, a.mime, a.size, a.state, a.sha256, a.local_path))
@@ -22,18 +34,20 @@ enum MessageRowReading {
                                  failure: row.optionalText(column + 5))
     }
 
-    static func row(_ row: Statement.Row, highlighter: Highlighter, store: FileStore) -> MessageRow {
-        MessageRow(
-            id: row.int(0), account: row.text(1), conversation: row.text(2),
-            direction: MessageDirection(rawValue: row.text(3)) ?? .incoming,
+    func row(_ row: Statement.Row, highlighter: Highlighter) -> MessageRow {
+        let id = row.int(0), accountID = row.int(1), conversation = row.text(2)
+        let direction = MessageDirection(rawValue: row.text(3)) ?? .incoming
+        return MessageRow(
+            id: id, account: accounts[accountID] ?? "", conversation: conversation, direction: direction,
             kind: MessageKind(rawValue: row.text(4)) ?? .normal,
             from: row.text(5), to: row.text(6), senderName: row.optionalText(7), timestamp: row.int(8),
             receivedAt: row.int(9), claimedAt: row.optionalInt(28), body: row.optionalText(10), subject: row.optionalText(11), thread: row.optionalText(12),
             stanzaId: row.optionalText(13), originId: row.optionalText(14), messageId: row.optionalText(15),
             revisions: Int(row.int(16)), isCarbon: row.bool(17), source: MessageSource(rawValue: row.text(18)) ?? .live,
-            attachments: attachments(row.text(25), store: store), highlighter: highlighter, encryption: encryption(row, at: 19),
+            attachments: Self.attachments(row.text(25), store: store), highlighter: highlighter, encryption: Self.encryption(row, at: 19),
             occupantId: row.optionalText(26), realJid: row.optionalText(27),
-            semantics: MessageSemanticsReading.semantics(row, at: 29))
+            semantics: MessageSemanticsReading.semantics(row, at: 29, marks: marks.of(account: accountID, conversation: conversation),
+                                                         id: id, incoming: direction == .incoming))
     }
 
     /// The attachment summary column: a JSON array of `[url, name, mime, size, state, sha256, local_path]`.

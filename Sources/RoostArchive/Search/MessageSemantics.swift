@@ -89,9 +89,11 @@ public struct MessageSemantics: Sendable, Equatable {
     }
 }
 
-/// The columns that read `MessageSemantics`, appended to the message queries (`m` is the message row).
+/// The columns that read `MessageSemantics`, appended to the message queries (`m` is the message row). The
+/// receipt and unread marks come from `ReadMarks` (one `read_state` row per conversation, read once), not from
+/// two subqueries per message.
 enum MessageSemanticsReading {
-    static let columnCount: Int32 = 10
+    static let columnCount: Int32 = 8
 
     static let columns = """
         (SELECT json_group_array(json_array(r.emojis, coalesce(r.reactor_name, r.reactor), r.direction, r.timestamp, r.id))
@@ -99,8 +101,8 @@ enum MessageSemanticsReading {
          WHERE r.message_row = m.id AND NOT EXISTS (SELECT 1 FROM reactions n WHERE n.message_row = r.message_row AND n.reactor = r.reactor
              AND (n.timestamp > r.timestamp OR (n.timestamp = r.timestamp AND n.id > r.id)))),
         m.reply_to, m.reply_to_jid,
-        (SELECT json_array(t.id, coalesce(t.sender_name, t.from_jid), t.body) FROM messages t
-         WHERE m.reply_to IS NOT NULL AND t.id = (SELECT max(id) FROM (
+        CASE WHEN m.reply_to IS NOT NULL THEN (SELECT json_array(t.id, coalesce(t.sender_name, t.from_jid), t.body) FROM messages t
+         WHERE t.id = (SELECT max(id) FROM (
              SELECT id FROM messages INDEXED BY messages_account_message_id
                  WHERE account_id = m.account_id AND conversation = m.conversation AND message_id = m.reply_to
              UNION ALL
@@ -108,12 +110,8 @@ enum MessageSemanticsReading {
                  WHERE account_id = m.account_id AND origin_id = m.reply_to AND conversation = m.conversation
              UNION ALL
              SELECT id FROM messages INDEXED BY messages_stanza_id
-                 WHERE conversation = m.conversation AND stanza_id = m.reply_to AND account_id = m.account_id) WHERE id != m.id)),
-        m.retracted, m.retracted_by, m.retracted_at, m.retraction_reason,
-        CASE WHEN m.direction = 'out' THEN (SELECT CASE WHEN s.peer_displayed_row >= m.id THEN 'read'
-            WHEN s.peer_received_row >= m.id THEN 'delivered' END FROM read_state s
-            WHERE s.account_id = m.account_id AND s.conversation = m.conversation) END,
-        \(unreadExpression)
+                 WHERE conversation = m.conversation AND stanza_id = m.reply_to AND account_id = m.account_id) WHERE id != m.id)) END,
+        m.retracted, m.retracted_by, m.retracted_at, m.retraction_reason
         """
 
     /// Whether `m` is incoming, not retracted, and after its conversation's read mark (also the `is:unread` filter).
@@ -122,7 +120,8 @@ enum MessageSemanticsReading {
             WHERE s.account_id = m.account_id AND s.conversation = m.conversation), 0))
         """
 
-    static func semantics(_ row: Statement.Row, at column: Int32) -> MessageSemantics {
+    /// `marks`: the read marks of the message's conversation; `id` and `incoming` are the message's.
+    static func semantics(_ row: Statement.Row, at column: Int32, marks: ReadMarks.Marks?, id: Int64, incoming: Bool) -> MessageSemantics {
         var semantics = MessageSemantics()
         if let json = row.optionalText(column), json != "[]", case .array(let items)? = try? JSONParser.parse(Array(json.utf8)) {
             // Each reactor's current set, in the order they were made (SQLite's aggregate order is not defined).
@@ -151,8 +150,54 @@ enum MessageSemanticsReading {
             semantics.retraction = .init(by: row.optionalText(column + 5) ?? "?", at: row.optionalInt(column + 6) ?? 0,
                                          reason: row.optionalText(column + 7))
         }
-        semantics.peerProgress = row.optionalText(column + 8).flatMap(MessageSemantics.PeerProgress.init(rawValue:))
-        semantics.unread = row.bool(column + 9)
+        if incoming {
+            semantics.unread = semantics.retraction == nil && id > (marks?.read ?? 0)
+        } else if let marks {
+            semantics.peerProgress = marks.displayed >= id ? .read : marks.received >= id ? .delivered : nil
+        }
         return semantics
+    }
+}
+
+/// Every conversation's read marks (`read_state`, one row per conversation; SchemaV8), read once per query: a
+/// message's receipt ticks and unread state compare its id with them.
+final class ReadMarks {
+    struct Marks {
+        /// The last message read here, and the last the peer confirmed as received and as displayed.
+        var read: Int64
+        var received: Int64
+        var displayed: Int64
+    }
+
+    private var marks: [Key: Marks] = [:]
+    /// The last conversation asked about and its answer: a transcript asks about one conversation only.
+    private var last: (account: Int64, conversation: String, marks: Marks?)?
+
+    private struct Key: Hashable {
+        let account: Int64
+        /// ASCII-lowercased, as the column's `COLLATE NOCASE` compares.
+        let conversation: [UInt8]
+
+        init(_ account: Int64, _ conversation: String) {
+            self.account = account
+            self.conversation = conversation.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
+        }
+    }
+
+    init(_ database: Database) throws(SQLiteError) {
+        guard try database.cached("SELECT 1 FROM sqlite_master WHERE name = 'read_state'").scalarInt() != nil else { return }
+        try database.prepare("SELECT account_id, conversation, read_row, peer_received_row, peer_displayed_row FROM read_state")
+            .forEachRow { row in
+                marks[Key(row.int(0), row.text(1))] = Marks(read: row.int(2), received: row.int(3), displayed: row.int(4))
+                return true
+            }
+    }
+
+    func of(account: Int64, conversation: String) -> Marks? {
+        if marks.isEmpty { return nil }
+        if let last, last.account == account, last.conversation == conversation { return last.marks }
+        let found = marks[Key(account, conversation)]
+        last = (account, conversation, found)
+        return found
     }
 }

@@ -204,7 +204,11 @@ extension ArchiveReader {
         let directory = try names(database)
         let accounts = try accountNames(database)
         var jids = directory.all.map(\.jid)
-        try database.prepare("SELECT DISTINCT conversation FROM messages").forEachRow { row in
+        // The per-conversation counters (SchemaV10) answer both questions in O(conversations); grouping the messages
+        // read every row of the conversation (half the pages `roost log` read) and every entry of an index.
+        let counted = try StatsQuery.keepsCounters(database)
+        try database.prepare(counted ? "SELECT DISTINCT conversation FROM conversation_counts WHERE messages > 0 ORDER BY conversation"
+                                     : "SELECT DISTINCT conversation FROM messages").forEachRow { row in
             jids.append(row.text(0))
             return true
         }
@@ -221,9 +225,10 @@ extension ArchiveReader {
             for entry in directory.all where entry.jid.caseInsensitiveCompare(jid) == .orderedSame {
                 found[entry.account.lowercased()] = entry
             }
-            try database.prepare("""
-                SELECT account_id, max(type = 'groupchat') FROM messages WHERE conversation = ? GROUP BY account_id
-                """).forEachRow([.text(jid)]) { row in
+            try database.prepare(counted
+                ? "SELECT account_id, groupchat > 0 FROM conversation_counts WHERE conversation = ? AND messages > 0 ORDER BY account_id"
+                : "SELECT account_id, max(type = 'groupchat') FROM messages WHERE conversation = ? GROUP BY account_id"
+            ).forEachRow([.text(jid)]) { row in
                 let owner = accounts[row.int(0)] ?? ""
                 var entry = found[owner.lowercased()] ?? NameDirectory.Entry(account: owner, jid: jid, kind: .contact, names: [])
                 if row.bool(1) { entry.kind = .room }

@@ -67,14 +67,14 @@ extension ArchiveReader {
             return []
         }
         guard !ids.isEmpty else { return [] }
-        let store = FileStore(archivePath: path)
         let noHighlight = Highlighter(terms: [])
         var rows: [MessageRow] = []
         try withDatabase { database throws(SQLiteError) in
+            let reading = try MessageRowReading(database)
             let statement = try database.prepare("SELECT \(MessageRowReading.columns) FROM messages m WHERE m.id = ?")
             for id in ids {
                 try statement.forEachRow([.integer(id)]) { row in
-                    rows.append(MessageRowReading.row(row, highlighter: noHighlight, store: store))
+                    rows.append(reading.row(row, highlighter: noHighlight))
                     return false
                 }
             }
@@ -85,20 +85,20 @@ extension ArchiveReader {
     /// Up to `before` messages of the same account and conversation before `row` and `after` after it, oldest
     /// first, with `row` among them.
     public func context(of row: MessageRow, before: Int, after: Int) throws(ArchiveError) -> [MessageRow] {
-        let store = FileStore(archivePath: path)
         let noHighlight = Highlighter(terms: [])
         var earlier: [MessageRow] = []
         var later: [MessageRow] = []
         try withDatabase { database throws(SQLiteError) in
+            let reading = try MessageRowReading(database)
             let scope = "m.conversation = ?1 AND m.account_id = (SELECT id FROM accounts WHERE jid = ?2)"
             try database.prepare("SELECT \(MessageRowReading.columns) FROM messages m WHERE \(scope) AND m.id < ?3 ORDER BY m.id DESC LIMIT ?4")
                 .forEachRow([.text(row.conversation), .text(row.account), .integer(row.id), .integer(Int64(before))]) { found in
-                    earlier.append(MessageRowReading.row(found, highlighter: noHighlight, store: store))
+                    earlier.append(reading.row(found, highlighter: noHighlight))
                     return true
                 }
             try database.prepare("SELECT \(MessageRowReading.columns) FROM messages m WHERE \(scope) AND m.id > ?3 ORDER BY m.id ASC LIMIT ?4")
                 .forEachRow([.text(row.conversation), .text(row.account), .integer(row.id), .integer(Int64(after))]) { found in
-                    later.append(MessageRowReading.row(found, highlighter: noHighlight, store: store))
+                    later.append(reading.row(found, highlighter: noHighlight))
                     return true
                 }
         }

@@ -24,9 +24,14 @@ enum StatsQuery {
         ORDER BY a.jid, max(m.timestamp) DESC
         """
 
+    /// Whether the archive has the per-conversation counters of `SchemaV10` (a reader also opens older archives).
+    static func keepsCounters(_ database: Database) throws(SQLiteError) -> Bool {
+        try database.cached("SELECT 1 FROM sqlite_master WHERE name = 'conversation_counts'").scalarInt() != nil
+    }
+
     /// `account` nil: every account; else that account's rows only.
     static func run(_ database: Database, path: String, account: String? = nil) throws(SQLiteError) -> ArchiveStats {
-        let counted = try database.cached("SELECT 1 FROM sqlite_master WHERE name = 'conversation_counts'").scalarInt() != nil
+        let counted = try keepsCounters(database)
         var conversations: [ArchiveStats.Conversation] = []
         let only: [SQLValue] = [SQLValue(account)]
         try database.prepare(counted ? countersSQL : scanSQL).forEachRow(only) { row in

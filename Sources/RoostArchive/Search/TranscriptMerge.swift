@@ -22,7 +22,7 @@ struct TranscriptMerge {
                                 .integer(MessageID.base(forTimestamp: upper))]
         var cursors: [Cursor] = []
         let noHighlight = Highlighter(terms: [])
-        let store = FileStore(archivePath: database.path)
+        let reading = try MessageRowReading(database)
         cursors.append(try Cursor(
             statement: try database.prepare("""
                 SELECT \(MessageRowReading.columns) FROM messages m
@@ -30,7 +30,7 @@ struct TranscriptMerge {
                     AND m.id >= ?3 AND m.id < ?4
                 ORDER BY m.id
                 """),
-            parameters: byID) { .message(MessageRowReading.row($0, highlighter: noHighlight, store: store)) })
+            parameters: byID) { .message(reading.row($0, highlighter: noHighlight)) })
         if includeStates {
             cursors.append(try Cursor(
                 statement: try database.prepare("""

@@ -277,9 +277,10 @@ enum ResidentMemory {
     }
 }
 
-/// A jsonl file in `roost export` format with `count` messages, for the import-during-a-flood test.
+/// A jsonl file in `roost export` format with `count` messages, for the import-during-a-flood test; `raw` adds
+/// each message's stanza (for the stored-stanza migration test).
 enum ImportFile {
-    static func write(_ path: String, account: String, count: Int, prefix: String) throws {
+    static func write(_ path: String, account: String, count: Int, prefix: String, raw: Bool = false) throws {
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
@@ -288,7 +289,7 @@ enum ImportFile {
         for i in 1...count {
             let peer = "friend\(i % 50)@example.org"
             chunk += """
-                {"version":1,"event":"message","account":"\(account)","conversation":"\(peer)","direction":"in","type":"chat","from":"\(peer)/phone","to":"\(account)/roost","timestamp":"\(ExportTime.utc(base + Int64(i) * 1000))","received_at":"\(ExportTime.utc(base + Int64(i) * 1000))","body":"imported \(i)","message_id":"\(prefix)-\(i)","source":"import"}
+                {"version":1,"event":"message","account":"\(account)","conversation":"\(peer)","direction":"in","type":"chat","from":"\(peer)/phone","to":"\(account)/roost","timestamp":"\(ExportTime.utc(base + Int64(i) * 1000))","received_at":"\(ExportTime.utc(base + Int64(i) * 1000))","body":"imported \(i)","message_id":"\(prefix)-\(i)","source":"import"\(raw ? stanza(i, peer, account, prefix) : "")}
 
                 """
             if i % 5000 == 0 {
@@ -297,6 +298,11 @@ enum ImportFile {
             }
         }
         try handle.write(contentsOf: Data(chunk.utf8))
+    }
+
+    private static func stanza(_ i: Int, _ peer: String, _ account: String, _ prefix: String) -> String {
+        #","raw":"<message xmlns=\"jabber:client\" from=\"\#(peer)/phone\" to=\"\#(account)/roost\" type=\"chat\" "#
+            + #"id=\"\#(prefix)-\#(i)\"><body>imported \#(i)</body><markable xmlns=\"urn:xmpp:chat-markers:0\"/></message>""#
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RoostArchive
 import RoostTestSupport
 import RoostXMPP
 
@@ -142,6 +143,13 @@ enum ZeroLossSQL {
         let text = try ArchiveCount.sqlite(archive, sql).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let value = Int(text) else { throw SQLFailed(sql: sql, output: text) }
         return value
+    }
+
+    /// Like `scalar`, on a connection of Roost's own: there `roost_stanza(raw)` reads a stored stanza, which the
+    /// sqlite3 shell sees only as a zstd frame (`StoredStanza`, SchemaV12).
+    static func withStanzas(_ archive: String, _ sql: String) throws -> Int {
+        let database = try Database(path: archive, mode: .readOnly)
+        return Int(try database.cached(sql).scalarInt() ?? 0)
     }
 
     static func count(_ archive: String, _ from: String) throws -> Int {

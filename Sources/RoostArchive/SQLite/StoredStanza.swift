@@ -137,7 +137,7 @@ final class StanzaCodec {
         let size = ZSTD_getFrameContentSize(frame.baseAddress, frame.count)
         // ZSTD_CONTENTSIZE_UNKNOWN / _ERROR are the two largest UInt64 values.
         guard size <= UInt64(Self.largestStanza) else {
-            throw StanzaCodecError(description: "a stored stanza is corrupt (not a zstd frame of a stanza); `roost verify` checks every row")
+            throw StanzaCodecError(description: "a stored stanza is corrupt (not a zstd frame of a stanza)")
         }
         var output = [UInt8](repeating: 0, count: Int(size))
         let written = output.withUnsafeMutableBytes { out in

@@ -9,7 +9,7 @@
 /// upwards (no batch rescans what an earlier one did; memory stays at one batch however large the archive). A
 /// kill -9 in the middle leaves some rows compressed and the rest as text; the version is recorded only after
 /// the last batch, so the next open starts the walk again and `typeof(raw) = 'text'` skips what is done.
-/// The file does not shrink by itself (SQLite keeps the freed pages for new rows); `VACUUM` returns them.
+/// The file does not shrink by itself (the rows shrink inside their pages, which new rows fill); `VACUUM` does it.
 enum SchemaV12 {
     static let sql = ""
     static let batchSize = 2_000

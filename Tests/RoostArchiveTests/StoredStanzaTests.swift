@@ -46,7 +46,9 @@ import Testing
     /// The dictionary is frozen: rows store frames made with it. This frame was made by the first build of
     /// schema v12; if it stops inflating to the same text, every archive's stanzas would be unreadable.
     @Test func aFrameFromTheFirstReleaseStillInflates() throws {
-        let database = try Database(path: ":memory:", mode: .readWrite)
+        let archive = TemporaryArchive()
+        _ = try archive.writer()
+        let database = try Database(path: archive.path, mode: .readWrite)
         let text = try database.prepare("SELECT roost_stanza(x'\(Self.pinnedFrame)')").forEachText()
         #expect(text == Self.pinnedStanza)
         // And a frame this build makes inflates to the same text (checked through SQL, as every reader does).

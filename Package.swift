@@ -34,11 +34,13 @@ let package = Package(
         .target(name: "CGdkPixbuf", dependencies: ["CLoader", "CGLib"], linkerSettings: [.linkedLibrary("gobject-2.0")]),
         .target(name: "CSoup", dependencies: ["CLoader", "CGLib"],
                 linkerSettings: [.linkedLibrary("gio-2.0"), .linkedLibrary("gobject-2.0")]),
+        // The archive's stored stanzas (`messages.raw`), compressed with a built-in dictionary (SchemaV12).
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
 
         // What every layer shares and nothing else: the one date codec and the one escaper of foreign text.
         .target(name: "RoostCore", swiftSettings: strict),
         .target(name: "RoostXMPP", dependencies: ["RoostCore", "COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
-        .target(name: "RoostArchive", dependencies: ["RoostCore", "CSQLite", "COpenSSL"], swiftSettings: strict),
+        .target(name: "RoostArchive", dependencies: ["RoostCore", "CSQLite", "COpenSSL", "CZstd"], swiftSettings: strict),
         // OMEMO device (libomemo-c with an OpenSSL crypto provider); keys in their own SQLite store.
         .target(name: "RoostOMEMO", dependencies: ["COMEMO", "COpenSSL", "RoostArchive", "RoostXMPP"], swiftSettings: strict),
         // The one libcurl wrapper, for the notification sinks and for file transfers.

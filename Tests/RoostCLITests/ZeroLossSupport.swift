@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RoostArchive
 import RoostTestSupport
 import RoostXMPP
 
@@ -144,6 +145,13 @@ enum ZeroLossSQL {
         return value
     }
 
+    /// Like `scalar`, on a connection of Roost's own: there `roost_stanza(raw)` reads a stored stanza, which the
+    /// sqlite3 shell sees only as a zstd frame (`StoredStanza`, SchemaV12).
+    static func withStanzas(_ archive: String, _ sql: String) throws -> Int {
+        let database = try Database(path: archive, mode: .readOnly)
+        return Int(try database.cached(sql).scalarInt() ?? 0)
+    }
+
     static func count(_ archive: String, _ from: String) throws -> Int {
         guard FileManager.default.fileExists(atPath: archive) else { return 0 }
         return try scalar(archive, "SELECT count(*) FROM \(from)")
@@ -277,9 +285,10 @@ enum ResidentMemory {
     }
 }
 
-/// A jsonl file in `roost export` format with `count` messages, for the import-during-a-flood test.
+/// A jsonl file in `roost export` format with `count` messages, for the import-during-a-flood test; `raw` adds
+/// each message's stanza (for the stored-stanza migration test).
 enum ImportFile {
-    static func write(_ path: String, account: String, count: Int, prefix: String) throws {
+    static func write(_ path: String, account: String, count: Int, prefix: String, raw: Bool = false) throws {
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
@@ -288,7 +297,7 @@ enum ImportFile {
         for i in 1...count {
             let peer = "friend\(i % 50)@example.org"
             chunk += """
-                {"version":1,"event":"message","account":"\(account)","conversation":"\(peer)","direction":"in","type":"chat","from":"\(peer)/phone","to":"\(account)/roost","timestamp":"\(ExportTime.utc(base + Int64(i) * 1000))","received_at":"\(ExportTime.utc(base + Int64(i) * 1000))","body":"imported \(i)","message_id":"\(prefix)-\(i)","source":"import"}
+                {"version":1,"event":"message","account":"\(account)","conversation":"\(peer)","direction":"in","type":"chat","from":"\(peer)/phone","to":"\(account)/roost","timestamp":"\(ExportTime.utc(base + Int64(i) * 1000))","received_at":"\(ExportTime.utc(base + Int64(i) * 1000))","body":"imported \(i)","message_id":"\(prefix)-\(i)","source":"import"\(raw ? stanza(i, peer, account, prefix) : "")}
 
                 """
             if i % 5000 == 0 {
@@ -297,6 +306,11 @@ enum ImportFile {
             }
         }
         try handle.write(contentsOf: Data(chunk.utf8))
+    }
+
+    private static func stanza(_ i: Int, _ peer: String, _ account: String, _ prefix: String) -> String {
+        #","raw":"<message xmlns=\"jabber:client\" from=\"\#(peer)/phone\" to=\"\#(account)/roost\" type=\"chat\" "#
+            + #"id=\"\#(prefix)-\#(i)\"><body>imported \#(i)</body><markable xmlns=\"urn:xmpp:chat-markers:0\"/></message>""#
     }
 }
 

@@ -16,7 +16,7 @@ struct ArchivedMessageReading {
         """
         m.id, m.account_id, m.conversation, m.direction, m.type, m.from_jid, m.to_jid, m.sender_name, m.body, m.subject,
         m.thread, m.timestamp, m.received_at, m.stanza_id, m.stanza_id_by, m.stanza_id_trusted, m.origin_id, m.message_id,
-        m.replaces, m.retracted, m.is_carbon, m.source, \(includeRaw ? "m.raw" : "NULL"), m.edited,
+        m.replaces, m.retracted, m.is_carbon, m.source, \(includeRaw ? "roost_stanza(m.raw)" : "NULL"), m.edited,
         EXISTS (SELECT 1 FROM attachments a WHERE a.message_row = m.id), \(MessageRowReading.encryptionColumns),
         \(MessageRowReading.roomColumns), m.claimed_at, \(MessageSemanticsReading.columns),
         EXISTS (SELECT 1 FROM reactions r WHERE r.message_row = m.id)
@@ -57,7 +57,7 @@ struct ArchivedMessageReading {
         var revisions: [MessageRevision] = []
         try database.cached("""
             SELECT revision, body, from_jid, timestamp, received_at, stanza_id, stanza_id_trusted, origin_id, message_id,
-                   source, \(includeRaw ? "raw" : "NULL")
+                   source, \(includeRaw ? "roost_stanza(raw)" : "NULL")
             FROM message_revisions WHERE message_row = ? ORDER BY revision
             """).forEachRow([.integer(id)]) { row in
             revisions.append(MessageRevision(

@@ -129,7 +129,7 @@ final class Ingestor {
                 sender_name, body, subject, thread, timestamp, received_at, stanza_id, stanza_id_by, stanza_id_trusted,
                 origin_id, message_id, replaces, is_carbon, source, dedup_key, raw, delivery, occupant_id, real_jid, claimed_at,
                 reply_to, reply_to_jid)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, roost_stanza_pack(?), ?, ?, ?, ?, ?, ?)
             """, [
                 .integer(id), .integer(account), .text(record.conversation), .text(record.direction.rawValue),
                 .text(record.kind.rawValue), .text(record.from), .text(JIDText.bare(record.from)), .text(record.to),
@@ -297,7 +297,7 @@ final class Ingestor {
         try database.run("""
             INSERT INTO message_revisions (message_row, revision, body, from_jid, timestamp, received_at, stanza_id,
                 stanza_id_trusted, origin_id, message_id, dedup_key, source, raw)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, roost_stanza_pack(?))
             """, [
                 .integer(target.id), .integer(revision), SQLValue(record.body), .text(record.from), .integer(record.timestamp),
                 .integer(record.receivedAt), SQLValue(record.stanzaId), SQLValue(record.stanzaIdTrusted && record.stanzaId != nil),

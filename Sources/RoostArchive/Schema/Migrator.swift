@@ -13,6 +13,7 @@ enum Migrator {
         Migration(version: 9, name: "index of messages by account and conversation", sql: SchemaV9.sql),
         Migration(version: 10, name: "correction lookup index and stats counters", sql: SchemaV10.sql),
         Migration(version: 11, name: "redundant message id indexes dropped", sql: SchemaV11.sql),
+        Migration(version: 12, name: "stored stanzas compressed", sql: SchemaV12.sql, batches: SchemaV12.compressRows),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -31,11 +32,12 @@ enum Migrator {
         }
         for migration in migrations {
             do {
+                if let batches = migration.batches, try !isApplied(migration, database) {
+                    try batches(database)
+                }
                 try database.write { () throws(SQLiteError) in
                     // Checked inside the write lock: another process may have applied it meanwhile.
-                    let applied = try database.cached("SELECT 1 FROM schema_migrations WHERE version = ?")
-                        .scalarInt([.integer(Int64(migration.version))])
-                    guard applied == nil else { return }
+                    guard try !isApplied(migration, database) else { return }
                     try database.execute(migration.sql)
                     try database.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                                      [.integer(Int64(migration.version)), .text(migration.name), .integer(now)])
@@ -48,6 +50,10 @@ enum Migrator {
         if version > latestVersion {
             throw .unsupportedSchemaVersion(found: version, supported: latestVersion)
         }
+    }
+
+    private static func isApplied(_ migration: Migration, _ database: Database) throws(SQLiteError) -> Bool {
+        try database.cached("SELECT 1 FROM schema_migrations WHERE version = ?").scalarInt([.integer(Int64(migration.version))]) != nil
     }
 
     static func currentVersion(_ database: Database) throws(SQLiteError) -> Int {

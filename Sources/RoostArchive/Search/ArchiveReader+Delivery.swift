@@ -14,7 +14,7 @@ extension ArchiveReader {
         try withDatabase { database throws(SQLiteError) -> [UnconfirmedMessage] in
             var rows: [UnconfirmedMessage] = []
             try database.cached("""
-                SELECT m.id, m.origin_id, m.to_jid, m.raw, m.delivery, m.timestamp FROM messages m JOIN accounts a ON a.id = m.account_id
+                SELECT m.id, m.origin_id, m.to_jid, roost_stanza(m.raw), m.delivery, m.timestamp FROM messages m JOIN accounts a ON a.id = m.account_id
                 WHERE a.jid = ? AND m.delivery IN ('pending', 'failed') AND m.origin_id IS NOT NULL ORDER BY m.id
                 """).forEachRow([.text(account)]) { row in
                 rows.append(UnconfirmedMessage(id: row.int(0), originId: row.text(1), to: row.text(2), rawStanza: row.optionalText(3),

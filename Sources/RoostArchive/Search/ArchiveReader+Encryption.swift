@@ -37,7 +37,7 @@ extension ArchiveReader {
         var rows: [UndecryptableMessage] = []
         try withDatabase { database throws(SQLiteError) in
             try database.cached("""
-                SELECT m.id, m.conversation, m.direction, m.raw, m.real_jid FROM messages m JOIN accounts a ON a.id = m.account_id
+                SELECT m.id, m.conversation, m.direction, roost_stanza(m.raw), m.real_jid FROM messages m JOIN accounts a ON a.id = m.account_id
                 WHERE a.jid = ? AND m.e2e_failure IS NOT NULL AND m.raw IS NOT NULL ORDER BY m.id LIMIT ?
                 """).forEachRow([.text(account), .integer(Int64(limit))]) { row in
                 rows.append(UndecryptableMessage(id: row.int(0), conversation: row.text(1),

@@ -76,13 +76,7 @@ struct ControlServerTests {
     }
 
     /// The client blocks on its socket, and the server answers on the cooperative pool: the test's blocking
-    /// calls run on a thread of their own so parallel tests cannot starve the pool.
-    private func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
-        }
-    }
-
+    /// calls run on a thread of their own (`offPool`) so parallel tests cannot starve the pool.
     private func ask(_ client: ControlClient, _ line: String) async throws -> [String: Any] {
         let answer = try #require(try await offPool { client.exchange(Data(line.utf8), timeoutSeconds: 120) })
         return try #require(try JSONSerialization.jsonObject(with: answer) as? [String: Any])
@@ -135,7 +129,9 @@ struct ControlServerTests {
         let (server, path) = try serving(folder)
         defer { server.stop() }
         let client = try #require(ControlClient.connect(path: path))
-        let status = try await offPool { try client.status() }
+        // The server answers on this test process's cooperative pool (two threads on two cores), which the
+        // suite's other tests can hold for tens of seconds at its start: the same deadline as `ask`.
+        let status = try await offPool { try client.status(timeoutSeconds: 120) }
         #expect(status.accounts.count == 1)
         #expect(status.accounts[0].isFailed)
         #expect(status.accounts[0].detail.contains("not-authorized"))
@@ -183,7 +179,7 @@ struct ControlServerTests {
         let refused = try await ask(busy, #"{"command": "roster.list", "account": "me@example.org"}"#)
         #expect((refused["error"] as? [String: Any])?["message"] as? String == "the agent is busy with \(ControlProtocol.maxConnections) control connections; only status and ping are answered now; try again")
         let client = try #require(ControlClient.connect(path: path))
-        let status = try await offPool { try client.status() }
+        let status = try await offPool { try client.status(timeoutSeconds: 120) }
         #expect(status.pid == getpid())
         // The idle ones are closed after the idle timeout (10 s), freeing their slots.
         try await waitUntil("the idle connections to be closed", timeout: .seconds(Double(ControlProtocol.idleTimeoutSeconds) + 20)) {
@@ -209,7 +205,7 @@ struct ControlServerTests {
         let other = try #require(ControlClient.connect(path: path))
         let ping = try await ask(other, #"{"command": "ping"}"#)
         #expect(ping["ok"] as? Bool == true)
-        let status = try await offPool { try other.status() }
+        let status = try await offPool { try other.status(timeoutSeconds: 120) }
         #expect(status.accounts.count == 1)
         #expect(gate.arrived == 1)
         gate.open()

@@ -5,7 +5,7 @@ import RoostTestSupport
 /// Runs the built `roost` binary (beside the test bundle, `RoostBinary.path`) against a temporary config
 /// whose only setting is the archive path, and captures stdout, stderr and the exit status; a run that takes
 /// longer than `timeout` is killed and reported.
-final class ExportCLISandbox {
+final class ExportCLISandbox: Sendable {
     let folder: String
     var archive: String { folder + "/archive.sqlite" }
     var config: String { folder + "/config.ini" }

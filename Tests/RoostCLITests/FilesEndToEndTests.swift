@@ -53,7 +53,7 @@ struct FilesEndToEndTests {
         let config = try config(pair, files: "allow_private_addresses = true")
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await FilesKit.offPool { try roost.waitForLog("online") }
+        try await offPool { try roost.waitForLog("online") }
 
         // A small red picture and a large blue one (over 1600 px: the html export shows a thumbnail).
         let red = dir + "/bob.png", blue = dir + "/holiday.png"
@@ -169,7 +169,7 @@ struct FilesEndToEndTests {
         let config = try config(pair, files: "allow_private_addresses = true\nmax_size = 200K")
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await FilesKit.offPool { try roost.waitForLog("online") }
+        try await offPool { try roost.waitForLog("online") }
         let target = try pair.alice.with(resource: "roost").description
         let host = try FileHost(root: dir + "/www")
 
@@ -178,7 +178,7 @@ struct FilesEndToEndTests {
         try FilesKit.write(stranger, Data((0..<5000).map { UInt8($0 % 251) }))
         try await FilesKit.peer(carol, carolPassword, ["upload", target, stranger])
         _ = try await FilesKit.waitForFile(config: config) { $0["name"] as? String == "from-carol.bin" && $0["state"] as? String == "refused:not-a-contact" }
-        try await FilesKit.offPool { try roost.waitForLog("not a contact") }
+        try await offPool { try roost.waitForLog("not a contact") }
         let fetched = try await FilesKit.roost(["files", "fetch", "--config", config, "--json", "from:\(carol)"])
         #expect(fetched.status == 0, "\(fetched.stdout)\(fetched.stderr)")
         #expect(fetched.jsonLines.first?["state"] as? String == "stored")
@@ -236,14 +236,14 @@ struct FilesEndToEndTests {
         let config = try config(pair, files: "allow_private_addresses = false\ndownload = all")
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await FilesKit.offPool { try roost.waitForLog("online") }
+        try await offPool { try roost.waitForLog("online") }
         let target = try pair.alice.with(resource: "roost").description
         let byAddress = "http://127.0.0.2:\(other.port)/secret.txt", byName = "http://localhost:\(named.port)/secret.txt"
         try await FilesKit.peer(pair.bob, pair.bobPassword, ["send", target, byAddress, byName])
         for url in [byAddress, byName] {
             _ = try await FilesKit.waitForFile(config: config) { $0["url"] as? String == url && $0["state"] as? String == "refused:private-address" }
         }
-        try await FilesKit.offPool { try roost.waitForLog("private or local address") }
+        try await offPool { try roost.waitForLog("private or local address") }
         #expect(other.requests.isEmpty && named.requests.isEmpty, "no request left Roost")
         // `roost files fetch` does not override the address rule either.
         let fetched = try await FilesKit.roost(["files", "fetch", "--retry-failed", "--config", config, "--json"])
@@ -266,7 +266,7 @@ struct FilesEndToEndTests {
         let config = try config(pair, files: "allow_private_addresses = true\nretry_seconds = 6")
         var roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await FilesKit.offPool { [roost] in try roost.waitForLog("online") }
+        try await offPool { [roost] in try roost.waitForLog("online") }
         let url = "http://127.0.0.1:\(host.port)/report.pdf"
         try await FilesKit.peer(pair.bob, pair.bobPassword, ["send", try pair.alice.with(resource: "roost").description, url])
         // The server goes down halfway through: a failure, with a retry scheduled in the archive.
@@ -297,7 +297,7 @@ struct FilesEndToEndTests {
         let config = try config(pair, files: "allow_private_addresses = true")
         let roost = try RoostBinary.start(["run", "--config", config, "--log-level", "debug"])
         defer { roost.stop(signal: SIGKILL) }
-        try await FilesKit.offPool { try roost.waitForLog("online") }
+        try await offPool { try roost.waitForLog("online") }
         let good = "aesgcm://127.0.0.1:\(host.port)/4f2a.png#\(fragment)"
         let bad = "aesgcm://127.0.0.1:\(host.port)/9c1e.png#\(tampered)"
         try await FilesKit.peer(pair.bob, pair.bobPassword, ["send", try pair.alice.with(resource: "roost").description, good, bad])
@@ -332,7 +332,7 @@ struct FilesEndToEndTests {
         let pinned = try FileHost(root: www, tls: true)
         let stranger = try RoostBinary.startProgram(FilesKit.python, [FilesKit.fixtures + "file_server.py", "--root", www, "--tls", strangerCert, strangerKey])
         defer { stranger.stop(signal: SIGKILL) }
-        try await FilesKit.offPool { try stranger.waitForLog("listening") }
+        try await offPool { try stranger.waitForLog("listening") }
         let strangerPort = try #require(FilesKit.jsonLines(stranger.stderrSoFar).first?["port"] as? Int)
         let config = try pair.dir.write("config.ini", """
             [general]
@@ -350,7 +350,7 @@ struct FilesEndToEndTests {
             """)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await FilesKit.offPool { try roost.waitForLog("online") }
+        try await offPool { try roost.waitForLog("online") }
         let good = "https://127.0.0.1:\(pinned.port)/pinned.txt", bad = "https://127.0.0.1:\(strangerPort)/pinned.txt"
         try await FilesKit.peer(pair.bob, pair.bobPassword, ["send", try pair.alice.with(resource: "roost").description, good, bad])
         _ = try await FilesKit.waitForFile(config: config) { $0["url"] as? String == good && $0["state"] as? String == "stored" }
@@ -374,7 +374,7 @@ struct FilesEndToEndTests {
             let listener = try RoostBinary.startProgram(FilesKit.python, [FilesKit.peerScript, "--jid", pair.bob.description,
                                                                           "--password", pair.bobPassword, "listen", "20", "--download"])
             defer { listener.stop(signal: SIGKILL) }
-            try await FilesKit.offPool { try listener.waitForLog("\"online\"") }
+            try await offPool { try listener.waitForLog("\"online\"") }
             let result = try await FilesKit.roost(["send", "--config", config, "--json", pair.bob.description] + arguments)
             let deadline = Date().addingTimeInterval(20)
             while Date() < deadline, !listener.stderrSoFar.contains("\"downloaded\""), result.status == 0 { try await Task.sleep(for: .milliseconds(100)) }
@@ -398,8 +398,8 @@ struct FilesEndToEndTests {
         // Through the running agent.
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await FilesKit.offPool { try roost.waitForLog("control socket") }
-        try await FilesKit.offPool { try roost.waitForLog("online") }
+        try await offPool { try roost.waitForLog("control socket") }
+        try await offPool { try roost.waitForLog("online") }
         let second = dir + "/second.png"
         try await FilesKit.fixture("make_png.py", [second, "120", "90", "1", "2", "3"])
         let (viaAgent, seenAgain) = try await sendAndReceive(["--file", second])

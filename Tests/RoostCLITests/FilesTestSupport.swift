@@ -9,14 +9,6 @@ enum FilesKit {
     static let python = ProcessInfo.processInfo.environment["ROOST_TEST_PYTHON"] ?? "/usr/bin/python3"
     static let peerScript = TestServer.packageRoot + "/contrib/scripts/xmpp-peer.py"
 
-    /// Blocking work (a child process, a wait) on a thread of its own, so the tests of this suite never hold the
-    /// cooperative pool that the rest of the suite's tests need.
-    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
-        }
-    }
-
     /// `run` off the pool.
     @discardableResult
     static func run(_ program: String, _ arguments: [String], timeout: TimeInterval = 60) async throws -> (status: Int32, output: String) {

@@ -12,7 +12,7 @@ import Testing
         let file = sandbox.folder + "/history.jsonl"
         let total = 120_000
         let prefix = "crash-\(UUID().uuidString.prefix(6))"
-        try ImportFile.write(file, account: "me@example.org", count: total, prefix: prefix)
+        try await offPool { try ImportFile.write(file, account: "me@example.org", count: total, prefix: prefix) }
         let importer = try RoostBinary.start(["import", "--config", sandbox.config, file])
         defer { importer.stop(signal: SIGKILL) }
         // Killed as soon as a first transaction has committed (the import is under way, with more to write). The
@@ -46,7 +46,7 @@ import Testing
         #expect(try ZeroLossSQL.count(sandbox.archive, "message_fts_docsize") == partial)
         #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT coalesce(sum(messages), 0) FROM conversation_counts") == partial)
 
-        let again = try sandbox.roost(["import", file], timeout: 900)
+        let again = try await offPool { try sandbox.roost(["import", file], timeout: 900) }
         #expect(again.status == 0, "\(again.stderr)")
         let summary = again.stdout.replacingOccurrences(of: ",", with: "")
         #expect(summary.contains("imported \(total - partial) new messages (\(partial) already archived)"), "\(again.stdout)")
@@ -71,7 +71,7 @@ import Testing
         let file = sandbox.folder + "/history.jsonl"
         let total = 120_000
         let prefix = "build-\(UUID().uuidString.prefix(6))"
-        try ImportFile.write(file, account: "me@example.org", count: total, prefix: prefix)
+        try await offPool { try ImportFile.write(file, account: "me@example.org", count: total, prefix: prefix) }
         let importer = try RoostBinary.start(["import", "--config", sandbox.config, file])
         defer { importer.stop(signal: SIGKILL) }
         let archive = sandbox.archive, pid = importer.pid
@@ -110,7 +110,7 @@ import Testing
         let found = try sandbox.roost(["search", "--json", "\"imported \(total)\""])
         #expect(found.status == 0 && found.stdout.contains("\"imported \(total)\""), "\(found.stdout)\(found.stderr)")
 
-        let again = try sandbox.roost(["import", file], timeout: 900)
+        let again = try await offPool { try sandbox.roost(["import", file], timeout: 900) }
         #expect(again.status == 0, "\(again.stderr)")
         let summary = again.stdout.replacingOccurrences(of: ",", with: "")
         #expect(summary.contains("imported 0 new messages (\(total) already archived)"), "\(again.stdout)")

@@ -11,10 +11,11 @@ import Testing
         let sandbox = try ExportCLISandbox()
         let file = sandbox.folder + "/history.jsonl"
         let total = 60_000
-        try ImportFile.write(file, account: "me@example.org", count: total, prefix: "mig-\(UUID().uuidString.prefix(6))", raw: true)
-        let imported = try sandbox.roost(["import", file], timeout: 900)
+        let prefix = "mig-\(UUID().uuidString.prefix(6))"
+        try await offPool { try ImportFile.write(file, account: "me@example.org", count: total, prefix: prefix, raw: true) }
+        let imported = try await offPool { try sandbox.roost(["import", file], timeout: 900) }
         #expect(imported.status == 0, "\(imported.stderr)")
-        let before = try exportedMessages(sandbox, "before")
+        let before = try await offPool { try exportedMessages(sandbox, "before") }
         #expect(before.count == total && before.allSatisfy { $0.contains(#""raw":"<message"#) })
 
         // The archive as schema v11 left it: every stanza as text, version 12 not recorded.
@@ -47,14 +48,14 @@ import Testing
         #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT count(*) FROM schema_migrations WHERE version = 12") == 0)
         #expect(try ArchiveCount.sqlite(sandbox.archive, "PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
         // Half-migrated, the archive reads the same: every reader goes through the one accessor.
-        #expect(try exportedMessages(sandbox, "half") == before)
+        #expect(try await offPool { try exportedMessages(sandbox, "half") } == before)
 
-        let again = try sandbox.roost(["import", file], timeout: 900)
+        let again = try await offPool { try sandbox.roost(["import", file], timeout: 900) }
         #expect(again.status == 0, "\(again.stderr)")
         #expect(try blobs(sandbox.archive) == total)
         #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT count(*) FROM schema_migrations WHERE version = 12") == 1)
         #expect(try ArchiveCount.sqlite(sandbox.archive, "PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
-        #expect(try exportedMessages(sandbox, "after") == before)
+        #expect(try await offPool { try exportedMessages(sandbox, "after") } == before)
         let found = try sandbox.roost(["search", "--json", "\"imported \(total)\""])
         #expect(found.status == 0 && found.stdout.contains("\"imported \(total)\""), "\(found.stdout)\(found.stderr)")
     }

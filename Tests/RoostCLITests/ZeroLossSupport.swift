@@ -131,13 +131,6 @@ extension ZeroLossRig {
 
 // MARK: - Test support for the fault tests
 
-/// Runs blocking work (a child process to completion) on a thread of its own, not on the cooperative pool.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
-    }
-}
-
 enum ZeroLossSQL {
     static func scalar(_ archive: String, _ sql: String) throws -> Int {
         let text = try ArchiveCount.sqlite(archive, sql).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -56,9 +56,9 @@ public final class ControlClient: Sendable {
         return try decode([FileFetchRequest.Result].self, from: exchange(line, timeoutSeconds: 6 * 3600))
     }
 
-    public func status() throws(ActionFailure) -> AgentStatusReport {
+    public func status(timeoutSeconds: Int = 30) throws(ActionFailure) -> AgentStatusReport {
         let request = ControlRequest<NoArguments>(id: .number(1), command: "status", account: nil, arguments: nil)
-        return try decode(AgentStatusReport.self, from: exchange(ControlJSON.encode(request), timeoutSeconds: 30))
+        return try decode(AgentStatusReport.self, from: exchange(ControlJSON.encode(request), timeoutSeconds: timeoutSeconds))
     }
 
     private func decode<Result: Codable>(_ type: Result.Type, from answer: Data?) throws(ActionFailure) -> Result {

@@ -15,27 +15,9 @@ import Testing
         try await offPool { try ImportFile.write(file, account: "me@example.org", count: total, prefix: prefix) }
         let importer = try RoostBinary.start(["import", "--config", sandbox.config, file])
         defer { importer.stop(signal: SIGKILL) }
-        // Killed as soon as a first transaction has committed (the import is under way, with more to write). The
-        // watch runs on a thread of its own: on a cooperative pool busy with other tests it could be late by a
-        // whole import.
-        let archive = sandbox.archive, pid = importer.pid
-        let killed = try await offPool { () -> Bool in
-            let deadline = Date().addingTimeInterval(600)
-            // Read in-process, every 5 ms: a sqlite3 process per look was once too slow to see the import between
-            // its first and its last commit.
-            var database: Database?
-            while Date() < deadline {
-                if database == nil, FileManager.default.fileExists(atPath: archive) {
-                    database = try? Database(path: archive, mode: .readOnly)
-                }
-                // Before its schema exists, the new archive has no messages table yet.
-                if let committed = try? database?.cached("SELECT count(*) FROM messages").scalarInt(), committed > 0 {
-                    kill(pid, SIGKILL)
-                    return true
-                }
-                usleep(5_000)
-            }
-            return false
+        // Killed as soon as a first transaction has committed (the import is under way, with more to write).
+        let killed = try await killWhen(importer.pid, archive: sandbox.archive, within: 600) { database throws(SQLiteError) in
+            try database.cached("SELECT count(*) FROM messages").scalarInt() ?? 0 > 0
         }
         #expect(killed, "no batch was committed within 600 s: \(importer.stderrSoFar.suffix(2000))")
         try await waitUntil("the importer to die", timeout: .seconds(30)) { !importer.isRunning }
@@ -74,27 +56,11 @@ import Testing
         try await offPool { try ImportFile.write(file, account: "me@example.org", count: total, prefix: prefix) }
         let importer = try RoostBinary.start(["import", "--config", sandbox.config, file])
         defer { importer.stop(signal: SIGKILL) }
-        let archive = sandbox.archive, pid = importer.pid
         // Killed once every row is committed while the indexes are still missing: the index build is under way.
-        let killed = try await offPool { () -> Bool in
-            let deadline = Date().addingTimeInterval(900)
-            var database: Database?
-            while Date() < deadline {
-                if database == nil, FileManager.default.fileExists(atPath: archive) {
-                    database = try? Database(path: archive, mode: .readOnly)
-                }
-                let seen = try? database?.read { () throws(SQLiteError) -> (Int64, Int64) in
-                    (try database?.cached("SELECT count(*) FROM messages").scalarInt() ?? 0,
-                     try database?.cached("SELECT count(*) FROM sqlite_master WHERE name = 'messages_dedup'").scalarInt() ?? 0)
-                }
-                if let seen, seen.0 == Int64(total), seen.1 == 0 {
-                    kill(pid, SIGKILL)
-                    return true
-                }
-                if !FileManager.default.fileExists(atPath: "/proc/\(pid)") { return false }
-                usleep(2_000)
-            }
-            return false
+        let killed = try await killWhen(importer.pid, archive: sandbox.archive, within: 900) { database throws(SQLiteError) in
+            let rows = try database.cached("SELECT count(*) FROM messages").scalarInt()
+            let indexes = try database.cached("SELECT count(*) FROM sqlite_master WHERE name = 'messages_dedup'").scalarInt()
+            return rows == Int64(total) && indexes == 0
         }
         #expect(killed, "the import was never seen between its last commit and its index build: \(importer.stderrSoFar.suffix(2000))")
         try await waitUntil("the importer to die", timeout: .seconds(30)) { !importer.isRunning }

@@ -28,18 +28,8 @@ import Testing
         // Any command that opens the archive for writing migrates it first; re-importing the same file adds nothing.
         let migrating = try RoostBinary.start(["import", "--config", sandbox.config, file])
         defer { migrating.stop(signal: SIGKILL) }
-        let archive = sandbox.archive, pid = migrating.pid
-        let killed = try await offPool { () -> Bool in
-            let database = try Database(path: archive, mode: .readOnly)
-            let deadline = Date().addingTimeInterval(600)
-            while Date() < deadline {
-                if let done = try? database.cached("SELECT count(*) FROM messages WHERE typeof(raw) = 'blob'").scalarInt(), done > 0 {
-                    kill(pid, SIGKILL)
-                    return true
-                }
-                usleep(2_000)
-            }
-            return false
+        let killed = try await killWhen(migrating.pid, archive: sandbox.archive, within: 600) { database throws(SQLiteError) in
+            try database.cached("SELECT count(*) FROM messages WHERE typeof(raw) = 'blob'").scalarInt() ?? 0 > 0
         }
         #expect(killed, "no migration batch was committed within 600 s: \(migrating.stderrSoFar.suffix(2000))")
         try await waitUntil("the migrating process to die", timeout: .seconds(30)) { !migrating.isRunning }

@@ -131,6 +131,31 @@ extension ZeroLossRig {
 
 // MARK: - Test support for the fault tests
 
+/// SIGKILLs `pid` the moment `condition` holds for `archive`: true when it was killed, false when the process ended
+/// first or `seconds` passed. The archive is read in-process (a read-only connection, opened once the file exists)
+/// every 2 ms on a thread of its own: a sqlite3 process per look was once too slow to see an import between its
+/// first and its last commit, and on a cooperative pool busy with other tests the watch could be late by a whole
+/// import. `condition` runs inside one read transaction; an error (no schema yet) counts as not yet.
+func killWhen(_ pid: pid_t, archive: String, within seconds: TimeInterval,
+              _ condition: @escaping @Sendable (Database) throws(SQLiteError) -> Bool) async throws -> Bool {
+    try await offPool {
+        let deadline = Date().addingTimeInterval(seconds)
+        var database: Database?
+        while Date() < deadline {
+            if database == nil, FileManager.default.fileExists(atPath: archive) {
+                database = try? Database(path: archive, mode: .readOnly)
+            }
+            if let database, (try? database.read { () throws(SQLiteError) -> Bool in try condition(database) }) == true {
+                kill(pid, SIGKILL)
+                return true
+            }
+            if !FileManager.default.fileExists(atPath: "/proc/\(pid)") { return false }
+            usleep(2_000)
+        }
+        return false
+    }
+}
+
 enum ZeroLossSQL {
     static func scalar(_ archive: String, _ sql: String) throws -> Int {
         let text = try ArchiveCount.sqlite(archive, sql).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -14,7 +14,7 @@ final class WebApp {
     private let browser: ArchiveBrowser
     private let live: LiveHub
     private let exports: ExportJobs
-    private let readMarks: ReadMarks
+    private let markReadRequests: MarkReadRequests
     private let previews: Previews?
 
     init(options: ServeOptions, reader: ArchiveReader, thread: GMainThread) throws(ServeError) {
@@ -25,7 +25,7 @@ final class WebApp {
         access = WebAccess(port: port, hostNames: options.hostNames)
         live = LiveHub(browser: browser, archivePath: options.archivePath, thread: thread, log: options.log)
         exports = ExportJobs(archivePath: options.archivePath, timeZone: options.timeZone, thread: thread, log: options.log)
-        readMarks = ReadMarks(archivePath: options.archivePath, thread: thread, log: options.log)
+        markReadRequests = MarkReadRequests(archivePath: options.archivePath, thread: thread, log: options.log)
         previews = options.thumbnails.map { Previews(maker: $0, thread: thread) }
         server.handle { [unowned self] exchange in self.handle(exchange) }
     }
@@ -254,7 +254,7 @@ final class WebApp {
         return fields
     }
 
-    /// POST /read: the "Mark read" button of a conversation page (`ReadMarks`); the answer sends the browser
+    /// POST /read: the "Mark read" button of a conversation page (`MarkReadRequests`); the answer sends the browser
     /// back to the page (303), which shows the conversation read.
     private func markRead(_ exchange: HTTPExchange) {
         guard let fields = ownForm(exchange, "Conversations are marked read") else { return }
@@ -269,7 +269,7 @@ final class WebApp {
         // Back to a page of this server only (a path, never another site).
         let back = fields["back"].flatMap { $0.hasPrefix("/") && !$0.hasPrefix("//") && !$0.contains("\\") ? $0 : nil }
             ?? WebLinks().conversation(accountID: account, jid: jid, at: nil)
-        readMarks.mark(exchange, account: accountJID, conversation: jid) { [unowned self] failure in
+        markReadRequests.mark(exchange, account: accountJID, conversation: jid) { [unowned self] failure in
             if let failure {
                 self.page(exchange, status: 503, WebPages.message(title: "Not marked read", text: failure))
             } else {

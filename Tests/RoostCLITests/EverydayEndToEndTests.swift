@@ -121,7 +121,10 @@ struct EverydayEndToEndTests {
         do {
             _ = try await bob.presence("subscribed", from: alice, timeout: .seconds(30))
         } catch {
-            Issue.record("\(error)\nagent log:\n\(agent.stderrSoFar.suffix(6000))")
+            // The server's view of both rosters says which side lost the approval (seen only under heavy load).
+            let bobsRoster = (try? await bob.call("roster-get"))?.fields["items"].map { "\($0)" } ?? "(roster-get failed)"
+            let alicesRoster = (try? roost.run(["roster", "--json"]).stdout) ?? "(roost roster failed)"
+            Issue.record("\(error)\nbob's roster: \(bobsRoster)\nalice's roster: \(alicesRoster)\nagent log:\n\(agent.stderrSoFar.suffix(6000))")
             throw error
         }
         try await waitUntil("subscription both") { try roost.rosterEntry(bob.jid)?["subscription"] as? String == "both" }

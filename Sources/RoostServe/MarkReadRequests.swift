@@ -9,7 +9,7 @@ import RoostNotify
 /// the agent's batch, when one is in flight), so it runs on a worker thread; the server's thread answers when
 /// it is done. The pages read the new state through their read-only connection like any other commit, so every
 /// open list updates live, in this browser and in others.
-final class ReadMarks {
+final class MarkReadRequests {
     private let archivePath: String
     private let thread: GMainThread
     private let log: ServeLog
@@ -28,8 +28,8 @@ final class ReadMarks {
     private var nextRequest = 0
 
     private final class Weak {
-        weak var marks: ReadMarks?
-        init(_ marks: ReadMarks) { self.marks = marks }
+        weak var marks: MarkReadRequests?
+        init(_ marks: MarkReadRequests) { self.marks = marks }
     }
 
     /// Marks `conversation` of `account` read and answers with `done` (on the server's thread): nil, or what failed.

@@ -70,8 +70,23 @@ public enum OneShotLogin {
         let result: Result<Action.Result, ActionFailure>
         do { result = .success(try await action.perform(in: context)) } catch { result = .failure(error) }
         await pipeline.drainAndStop()
+        await confirmHandled(client, log: log)
         await client.disconnect()
         return try result.get()
+    }
+
+    /// What an action sends without an answer (a presence, a message) counts once the server has handled it, and
+    /// the logout's wait for the server's `</stream:stream>` is short: on a loaded server a socket closed after it
+    /// can reset the connection before the server read those stanzas (a lost pre-approval was seen so). The server
+    /// handles a stream's stanzas in order, so the answer to a ping sent last — a result or an error — proves the
+    /// ones before it were handled.
+    static func confirmHandled(_ client: XMPPClient, log: Logger) async {
+        do {
+            _ = try await client.request(Ping.request(to: JID(parsing: client.configuration.jid.domain)), timeout: .seconds(60))
+        } catch {
+            if case .stanzaError = error { return }
+            log.warning("\(client.configuration.jid): the server did not confirm it handled what was sent: \(LogText.quote(error))")
+        }
     }
 
     /// Once the roster was fetched the server pushes changes to this resource too; RFC 6121 §2.1.6 wants each

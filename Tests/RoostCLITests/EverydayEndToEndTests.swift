@@ -124,7 +124,9 @@ struct EverydayEndToEndTests {
             // The server's view of both rosters says which side lost the approval (seen only under heavy load).
             let bobsRoster = (try? await bob.call("roster-get"))?.fields["items"].map { "\($0)" } ?? "(roster-get failed)"
             let alicesRoster = (try? roost.run(["roster", "--json"]).stdout) ?? "(roost roster failed)"
-            Issue.record("\(error)\nbob's roster: \(bobsRoster)\nalice's roster: \(alicesRoster)\nagent log:\n\(agent.stderrSoFar.suffix(6000))")
+            let serverText = server.logFile.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
+            let serverTrouble = serverText.split(separator: "\n").filter { $0.contains("\twarn\t") || $0.contains("\terror\t") || $0.contains("[warning]") || $0.contains("[error]") }
+            Issue.record("\(error)\nbob's roster: \(bobsRoster)\nalice's roster: \(alicesRoster)\nserver warnings and errors:\n\(serverTrouble.suffix(40).joined(separator: "\n"))\nagent log:\n\(agent.stderrSoFar.suffix(6000))")
             throw error
         }
         try await waitUntil("subscription both") { try roost.rosterEntry(bob.jid)?["subscription"] as? String == "both" }

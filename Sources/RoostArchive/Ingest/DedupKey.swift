@@ -37,13 +37,19 @@ enum DedupKey {
         return key
     }
 
-    /// What `messages.dedup_key` holds for an origin-id key (`SchemaV13`).
+    /// What `messages.dedup_key` holds for an origin-id key (`SchemaV13`; the SQL below and the migration's spell it
+    /// out, as the index definition must never change).
     static let storedOriginMarker = "o"
 
     /// What `messages.dedup_key` stores for a new row of `record` whose key is `key`.
     static func stored(_ key: String, for record: MessageRecord) -> String {
-        if let originId = record.originId, !originId.isEmpty { return storedOriginMarker }
-        return key
+        originID(of: record) == nil ? key : storedOriginMarker
+    }
+
+    /// The record's origin-id when its key is an origin-id key (the `?3` of `lookupSQL`), else nil.
+    static func originID(of record: MessageRecord) -> String? {
+        guard let originId = record.originId, !originId.isEmpty else { return nil }
+        return originId
     }
 
     /// The full key of a `messages` row, as SQL; `alias` is the table's alias in the query (`m.`), or empty.
@@ -57,20 +63,14 @@ enum DedupKey {
     /// The ids of the rows of account `?1` whose full key is `?2` (`?3` the key's origin-id, NULL for another
     /// kind), plus `extra` (a condition on `messages`), smallest first: the origin-id rows through
     /// `messages_origin`, the others through `messages_dedup`. Exactly the rows `dedup_key = ?2` found before v13.
-    static func lookupSQL(extra: String = "1", limit: Int? = 1) -> String {
+    static func lookupSQL(extra: String = "1") -> String {
         """
         SELECT id FROM messages WHERE id IN (
             SELECT id FROM messages WHERE account_id = ?1 AND origin_id = ?3 AND +dedup_key = 'o' AND \(fullKeySQL()) = ?2
             UNION ALL
             SELECT id FROM messages WHERE account_id = ?1 AND dedup_key = ?2 AND \(indexedCondition))
-        AND \(extra) ORDER BY id\(limit.map { " LIMIT \($0)" } ?? "")
+        AND \(extra) ORDER BY id LIMIT 1
         """
-    }
-
-    /// The origin-id of `key` when it is an origin-id key of `record` (the `?3` of `lookupSQL`).
-    static func originID(of record: MessageRecord) -> String? {
-        guard let originId = record.originId, !originId.isEmpty else { return nil }
-        return originId
     }
 
     static func register(on database: Database) throws(SQLiteError) {

@@ -137,9 +137,9 @@ final class Ingestor {
                 SQLValue(record.thread), .integer(record.timestamp), .integer(record.receivedAt), SQLValue(record.stanzaId),
                 SQLValue(record.stanzaIdBy ?? (trusted ? record.account : nil)), SQLValue(trusted), SQLValue(record.originId),
                 SQLValue(record.messageId), SQLValue(record.replaces), SQLValue(record.isCarbon), .text(record.source.rawValue),
-                .text(DedupKey.stored(key, for: record)), SQLValue(record.rawStanza), SQLValue(record.delivery?.rawValue), SQLValue(record.occupantId),
-                SQLValue(try realJID(of: record, account: account)), SQLValue(record.claimedAt), SQLValue(record.replyTo),
-                SQLValue(record.replyToJid),
+                .text(DedupKey.stored(key, for: record)), SQLValue(record.rawStanza), SQLValue(record.delivery?.rawValue),
+                SQLValue(record.occupantId), SQLValue(try realJID(of: record, account: account)), SQLValue(record.claimedAt),
+                SQLValue(record.replyTo), SQLValue(record.replyToJid),
             ])
         pendingIndex.append(PendingIndexEntry(id: id, body: record.body, subject: record.subject, sender: record.senderName))
         try attachAnnotations(to: id, record: record, account: account)

@@ -131,3 +131,37 @@ private enum ArchiveCount {
         return result
     }
 }
+
+/// `DeferredIndexes.definitions` must be exactly the indexes the migrations create: the bulk load drops and
+/// rebuilds them from there, so a migration changing one without it would silently undo the change.
+@Suite struct DeferredIndexesTests {
+    private static func normalized(_ sql: String) -> String {
+        sql.replacingOccurrences(of: "IF NOT EXISTS ", with: "").split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    private static func schema(_ path: String) throws -> [String: String] {
+        var indexes: [String: String] = [:]
+        try Database(path: path, mode: .readOnly).prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+            .forEachRow { row in
+                indexes[row.text(0)] = normalized(row.text(1))
+                return true
+            }
+        return indexes
+    }
+
+    @Test func definitionsAreWhatTheMigrationsCreate() throws {
+        let archive = TemporaryArchive()
+        _ = try archive.writer()
+        let migrated = try Self.schema(archive.path)
+        for definition in DeferredIndexes.definitions {
+            #expect(migrated[definition.name] == Self.normalized(definition.sql), "\(definition.name)")
+        }
+        // And a bulk load that dropped and rebuilt them leaves the same schema as the migrations.
+        let bulk = TemporaryArchive()
+        let writer = try bulk.writer()
+        writer.beginBulkLoad()
+        _ = try writer.commit([.message(Fixture.message("one", stanzaId: "s1", originId: "o1", messageId: "m1"))])
+        try writer.endBulkLoad()
+        #expect(try Self.schema(bulk.path) == migrated)
+    }
+}

@@ -306,7 +306,8 @@ enum ResidentMemory {
 /// A jsonl file in `roost export` format with `count` messages, for the import-during-a-flood test; `raw` adds
 /// each message's stanza (for the stored-stanza migration test).
 enum ImportFile {
-    static func write(_ path: String, account: String, count: Int, prefix: String, raw: Bool = false) throws {
+    /// `originIds`: every even message also carries an origin-id (so the archive holds both kinds of dedup key).
+    static func write(_ path: String, account: String, count: Int, prefix: String, raw: Bool = false, originIds: Bool = false) throws {
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
@@ -315,7 +316,7 @@ enum ImportFile {
         for i in 1...count {
             let peer = "friend\(i % 50)@example.org"
             chunk += """
-                {"version":1,"event":"message","account":"\(account)","conversation":"\(peer)","direction":"in","type":"chat","from":"\(peer)/phone","to":"\(account)/roost","timestamp":"\(ExportTime.utc(base + Int64(i) * 1000))","received_at":"\(ExportTime.utc(base + Int64(i) * 1000))","body":"imported \(i)","message_id":"\(prefix)-\(i)","source":"import"\(raw ? stanza(i, peer, account, prefix) : "")}
+                {"version":1,"event":"message","account":"\(account)","conversation":"\(peer)","direction":"in","type":"chat","from":"\(peer)/phone","to":"\(account)/roost","timestamp":"\(ExportTime.utc(base + Int64(i) * 1000))","received_at":"\(ExportTime.utc(base + Int64(i) * 1000))","body":"imported \(i)","message_id":"\(prefix)-\(i)"\(originIds && i % 2 == 0 ? ",\"origin_id\":\"\(prefix)-o\(i)\"" : ""),"source":"import"\(raw ? stanza(i, peer, account, prefix) : "")}
 
                 """
             if i % 5000 == 0 {

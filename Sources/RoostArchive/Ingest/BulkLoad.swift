@@ -17,12 +17,13 @@
 ///   `PRAGMA data_version` at the start of the next batch: the load builds the indexes in that transaction and
 ///   goes on as an ordinary import.
 enum DeferredIndexes {
-    /// The random-key indexes of `messages` as of `SchemaV11`. A migration that changes one of them must change
-    /// it here too.
+    /// The random-key indexes of `messages` as of `SchemaV13` (`messages_dedup` is partial since v13). A migration
+    /// that changes one of them must change it here too: `DeferredIndexesTests` compares these with what the
+    /// migrations create.
     static let definitions: [(name: String, sql: String)] = [
         ("messages_trusted_stanza_id",
          "CREATE UNIQUE INDEX IF NOT EXISTS messages_trusted_stanza_id ON messages(account_id, stanza_id_by, stanza_id) WHERE stanza_id_trusted = 1"),
-        ("messages_dedup", "CREATE INDEX IF NOT EXISTS messages_dedup ON messages(account_id, dedup_key)"),
+        ("messages_dedup", SchemaV13.dedupIndexSQL),
         ("messages_account_message_id",
          "CREATE INDEX IF NOT EXISTS messages_account_message_id ON messages(account_id, conversation, message_id) WHERE message_id IS NOT NULL"),
         ("messages_origin", "CREATE INDEX IF NOT EXISTS messages_origin ON messages(account_id, origin_id) WHERE origin_id IS NOT NULL"),
@@ -87,8 +88,9 @@ final class BulkKeys {
             switch self {
             case .trusted:
                 "SELECT 1 FROM messages WHERE id = ?1 AND account_id = ?2 AND stanza_id_by = ?3 AND stanza_id = ?4 AND stanza_id_trusted = 1"
-            case .dedup: "SELECT 1 FROM messages WHERE id = ?1 AND account_id = ?2 AND dedup_key = ?3"
-            case .untrusted: "SELECT 1 FROM messages WHERE id = ?1 AND account_id = ?2 AND dedup_key = ?3 AND stanza_id_trusted = 0"
+            case .dedup: "SELECT 1 FROM messages WHERE id = ?1 AND account_id = ?2 AND \(DedupKey.fullKeySQL()) = ?3"
+            case .untrusted:
+                "SELECT 1 FROM messages WHERE id = ?1 AND account_id = ?2 AND \(DedupKey.fullKeySQL()) = ?3 AND stanza_id_trusted = 0"
             case .messageID: "SELECT 1 FROM messages WHERE id = ?1 AND account_id = ?2 AND conversation = ?3 AND message_id = ?4"
             case .originID: "SELECT 1 FROM messages WHERE id = ?1 AND account_id = ?2 AND conversation = ?3 AND origin_id = ?4"
             case .stanzaID: "SELECT 1 FROM messages WHERE id = ?1 AND account_id = ?2 AND conversation = ?3 AND stanza_id = ?4"

@@ -137,9 +137,9 @@ final class Ingestor {
                 SQLValue(record.thread), .integer(record.timestamp), .integer(record.receivedAt), SQLValue(record.stanzaId),
                 SQLValue(record.stanzaIdBy ?? (trusted ? record.account : nil)), SQLValue(trusted), SQLValue(record.originId),
                 SQLValue(record.messageId), SQLValue(record.replaces), SQLValue(record.isCarbon), .text(record.source.rawValue),
-                .text(key), SQLValue(record.rawStanza), SQLValue(record.delivery?.rawValue), SQLValue(record.occupantId),
-                SQLValue(try realJID(of: record, account: account)), SQLValue(record.claimedAt), SQLValue(record.replyTo),
-                SQLValue(record.replyToJid),
+                .text(DedupKey.stored(key, for: record)), SQLValue(record.rawStanza), SQLValue(record.delivery?.rawValue),
+                SQLValue(record.occupantId), SQLValue(try realJID(of: record, account: account)), SQLValue(record.claimedAt),
+                SQLValue(record.replyTo), SQLValue(record.replyToJid),
             ])
         pendingIndex.append(PendingIndexEntry(id: id, body: record.body, subject: record.subject, sender: record.senderName))
         try attachAnnotations(to: id, record: record, account: account)
@@ -175,9 +175,8 @@ final class Ingestor {
                 """) {
                 return id
             }
-            let untrusted = try bulkOrSQL(.untrusted, account: account, key, sql: """
-                SELECT id FROM messages WHERE account_id = ?1 AND dedup_key = ?2 AND stanza_id_trusted = 0 ORDER BY id LIMIT 1
-                """)
+            let untrusted = try bulkOrSQL(.untrusted, account: account, key, extra: SQLValue(DedupKey.originID(of: record)),
+                                          sql: DedupKey.lookupSQL(extra: "stanza_id_trusted = 0"))
             if let id = untrusted {
                 try database.run("UPDATE messages SET stanza_id = ?, stanza_id_by = ?, stanza_id_trusted = 1 WHERE id = ?",
                                  [.text(stanzaId), .text(by), .integer(id)])
@@ -186,12 +185,14 @@ final class Ingestor {
             }
             return nil
         }
-        return try bulkOrSQL(.dedup, account: account, key, sql: "SELECT id FROM messages WHERE account_id = ?1 AND dedup_key = ?2 LIMIT 1")
+        return try bulkOrSQL(.dedup, account: account, key, extra: SQLValue(DedupKey.originID(of: record)), sql: DedupKey.lookupSQL())
     }
 
     /// A lookup by one key: from `bulkKeys` during a bulk load, else (or when it does not know) by `sql`
-    /// (?1 the account, ?2 and ?3 the key's texts), which without the index scans the table.
-    func bulkOrSQL(_ kind: BulkKeys.Kind, account: Int64, _ first: String, _ second: String? = nil, sql: String) throws(SQLiteError) -> Int64? {
+    /// (?1 the account, ?2 and ?3 the key's texts, or ?3 `extra` when given: a value the SQL needs, not part of
+    /// the key), which without the index scans the table.
+    func bulkOrSQL(_ kind: BulkKeys.Kind, account: Int64, _ first: String, _ second: String? = nil, extra: SQLValue? = nil,
+                   sql: String) throws(SQLiteError) -> Int64? {
         if let bulkKeys {
             switch try bulkKeys.lookup(kind, account: account, first, second) {
             case .none: return nil
@@ -201,6 +202,7 @@ final class Ingestor {
         }
         var values: [SQLValue] = [.integer(account), .text(first)]
         if let second { values.append(.text(second)) }
+        if let extra { values.append(extra) }
         return try database.cached(sql).scalarInt(values)
     }
 
@@ -289,7 +291,7 @@ final class Ingestor {
                 INSERT INTO message_revisions (message_row, revision, body, from_jid, timestamp, received_at, stanza_id,
                     stanza_id_trusted, origin_id, message_id, dedup_key, source, raw)
                 SELECT id, 0, body, from_jid, timestamp, received_at, stanza_id, stanza_id_trusted, origin_id, message_id,
-                    dedup_key, source, raw
+                    \(DedupKey.fullKeySQL()), source, raw
                 FROM messages WHERE id = ?
                 """, [.integer(target.id)])
         }

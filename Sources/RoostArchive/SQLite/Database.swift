@@ -47,6 +47,7 @@ package final class Database {
         sqlite3_extended_result_codes(db, 1)
         try SearchTextFunctions.register(on: self)
         try StoredStanza.register(on: self)
+        try DedupKey.register(on: self)
         if mode == .readWrite {
             try execute("PRAGMA journal_mode = WAL")
             try execute("PRAGMA synchronous = \(synchronous.rawValue)")

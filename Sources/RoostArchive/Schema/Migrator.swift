@@ -14,6 +14,7 @@ enum Migrator {
         Migration(version: 10, name: "correction lookup index and stats counters", sql: SchemaV10.sql),
         Migration(version: 11, name: "redundant message id indexes dropped", sql: SchemaV11.sql),
         Migration(version: 12, name: "stored stanzas compressed", sql: SchemaV12.sql, batches: SchemaV12.compressRows),
+        Migration(version: 13, name: "origin-id dedup keys not stored twice", sql: SchemaV13.sql, batches: SchemaV13.markOriginKeys),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

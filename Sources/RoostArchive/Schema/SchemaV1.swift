@@ -20,6 +20,7 @@
 ///    - `m|conversation|from full JID|message id|body hash` when it has a stanza `id`;
 ///    - `t|conversation|from full JID|timestamp in whole seconds|body hash` otherwise.
 ///    (conversation compared case-insensitively; body hash = FNV-1a 64 of the UTF-8 body, hex.)
+///    Since `SchemaV13` an origin-id key is stored as the marker `o` and rebuilt from its row (`DedupKey`).
 /// 3. A message with a trusted stanza-id is a duplicate when that id is stored; else, when a row with the same
 ///    fallback key exists *without* a trusted stanza-id, it is the same message seen before its stanza-id was
 ///    known: the row adopts the stanza-id and the insert is a duplicate. Rows with different trusted ids are

@@ -15,8 +15,8 @@ extension ArchiveReader {
             if !found, let originID, !originID.isEmpty {
                 let probe = MessageRecord(account: account, conversation: conversation, direction: direction, from: "", to: "",
                                           body: nil, timestamp: 0, originId: originID)
-                found = try database.cached("SELECT 1 FROM messages WHERE account_id = ? AND dedup_key = ? LIMIT 1")
-                    .scalarInt([.integer(accountID), .text(DedupKey.make(for: probe))]) != nil
+                found = try database.cached(DedupKey.lookupSQL())
+                    .scalarInt([.integer(accountID), .text(DedupKey.make(for: probe)), .text(originID)]) != nil
             }
         }
         return found

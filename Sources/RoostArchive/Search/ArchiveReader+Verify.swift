@@ -33,18 +33,18 @@ extension ArchiveReader {
     /// rules would have merged those. (Rows whose trusted ids differ are different messages even when their
     /// fallback keys agree, so such groups are not reported.)
     public func duplicateFallbackKeys(account: String) throws(ArchiveError) -> [DuplicateGroup] {
-        try duplicateGroups(account: account, keyColumn: "m.dedup_key", condition: "1", having: "min(m.stanza_id_trusted) = 0")
+        try duplicateGroups(account: account, keyColumn: DedupKey.fullKeySQL("m."), condition: "1", having: "min(m.stanza_id_trusted) = 0")
     }
 
     /// Whether a row with the record's fallback key but without a trusted stanza-id exists: the message is
     /// here, only not yet linked to its server id (ingesting the record would link it, not add a row).
     public func hasUnlinkedCopy(of record: MessageRecord) throws(ArchiveError) -> Bool {
-        let sql = """
-            SELECT m.id FROM messages m JOIN accounts a ON a.id = m.account_id
-            WHERE a.jid = ? AND m.dedup_key = ? AND m.stanza_id_trusted = 0 LIMIT 1
-            """
         return try withDatabase { database throws(SQLiteError) in
-            try database.prepare(sql).scalarInt([.text(record.account), .text(DedupKey.make(for: record))]) != nil
+            guard let account = try database.cached("SELECT id FROM accounts WHERE jid = ?").scalarInt([.text(record.account)]) else {
+                return false
+            }
+            return try database.prepare(DedupKey.lookupSQL(extra: "stanza_id_trusted = 0"))
+                .scalarInt([.integer(account), .text(DedupKey.make(for: record)), SQLValue(DedupKey.originID(of: record))]) != nil
         }
     }
 

@@ -5,6 +5,8 @@ extension ArchiveReader {
     /// Messages are looked up through the unique `messages_trusted_stanza_id` index, so a page costs one indexed
     /// query whatever the archive's size; `revisions` also searches corrections kept as revisions, which have no
     /// index on the id (a scan of `message_revisions`): for the final check of the few ids still missing.
+    /// (Here and in `trustedStanzaIDSummary`, `CROSS JOIN` makes SQLite read the small `message_revisions` first
+    /// and find each row's message by its key, instead of probing the revisions of every message of the account.)
     public func storedTrustedStanzaIDs(account: String, among ids: [String], revisions: Bool) throws(ArchiveError) -> Set<String> {
         var found = Set<String>()
         for start in stride(from: 0, to: ids.count, by: Self.verifyBatch) {
@@ -19,7 +21,7 @@ extension ArchiveReader {
 
                     UNION
                     SELECT r.stanza_id FROM message_revisions r
-                    JOIN messages m ON m.id = r.message_row JOIN accounts a ON a.id = m.account_id
+                    CROSS JOIN messages m ON m.id = r.message_row JOIN accounts a ON a.id = m.account_id
                     WHERE a.jid = ?1 AND r.stanza_id_trusted = 1 AND m.type != 'groupchat' AND r.stanza_id IN (\(list))
                     """
             }
@@ -73,7 +75,7 @@ extension ArchiveReader {
                 WHERE a.jid = ?1 AND m.stanza_id_trusted = 1 AND m.stanza_id IS NOT NULL AND m.stanza_id_by = a.jid
                 UNION ALL
                 SELECT r.stanza_id, r.timestamp, r.received_at FROM message_revisions r
-                JOIN messages m ON m.id = r.message_row JOIN accounts a ON a.id = m.account_id
+                CROSS JOIN messages m ON m.id = r.message_row JOIN accounts a ON a.id = m.account_id
                 WHERE a.jid = ?1 AND r.stanza_id_trusted = 1 AND r.stanza_id IS NOT NULL AND m.type != 'groupchat'
             ) u GROUP BY u.stanza_id
             """

@@ -29,11 +29,11 @@ let package = Package(
         // libgdk-pixbuf-2.0-dev, libsoup-3.0-dev (`roost serve`: the HTTP server; see docs/serve.md for why libsoup).
         .target(name: "CLoader"),
         .target(name: "CCurl", dependencies: ["CLoader"]),
-        .target(name: "CNotify", dependencies: ["CLoader", "CGLib"],
-                linkerSettings: [.linkedLibrary("gio-2.0"), .linkedLibrary("gobject-2.0")]),
-        .target(name: "CGdkPixbuf", dependencies: ["CLoader", "CGLib"], linkerSettings: [.linkedLibrary("gobject-2.0")]),
-        .target(name: "CSoup", dependencies: ["CLoader", "CGLib"],
-                linkerSettings: [.linkedLibrary("gio-2.0"), .linkedLibrary("gobject-2.0")]),
+        // GObject and GIO, which only libnotify, libsoup and gdk-pixbuf users call, are opened the same way.
+        .target(name: "CGObject", dependencies: ["CLoader", "CGLib"]),
+        .target(name: "CNotify", dependencies: ["CLoader", "CGLib", "CGObject"]),
+        .target(name: "CGdkPixbuf", dependencies: ["CLoader", "CGLib", "CGObject"]),
+        .target(name: "CSoup", dependencies: ["CLoader", "CGLib", "CGObject"]),
         // The archive's stored stanzas (`messages.raw`), compressed with a built-in dictionary (SchemaV12).
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
 

@@ -28,9 +28,11 @@ void *roost_library_symbol(RoostLibrary *library, const char *symbol);
         if (!fn) { fn = (__typeof__(&name))roost_library_symbol(&library, #name); __atomic_store_n(&real, fn, __ATOMIC_RELEASE); } \
         fn; })
 
-// One forwarder: a function with the library's name and signature that calls the real one.
+// One forwarder: a function with the library's name and signature that calls the real one. Hidden, so it
+// stays out of the executable's dynamic symbols: the libraries' own calls (libnotify's g_object_unref, say)
+// bind to the real function, never to a forwarder, even while a constructor runs inside dlopen.
 #define ROOST_FORWARD(library, ret, name, params, args) \
-    ret name params { return ROOST_REAL(library, name) args; }
+    __attribute__((visibility("hidden"))) ret name params { return ROOST_REAL(library, name) args; }
 
 #define ROOST_FORWARD_VOID(library, name, params, args) \
-    void name params { ROOST_REAL(library, name) args; }
+    __attribute__((visibility("hidden"))) void name params { ROOST_REAL(library, name) args; }

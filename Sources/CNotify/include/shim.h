@@ -5,6 +5,8 @@
 #include <glib-object.h>
 // GDBus (session bus checks, idle time) lives in gio, whose headers need no extra flags.
 #include <gio/gio.h>
+// GIO and GObject are opened on first use too (CGObject): roost_gio_load.
+#include "roost_gobject.h"
 
 // libnotify is opened with dlopen on first use (notify.c; see CLoader): NULL when it is loaded, otherwise why not.
 const char *roost_notify_load(void);

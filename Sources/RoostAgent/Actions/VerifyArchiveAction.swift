@@ -18,8 +18,10 @@ public struct VerifyArchiveAction: Sendable {
         self.pageSize = pageSize
     }
 
-    /// A server message Roost would store: its archive id, time, and the record catch-up would build.
-    struct ServerEntry {
+    /// A server message Roost would store that the archive lacked when its page was read: its archive id, time,
+    /// and place among the storable server messages (consecutive places make a missing range).
+    struct MissingEntry {
+        var sequence: Int
         var id: String
         var timestamp: Int64
     }
@@ -47,15 +49,21 @@ public struct VerifyArchiveAction: Sendable {
         return try result.get()
     }
 
+    /// Memory stays bounded by one page plus what is missing: each page is checked against the archive with one
+    /// indexed query, the server's ids go to a temporary table of the reader's connection for the orphan check,
+    /// and the account's stanza-ids are counted by SQLite, never loaded.
     private func verify(client: XMPPClient, account: JID, mailbox: ArchivePageMailbox, config: RoostConfig,
                         log: Logger) async throws(ActionFailure) -> VerifyReport {
         let started = ActionArchive.now()
         var report = VerifyReport(account: account.description)
-        let before = try localIDs(config: config, account: account)
+        // Open for the whole run: its temporary table holds the server's ids. Absent when there is no archive
+        // yet; then nothing stored before `started` can be an orphan.
+        let startReader = try reader(config: config)
         let context = routingContext(config: config, account: account)
-        var entries: [ServerEntry] = []
         // Only records of messages not already here are kept: a full history would not fit in memory as records.
+        var missing: [MissingEntry] = []
         var candidates: [String: MessageRecord] = [:]
+        var storable = 0
         var after: String?
         var pages = 0
         while true {
@@ -70,6 +78,7 @@ public struct VerifyArchiveAction: Sendable {
                 throw ActionFailure(.connection, "the connection ended while reading the server archive of \(account)")
             }
             pages += 1
+            var pageEntries: [(entry: MissingEntry, record: MessageRecord)] = []
             for element in page.results {
                 guard let result = MAM.result(in: Message(element), archive: account), result.queryID == queryID else {
                     report.rejected += 1
@@ -85,8 +94,18 @@ public struct VerifyArchiveAction: Sendable {
                     if case .message(let m) = event { return m } else { return nil }
                 }).first else { continue }
                 report.serverStorable += 1
-                entries.append(ServerEntry(id: result.archiveID, timestamp: record.timestamp))
-                if before[result.archiveID] == nil { candidates[result.archiveID] = record }
+                pageEntries.append((MissingEntry(sequence: storable, id: result.archiveID, timestamp: record.timestamp), record))
+                storable += 1
+            }
+            let ids = pageEntries.map(\.entry.id)
+            let stored = try archiveRead(config) { () throws(ArchiveError) -> Set<String> in
+                guard let startReader else { return [] }
+                try startReader.rememberServerIDs(ids)
+                return try startReader.storedTrustedStanzaIDs(account: account.description, among: ids, revisions: false)
+            }
+            for (entry, record) in pageEntries where !stored.contains(entry.id) {
+                missing.append(entry)
+                candidates[entry.id] = record
             }
             if pages % 40 == 0 { log.info("\(account): verify read \(report.serverMessages) server messages so far") }
             let answer = MAM.fin(in: fin)
@@ -94,38 +113,56 @@ public struct VerifyArchiveAction: Sendable {
             after = next
         }
 
-        // Read again: the agent may have stored some candidates while the server was being paged.
-        var local = try localIDs(config: config, account: account)
-        var absent = candidates.filter { local[$0.key] == nil }
+        // Check again, corrections kept as revisions included: the agent may have stored some candidates while
+        // the server was being paged.
+        var absent = try stillAbsent(candidates, config: config, account: account)
         if repair, !absent.isEmpty {
-            report.repaired = try await store(entries.compactMap { absent[$0.id] }, config: config, log: log)
-            local = try localIDs(config: config, account: account)
-            absent = absent.filter { local[$0.key] == nil }
+            report.repaired = try await store(missing.compactMap { absent[$0.id] }, config: config, log: log)
+            absent = try stillAbsent(absent, config: config, account: account)
         }
-        if !absent.isEmpty, let reader = try reader(config: config) {
+        var endReader = startReader
+        if endReader == nil { endReader = try reader(config: config) }
+        if !absent.isEmpty, let endReader {
             for (id, record) in absent {
-                if (try? reader.hasUnlinkedCopy(of: record)) == true {
+                if (try? endReader.hasUnlinkedCopy(of: record)) == true {
                     report.unlinked += 1
                     absent[id] = nil
                 }
             }
         }
-        report.localTrusted = local.count
         report.missing = absent.count
-        report.missingRanges = Self.ranges(of: Set(absent.keys), in: entries)
-        let onServer = Set(entries.map(\.id))
-        let orphans = local.values.filter { !onServer.contains($0.stanzaId) && $0.receivedAt < started }.sorted { $0.timestamp < $1.timestamp }
-        report.orphans = orphans.count
-        report.orphanSample = orphans.prefix(10).map(\.stanzaId)
-        if let reader = try reader(config: config) {
-            do {
-                report.duplicateStanzaIds = try reader.duplicateTrustedStanzaIDs(account: account.description).map(Self.duplicate)
-                report.duplicateFallbackKeys = try reader.duplicateFallbackKeys(account: account.description).map(Self.duplicate)
-            } catch {
-                throw ActionFailure(.internalError, "could not read the archive \(config.archivePath): \(error)")
+        report.missingRanges = Self.ranges(of: missing.filter { absent[$0.id] != nil })
+        if let endReader {
+            let summary = try archiveRead(config) { () throws(ArchiveError) in
+                try endReader.trustedStanzaIDSummary(account: account.description, receivedBefore: started, sampleSize: 10)
+            }
+            report.localTrusted = summary.count
+            report.orphans = summary.orphans
+            report.orphanSample = summary.orphanSample
+            report.duplicateStanzaIds = try archiveRead(config) { () throws(ArchiveError) in
+                try endReader.duplicateTrustedStanzaIDs(account: account.description).map(Self.duplicate)
+            }
+            report.duplicateFallbackKeys = try archiveRead(config) { () throws(ArchiveError) in
+                try endReader.duplicateFallbackKeys(account: account.description).map(Self.duplicate)
             }
         }
         return report
+    }
+
+    /// The candidates the archive still lacks.
+    private func stillAbsent(_ candidates: [String: MessageRecord], config: RoostConfig,
+                             account: JID) throws(ActionFailure) -> [String: MessageRecord] {
+        guard !candidates.isEmpty, let reader = try reader(config: config) else { return candidates }
+        let stored = try archiveRead(config) { () throws(ArchiveError) in
+            try reader.storedTrustedStanzaIDs(account: account.description, among: Array(candidates.keys), revisions: true)
+        }
+        return candidates.filter { !stored.contains($0.key) }
+    }
+
+    private func archiveRead<T>(_ config: RoostConfig, _ body: () throws(ArchiveError) -> T) throws(ActionFailure) -> T {
+        do { return try body() } catch {
+            throw ActionFailure(.internalError, "could not read the archive \(config.archivePath): \(error)")
+        }
     }
 
     /// Archives the records in server order through the agent's ingest pipeline; returns how many rows were
@@ -156,15 +193,6 @@ public struct VerifyArchiveAction: Sendable {
         }
     }
 
-    private func localIDs(config: RoostConfig, account: JID) throws(ActionFailure) -> [String: LocalStanzaID] {
-        guard let reader = try reader(config: config) else { return [:] }
-        do {
-            return Dictionary(try reader.trustedStanzaIDs(account: account.description).map { ($0.stanzaId, $0) }) { first, _ in first }
-        } catch {
-            throw ActionFailure(.internalError, "could not read the archive \(config.archivePath): \(error)")
-        }
-    }
-
     /// Display names as the agent would use them, from the roster stored in the archive.
     private func routingContext(config: RoostConfig, account: JID) -> RoutingContext {
         var names: [JID: String] = [:]
@@ -176,23 +204,22 @@ public struct VerifyArchiveAction: Sendable {
         return RoutingContext(account: account, trustsOwnStanzaIDs: true, displayNames: names)
     }
 
-    static func ranges(of missing: Set<String>, in entries: [ServerEntry]) -> [VerifyRange] {
+    /// Runs of consecutive places among the server's storable messages.
+    static func ranges(of missing: [MissingEntry]) -> [VerifyRange] {
         var ranges: [VerifyRange] = []
         var open: VerifyRange?
-        for entry in entries {
-            if missing.contains(entry.id) {
-                if var range = open {
-                    range.count += 1
-                    range.lastId = entry.id
-                    range.lastTimestamp = entry.timestamp
-                    open = range
-                } else {
-                    open = VerifyRange(count: 1, firstId: entry.id, lastId: entry.id, firstTimestamp: entry.timestamp, lastTimestamp: entry.timestamp)
-                }
-            } else if let range = open {
-                ranges.append(range)
-                open = nil
+        var previous = -1
+        for entry in missing {
+            if var range = open, entry.sequence == previous + 1 {
+                range.count += 1
+                range.lastId = entry.id
+                range.lastTimestamp = entry.timestamp
+                open = range
+            } else {
+                if let range = open { ranges.append(range) }
+                open = VerifyRange(count: 1, firstId: entry.id, lastId: entry.id, firstTimestamp: entry.timestamp, lastTimestamp: entry.timestamp)
             }
+            previous = entry.sequence
         }
         if let open { ranges.append(open) }
         return ranges

@@ -18,8 +18,9 @@ enum MediaType {
         type == nil || type == "application/octet-stream" || type == "binary/octet-stream"
     }
 
-    /// GIO's guess from `name` and the first bytes of the file; nil when it has none.
+    /// GIO's guess from `name` and the first bytes of the file; nil when it has none (or GIO is missing).
     static func guess(name: String?, sample: [UInt8]) -> String? {
+        guard roost_gio_load() == nil else { return nil }
         var uncertain: gboolean = 0
         let content = sample.withUnsafeBufferPointer { buffer in
             g_content_type_guess(name, buffer.baseAddress, gsize(buffer.count), &uncertain)

@@ -1,25 +1,103 @@
 /// What `roost verify` compares with the server's archive: an account's trusted stanza-ids, and rows that
 /// break the deduplication rules of `SchemaV1`.
 extension ArchiveReader {
-    /// Every trusted stanza-id the account's own archive assigned (not rooms'), from messages and from corrections
-    /// kept as revisions (a correction the server archived as a message of its own lives in `message_revisions`).
-    public func trustedStanzaIDs(account: String) throws(ArchiveError) -> [LocalStanzaID] {
-        let sql = """
-            SELECT m.stanza_id, m.timestamp, m.received_at FROM messages m JOIN accounts a ON a.id = m.account_id
-            WHERE a.jid = ?1 AND m.stanza_id_trusted = 1 AND m.stanza_id IS NOT NULL AND m.stanza_id_by = a.jid
-            UNION
-            SELECT r.stanza_id, r.timestamp, r.received_at FROM message_revisions r
-            JOIN messages m ON m.id = r.message_row JOIN accounts a ON a.id = m.account_id
-            WHERE a.jid = ?1 AND r.stanza_id_trusted = 1 AND r.stanza_id IS NOT NULL AND m.type != 'groupchat'
-            """
-        var ids: [LocalStanzaID] = []
+    /// Of `ids` (the server archive ids of one page), those the archive holds as the account's trusted stanza-ids.
+    /// Messages are looked up through the unique `messages_trusted_stanza_id` index, so a page costs one indexed
+    /// query whatever the archive's size; `revisions` also searches corrections kept as revisions, which have no
+    /// index on the id (a scan of `message_revisions`): for the final check of the few ids still missing.
+    /// (Here and in `trustedStanzaIDSummary`, `CROSS JOIN` makes SQLite read the small `message_revisions` first
+    /// and find each row's message by its key, instead of probing the revisions of every message of the account.)
+    public func storedTrustedStanzaIDs(account: String, among ids: [String], revisions: Bool) throws(ArchiveError) -> Set<String> {
+        var found = Set<String>()
+        for start in stride(from: 0, to: ids.count, by: Self.verifyBatch) {
+            let batch = ids[start..<min(start + Self.verifyBatch, ids.count)]
+            let list = (2..<(batch.count + 2)).map { "?\($0)" }.joined(separator: ",")
+            var sql = """
+                SELECT m.stanza_id FROM messages m JOIN accounts a ON a.id = m.account_id
+                WHERE a.jid = ?1 AND m.stanza_id_trusted = 1 AND m.stanza_id_by = a.jid AND m.stanza_id IN (\(list))
+                """
+            if revisions {
+                sql += """
+
+                    UNION
+                    SELECT r.stanza_id FROM message_revisions r
+                    CROSS JOIN messages m ON m.id = r.message_row JOIN accounts a ON a.id = m.account_id
+                    WHERE a.jid = ?1 AND r.stanza_id_trusted = 1 AND m.type != 'groupchat' AND r.stanza_id IN (\(list))
+                    """
+            }
+            try withDatabase { database throws(SQLiteError) in
+                try database.prepare(sql).forEachRow([.text(account)] + batch.map { .text($0) }) { row in
+                    found.insert(row.text(0))
+                    return true
+                }
+            }
+        }
+        return found
+    }
+
+    /// Bound parameters per lookup: a server page (250 by default) in one statement.
+    static let verifyBatch = 500
+
+    /// Remembers archive ids the server listed, in a temporary table of this connection (SQLite's temp store, a
+    /// file), for `trustedStanzaIDSummary`'s orphan check: a server history of any length costs no memory here.
+    public func rememberServerIDs(_ ids: [String]) throws(ArchiveError) {
         try withDatabase { database throws(SQLiteError) in
+            try Self.createServerIDTable(database)
+            // The transaction only covers the temp table; the archive itself is never written.
+            try database.execute("BEGIN")
+            do throws(SQLiteError) {
+                let insert = try database.cached("INSERT OR IGNORE INTO temp.verify_server_ids(id) VALUES (?)")
+                for id in ids { try insert.run([.text(id)]) }
+                try database.execute("COMMIT")
+            } catch {
+                try? database.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    private static func createServerIDTable(_ database: Database) throws(SQLiteError) {
+        try database.execute("CREATE TEMP TABLE IF NOT EXISTS verify_server_ids(id TEXT PRIMARY KEY) WITHOUT ROWID")
+    }
+
+    /// What the archive holds of the account's trusted stanza-ids (from messages and from corrections kept as
+    /// revisions; a correction the server archived as a message of its own lives in `message_revisions`),
+    /// read in one pass: how many, and those the server did not list (`rememberServerIDs`) that were stored
+    /// before `receivedBefore` — counted, with the `sampleSize` oldest kept.
+    public func trustedStanzaIDSummary(account: String, receivedBefore: Int64, sampleSize: Int) throws(ArchiveError) -> TrustedStanzaIDSummary {
+        // One row per id (an id on a message and on a revision counts once); the bare columns come from the
+        // row with the smallest timestamp.
+        let sql = """
+            SELECT u.stanza_id, min(u.timestamp), u.received_at,
+                   EXISTS (SELECT 1 FROM temp.verify_server_ids s WHERE s.id = u.stanza_id)
+            FROM (
+                SELECT m.stanza_id, m.timestamp, m.received_at FROM messages m JOIN accounts a ON a.id = m.account_id
+                WHERE a.jid = ?1 AND m.stanza_id_trusted = 1 AND m.stanza_id IS NOT NULL AND m.stanza_id_by = a.jid
+                UNION ALL
+                SELECT r.stanza_id, r.timestamp, r.received_at FROM message_revisions r
+                CROSS JOIN messages m ON m.id = r.message_row JOIN accounts a ON a.id = m.account_id
+                WHERE a.jid = ?1 AND r.stanza_id_trusted = 1 AND r.stanza_id IS NOT NULL AND m.type != 'groupchat'
+            ) u GROUP BY u.stanza_id
+            """
+        var summary = TrustedStanzaIDSummary()
+        var sample: [(timestamp: Int64, id: String)] = []
+        try withDatabase { database throws(SQLiteError) in
+            try Self.createServerIDTable(database)
             try database.prepare(sql).forEachRow([.text(account)]) { row in
-                ids.append(LocalStanzaID(stanzaId: row.text(0), timestamp: row.int(1), receivedAt: row.int(2)))
+                summary.count += 1
+                guard !row.bool(3), row.int(2) < receivedBefore else { return true }
+                summary.orphans += 1
+                let entry = (timestamp: row.int(1), id: row.text(0))
+                if sample.count < sampleSize || sample.last.map({ (entry.timestamp, entry.id) < ($0.timestamp, $0.id) }) == true {
+                    let at = sample.firstIndex { (entry.timestamp, entry.id) < ($0.timestamp, $0.id) } ?? sample.endIndex
+                    sample.insert(entry, at: at)
+                    if sample.count > sampleSize { sample.removeLast() }
+                }
                 return true
             }
         }
-        return ids
+        summary.orphanSample = sample.map(\.id)
+        return summary
     }
 
     /// Rows sharing one trusted stanza-id. The unique index makes this impossible; verify checks anyway,
@@ -65,4 +143,14 @@ extension ArchiveReader {
         }
         return groups
     }
+}
+
+/// The account's trusted stanza-ids as `roost verify` reports them (`ArchiveReader.trustedStanzaIDSummary`).
+public struct TrustedStanzaIDSummary: Sendable, Equatable {
+    /// Distinct trusted stanza-ids the archive holds for the account.
+    public var count = 0
+    /// Of those, ids the server did not list, stored before verify started.
+    public var orphans = 0
+    /// The oldest orphans (by message time, then id).
+    public var orphanSample: [String] = []
 }

@@ -17,9 +17,9 @@ final class SessionBusConnection: @unchecked Sendable {
         g_object_unref(UnsafeMutableRawPointer(connection))
     }
 
-    /// nil when no session bus is configured or it cannot be reached.
+    /// nil when no session bus is configured or it cannot be reached (GIO missing included).
     static func open() -> SessionBusConnection? {
-        guard SessionBus.isConfigured() else { return nil }
+        guard SessionBus.isConfigured(), roost_gio_load() == nil else { return nil }
         var error: UnsafeMutablePointer<GError>?
         guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
             if let error { g_error_free(error) }

@@ -26,6 +26,8 @@ class Counter(slixmpp.ClientXMPP):
         self.received = 0
         self.first = None
         self.last = None
+        self.last_wall = None  # time.time() of the last message (counted or committed), for contrib/bench/ingest
+        self.cpu_online = self.cpu_last = 0.0  # process CPU seconds when online and at the last message
         self.done = asyncio.Event()
         self.ready = asyncio.Event()
         if args.sm:
@@ -35,6 +37,7 @@ class Counter(slixmpp.ClientXMPP):
 
     async def on_start(self, _):
         self.send_presence()
+        self.cpu_online = time.process_time()
         print(json.dumps({"event": "online"}), flush=True)
         self.ready.set()
 
@@ -45,6 +48,8 @@ class Counter(slixmpp.ClientXMPP):
         if self.first is None:
             self.first = now
         self.last = now
+        self.last_wall = time.time()
+        self.cpu_last = time.process_time()
         self.received += 1
         if self.received >= self.args.count:
             self.done.set()
@@ -80,7 +85,8 @@ async def main():
             seen = client.received
     seconds = (client.last - client.first) if client.first is not None else 0.0
     print(json.dumps({"client": "counting", "received": client.received, "seconds": round(seconds, 3),
-                      "rate": round(client.received / seconds, 1) if seconds > 0 else 0}), flush=True)
+                      "rate": round(client.received / seconds, 1) if seconds > 0 else 0,
+                      "done_at": client.last_wall, "cpu": round(client.cpu_last - client.cpu_online, 3)}), flush=True)
     client.disconnect()
     return 0 if client.received >= args.count else 1
 

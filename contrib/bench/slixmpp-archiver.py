@@ -47,6 +47,8 @@ class Archiver(slixmpp.ClientXMPP):
         self.stored = 0
         self.first = None
         self.last = None
+        self.last_wall = None  # time.time() of the last message (counted or committed), for contrib/bench/ingest
+        self.cpu_online = self.cpu_last = 0.0  # process CPU seconds when online and at the last message
         self.done = asyncio.Event()
         self.ready = asyncio.Event()
         self.flush_handle = None
@@ -55,6 +57,7 @@ class Archiver(slixmpp.ClientXMPP):
 
     async def on_start(self, _):
         self.send_presence()
+        self.cpu_online = time.process_time()
         print(json.dumps({"event": "online"}), flush=True)
         self.ready.set()
 
@@ -83,6 +86,8 @@ class Archiver(slixmpp.ClientXMPP):
         if self.first is None:
             self.first = now
         self.last = now
+        self.last_wall = time.time()
+        self.cpu_last = time.process_time()
         self.stored += self.pending
         self.pending = 0
         if self.stored >= self.args.count:
@@ -121,7 +126,8 @@ async def main():
     client.commit()
     seconds = (client.last - client.first) if client.first is not None else 0.0
     print(json.dumps({"client": "slixmpp-archiver", "stored": client.stored, "seconds": round(seconds, 3),
-                      "rate": round(client.stored / seconds, 1) if seconds > 0 else 0, "batch": args.batch}), flush=True)
+                      "rate": round(client.stored / seconds, 1) if seconds > 0 else 0, "batch": args.batch,
+                      "done_at": client.last_wall, "cpu": round(client.cpu_last - client.cpu_online, 3)}), flush=True)
     client.disconnect()
     return 0 if client.stored >= args.count else 1
 

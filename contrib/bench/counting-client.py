@@ -3,8 +3,9 @@
 
 A slixmpp client that only counts received chat messages whose id starts with --prefix, and stores
 nothing. When --count messages have arrived (or nothing arrived for --idle seconds) it prints one JSON
-line: {"client": "counting", "received": N, "seconds": S, "rate": N/S}, where S runs from the first to
-the last received message. Without stream management unless --sm (Roost always uses it: with --sm this
+line: {"client": "counting", "received": N, "seconds": S, "rate": N/S, "done_at": T, "cpu": C}, where S
+runs from the first to the last received message, T is the wall-clock time (epoch seconds) of the last one and
+C the CPU seconds this process spent from login to it. Without stream management unless --sm (Roost always uses it: with --sm this
 client pays the same server-side cost, XEP-0198 queueing and acks, so it isolates Roost's own cost).
 
     counting-client.py --jid alice@roost.test/count --password PW --host 127.0.0.1 --port 5222 \

@@ -9,8 +9,9 @@ deduplication, no full-text index (Roost also maintains FTS5, so this favours th
 management, so no acks slow it down either.
 
 When --count messages are stored (or nothing arrived for --idle seconds) it prints one JSON line:
-{"client": "slixmpp-archiver", "stored": N, "seconds": S, "rate": N/S, "batch": B}, S from the first to
-the last commit.
+{"client": "slixmpp-archiver", "stored": N, "seconds": S, "rate": N/S, "batch": B, "done_at": T, "cpu": C},
+S from the first to the last commit, T the wall-clock time (epoch seconds) of the last commit, C the CPU
+seconds this process spent from login to it.
 """
 import argparse
 import asyncio

@@ -26,6 +26,28 @@ struct JIDTests {
     func rejectsInvalid(_ s: String) {
         #expect(throws: JID.ParseError.self) { try JID(s) }
     }
+
+    /// All-ASCII addresses take a byte-level path (no Foundation normalisation); it must accept, fold and
+    /// refuse exactly as the Unicode path does, which gives every refusal its message.
+    @Test func asciiAndUnicodePathsAgree() throws {
+        #expect(try JID("BOB@Roost.TEST/Flood-1").description == "bob@roost.test/Flood-1")
+        #expect(try JID("Ålice@Example.ORG/Phone").description == "ålice@example.org/Phone")
+        #expect(try JID("a@exa_mple-1.org./ spaced ").description == "a@exa_mple-1.org/ spaced ")
+        #expect(try JID("a@[::1]/r").description == "a@[::1]/r")
+        #expect(try JID("Example.ORG").description == "example.org")
+        let refused: [(String, JID.ParseError)] = [
+            ("a@b..c", .invalidDomain("has an empty label (two dots in a row, or only a dot)")),
+            ("a@" + String(repeating: "x", count: 64), .invalidDomain("has a label longer than 63 bytes")),
+            ("a@exa!mple", .forbiddenCharacter("!", part: "domain")),
+            ("a\u{7F}@b", .forbiddenCharacter("\u{7F}", part: "localpart")),
+            ("a:b@c", .forbiddenCharacter(":", part: "localpart")),
+            ("a@b/x\ty", .forbiddenCharacter("\t", part: "resource")),
+            ("a@.", .emptyPart("domain")),
+        ]
+        for (address, problem) in refused {
+            #expect(throws: problem) { try JID(address) }
+        }
+    }
 }
 
 @Suite("Stanzas and extensions")

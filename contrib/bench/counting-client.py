@@ -3,8 +3,9 @@
 
 A slixmpp client that only counts received chat messages whose id starts with --prefix, and stores
 nothing. When --count messages have arrived (or nothing arrived for --idle seconds) it prints one JSON
-line: {"client": "counting", "received": N, "seconds": S, "rate": N/S}, where S runs from the first to
-the last received message. Without stream management unless --sm (Roost always uses it: with --sm this
+line: {"client": "counting", "received": N, "seconds": S, "rate": N/S, "done_at": T, "cpu": C}, where S
+runs from the first to the last received message, T is the wall-clock time (epoch seconds) of the last one and
+C the CPU seconds this process spent from login to it. Without stream management unless --sm (Roost always uses it: with --sm this
 client pays the same server-side cost, XEP-0198 queueing and acks, so it isolates Roost's own cost).
 
     counting-client.py --jid alice@roost.test/count --password PW --host 127.0.0.1 --port 5222 \
@@ -26,6 +27,8 @@ class Counter(slixmpp.ClientXMPP):
         self.received = 0
         self.first = None
         self.last = None
+        self.last_wall = None  # time.time() of the last message (counted or committed), for contrib/bench/ingest
+        self.cpu_online = self.cpu_last = 0.0  # process CPU seconds when online and at the last message
         self.done = asyncio.Event()
         self.ready = asyncio.Event()
         if args.sm:
@@ -35,6 +38,7 @@ class Counter(slixmpp.ClientXMPP):
 
     async def on_start(self, _):
         self.send_presence()
+        self.cpu_online = time.process_time()
         print(json.dumps({"event": "online"}), flush=True)
         self.ready.set()
 
@@ -45,6 +49,8 @@ class Counter(slixmpp.ClientXMPP):
         if self.first is None:
             self.first = now
         self.last = now
+        self.last_wall = time.time()
+        self.cpu_last = time.process_time()
         self.received += 1
         if self.received >= self.args.count:
             self.done.set()
@@ -80,7 +86,8 @@ async def main():
             seen = client.received
     seconds = (client.last - client.first) if client.first is not None else 0.0
     print(json.dumps({"client": "counting", "received": client.received, "seconds": round(seconds, 3),
-                      "rate": round(client.received / seconds, 1) if seconds > 0 else 0}), flush=True)
+                      "rate": round(client.received / seconds, 1) if seconds > 0 else 0,
+                      "done_at": client.last_wall, "cpu": round(client.cpu_last - client.cpu_online, 3)}), flush=True)
     client.disconnect()
     return 0 if client.received >= args.count else 1
 

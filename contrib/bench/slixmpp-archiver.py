@@ -9,8 +9,9 @@ deduplication, no full-text index (Roost also maintains FTS5, so this favours th
 management, so no acks slow it down either.
 
 When --count messages are stored (or nothing arrived for --idle seconds) it prints one JSON line:
-{"client": "slixmpp-archiver", "stored": N, "seconds": S, "rate": N/S, "batch": B}, S from the first to
-the last commit.
+{"client": "slixmpp-archiver", "stored": N, "seconds": S, "rate": N/S, "batch": B, "done_at": T, "cpu": C},
+S from the first to the last commit, T the wall-clock time (epoch seconds) of the last commit, C the CPU
+seconds this process spent from login to it.
 """
 import argparse
 import asyncio
@@ -47,6 +48,8 @@ class Archiver(slixmpp.ClientXMPP):
         self.stored = 0
         self.first = None
         self.last = None
+        self.last_wall = None  # time.time() of the last message (counted or committed), for contrib/bench/ingest
+        self.cpu_online = self.cpu_last = 0.0  # process CPU seconds when online and at the last message
         self.done = asyncio.Event()
         self.ready = asyncio.Event()
         self.flush_handle = None
@@ -55,6 +58,7 @@ class Archiver(slixmpp.ClientXMPP):
 
     async def on_start(self, _):
         self.send_presence()
+        self.cpu_online = time.process_time()
         print(json.dumps({"event": "online"}), flush=True)
         self.ready.set()
 
@@ -83,6 +87,8 @@ class Archiver(slixmpp.ClientXMPP):
         if self.first is None:
             self.first = now
         self.last = now
+        self.last_wall = time.time()
+        self.cpu_last = time.process_time()
         self.stored += self.pending
         self.pending = 0
         if self.stored >= self.args.count:
@@ -121,7 +127,8 @@ async def main():
     client.commit()
     seconds = (client.last - client.first) if client.first is not None else 0.0
     print(json.dumps({"client": "slixmpp-archiver", "stored": client.stored, "seconds": round(seconds, 3),
-                      "rate": round(client.stored / seconds, 1) if seconds > 0 else 0, "batch": args.batch}), flush=True)
+                      "rate": round(client.stored / seconds, 1) if seconds > 0 else 0, "batch": args.batch,
+                      "done_at": client.last_wall, "cpu": round(client.cpu_last - client.cpu_online, 3)}), flush=True)
     client.disconnect()
     return 0 if client.stored >= args.count else 1
 

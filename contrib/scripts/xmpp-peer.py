@@ -12,8 +12,9 @@ ROOST_TEST_ALICE_JID / ROOST_TEST_ALICE_PASSWORD.
 
 Commands:
   send TO BODY...          one message per BODY argument (type chat unless --type)
-  flood TO N               N messages "msg-1".."msg-N" with ids "<prefix>-1".., then wait until the
-                           server acknowledged all of them (XEP-0198), or --drain seconds without SM;
+  flood TO N               N messages "msg-1".."msg-N" with ids "<prefix>-1".. (to each JID of a comma-separated
+                           TO), then wait until the server acknowledged all of them (XEP-0198), or --drain
+                           seconds without SM;
                            --chatstate-every K adds a standalone chat state after every K messages
   chatstate TO STATE       a bare XEP-0085 chat state (active, composing, paused, inactive, gone)
   subscribe TO             ask TO for a presence subscription; --wait S waits for the answer
@@ -389,17 +390,23 @@ async def cmd_flood(peer, args):
     started = time.monotonic()
     prefix = args.id_prefix or "flood"
     states = 0
+    # TO may list several JIDs (comma-separated): each message goes to every one, with the same id, the order
+    # turning with each message so that no recipient is always served first (contrib/bench/ingest floods all
+    # its receivers at once this way).
+    targets = args.to.split(",")
     for i in range(1, args.count + 1):
-        msg = peer.make_message(mto=args.to, mbody="msg-%d%s" % (i, args.body_suffix), mtype=args.type)
-        msg["id"] = "%s-%d" % (prefix, i)
-        msg.send()
+        for k in range(len(targets)):
+            msg = peer.make_message(mto=targets[(i + k) % len(targets)], mbody="msg-%d%s" % (i, args.body_suffix), mtype=args.type)
+            msg["id"] = "%s-%d" % (prefix, i)
+            msg.send()
         if args.chatstate_every and i % args.chatstate_every == 0:
             # A standalone chat state (XEP-0085) with an id of its own: <prefix>-cs-<n>, alternating states.
             states += 1
-            state = peer.make_message(mto=args.to, mtype=args.type)
-            state["id"] = "%s-cs-%d" % (prefix, states)
-            state["chat_state"] = "composing" if states % 2 else "paused"
-            state.send()
+            for target in targets:
+                state = peer.make_message(mto=target, mtype=args.type)
+                state["id"] = "%s-cs-%d" % (prefix, states)
+                state["chat_state"] = "composing" if states % 2 else "paused"
+                state.send()
         if args.rate:
             # Paced: message i leaves no earlier than i/rate seconds after the start (and, when behind, the
             # event loop still gets its turn every 50 messages).
@@ -410,7 +417,7 @@ async def cmd_flood(peer, args):
                 await asyncio.sleep(0)
         elif i % 50 == 0:
             await asyncio.sleep(0)  # let the event loop write what is queued and read what arrives
-        if i % 1000 == 0 and await sm_drain(peer, args.timeout) is False:
+        if i % max(1, 1000 // len(targets)) == 0 and await sm_drain(peer, args.timeout) is False:
             # Keep the send queue short: our <a/> answers to the server's <r/> queue behind it, and ejabberd
             # closes a stream that leaves more than 5000 stanzas unacknowledged — on ejabberd an offline
             # recipient's full offline store bounces every message back to us.

@@ -202,10 +202,11 @@ public final class IngestPipeline: Sendable {
                 count += next.events.count
             }
             commitRetrying(batch)
-            // Drained: give back to the kernel what a burst's records and stanzas left free in malloc's arenas
-            // (glibc otherwise keeps freed memory in each thread's arena). At most every two seconds, and only
-            // when nothing is queued, so a flood pays next to nothing for it.
+            // Drained: give back to the kernel the page cache's pages and what a burst's records and stanzas
+            // left free in malloc's arenas (glibc otherwise keeps freed memory in each thread's arena). At most
+            // every two seconds, and only when nothing is queued, so a flood pays next to nothing for it.
             if carried == nil, queue.count == 0, ContinuousClock.now - trimmedAt >= .seconds(2) {
+                writer.releaseMemory()
                 malloc_trim(0)
                 trimmedAt = .now
             }

@@ -41,6 +41,8 @@ enum SharedFiles {
     /// The body's URL when the body is exactly one upload-style link: an `aesgcm://` URL, or an http(s) URL
     /// whose path ends in a file name with an extension.
     static func uploadLink(_ body: String) -> String? {
+        // No colon, no scheme: most bodies stop here, before Foundation's trimming (a per-message cost of live ingest).
+        guard body.utf8.contains(UInt8(ascii: ":")) else { return nil }
         let text = body.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty, !text.contains(where: \.isWhitespace), let scheme = scheme(of: text), fileSchemes.contains(scheme),
               let components = URLComponents(string: text), let host = components.host, !host.isEmpty else { return nil }

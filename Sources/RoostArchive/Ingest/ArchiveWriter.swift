@@ -120,6 +120,15 @@ public final class ArchiveWriter: Sendable {
 
     static let liveCacheKiB = 4 * 1024
 
+    /// Gives back the page cache's pages (`PRAGMA shrink_memory`): the live writer calls it when its queue
+    /// drains, so an agent that took a burst returns to its idle size (the next batch re-reads the few pages it
+    /// needs from the OS's cache).
+    public func releaseMemory() {
+        ingestor.withLock { ingestor in
+            try? ingestor.database.execute("PRAGMA shrink_memory")
+        }
+    }
+
     /// Starts a new pass of an import (see `CrossSourceMatch`).
     func beginImportPass() {
         ingestor.withLock { $0.beginImportPass() }

@@ -62,6 +62,7 @@ public enum XMLSerializer {
     }
 
     public static func escapeAttribute(_ s: String) -> String {
+        guard s.utf8.contains(where: needsAttributeEscape) else { return s }
         var out = ""
         out.reserveCapacity(s.utf8.count + 8)
         for scalar in s.unicodeScalars {
@@ -88,6 +89,14 @@ public enum XMLSerializer {
         switch byte {
         case UInt8(ascii: "&"), UInt8(ascii: "<"), UInt8(ascii: ">"), 0xEF: true
         case 0x09, 0x0A: false
+        default: byte < 0x20
+        }
+    }
+
+    /// The same for attribute values, where quotes and every C0 control (tab and line feed too) are escaped.
+    private static func needsAttributeEscape(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "&"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "\""), UInt8(ascii: "'"), 0xEF: true
         default: byte < 0x20
         }
     }

@@ -15,7 +15,7 @@ struct MessageRowReading {
     static let columns = columnList(forLines: false)
 
     /// For text lines (`roost log`, `roost search` without `--json`): the recipient and the thread, stanza, origin
-    /// and message ids — text a line never shows — are read as empty, which saves making six strings per row.
+    /// and message ids — text a line never shows — are read as empty, which saves making five strings per row.
     static let lineColumns = columnList(forLines: true)
 
     private static func columnList(forLines: Bool) -> String {

@@ -59,7 +59,7 @@ public struct ArchiveExporter: Sendable {
 
         var summary: ExportSummary
         do {
-            summary = try reader.withSnapshot { database in
+            summary = try reader.withSnapshot(mapped: true) { database in
                 try run(options, database: database, rootFolder: writesFolder ? staged?.stagingPath : nil,
                         displayRoot: displayRoot, single: single, copier: copier, progress: progress)
             }

@@ -46,11 +46,13 @@ final class ExportContext {
 
     /// Creates a file at `components` under the staged folder (intermediate folders 0700). Names must
     /// already be safe (see `SafeFileName`).
-    func createFile(_ components: [String], bufferSize: Int = 1 << 20) throws(ExportError) -> ByteSink {
+    /// `foldersExist`: the folders were made by `createFolder` (maildir's `cur`), so no `mkdir` per file.
+    func createFile(_ components: [String], bufferSize: Int = 1 << 20, foldersExist: Bool = false) throws(ExportError) -> ByteSink {
         guard let rootFolder else { preconditionFailure("a folder export without a staged folder") }
         var path = rootFolder
         for folder in components.dropLast() {
             path += "/" + folder
+            if foldersExist { continue }
             if mkdir(path, 0o700) != 0 && errno != EEXIST { throw .io(path: displayPath(components), operation: "create", errno: errno) }
         }
         let sink = try ByteSink.create(path: path + "/" + components[components.count - 1], displayPath: displayPath(components),

@@ -10,23 +10,51 @@ struct MailMessageBuilder {
     /// A Message-ID that is the same on every export of the same message, from fields that survive an import:
     /// two 64-bit FNV-1a hashes of the fields joined by NUL bytes, computed in one pass without joining them.
     static func messageID(_ message: ArchivedMessage) -> String {
-        let fields = [message.account.lowercased(), message.conversation.lowercased(), message.from,
-                      message.stanzaIdTrusted ? (message.stanzaId ?? "") : "", message.originId ?? "", message.messageId ?? "",
-                      String(message.timestamp), message.revisions.first?.body ?? message.body ?? ""]
-        let prime: UInt64 = 0x0000_0100_0000_01b3
+        var hash = FieldHash()
+        hash.addLowercased(message.account)
+        hash.nextField()
+        hash.addLowercased(message.conversation)
+        hash.nextField()
+        hash.add(message.from)
+        hash.nextField()
+        if message.stanzaIdTrusted, let stanzaId = message.stanzaId { hash.add(stanzaId) }
+        hash.nextField()
+        if let originId = message.originId { hash.add(originId) }
+        hash.nextField()
+        if let messageId = message.messageId { hash.add(messageId) }
+        hash.nextField()
+        hash.add(String(message.timestamp))
+        hash.nextField()
+        if let body = message.revisions.first?.body ?? message.body { hash.add(body) }
+        return "<roost.\(hex(hash.first))\(hex(hash.second))@export.roost.invalid>"
+    }
+
+    /// The two FNV-1a hashes of `messageID`, fed field by field (a field boundary hashes as a NUL byte).
+    private struct FieldHash {
+        static let prime: UInt64 = 0x0000_0100_0000_01b3
         var first: UInt64 = 0xcbf2_9ce4_8422_2325
         var second: UInt64 = 0x6c62_272e_07bb_0142
-        for (index, field) in fields.enumerated() {
-            if index > 0 {
-                first = first &* prime
-                second = second &* prime
-            }
-            for byte in field.utf8 {
-                first = (first ^ UInt64(byte)) &* prime
-                second = (second ^ UInt64(byte)) &* prime
-            }
+
+        mutating func nextField() {
+            first = first &* Self.prime
+            second = second &* Self.prime
         }
-        return "<roost.\(hex(first))\(hex(second))@export.roost.invalid>"
+
+        mutating func add(_ text: String) {
+            for byte in text.utf8 { add(byte) }
+        }
+
+        /// `text.lowercased()`'s bytes; ASCII (nearly every JID) is lowered by byte, without making a copy.
+        mutating func addLowercased(_ text: String) {
+            guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return add(text.lowercased()) }
+            for byte in text.utf8 { add(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) }
+        }
+
+        @inline(__always)
+        private mutating func add(_ byte: UInt8) {
+            first = (first ^ UInt64(byte)) &* Self.prime
+            second = (second ^ UInt64(byte)) &* Self.prime
+        }
     }
 
     private static func hex(_ value: UInt64) -> String {

@@ -80,7 +80,7 @@ final class MailWriter: ExportWriter {
         while true {
             let name = (attempt == 1 ? base : "\(base)-\(attempt)") + ":2,S"
             do {
-                return try context.createFile(maildir + ["cur", name], bufferSize: 1 << 14)
+                return try context.createFile(maildir + ["cur", name], bufferSize: 1 << 14, foldersExist: true)
             } catch {
                 guard case .io(_, _, let code) = error, code == EEXIST, attempt < 100 else { throw error }
                 attempt += 1

@@ -53,10 +53,13 @@ public final class ArchiveReader: Sendable {
 
     /// The same, streaming each row to `body` as it is read (`roost search --limit 0` on millions of matches
     /// holds one row at a time). Throws `ArchiveError` or whatever `body` throws; `body` returns false to stop.
+    /// `forLines`: the rows are printed as text lines, which leave out the recipient and the ids (see
+    /// `MessageRowReading.lineColumns`); those fields are then empty.
     public func search(query: String, account: String? = nil, order: SearchOrder = .newestFirst, limit: Int = 50, offset: Int = 0,
-                       now: Date = Date(), timeZone: TimeZone = .current, _ body: (MessageRow) throws -> Bool) throws {
+                       now: Date = Date(), timeZone: TimeZone = .current, forLines: Bool = false,
+                       _ body: (MessageRow) throws -> Bool) throws {
         let compiled = try compile(query, now: now, timeZone: timeZone, account: account)
-        let (sql, parameters) = Self.searchSQL(compiled, order: order, limit: max(0, limit), offset: max(0, offset))
+        let (sql, parameters) = Self.searchSQL(compiled, order: order, limit: max(0, limit), offset: max(0, offset), forLines: forLines)
         try streamRows(sql, parameters, highlighting: compiled.highlightTerms, body)
     }
 
@@ -96,13 +99,14 @@ public final class ArchiveReader: Sendable {
     /// interleaved in time order, within `[from, until)` (UTC milliseconds; nil: open). `account` nil means every
     /// account. Streams to `body` (return false to stop).
     public func transcript(account: String? = nil, conversation: String, includeStates: Bool = false,
-                           includePresence: Bool = false, from: Int64? = nil, until: Int64? = nil,
+                           includePresence: Bool = false, from: Int64? = nil, until: Int64? = nil, forLines: Bool = false,
                            _ body: (TranscriptEvent) throws -> Bool) throws {
         var bodyError: (any Error)?
         try withDatabase { database throws(SQLiteError) in
             try database.read { () throws(SQLiteError) in
                 try TranscriptMerge(database: database, account: account, conversation: conversation,
-                                    includeStates: includeStates, includePresence: includePresence, from: from, until: until).run { event in
+                                    includeStates: includeStates, includePresence: includePresence, from: from, until: until,
+                                    forLines: forLines).run { event in
                     do {
                         return try body(event)
                     } catch {
@@ -266,8 +270,9 @@ public final class ArchiveReader: Sendable {
 
     /// Builds the statement. With words, the FTS index drives the scan in rowid (= time) order and LIMIT stops
     /// it early; without, the messages table (or an index on a filter column) does.
-    static func searchSQL(_ query: CompiledQuery, order: SearchOrder, limit: Int, offset: Int) -> (String, [SQLValue]) {
-        let columns = MessageRowReading.columns
+    static func searchSQL(_ query: CompiledQuery, order: SearchOrder, limit: Int, offset: Int,
+                          forLines: Bool = false) -> (String, [SQLValue]) {
+        let columns = forLines ? MessageRowReading.lineColumns : MessageRowReading.columns
         let paging: [SQLValue] = [.integer(Int64(limit)), .integer(Int64(offset))]
         guard let fts = query.ftsExpression else {
             let direction = order == .oldestFirst ? "ASC" : "DESC"

@@ -12,14 +12,23 @@ struct MessageRowReading {
         store = FileStore(archivePath: database.path)
     }
 
-    static let columns = """
-        m.id, m.account_id, m.conversation, m.direction, m.type, m.from_jid, m.to_jid,
-        m.sender_name, m.timestamp, m.received_at, m.body, m.subject, m.thread, m.stanza_id, m.origin_id, m.message_id,
+    static let columns = columnList(forLines: false)
+
+    /// For text lines (`roost log`, `roost search` without `--json`): the recipient and the thread, stanza, origin
+    /// and message ids — text a line never shows — are read as empty, which saves making five strings per row.
+    static let lineColumns = columnList(forLines: true)
+
+    private static func columnList(forLines: Bool) -> String {
+        """
+        m.id, m.account_id, m.conversation, m.direction, m.type, m.from_jid, \(forLines ? "NULL" : "m.to_jid"),
+        m.sender_name, m.timestamp, m.received_at, m.body, m.subject,
+        \(forLines ? "NULL, NULL, NULL, NULL" : "m.thread, m.stanza_id, m.origin_id, m.message_id"),
         m.edited, m.is_carbon, m.source, \(encryptionColumns),
         (SELECT json_group_array(json_array(a.url, a.name, a.mime, a.size, a.state, a.sha256, a.local_path))
          FROM attachments a WHERE a.message_row = m.id),
         \(roomColumns), m.claimed_at, \(MessageSemanticsReading.columns)
         """
+    }
 
     /// Group chat columns (schema v6): the sender's occupant id and real JID, read after the OMEMO columns.
     static let roomColumns = "m.occupant_id, m.real_jid"

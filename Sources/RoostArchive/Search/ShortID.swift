@@ -13,13 +13,17 @@ public enum ShortID {
 
     public static func text(for id: Int64) -> String {
         let mixed = mix(UInt64(bitPattern: id))
-        var text = ""
-        for index in 0..<length {
-            let shift = UInt64(64 - 5 * (index + 1))
-            text.append(alphabet[Int((mixed >> shift) & 31)])
+        // Eight ASCII bytes: written straight into a small string (one per printed line of log and search).
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            for index in 0..<length {
+                let shift = UInt64(64 - 5 * (index + 1))
+                buffer[index] = alphabetBytes[Int((mixed >> shift) & 31)]
+            }
+            return length
         }
-        return text
     }
+
+    private static let alphabetBytes = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
 
     /// What the user typed, normalised (lower case; `i`, `l` → 1, `o` → 0), or nil when it cannot be a short id.
     public static func normalised(_ typed: String) -> String? {

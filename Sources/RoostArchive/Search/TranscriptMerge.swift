@@ -9,6 +9,8 @@ struct TranscriptMerge {
     /// UTC milliseconds `[from, until)`; nil ends are open.
     var from: Int64? = nil
     var until: Int64? = nil
+    /// The messages are printed as text lines: see `MessageRowReading.lineColumns`.
+    var forLines = false
 
     private typealias Cursor = TimeOrderedCursor<TranscriptEvent>
 
@@ -25,7 +27,7 @@ struct TranscriptMerge {
         let reading = try MessageRowReading(database)
         cursors.append(try Cursor(
             statement: try database.prepare("""
-                SELECT \(MessageRowReading.columns) FROM messages m
+                SELECT \(forLines ? MessageRowReading.lineColumns : MessageRowReading.columns) FROM messages m
                 WHERE m.conversation = ?1 AND \(accountClause.replacingOccurrences(of: "account_id", with: "m.account_id"))
                     AND m.id >= ?3 AND m.id < ?4
                 ORDER BY m.id

@@ -149,8 +149,13 @@ public struct CivilTime: Equatable, Sendable {
     }
 
     public static func pad(_ value: Int, _ width: Int = 2) -> String {
+        // Months, days, hours, minutes, seconds: from a table of small strings (every exported or printed
+        // time makes five of them).
+        if width == 2, value >= 0, value < 100 { return twoDigits[value] }
         let digits = String(value.magnitude)
         let padded = digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
         return value < 0 ? "-" + padded : padded
     }
+
+    private static let twoDigits: [String] = (0..<100).map { $0 < 10 ? "0\($0)" : "\($0)" }
 }

@@ -97,7 +97,8 @@ struct LogCommand: Command {
         let printer = EventPrinter(context: context, text: MessageText(output: output, names: view.names, showAccount: false))
         do {
             try view.reader.transcript(account: account, conversation: conversation.jid, includeStates: states,
-                                       includePresence: presence, from: from, until: upTo) { event in
+                                       includePresence: presence, from: from, until: upTo,
+                                       forLines: !context.options.json) { event in
                 printer.print(event)
                 return true
             }

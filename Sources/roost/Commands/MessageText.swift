@@ -84,7 +84,11 @@ struct MessageText {
 
     /// Short id, local time to the minute, and the account when several are shown.
     func prefix(_ row: MessageRow) -> TerminalText {
-        var text = output.styled(ShortID.text(for: row.id), .id) + " " + output.styled(TimeText.local(row.timestamp), .dim) + " "
+        let id = ShortID.text(for: row.id), time = TimeText.local(row.timestamp)
+        // Without colour, joined as they are: the id (digits and letters) and the time (digits, `-`, `:`, space)
+        // have nothing to escape.
+        var text: TerminalText = output.color ? output.styled(id, .id) + " " + output.styled(time, .dim) + " "
+            : TerminalText(stringLiteral: id + " " + time + " ")
         if showAccount { text += output.styled("[\(row.account)]", .account) + " " }
         return text
     }

@@ -53,7 +53,7 @@ struct SearchCommand: Command {
         var found = 0
         // Streamed: all matches of a common word (`--limit 0`) are printed as they are read, never held.
         do {
-            try view.reader.search(query: query, account: view.account, order: order, limit: limit, offset: offset) { row in
+            try view.reader.search(query: query, account: view.account, order: order, limit: limit, offset: offset, forLines: !json) { row in
                 found += 1
                 if json { output.jsonLine(view.text.json(row)) } else { output.line(view.text.searchLine(row, highlight: true)) }
                 return true

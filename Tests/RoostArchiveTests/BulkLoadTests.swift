@@ -82,6 +82,32 @@ struct BulkLoadTests {
         try writer.endBulkLoad()
     }
 
+    /// Into an archive small against the load (`ArchiveWriter.deferralRatio`), the stored rows' keys are read
+    /// first: duplicates of them, corrections of them and their untrusted copy given its stanza-id come out as
+    /// with the indexes.
+    @Test func aSmallArchiveLoadsItsKeysAndDefers() throws {
+        let bulk = TemporaryArchive(), indexed = TemporaryArchive()
+        var bulkOutcomes: [InsertOutcome] = [], indexedOutcomes: [InsertOutcome] = []
+        do {
+            let writer = try bulk.writer()
+            bulkOutcomes += try writer.commit(Self.batches[0])
+            writer.beginBulkLoad(expectedMessages: 9)
+            #expect(writer.isDeferringIndexes)
+            #expect(try Self.indexCount(bulk.path) == 0)
+            for batch in Self.batches.dropFirst() { bulkOutcomes += try writer.commit(batch) }
+            try writer.endBulkLoad()
+        }
+        do {
+            let writer = try indexed.writer()
+            for batch in Self.batches { indexedOutcomes += try writer.commit(batch) }
+        }
+        #expect(bulkOutcomes == indexedOutcomes)
+        #expect(bulkOutcomes.filter { if case .duplicate = $0 { true } else { false } }.count == 5)
+        #expect(try Self.dump(bulk.path) == Self.dump(indexed.path))
+        #expect(try Self.indexCount(bulk.path) == 5)
+        #expect(try ArchiveCount.integrity(bulk.path) == "ok")
+    }
+
     /// An agent that opens the archive during the load builds the indexes first; the load sees its commit and
     /// goes on with the indexes, so a message both wrote is stored once.
     @Test func anotherWriterDuringTheLoadIsSeen() throws {

@@ -178,9 +178,11 @@ public final class ArchiveWriter: Sendable {
     }
 
     /// How many stored messages per message to import a bulk load still drops the random-key indexes for:
-    /// rebuilding them costs ~13 µs of CPU per stored row (five sorted passes, measured on the 1M archive),
-    /// keeping them ~50 µs more per imported message than without (random inserts into five B-trees, and their
-    /// pages written at each commit), so the rebuild pays up to about four stored rows per imported one.
+    /// rebuilding them costs ~13 µs of CPU per stored row (five sorted passes, measured on the 1M archive) plus
+    /// reading the keys; keeping them costs ~100 µs more per imported message into a 100k archive, ~400 µs into
+    /// a 10M one (random inserts splitting full pages of five B-trees, written at each commit). So the rebuild
+    /// pays up to ~6 stored rows per imported one at 100k (~25 at 10M): 4 is on the safe side at every size
+    /// (docs/performance.md, "Import, third round").
     static let deferralRatio = 4
 
     /// Whether a bulk load runs without the random-key indexes.

@@ -146,10 +146,12 @@ final class BulkKeys {
 
     /// Records the keys of every row already stored, for a bulk load into a non-empty archive (one pass over the
     /// table in id order, before the indexes are dropped). The same keys `recordRow` and `recordTrusted` would
-    /// have recorded when the rows were written, from the columns they wrote.
+    /// have recorded when the rows were written, from the columns they wrote (the full dedup key whichever form
+    /// the row stores: `DedupKey.fullKeySQL`).
     func recordStoredRows() throws(SQLiteError) {
         try database.cached("""
-            SELECT id, account_id, conversation, dedup_key, stanza_id, stanza_id_by, stanza_id_trusted, message_id, origin_id
+            SELECT id, account_id, conversation, \(DedupKey.fullKeySQL()), stanza_id, stanza_id_by, stanza_id_trusted, message_id,
+                origin_id
             FROM messages
             """).forEachRow { row in
             let id = row.int(0), account = row.int(1), conversation = row.text(2)

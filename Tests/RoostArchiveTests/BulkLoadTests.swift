@@ -82,6 +82,34 @@ struct BulkLoadTests {
         try writer.endBulkLoad()
     }
 
+    /// Into an archive small against the load (`ArchiveWriter.deferralRatio`), the stored rows' keys are read
+    /// first: duplicates of them, corrections of them and their untrusted copy given its stanza-id come out as
+    /// with the indexes; so does an untrusted copy of a stored origin-id message (its key stored as the short
+    /// form of `SchemaV13`, read back in full).
+    @Test func aSmallArchiveLoadsItsKeysAndDefers() throws {
+        let batches = Self.batches + [[.message(Fixture.message("two", at: 1, stanzaId: "u9", trusted: false, originId: "o2", messageId: "m2"))]]
+        let bulk = TemporaryArchive(), indexed = TemporaryArchive()
+        var bulkOutcomes: [InsertOutcome] = [], indexedOutcomes: [InsertOutcome] = []
+        do {
+            let writer = try bulk.writer()
+            bulkOutcomes += try writer.commit(batches[0])
+            writer.beginBulkLoad(expectedMessages: 9)
+            #expect(writer.isDeferringIndexes)
+            #expect(try Self.indexCount(bulk.path) == 0)
+            for batch in batches.dropFirst() { bulkOutcomes += try writer.commit(batch) }
+            try writer.endBulkLoad()
+        }
+        do {
+            let writer = try indexed.writer()
+            for batch in batches { indexedOutcomes += try writer.commit(batch) }
+        }
+        #expect(bulkOutcomes == indexedOutcomes)
+        #expect(bulkOutcomes.filter { if case .duplicate = $0 { true } else { false } }.count == 6)
+        #expect(try Self.dump(bulk.path) == Self.dump(indexed.path))
+        #expect(try Self.indexCount(bulk.path) == 5)
+        #expect(try ArchiveCount.integrity(bulk.path) == "ok")
+    }
+
     /// An agent that opens the archive during the load builds the indexes first; the load sees its commit and
     /// goes on with the indexes, so a message both wrote is stored once.
     @Test func anotherWriterDuringTheLoadIsSeen() throws {

@@ -76,7 +76,8 @@ public struct ArchiveImporter: Sendable {
             .deletingLastPathComponent
         var done = 0
         var lastReport = Date.distantPast
-        var committer = BatchCommitter(writer: writer, transactionBudget: transactionBudget, maximumBatch: Self.batchSize) { events, outcomes in
+        var committer = BatchCommitter(writer: writer, transactionBudget: transactionBudget, maximumBatch: Self.batchSize,
+                                       expectedMessages: valid) { events, outcomes in
             summary.count(events, outcomes)
             let now = Date()
             if now.timeIntervalSince(lastReport) >= 0.2 {

@@ -15,7 +15,9 @@ public struct BatchCommitter {
     /// Runs after each commit with the committed events and their outcomes, in order.
     private let committed: ([ArchiveEvent], [InsertOutcome]) -> Void
 
-    public init(writer: ArchiveWriter, transactionBudget: Duration?, maximumBatch: Int = 5_000,
+    /// `expectedMessages`: how many messages the caller will add, if it knows (a bulk load into a small archive
+    /// then defers the random-key indexes too: `ArchiveWriter.beginBulkLoad`).
+    public init(writer: ArchiveWriter, transactionBudget: Duration?, maximumBatch: Int = 5_000, expectedMessages: Int = 0,
                 committed: @escaping ([ArchiveEvent], [InsertOutcome]) -> Void) {
         self.writer = writer
         self.transactionBudget = transactionBudget
@@ -23,7 +25,7 @@ public struct BatchCommitter {
         self.committed = committed
         limit = transactionBudget == nil ? maximumBatch : min(maximumBatch, 200)
         batch.reserveCapacity(limit + 16)
-        if transactionBudget == nil { writer.beginBulkLoad() }
+        if transactionBudget == nil { writer.beginBulkLoad(expectedMessages: expectedMessages) }
     }
 
     /// Commits what is pending and ends the load (`ArchiveWriter.endBulkLoad`: the log is checkpointed).

@@ -150,20 +150,40 @@ public final class ArchiveWriter: Sendable {
 
     /// Bulk loads (an import while no agent writes): a page cache large enough for the index pages a batch
     /// dirties, so they are written once per commit instead of spilling mid-transaction; `endBulkLoad` goes
-    /// back to the normal cache and checkpoints. Into an empty archive, the random-key indexes are dropped
-    /// until `endBulkLoad` (see `DeferredIndexes`).
-    public func beginBulkLoad() {
+    /// back to the normal cache and checkpoints. The random-key indexes are dropped until `endBulkLoad` (see
+    /// `DeferredIndexes`) into an empty archive, and into one that holds at most `deferralRatio` times the
+    /// `expectedMessages` the load will write: then the stored rows' keys are read into the `BulkKeys` first
+    /// (one pass over the table), and the indexes are rebuilt at the end over the whole table.
+    public func beginBulkLoad(expectedMessages: Int = 0) {
         ingestor.withLock { ingestor in
             try? ingestor.database.execute("PRAGMA cache_size = -\(Self.bulkCacheKiB)")
             let database = ingestor.database
-            try? database.write { () throws(SQLiteError) in
-                guard try database.cached("SELECT 1 FROM messages LIMIT 1").scalarInt() == nil else { return }
-                try DeferredIndexes.drop(database)
-                ingestor.bulkKeys = BulkKeys(database: database)
-                ingestor.bulkDataVersion = try Self.dataVersion(database)
+            do throws(SQLiteError) {
+                try database.write { () throws(SQLiteError) in
+                    // The `roost stats` counters (exact in the same transaction): no scan of a large archive.
+                    let stored = try database.cached("SELECT coalesce(sum(messages), 0) FROM conversation_counts").scalarInt() ?? 0
+                    guard stored == 0 || stored <= Int64(Self.deferralRatio) * Int64(max(expectedMessages, 0)) else { return }
+                    let keys = BulkKeys(database: database)
+                    // By the table itself, not the counters: a miss in the keys must be exact.
+                    if try database.cached("SELECT 1 FROM messages LIMIT 1").scalarInt() != nil { try keys.recordStoredRows() }
+                    try DeferredIndexes.drop(database)
+                    ingestor.bulkKeys = keys
+                    ingestor.bulkDataVersion = try Self.dataVersion(database)
+                }
+            } catch {
+                // Nothing was dropped (the transaction rolled back): an ordinary load with the indexes.
+                ingestor.bulkKeys = nil
             }
         }
     }
+
+    /// How many stored messages per message to import a bulk load still drops the random-key indexes for:
+    /// rebuilding them costs ~13 µs of CPU per stored row (five sorted passes, measured on the 1M archive) plus
+    /// reading the keys; keeping them costs ~100 µs more per imported message into a 100k archive, ~400 µs into
+    /// a 10M one (random inserts splitting full pages of five B-trees, written at each commit). So the rebuild
+    /// pays up to ~6 stored rows per imported one at 100k (~25 at 10M): 4 is on the safe side at every size
+    /// (docs/performance.md, "Import, third round").
+    static let deferralRatio = 4
 
     /// Whether a bulk load runs without the random-key indexes.
     public var isDeferringIndexes: Bool {

@@ -1,12 +1,13 @@
-/// The bulk path of an import into an empty archive (issue 15): the five indexes on random keys (stanza-ids,
+/// The bulk path of an import into an empty or small archive (issue 15): the five indexes on random keys (stanza-ids,
 /// dedup keys, origin-ids, message ids) are dropped for the load and built at its end in one sorted pass each,
 /// so a batch no longer dirties a leaf page of each of them per message (at 1M messages that was 12–17× the
 /// archive's size written, and the rate fell as the archive grew). The lookups those indexes served — dedup,
-/// correction and annotation targets — are answered meanwhile by `BulkKeys`, a map of the keys of every row
-/// this load wrote (the archive was empty, so that is every row).
+/// correction and annotation targets — are answered meanwhile by `BulkKeys`, a map of the keys of every row:
+/// those the archive held when the load began (read in the transaction that drops the indexes) and those the
+/// load wrote.
 ///
 /// Safety:
-/// - The indexes are dropped in the same transaction that checks the archive is empty, and only when no agent
+/// - The indexes are dropped in the same transaction that reads the stored rows' keys, and only when no agent
 ///   writes it (`BatchCommitter` without a transaction budget).
 /// - A crash or kill at any point leaves them missing, never half built (`CREATE INDEX` is one transaction):
 ///   every `ArchiveWriter` — the agent's, the next import's — builds missing ones when it opens the archive,
@@ -141,6 +142,31 @@ final class BulkKeys {
         if let second { values.append(.text(second)) }
         let found = try database.cached(kind.checkSQL).scalarInt(values)
         return found == nil ? .unknown : .row(id)
+    }
+
+    /// Records the keys of every row already stored, for a bulk load into a non-empty archive (one pass over the
+    /// table in id order, before the indexes are dropped). The same keys `recordRow` and `recordTrusted` would
+    /// have recorded when the rows were written, from the columns they wrote (the full dedup key whichever form
+    /// the row stores: `DedupKey.fullKeySQL`).
+    func recordStoredRows() throws(SQLiteError) {
+        try database.cached("""
+            SELECT id, account_id, conversation, \(DedupKey.fullKeySQL()), stanza_id, stanza_id_by, stanza_id_trusted, message_id,
+                origin_id
+            FROM messages
+            """).forEachRow { row in
+            let id = row.int(0), account = row.int(1), conversation = row.text(2)
+            let stanzaId = row.optionalText(4)
+            record(.dedup, account: account, row.text(3), id: id)
+            if row.bool(6), let stanzaId, let by = row.optionalText(5) {
+                recordTrusted(id: id, account: account, by: by, stanzaId: stanzaId, conversation: conversation)
+            } else {
+                record(.untrusted, account: account, row.text(3), id: id)
+                if let stanzaId { record(.stanzaID, account: account, conversation, stanzaId, id: id) }
+            }
+            if let messageId = row.optionalText(7) { record(.messageID, account: account, conversation, messageId, id: id) }
+            if let originId = row.optionalText(8) { record(.originID, account: account, conversation, originId, id: id) }
+            return true
+        }
     }
 
     /// Records every key of a row just inserted.

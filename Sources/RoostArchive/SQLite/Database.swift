@@ -26,7 +26,14 @@ package final class Database {
     /// (by a scan) instead of failing with "no such index".
     var missingIndexes: [String] = []
 
+    /// Process-wide settings that must precede SQLite's initialisation: evaluated once, before the first open.
+    private static let configured: Void = {
+        // Memory statistics off (see the shim); harmless if another library initialised SQLite first (ignored).
+        _ = roost_sqlite_disable_memory_statistics()
+    }()
+
     package init(path: String, mode: Mode, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = 5000) throws(SQLiteError) {
+        Self.configured
         if mode == .readWrite { try DatabaseFile.prepare(path: path) }
         var db: OpaquePointer?
         let access = switch mode {

@@ -23,7 +23,7 @@ import Testing
         try await waitUntil("the importer to die", timeout: .seconds(30)) { !importer.isRunning }
         let partial = try ZeroLossSQL.count(sandbox.archive, "messages")
         #expect(partial > 0 && partial < total, "the kill must land mid-import (\(partial) of \(total) were committed)")
-        #expect(try ArchiveCount.sqlite(sandbox.archive, "PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        #expect(try ZeroLossSQL.integrity(sandbox.archive) == "ok")
         // Whole transactions only: each committed row has its full-text entry and its share of the counters.
         #expect(try ZeroLossSQL.count(sandbox.archive, "message_fts_docsize") == partial)
         #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT coalesce(sum(messages), 0) FROM conversation_counts") == partial)
@@ -36,7 +36,7 @@ import Testing
         #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT count(DISTINCT message_id) FROM messages WHERE message_id LIKE '\(prefix)-%'") == total)
         #expect(try ZeroLossSQL.count(sandbox.archive, "message_fts_docsize") == total)
         #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT sum(messages) FROM conversation_counts") == total)
-        #expect(try ArchiveCount.sqlite(sandbox.archive, "PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        #expect(try ZeroLossSQL.integrity(sandbox.archive) == "ok")
         // A message from each side of the kill is found by search.
         for number in [1, total] {
             let found = try sandbox.roost(["search", "--json", "\"imported \(number)\""])
@@ -64,7 +64,7 @@ import Testing
         }
         #expect(killed, "the import was never seen between its last commit and its index build: \(importer.stderrSoFar.suffix(2000))")
         try await waitUntil("the importer to die", timeout: .seconds(30)) { !importer.isRunning }
-        #expect(try ArchiveCount.sqlite(sandbox.archive, "PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        #expect(try ZeroLossSQL.integrity(sandbox.archive) == "ok")
         #expect(try ZeroLossSQL.count(sandbox.archive, "messages") == total)
         #expect(try ZeroLossSQL.count(sandbox.archive, "message_fts_docsize") == total)
         #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT sum(messages) FROM conversation_counts") == total)
@@ -83,6 +83,6 @@ import Testing
         #expect(try ZeroLossSQL.scalar(sandbox.archive, indexes) == 5)
         #expect(try ZeroLossSQL.count(sandbox.archive, "messages") == total)
         #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT count(DISTINCT message_id) FROM messages WHERE message_id LIKE '\(prefix)-%'") == total)
-        #expect(try ArchiveCount.sqlite(sandbox.archive, "PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        #expect(try ZeroLossSQL.integrity(sandbox.archive) == "ok")
     }
 }

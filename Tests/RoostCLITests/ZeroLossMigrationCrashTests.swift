@@ -37,7 +37,7 @@ import Testing
         let partial = try blobs(sandbox.archive)
         #expect(partial > 0 && partial < total, "the kill must land mid-migration (\(partial) of \(total) compressed)")
         #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT count(*) FROM schema_migrations WHERE version = 12") == 0)
-        #expect(try ArchiveCount.sqlite(sandbox.archive, "PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        #expect(try ZeroLossSQL.integrity(sandbox.archive) == "ok")
         // Half-migrated, the archive reads the same: every reader goes through the one accessor.
         #expect(try await offPool { try exportedMessages(sandbox, "half") } == before)
 
@@ -45,7 +45,7 @@ import Testing
         #expect(again.status == 0, "\(again.stderr)")
         #expect(try blobs(sandbox.archive) == total)
         #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT count(*) FROM schema_migrations WHERE version = 12") == 1)
-        #expect(try ArchiveCount.sqlite(sandbox.archive, "PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        #expect(try ZeroLossSQL.integrity(sandbox.archive) == "ok")
         #expect(try await offPool { try exportedMessages(sandbox, "after") } == before)
         let found = try sandbox.roost(["search", "--json", "\"imported \(total)\""])
         #expect(found.status == 0 && found.stdout.contains("\"imported \(total)\""), "\(found.stdout)\(found.stderr)")
@@ -87,7 +87,7 @@ import Testing
         let partial = try marked(sandbox.archive)
         #expect(partial > 0 && partial < total / 2, "the kill must land mid-migration (\(partial) of \(total / 2) marked)")
         #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT count(*) FROM schema_migrations WHERE version = 13") == 0)
-        #expect(try ArchiveCount.sqlite(sandbox.archive, "PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        #expect(try ZeroLossSQL.integrity(sandbox.archive) == "ok")
         #expect(try await offPool { try exportedMessages(sandbox, "half") } == before)
         // Half-migrated, every key still finds its row: the fallback-key groups of verify see no duplicates.
         let reader = try ArchiveReader(path: sandbox.archive)
@@ -100,7 +100,7 @@ import Testing
         #expect(try marked(sandbox.archive) == total / 2)
         #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT count(*) FROM schema_migrations WHERE version = 13") == 1)
         #expect(try ZeroLossSQL.scalar(sandbox.archive, "SELECT count(*) FROM sqlite_master WHERE name = 'messages_dedup' AND sql LIKE '%WHERE%'") == 1)
-        #expect(try ArchiveCount.sqlite(sandbox.archive, "PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        #expect(try ZeroLossSQL.integrity(sandbox.archive) == "ok")
         #expect(try await offPool { try exportedMessages(sandbox, "after") } == before)
         #expect(try reader.duplicateFallbackKeys(account: "me@example.org").isEmpty)
     }

@@ -157,6 +157,11 @@ func killWhen(_ pid: pid_t, archive: String, within seconds: TimeInterval,
 }
 
 enum ZeroLossSQL {
+    /// What `PRAGMA integrity_check` says of the archive, through the sqlite3 shell ("ok" when it is sound).
+    static func integrity(_ archive: String) throws -> String {
+        try ArchiveCount.sqlite(archive, "PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     static func scalar(_ archive: String, _ sql: String) throws -> Int {
         let text = try ArchiveCount.sqlite(archive, sql).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let value = Int(text) else { throw SQLFailed(sql: sql, output: text) }

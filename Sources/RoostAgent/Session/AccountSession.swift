@@ -44,6 +44,11 @@ actor AccountSession {
     /// Contacts the user added that were sent `subscribed` this process (see `answerApprovedRequests`).
     private var approvalsSent: Set<JID> = []
     private var serverHasArchive = false
+    /// Whether the account's disco#info was answered by this process. A process that resumes an earlier one's
+    /// session may not have it: the server sends what it queued for the session first, and on a loaded server
+    /// the answer can miss login's step timeout. Then `setUp` asks again, instead of taking "unknown" for "no
+    /// archive" (which skipped the catch-up and warned that the server keeps none).
+    private var accountFeaturesKnown = false
     /// When the current stream-management session (or SM-less session) began: outgoing messages still
     /// unconfirmed from before it are settled against the server archive.
     private var sessionStartedAt: Int64 = 0
@@ -265,10 +270,7 @@ actor AccountSession {
         backoff.reset()
         await rooms.sessionStarted(resumed: info.resumed)
         context.ownResource = info.boundJID.resource
-        if let features = info.accountFeatures {
-            serverHasArchive = features.contains(Namespace.mam)
-            context.trustsOwnStanzaIDs = serverHasArchive || features.contains(Namespace.stanzaID)
-        }
+        if let features = info.accountFeatures { learned(accountFeatures: features) }
         if !info.resumed {
             // The server delivers offline storage right after a new session's initial presence, and only to a
             // resource of non-negative priority (RFC 6121 §8.5.2.1.1).
@@ -307,6 +309,12 @@ actor AccountSession {
                 await self.loaded(roster: Roster.items(in: roster))
             }
         }
+        if !accountFeaturesKnown {
+            _ = await retrying("asking the server what the account supports") { () throws(ClientError) in
+                let answer = try await self.client.request(Disco.infoRequest(to: self.jid.bare))
+                self.learned(accountFeatures: Disco.info(in: answer)?.features ?? [])
+            }
+        }
         guard !Task.isCancelled else { return }
         if let omemo {
             let client = self.client
@@ -321,6 +329,12 @@ actor AccountSession {
             log.warning("\(jid): the server keeps no archive (XEP-0313): messages sent while Roost is offline cannot be fetched")
             await settleUnconfirmedSends(serverArchiveRead: false)
         }
+    }
+
+    private func learned(accountFeatures features: Set<String>) {
+        accountFeaturesKnown = true
+        serverHasArchive = features.contains(Namespace.mam)
+        context.trustsOwnStanzaIDs = serverHasArchive || features.contains(Namespace.stanzaID)
     }
 
     private func loaded(roster items: [RosterItem]) async {

@@ -3,7 +3,7 @@
 
 Runs in the virtualenv contrib/scripts/test creates (slixmpp 1.17 + slixmpp-omemo 2.2.0 with both the
 oldmemo (0.3) and twomemo (OMEMO 2) backends). Logs in, publishes its OMEMO device (keys kept in --data, a
-JSON file, so a later run is the same device), does one thing, and exits. What it observes goes to stdout
+JSON file with a journal of changes beside it, so a later run is the same device), does one thing, and exits. What it observes goes to stdout
 as JSON lines; diagnostics to stderr. Exit status: 0 success, 1 failure, 2 usage error.
 
 slixmpp-omemo 2.2.0 has no XEP-0420 (SCE) support, so for OMEMO 2 this script builds and unpacks the

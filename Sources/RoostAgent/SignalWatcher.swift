@@ -10,17 +10,31 @@ public final class SignalWatcher: @unchecked Sendable {
     /// Watches SIGTERM, SIGINT (stop) and SIGHUP (try again).
     public convenience init() { self.init(signals: [SIGTERM, SIGINT, SIGHUP]) }
 
+    /// Returns once every signal is watched. libdispatch installs its own signal handler (which hands the signal
+    /// to its signalfd) asynchronously, on its manager thread; until then a signal is ignored (SIG_IGN here), so
+    /// a stop request sent the moment the caller says it is up (`roost serve`'s "serving …") could be lost and
+    /// the process never stop. So this waits for each source's registration (bounded: a stuck libdispatch must
+    /// not hang the start).
     init(signals numbers: [Int32]) {
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
         signals = stream
         var sources: [any DispatchSourceSignal] = []
+        let registered = DispatchGroup()
         for number in numbers {
-            signal(number, SIG_IGN)
+            // Ignored until libdispatch's handler is in place; never over that handler (a second watcher of the
+            // same signal: libdispatch installs its handler once per process, and SIG_IGN would stay for good).
+            var current = sigaction()
+            if sigaction(number, nil, &current) == 0, current.__sigaction_handler.sa_handler == nil {
+                signal(number, SIG_IGN)
+            }
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { continuation.yield(number) }
+            registered.enter()
+            source.setRegistrationHandler { registered.leave() }
             source.resume()
             sources.append(source)
         }
+        _ = registered.wait(timeout: .now() + .seconds(5))
         self.sources = sources
     }
 

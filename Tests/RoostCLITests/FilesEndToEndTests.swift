@@ -375,14 +375,16 @@ struct FilesEndToEndTests {
         try await FilesKit.fixture("make_png.py", [photo, "500", "300", "250", "120", "10"])
         let hash = try await FilesKit.sha256(photo)
 
-        /// bob's slixmpp listens (and downloads what it is sent) while `send` runs.
+        /// bob's slixmpp listens (and downloads what it is sent) while `send` runs. It listens far longer than the
+        /// wait below and is killed once that ends: on a loaded machine `roost send` alone (a login, an upload)
+        /// took most of the 20 s it once listened for.
         func sendAndReceive(_ arguments: [String]) async throws -> (RoostBinary.Result, [[String: Any]]) {
             let listener = try RoostBinary.startProgram(FilesKit.python, [FilesKit.peerScript, "--jid", pair.bob.description,
-                                                                          "--password", pair.bobPassword, "listen", "20", "--download"])
+                                                                          "--password", pair.bobPassword, "listen", "600", "--download"])
             defer { listener.stop(signal: SIGKILL) }
             try await offPool { try listener.waitForLog("\"online\"") }
             let result = try await FilesKit.roost(["send", "--config", config, "--json", pair.bob.description] + arguments)
-            let deadline = Date().addingTimeInterval(20)
+            let deadline = Date().addingTimeInterval(90)
             while Date() < deadline, !listener.stderrSoFar.contains("\"downloaded\""), result.status == 0 { try await Task.sleep(for: .milliseconds(100)) }
             return (result, FilesKit.jsonLines(listener.stderrSoFar))
         }

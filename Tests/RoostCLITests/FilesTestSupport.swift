@@ -106,7 +106,7 @@ final class FileHost {
             arguments += ["--tls", certs + "/server.crt", certs + "/server.key"]
         }
         process = try RoostBinary.startProgram(FilesKit.python, arguments)
-        try process.waitForLog("listening", timeout: 15)
+        try process.waitForLog("listening", timeout: 60)
         guard let line = FilesKit.jsonLines(process.stderrSoFar).first(where: { $0["event"] as? String == "listening" }),
               let found = line["port"] as? Int else { throw FixtureFailed(what: "file server: \(process.stderrSoFar)") }
         self.port = found

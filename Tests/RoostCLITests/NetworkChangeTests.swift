@@ -28,7 +28,7 @@ struct NetworkChangeTests {
         let address = "127.77.\(Int.random(in: 1...250)).\(Int.random(in: 1...250))/32"
         #expect(ip(["addr", "add", address, "dev", "lo"]) == 0)
         defer { _ = ip(["addr", "del", address, "dev", "lo"]) }
-        try roost.waitForLog("the network changed; reconnecting now", timeout: 10)
+        try roost.waitForLog("the network changed; reconnecting now", timeout: 60)
     }
 
     private func ip(_ arguments: [String]) -> Int32 {

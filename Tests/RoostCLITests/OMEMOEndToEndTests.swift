@@ -126,8 +126,9 @@ struct OMEMOEndToEndTests {
         let carbons = "SELECT count(*) FROM messages WHERE direction = 'out' AND is_carbon = 1 AND body LIKE 'from the phone %' AND encryption = 'omemo'"
         #expect(try await waitForCount(setup, carbons, 2) == 2, "roost log:\n\(roost.stderrSoFar.suffix(4000))")
 
-        // roost send into the encrypted conversation: bob's client decrypts exactly the text.
-        let listener = try startPeer(setup, as: "bob", ["listen", "30"])
+        // roost send into the encrypted conversation: bob's client decrypts exactly the text. bob listens far longer
+        // than the wait for the message below (then he is killed): on a loaded machine 30 s ran out before it came.
+        let listener = try startPeer(setup, as: "bob", ["listen", "600"])
         try await waitUntil("bob's listener online", timeout: .seconds(60), detail: { listener.stderrSoFar.suffix(2000).description }) {
             listener.stderrSoFar.contains("\"online\"")
         }
@@ -135,7 +136,7 @@ struct OMEMOEndToEndTests {
         let sent = try RoostBinary.run(["send", "--config", setup.config, "--json", setup.bob.description, text])
         #expect(sent.status == 0, "\(sent.stderr)")
         #expect(sent.stdout.contains("\"encryption\":\"omemo\""))
-        try? await waitUntil("bob to decrypt Roost's message", timeout: .seconds(30)) {
+        try? await waitUntil("bob to decrypt Roost's message", timeout: .seconds(120)) {
             Self.jsonLines(listener.stderrSoFar).contains { $0["event"] as? String == "message" && $0["body"] as? String == text }
         }
         let heard = Self.jsonLines(listener.stop(signal: SIGKILL).stderr)

@@ -490,8 +490,8 @@ struct RoomsEndToEndTests {
         try await waitFor("joined", roost) { s.state(of: room) == "joined" }
         try forgetOccupant(s, room: room)
         try s.bob.run(["muc", room, "bob", "--send", "said to a ghost"])
-        try roost.waitForLog("self-ping: \(room) no longer counts Roost", timeout: 40)
-        try await waitFor("rejoined, and what the ghost missed archived", roost, timeout: 40) {
+        try roost.waitForLog("self-ping: \(room) no longer counts Roost", timeout: 90)
+        try await waitFor("rejoined, and what the ghost missed archived", roost, timeout: 90) {
             s.count("SELECT count(*) FROM messages WHERE body = 'said to a ghost'") == 1 && s.state(of: room) == "joined"
         }
         try await settle(s, room: room, roost)

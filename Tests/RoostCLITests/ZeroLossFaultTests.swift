@@ -216,7 +216,7 @@ final class TCPProxy: @unchecked Sendable {
 
     init(target: String, port targetPort: UInt16) throws {
         process = try RoostBinary.startProgram("/usr/bin/python3", [TestServer.packageRoot + "/contrib/scripts/tcp-proxy.py", "0", target, String(targetPort)])
-        try process.waitForLog("ready ", timeout: 10)
+        try process.waitForLog("ready ", timeout: 60)
         let line = process.stderrSoFar.split(separator: "\n").first { $0.hasPrefix("ready ") } ?? ""
         guard let p = UInt16(line.dropFirst(6)) else { throw WaitTimedOut(what: "the TCP proxy's port (\(line))") }
         port = p

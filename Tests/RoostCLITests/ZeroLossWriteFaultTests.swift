@@ -44,7 +44,7 @@ struct ZeroLossWriteFaultTests {
         #expect(roost.isRunning, "the agent must have stayed up")
         let log = roost.stderrSoFar
         #expect(log.contains("archive: writing failed") && log.contains("archive: writing works again"), "\(log.suffix(3000))")
-        #expect(log.components(separatedBy: "connected as").count == 2, "no reconnect was needed:\n\(log.suffix(3000))")
+        #expect(ZeroLossRig.reconnectsNotForAKeepalive(in: log, expected: 1) == 0, "no reconnect was needed:\n\(log.suffix(3000))")
     }
 
     /// The archive's file system fills up during a flood (a 256 MiB tmpfs, nearly filled, mounted by the test — CI runs as
@@ -97,9 +97,10 @@ struct ZeroLossWriteFaultTests {
     /// closing anything. alice's messages keep being archived while carol's link is still stalled; carol's
     /// connection is declared dead and replaced; what bob sent carol meanwhile arrives exactly once.
     @Test func stalledLinkHoldsUpNoOtherAccount() async throws {
-        // Keepalives every 20 s: carol's stalled link is declared dead after about 30 s, time enough for alice's
-        // 200 messages on a loaded machine (with 5 s, the stall was sometimes over before her flood was).
-        let rig = try await ZeroLossRig.make(keepaliveSeconds: 20)
+        // Keepalives every 45 s: carol's stalled link is declared dead 45 s after its last byte, time enough for alice's
+        // 200 messages on a loaded machine (with 5 s, the stall was sometimes over before her flood was; 20 s is
+        // about what two slixmpp processes, a flood and the archive took under a whole suite's load).
+        let rig = try await ZeroLossRig.make(keepaliveSeconds: 45)
         let server = rig.server
         let (carolClient, carol, carolPassword) = try await server.registeredClient("carol")
         await carolClient.disconnect()
@@ -134,7 +135,7 @@ struct ZeroLossWriteFaultTests {
         #expect(roost.stderrSoFar.components(separatedBy: "\(carol): connected as").count == 2,
                 "carol reconnected before alice's messages were all archived:\n\(roost.stderrSoFar.suffix(3000))")
         try await toCarol.finish()
-        try await waitUntil("carol's link to be replaced", timeout: .seconds(90)) {
+        try await waitUntil("carol's link to be replaced", timeout: .seconds(150)) {
             roost.stderrSoFar.components(separatedBy: "\(carol): connected as").count >= 3
         }
         try await waitUntil("carol's 200 messages", timeout: .seconds(90)) {
@@ -191,14 +192,16 @@ struct ZeroLossWriteFaultTests {
         try await waitUntil("the message to be marked sent", timeout: .seconds(60)) {
             try ZeroLossSQL.count(rig.archive, "messages WHERE body = '\(marker)' AND delivery = 'sent'") == 1
         }
-        // Keepalives for six intervals after the resumption: no counter error, no reconnect.
-        let connections = roost.stderrSoFar.components(separatedBy: "connected as").count
+        // Keepalives for six intervals after the resumption: no counter error, no reconnect (but for a keepalive the
+        // loaded server did not answer within its 2.5 s: a counter error ends the stream, it is never a silence).
+        let logBefore = roost.stderrSoFar.count
         let after = try PeerFlood(rig, to: rig.roostJID, count: 100, prefix: prefix + "b")
         try await after.finish()
         try await ZeroLossRig.observe(for: .seconds(30))
         let log = roost.stderrSoFar
-        #expect(!log.contains("more than Roost sent") && !log.contains("handled-count-too-high"), "\(log.suffix(3000))")
-        #expect(log.components(separatedBy: "connected as").count == connections, "reconnected after the resumption:\n\(log.suffix(3000))")
+        #expect(!log.contains("more than Roost sent") && !log.contains("handled-count-too-high") && !log.contains("undefined-condition"),
+                "\(log.suffix(3000))")
+        #expect(ZeroLossRig.reconnectsNotForAKeepalive(in: log.dropFirst(logBefore), expected: 0) == 0, "reconnected after the resumption:\n\(log.suffix(3000))")
         #expect(bob.received(body: marker) == 1, "bob got the message \(bob.received(body: marker)) times")
         try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix, messages: 300, chatStates: 0, log: log)
         try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix + "b", messages: 100, chatStates: 0, log: log)
@@ -266,7 +269,7 @@ struct ZeroLossWriteFaultTests {
         try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix, messages: 50_000, chatStates: 0, log: log)
         #expect(log.contains(": 50000 new messages"), "the summary must count what was inserted:\n\(log.suffix(2000))")
         #expect(!log.contains("the server closed the stream"), "the server must not have ended the stream:\n\(log.suffix(3000))")
-        #expect(log.components(separatedBy: "connected as").count == 2, "one connection did it all:\n\(log.suffix(3000))")
+        #expect(ZeroLossRig.reconnectsNotForAKeepalive(in: log, expected: 1) == 0, "one connection did it all:\n\(log.suffix(3000))")
         // Issue 17, 11: the progress of a first catch-up in a log (not a terminal) is a line per 10 %, not one per page.
         let progress = log.split(separator: "\n").filter { $0.contains("reading the server archive: ") }
         #expect((2...12).contains(progress.count) && progress.allSatisfy { $0.contains("% (page ") }, "\(progress)")

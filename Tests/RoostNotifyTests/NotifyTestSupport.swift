@@ -159,3 +159,34 @@ final class TestClock: Sendable {
         NotifyClock(now: { self.current.withLock { $0 } }, timeZone: TimeZone(identifier: "UTC")!)
     }
 }
+
+/// Ends the notifier's coalescing windows when the test says so (`NotifyClock.wait`) instead of after their
+/// seconds: what a test checks inside a window is then inside it however slow the machine is.
+final class WindowGate: Sendable {
+    private let state = Mutex<(ended: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    /// The system's time, with windows that last until `endWindows()`.
+    var clock: NotifyClock {
+        NotifyClock(now: { Date() }, wait: { _ in await self.wait() })
+    }
+
+    private func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                if !state.ended { state.waiting.append(continuation) }
+                return state.ended
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Ends the open windows, and every later one as soon as it opens.
+    func endWindows() {
+        let waiting = state.withLock { state in
+            state.ended = true
+            defer { state.waiting.removeAll() }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+}

@@ -3,7 +3,7 @@
 
 Runs in the virtualenv contrib/scripts/test creates (slixmpp 1.17 + slixmpp-omemo 2.2.0 with both the
 oldmemo (0.3) and twomemo (OMEMO 2) backends). Logs in, publishes its OMEMO device (keys kept in --data, a
-JSON file, so a later run is the same device), does one thing, and exits. What it observes goes to stdout
+JSON file with a journal of changes beside it, so a later run is the same device), does one thing, and exits. What it observes goes to stdout
 as JSON lines; diagnostics to stderr. Exit status: 0 success, 1 failure, 2 usage error.
 
 slixmpp-omemo 2.2.0 has no XEP-0420 (SCE) support, so for OMEMO 2 this script builds and unpacks the
@@ -25,6 +25,7 @@ Commands:
 
 import argparse
 import asyncio
+import atexit
 import base64
 import json
 import logging
@@ -61,30 +62,62 @@ def emit(event, **fields):
 
 
 class JSONStorage(Storage):
+    """python-omemo's storage in a JSON file. Each change is appended to a journal beside it (PATH.log, one JSON
+    line per change, written through at once: a SIGKILL loses nothing), and the file is rewritten from the journal
+    when the peer exits or next starts. Rewriting the whole file at every change (two dozen per encrypted message)
+    took 97 % of a flood's time on a loaded machine: 200 messages in 76 s, most of it in rename()."""
+
     def __init__(self, path):
         super().__init__()
         self.path = path
+        self.journal_path = path + ".log"
         self.data = {}
         if os.path.exists(path):
             with open(path, encoding="utf8") as f:
                 self.data = json.load(f)
+        if os.path.exists(self.journal_path):
+            with open(self.journal_path, encoding="utf8") as f:
+                for line in f:
+                    try:
+                        change = json.loads(line)
+                    except ValueError:
+                        break  # the last line, cut short by a kill: every change before it is whole
+                    if "value" in change:
+                        self.data[change["key"]] = change["value"]
+                    else:
+                        self.data.pop(change["key"], None)
+            self._compact()
+        self.journal = open(self.journal_path, "a", encoding="utf8")
+        atexit.register(self.close)
 
     async def _load(self, key):
         return Just(self.data[key]) if key in self.data else Nothing()
 
     async def _store(self, key, value):
         self.data[key] = value
-        self._save()
+        self._append({"key": key, "value": value})
 
     async def _delete(self, key):
         self.data.pop(key, None)
-        self._save()
+        self._append({"key": key})
 
-    def _save(self):
+    def _append(self, change):
+        self.journal.write(json.dumps(change) + "\n")
+        self.journal.flush()
+
+    def _compact(self):
+        """The whole state into the file, then the journal goes (replaying it again would change nothing)."""
         tmp = self.path + ".tmp"
         with open(tmp, "w", encoding="utf8") as f:
             json.dump(self.data, f)
         os.replace(tmp, self.path)
+        if os.path.exists(self.journal_path):
+            os.unlink(self.journal_path)
+
+    def close(self):
+        if not self.journal.closed:
+            self.journal.close()
+            self._compact()
 
 
 class OMEMOPlugin(XEP_0384):
@@ -296,15 +329,17 @@ async def main(args):
             emit("sent", to=args.rest[0], id=stanza["id"], body=body)
     elif args.command == "flood":
         to, count = args.rest[0], int(args.rest[1])
+        started = time.monotonic()
         for i in range(1, count + 1):
             stanza = await peer.encrypted(to, "%s-%d %s" % (args.prefix, i, "secret"))
             stanza["id"] = "%s-%d" % (args.prefix, i)
             stanza.xml.find("{urn:xmpp:sid:0}origin-id").set("id", stanza["id"])
             stanza.send()
             if i % 100 == 0:
-                emit("progress", sent=i)
+                emit("progress", sent=i, seconds=round(time.monotonic() - started, 1))
                 await drain(peer)
-        emit("sent", count=count)
+                emit("acknowledged", sent=i, seconds=round(time.monotonic() - started, 1))
+        emit("sent", count=count, seconds=round(time.monotonic() - started, 1))
     elif args.command == "room":
         room, nick, bodies = slixmpp.JID(args.rest[0]).bare, args.rest[1], args.rest[2:]
         muc = peer["xep_0045"]

@@ -25,12 +25,23 @@ public struct BatchCommitter {
         self.committed = committed
         limit = transactionBudget == nil ? maximumBatch : min(maximumBatch, 200)
         batch.reserveCapacity(limit + 16)
+        writer.setLockTimeout(Self.lockTimeout)
         if transactionBudget == nil { writer.beginBulkLoad(expectedMessages: expectedMessages) }
     }
+
+    /// How long a commit waits for the write lock. The agent's group commits follow each other closely during a
+    /// flood, and SQLite's busy handler looks for a free lock only every 100 ms: within its default 5 s it could
+    /// miss every gap (`roost import` during a live flood failed with "database is locked" on a loaded machine).
+    /// The agent holds the lock for milliseconds at a time; a process that holds it for a minute is a long repair
+    /// or stuck, and the import then stops with the locked error (re-running it completes it: dedup).
+    public static let lockTimeout: Duration = .seconds(60)
 
     /// Commits what is pending and ends the load (`ArchiveWriter.endBulkLoad`: the log is checkpointed).
     public mutating func finish() throws(ArchiveError) {
         try flush()
+        // The closing checkpoint waits (holding off the agent's commits) for readers to leave old snapshots: only
+        // for the default time.
+        writer.setLockTimeout(ArchiveWriter.defaultLockTimeout)
         try writer.endBulkLoad()
     }
 

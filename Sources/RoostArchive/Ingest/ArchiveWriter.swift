@@ -120,6 +120,16 @@ public final class ArchiveWriter: Sendable {
 
     static let liveCacheKiB = 4 * 1024
 
+    /// The busy timeout every connection starts with (`Database`).
+    public static let defaultLockTimeout: Duration = .milliseconds(Database.defaultBusyTimeoutMs)
+
+    /// How long each statement waits for another process's write lock before it fails (SQLite's busy timeout,
+    /// `defaultLockTimeout` unless set). Bulk writers wait longer: see `BatchCommitter.lockTimeout`.
+    public func setLockTimeout(_ timeout: Duration) {
+        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        ingestor.withLock { $0.database.setBusyTimeout(milliseconds: Int32(clamping: milliseconds)) }
+    }
+
     /// Gives back the page cache's pages (`PRAGMA shrink_memory`): the live writer calls it when its queue
     /// drains, so an agent that took a burst returns to its idle size (the next batch re-reads the few pages it
     /// needs from the OS's cache).

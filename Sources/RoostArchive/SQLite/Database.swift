@@ -32,7 +32,7 @@ package final class Database {
         _ = roost_sqlite_disable_memory_statistics()
     }()
 
-    package init(path: String, mode: Mode, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = 5000) throws(SQLiteError) {
+    package init(path: String, mode: Mode, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = Database.defaultBusyTimeoutMs) throws(SQLiteError) {
         Self.configured
         if mode == .readWrite { try DatabaseFile.prepare(path: path) }
         var db: OpaquePointer?
@@ -62,6 +62,14 @@ package final class Database {
             try execute("PRAGMA cache_size = -16384")
         }
         try execute("PRAGMA foreign_keys = ON")
+    }
+
+    /// The busy timeout a connection opens with, in milliseconds.
+    package static let defaultBusyTimeoutMs: Int32 = 5000
+
+    /// How long a statement waits for another connection's lock before failing with SQLITE_BUSY.
+    package func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
     }
 
     deinit {

@@ -33,7 +33,11 @@ enum Migrator {
         }
         for migration in migrations {
             do {
-                if let batches = migration.batches, try !isApplied(migration, database) {
+                // Checked first without the lock: opening an up-to-date archive takes no write lock at all, so a
+                // writer opened while the agent floods the archive (an import, `files fetch`) does not queue for
+                // the lock once per migration, each time at the risk of SQLite's busy timeout.
+                if try isApplied(migration, database) { continue }
+                if let batches = migration.batches {
                     try batches(database)
                 }
                 try database.write { () throws(SQLiteError) in

@@ -111,8 +111,9 @@ actor NotifierCore {
         pending[key] = conversation
         guard window > 0 else { return }
         let generation = conversation.generation
+        let clock = self.clock
         Task {
-            try? await Task.sleep(for: .seconds(window))
+            await clock.wait(.seconds(window))
             self.windowEnded(key, generation: generation)
         }
     }

@@ -11,10 +11,16 @@ enum MIMEText {
     /// Works on the UTF-8 bytes, CRLF read as LF (Foundation's replacement and per-Character splitting here were
     /// a third of an mbox export).
     static func quotedPrintable(_ text: String) -> String {
+        var output: [UInt8] = []
+        appendQuotedPrintable(text, to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// `quotedPrintable(text)` appended to `output` (a mail message built as bytes).
+    static func appendQuotedPrintable(_ text: String, to output: inout [UInt8]) {
         var text = text
-        return text.withUTF8 { source -> String in
-            var output: [UInt8] = []
-            output.reserveCapacity(source.count + source.count / 8)
+        text.withUTF8 { source in
+            output.reserveCapacity(output.count + source.count + source.count / 8)
             var lineStart = 0
             while true {
                 let newline = source[lineStart...].firstIndex(of: 0x0A)
@@ -25,7 +31,6 @@ enum MIMEText {
                 guard let newline else { break }
                 lineStart = newline + 1
             }
-            return String(decoding: output, as: UTF8.self)
         }
     }
 

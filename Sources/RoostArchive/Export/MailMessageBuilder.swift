@@ -41,7 +41,8 @@ struct MailMessageBuilder {
         }
 
         mutating func add(_ text: String) {
-            for byte in text.utf8 { add(byte) }
+            var text = text
+            text.withUTF8 { for byte in $0 { add(byte) } }
         }
 
         /// `text.lowercased()`'s bytes; ASCII (nearly every JID) is lowered by byte, without making a copy.
@@ -80,49 +81,59 @@ struct MailMessageBuilder {
         return clean.isEmpty ? "unknown@invalid" : clean
     }
 
-    /// The complete message, LF line ends. `thread` holds the conversation's first and previous Message-IDs.
+    /// The complete message, LF line ends, appended to `out` as bytes (no String for the message, its headers
+    /// or its body's encoding). `first` and `previous` are the conversation's first and previous Message-IDs.
     func build(_ message: ArchivedMessage, slice: ConversationSlice, messageID: String, first: String?, previous: String?,
-               embedded: [MailAttachment?]) -> String {
+               embedded: [MailAttachment?], into out: inout [UInt8]) {
+        func header(_ name: StaticString, _ value: String) {
+            out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            out.append(contentsOf: ": ".utf8)
+            out.append(contentsOf: value.utf8)
+            out.append(0x0A)
+        }
         let sender = contacts.sender(of: message, accountID: slice.accountID)
         let fromName: String? = sender == "me" ? nil : sender
         let toIsAccount = message.direction == .incoming
-        let toName: String? = toIsAccount ? nil : (message.kind == .groupchat ? contacts.title(of: slice) : contacts.title(of: slice))
+        let toName: String? = toIsAccount ? nil : contacts.title(of: slice)
         let subject = message.subject.flatMap { $0.isEmpty ? nil : $0 } ?? defaultSubject(message, slice: slice)
-        var headers: [(String, String)] = [
-            ("From", MIMEText.mailbox(name: fromName, address: Self.address(message.from))),
-            ("To", MIMEText.mailbox(name: toName, address: Self.address(message.to))),
-            ("Date", clock.civil(message.timestamp).rfc5322),
-            ("Subject", MIMEText.headerText(subject)),
-            ("Message-ID", messageID),
-        ]
+        header("From", MIMEText.mailbox(name: fromName, address: Self.address(message.from)))
+        header("To", MIMEText.mailbox(name: toName, address: Self.address(message.to)))
+        header("Date", clock.civil(message.timestamp).rfc5322)
+        header("Subject", MIMEText.headerText(subject))
+        header("Message-ID", messageID)
         if let previous {
-            headers.append(("In-Reply-To", previous))
-            headers.append(("References", first.map { $0 == previous ? previous : "\($0)\n \(previous)" } ?? previous))
+            header("In-Reply-To", previous)
+            header("References", first.map { $0 == previous ? previous : "\($0)\n \(previous)" } ?? previous)
         }
         let parts = embedded.compactMap { $0 }
         let boundary = "roost-" + messageID.dropFirst("<roost.".count).prefix(32)
-        headers.append(("MIME-Version", "1.0"))
+        header("MIME-Version", "1.0")
         if parts.isEmpty {
-            headers += [("Content-Type", "text/plain; charset=utf-8"), ("Content-Transfer-Encoding", "quoted-printable")]
+            header("Content-Type", "text/plain; charset=utf-8")
+            header("Content-Transfer-Encoding", "quoted-printable")
         } else {
-            headers.append(("Content-Type", "multipart/mixed; boundary=\"\(boundary)\""))
+            header("Content-Type", "multipart/mixed; boundary=\"\(boundary)\"")
         }
-        headers += [
-            ("X-Roost-Account", message.account),
-            ("X-Roost-Conversation", message.conversation),
-            ("X-Roost-Direction", message.direction.rawValue),
-            ("X-XMPP-Type", message.kind.rawValue),
-        ]
-        if let stanzaId = message.stanzaId { headers.append(("X-XMPP-Stanza-ID", MIMEText.headerText(stanzaId))) }
-        var text = ""
-        for (name, value) in headers { text += "\(name): \(value)\n" }
-        text += "\n"
-        let plain = MIMEText.quotedPrintable(body(message, embedded: embedded))
-        if parts.isEmpty { return text + plain + "\n" }
-        text += "This is a MIME message with attachments.\n\n--\(boundary)\n"
-        text += "Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: quoted-printable\n\n\(plain)\n"
-        for part in parts { text += "--\(boundary)\n" + part.part }
-        return text + "--\(boundary)--\n"
+        header("X-Roost-Account", message.account)
+        header("X-Roost-Conversation", message.conversation)
+        header("X-Roost-Direction", message.direction.rawValue)
+        header("X-XMPP-Type", message.kind.rawValue)
+        if let stanzaId = message.stanzaId { header("X-XMPP-Stanza-ID", MIMEText.headerText(stanzaId)) }
+        out.append(0x0A)
+        if parts.isEmpty {
+            MIMEText.appendQuotedPrintable(body(message, embedded: embedded), to: &out)
+            out.append(0x0A)
+            return
+        }
+        out.append(contentsOf: "This is a MIME message with attachments.\n\n--\(boundary)\n".utf8)
+        out.append(contentsOf: "Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: quoted-printable\n\n".utf8)
+        MIMEText.appendQuotedPrintable(body(message, embedded: embedded), to: &out)
+        out.append(0x0A)
+        for part in parts {
+            out.append(contentsOf: "--\(boundary)\n".utf8)
+            out.append(contentsOf: part.part.utf8)
+        }
+        out.append(contentsOf: "--\(boundary)--\n".utf8)
     }
 
     private func defaultSubject(_ message: ArchivedMessage, slice: ConversationSlice) -> String {

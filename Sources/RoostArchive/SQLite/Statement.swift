@@ -119,9 +119,14 @@ package final class Statement {
         package func text(_ column: Int32) -> String { optionalText(column) ?? "" }
 
         package func optionalText(_ column: Int32) -> String? {
+            textBytes(column).map { String(decoding: $0, as: UTF8.self) }
+        }
+
+        /// The column's text as SQLite holds it (nil for NULL), without making a String: valid until the
+        /// statement steps or is reset.
+        package func textBytes(_ column: Int32) -> UnsafeBufferPointer<UInt8>? {
             guard let bytes = sqlite3_column_text(statement.handle, column) else { return nil }
-            let count = Int(sqlite3_column_bytes(statement.handle, column))
-            return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+            return UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement.handle, column)))
         }
 
         package func optionalBlob(_ column: Int32) -> [UInt8]? {

@@ -119,6 +119,20 @@ public final class ArchiveReader: Sendable {
         if let bodyError { throw bodyError }
     }
 
+    /// `transcript(…, forLines: true)` for a text writer that renders plain messages from their columns: those
+    /// come as `.line` views, valid only during the call (see `MessageLine`), everything else as events.
+    package func transcriptLines(account: String? = nil, conversation: String, includeStates: Bool = false,
+                                 includePresence: Bool = false, from: Int64? = nil, until: Int64? = nil,
+                                 _ body: (TranscriptItem) -> Bool) throws(ArchiveError) {
+        try withDatabase { database throws(SQLiteError) in
+            try database.read { () throws(SQLiteError) in
+                try TranscriptMerge(database: database, account: account, conversation: conversation,
+                                    includeStates: includeStates, includePresence: includePresence, from: from, until: until,
+                                    forLines: true).runLines(body)
+            }
+        }
+    }
+
     /// The timestamp of the `count`-th newest message of a conversation (nil when it has fewer): where a
     /// transcript of its last `count` messages starts.
     public func startOfLast(_ count: Int, account: String?, conversation: String) throws(ArchiveError) -> Int64? {

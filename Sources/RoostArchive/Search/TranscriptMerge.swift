@@ -12,9 +12,21 @@ struct TranscriptMerge {
     /// The messages are printed as text lines: see `MessageRowReading.lineColumns`.
     var forLines = false
 
-    private typealias Cursor = TimeOrderedCursor<TranscriptEvent>
+    private typealias Cursor = TimeOrderedCursor<TranscriptItem>
 
     func run(_ body: (TranscriptEvent) -> Bool) throws(SQLiteError) {
+        try merge(lines: false) { item in
+            guard case .event(let event) = item else { return true }
+            return body(event)
+        }
+    }
+
+    /// The same transcript with plain messages as `.line` (see `MessageLine`), the others as events.
+    func runLines(_ body: (TranscriptItem) -> Bool) throws(SQLiteError) {
+        try merge(lines: true, body)
+    }
+
+    private func merge(lines: Bool, _ body: (TranscriptItem) -> Bool) throws(SQLiteError) {
         let accountClause = account == nil ? "?2 IS NULL" : "account_id IN (SELECT id FROM accounts WHERE jid = ?2)"
         // Messages by id (time-ordered, see SchemaV1), side tables by timestamp: the same window.
         let lower = from ?? 0
@@ -25,14 +37,43 @@ struct TranscriptMerge {
         var cursors: [Cursor] = []
         let noHighlight = Highlighter(terms: [])
         let reading = try MessageRowReading(database)
-        cursors.append(try Cursor(
-            statement: try database.prepare("""
-                SELECT \(forLines ? MessageRowReading.lineColumns : MessageRowReading.columns) FROM messages m
-                WHERE m.conversation = ?1 AND \(accountClause.replacingOccurrences(of: "account_id", with: "m.account_id"))
-                    AND m.id >= ?3 AND m.id < ?4
-                ORDER BY m.id
-                """),
-            parameters: byID) { .message(reading.row($0, highlighter: noHighlight)) })
+        let messageColumns = lines ? MessageLine.columns : forLines ? MessageRowReading.lineColumns : MessageRowReading.columns
+        let messages = try database.prepare("""
+            SELECT \(messageColumns) FROM messages m
+            WHERE m.conversation = ?1 AND \(accountClause.replacingOccurrences(of: "account_id", with: "m.account_id"))
+                AND m.id >= ?3 AND m.id < ?4
+            ORDER BY m.id
+            """)
+        if lines {
+            // The few rows with attachments or reactions, found from those tables' side (no probe per message);
+            // those and every other row that is not plain are read whole by id.
+            var decorated = Set<Int64>()
+            for table in ["attachments", "reactions"] {
+                try database.prepare("""
+                    SELECT t.message_row FROM \(table) t CROSS JOIN messages m ON m.id = t.message_row WHERE m.conversation = ?1
+                    """).forEachRow([.text(conversation)]) { row in
+                    decorated.insert(row.int(0))
+                    return true
+                }
+            }
+            let whole = try database.prepare("SELECT \(MessageRowReading.lineColumns) FROM messages m WHERE m.id = ?1")
+            var marksOf: (account: Int64, marks: ReadMarks.Marks?)?
+            cursors.append(try Cursor(statement: messages, parameters: byID) { row throws(SQLiteError) in
+                let line = MessageLine(row, accounts: reading.accounts)
+                if marksOf?.account != line.accountID {
+                    marksOf = (line.accountID, reading.marks.of(account: line.accountID, conversation: conversation))
+                }
+                if line.isPlain(decorated: decorated, marks: marksOf?.marks) { return .line(line) }
+                var event: TranscriptItem?
+                try whole.forEachRow([.integer(line.id)]) { row in
+                    event = .event(.message(reading.row(row, highlighter: noHighlight)))
+                    return false
+                }
+                return event
+            })
+        } else {
+            cursors.append(try Cursor(statement: messages, parameters: byID) { .event(.message(reading.row($0, highlighter: noHighlight))) })
+        }
         if includeStates {
             cursors.append(try Cursor(
                 statement: try database.prepare("""
@@ -41,8 +82,8 @@ struct TranscriptMerge {
                     ORDER BY timestamp, id
                     """),
                 parameters: byTime) { row in
-                    .chatState(ChatStateRow(account: row.text(0), conversation: row.text(1), from: row.text(2),
-                                            state: ChatState(rawValue: row.text(3)) ?? .active, timestamp: row.int(4)))
+                    .event(.chatState(ChatStateRow(account: row.text(0), conversation: row.text(1), from: row.text(2),
+                                            state: ChatState(rawValue: row.text(3)) ?? .active, timestamp: row.int(4))))
                 })
         }
         if includePresence {
@@ -54,11 +95,11 @@ struct TranscriptMerge {
                     ORDER BY timestamp, id
                     """),
                 parameters: byTime) { row in
-                    .presence(PresenceRow(account: row.text(0), contact: row.text(1), resource: row.optionalText(2),
+                    .event(.presence(PresenceRow(account: row.text(0), contact: row.text(1), resource: row.optionalText(2),
                                           availability: PresenceRecord.Availability(rawValue: row.text(3)) ?? .available,
                                           show: row.optionalText(4), status: row.optionalText(5),
                                           priority: row.optionalInt(6).map { Int($0) }, timestamp: row.int(7),
-                                          room: RoomPresenceDetail.read(row, at: 8)))
+                                          room: RoomPresenceDetail.read(row, at: 8))))
                 })
         }
         defer { cursors.forEach { $0.statement.reset() } }

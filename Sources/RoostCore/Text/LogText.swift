@@ -18,19 +18,56 @@ public enum VisibleText {
                 break
             }
             count += 1
-            switch scalar.value {
-            case 0x0A where keepingLineBreaks, 0x09 where keepingLineBreaks:
-                out.unicodeScalars.append(scalar)
-            case 0x0A: out += "\\n"
-            case 0x0D: out += "\\r"
-            case 0x09: out += "\\t"
-            case _ where isHidden(scalar):
-                out += "\\u{\(String(scalar.value, radix: 16))}"
-            default:
-                out.unicodeScalars.append(scalar)
-            }
+            if let escape = escape(scalar, keepingLineBreaks: keepingLineBreaks) { out += escape } else { out.unicodeScalars.append(scalar) }
         }
         return out
+    }
+
+    /// The escape `escaped` writes for `scalar`, nil when it passes as it is: the rule, in one place.
+    private static func escape(_ scalar: Unicode.Scalar, keepingLineBreaks: Bool) -> String? {
+        switch scalar.value {
+        case 0x0A where keepingLineBreaks, 0x09 where keepingLineBreaks: nil
+        case 0x0A: "\\n"
+        case 0x0D: "\\r"
+        case 0x09: "\\t"
+        case _ where isHidden(scalar): "\\u{\(String(scalar.value, radix: 16))}"
+        default: nil
+        }
+    }
+
+    /// `escaped(text, keepingLineBreaks:)` of UTF-8 `bytes`, appended to `out` without making a String (the lines
+    /// of a long transcript), with `indent` spaces after each line feed kept. False, with `out` as it was, when
+    /// `bytes` are not valid UTF-8: the caller then decodes them as a String does (invalid sequences replaced).
+    public static func append(_ bytes: UnsafeBufferPointer<UInt8>, keepingLineBreaks: Bool, indent: Int = 0,
+                              to out: inout [UInt8]) -> Bool {
+        let start = out.count
+        var index = 0
+        while index < bytes.count {
+            // Printable ASCII, most of any text, passes: a run of it at a time.
+            var run = index
+            while run < bytes.count && bytes[run] >= 0x20 && bytes[run] < 0x7F { run += 1 }
+            if run > index {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<run]))
+                index = run
+                continue
+            }
+            let byte = bytes[index]
+            var parser = Unicode.UTF8.ForwardParser()
+            var input = UnsafeBufferPointer(rebasing: bytes[index...]).makeIterator()
+            guard case .valid(let encoded) = parser.parseScalar(from: &input) else {
+                out.removeSubrange(start...)
+                return false
+            }
+            let scalar = Unicode.UTF8.decode(encoded)
+            if let escape = escape(scalar, keepingLineBreaks: keepingLineBreaks) {
+                out.append(contentsOf: escape.utf8)
+            } else {
+                out.append(contentsOf: encoded)
+                if byte == 0x0A { out.append(contentsOf: repeatElement(0x20, count: indent)) }
+            }
+            index += encoded.count
+        }
+        return true
     }
 
     /// Characters that act on a terminal or on the reading order instead of showing.

@@ -73,4 +73,20 @@ public final class ZoneClock {
         let time = civil(milliseconds)
         return "\(time.dateText) \(seconds ? time.secondText : time.minuteText)"
     }
+
+    /// `minuteText(milliseconds)` appended as bytes, without making a String (every line of a long transcript).
+    public func appendMinuteText(_ milliseconds: Int64, to out: inout [UInt8]) {
+        let time = civil(milliseconds)
+        // Four-digit years as `CivilTime.pad` writes them; any other year through the text itself.
+        guard time.year >= 0 && time.year <= 9999 else { return out.append(contentsOf: minuteText(milliseconds).utf8) }
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = width == 4 ? 1000 : 10
+            while divisor > 0 {
+                out.append(UInt8(truncatingIfNeeded: 0x30 + value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        digits(time.year, 4); out.append(0x2D); digits(time.month, 2); out.append(0x2D); digits(time.day, 2)
+        out.append(0x20); digits(time.hour, 2); out.append(0x3A); digits(time.minute, 2)
+    }
 }

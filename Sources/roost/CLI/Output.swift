@@ -79,6 +79,15 @@ struct Output: Sendable {
         standardOutput.write(text.rendered + "\n")
     }
 
+    /// One line of results on stdout that `build` appends as UTF-8 bytes, already made visible (see
+    /// `VisibleText.append`) and ending in a line feed: into a `buffered()` stdout's buffer directly.
+    func line(bytes build: (inout [UInt8]) -> Void) {
+        if let buffered = standardOutput as? BufferedSink { return buffered.append(build) }
+        var bytes: [UInt8] = []
+        build(&bytes)
+        bytes.withUnsafeBytes { standardOutput.write(bytes: $0) }
+    }
+
     /// One JSON Lines record on stdout.
     func jsonLine(_ object: JSONObject) {
         standardOutput.write(JSONValue.object(object).serialized + "\n")

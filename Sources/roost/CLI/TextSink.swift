@@ -6,6 +6,14 @@ import Synchronization
 /// Somewhere text goes: a file descriptor in the program, a buffer in tests.
 protocol TextSink: Sendable {
     func write(_ text: String)
+    /// UTF-8 text as bytes (the lines of a transcript, written without making Strings).
+    func write(bytes: UnsafeRawBufferPointer)
+}
+
+extension TextSink {
+    func write(bytes: UnsafeRawBufferPointer) {
+        write(String(decoding: bytes, as: UTF8.self))
+    }
 }
 
 /// Writes straight to a file descriptor, retrying short writes and EINTR, so output is never half-lost
@@ -14,12 +22,14 @@ struct FileDescriptorSink: TextSink {
     let descriptor: Int32
 
     func write(_ text: String) {
-        let bytes = Array(text.utf8)
+        var text = text
+        text.withUTF8 { write(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    func write(bytes: UnsafeRawBufferPointer) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { buffer in
-                Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            }
+            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 return // stdout closed or full disk: nothing sensible left to report it to
@@ -34,7 +44,7 @@ struct FileDescriptorSink: TextSink {
 /// time. `Output.buffered()` makes one and flushes it before anything goes to stderr, so the two stay in order.
 final class BufferedSink: TextSink {
     private let target: any TextSink
-    private let pending = Mutex<String>("")
+    private let pending = Mutex<[UInt8]>([])
     private static let capacity = 1 << 16
 
     init(target: any TextSink) {
@@ -42,21 +52,30 @@ final class BufferedSink: TextSink {
     }
 
     func write(_ text: String) {
-        let full = pending.withLock { pending -> String? in
-            pending += text
-            guard pending.utf8.count >= Self.capacity else { return nil }
-            defer { pending = "" }
+        append { $0.append(contentsOf: text.utf8) }
+    }
+
+    func write(bytes: UnsafeRawBufferPointer) {
+        append { $0.append(contentsOf: bytes) }
+    }
+
+    /// Lets `build` append UTF-8 text straight into the buffer.
+    func append(_ build: (inout [UInt8]) -> Void) {
+        let full = pending.withLock { pending -> [UInt8]? in
+            build(&pending)
+            guard pending.count >= Self.capacity else { return nil }
+            defer { pending.removeAll(keepingCapacity: true) }
             return pending
         }
-        if let full { target.write(full) }
+        full?.withUnsafeBytes { target.write(bytes: $0) }
     }
 
     func flush() {
-        let text = pending.withLock { pending -> String in
-            defer { pending = "" }
+        let bytes = pending.withLock { pending -> [UInt8] in
+            defer { pending.removeAll(keepingCapacity: true) }
             return pending
         }
-        if !text.isEmpty { target.write(text) }
+        if !bytes.isEmpty { bytes.withUnsafeBytes { target.write(bytes: $0) } }
     }
 }
 

@@ -58,6 +58,11 @@ enum TimeText {
     static func local(_ ms: Int64, seconds: Bool = false) -> String {
         zone.withLock { $0.minuteText(ms, seconds: seconds) }
     }
+
+    /// `local(ms)` appended as bytes.
+    static func appendLocal(_ ms: Int64, to out: inout [UInt8]) {
+        zone.withLock { $0.appendMinuteText(ms, to: &out) }
+    }
 }
 
 extension MessageRow {

@@ -96,11 +96,20 @@ struct LogCommand: Command {
         defer { output.flush() }
         let printer = EventPrinter(context: context, text: MessageText(output: output, names: view.names, showAccount: false))
         do {
-            try view.reader.transcript(account: account, conversation: conversation.jid, includeStates: states,
-                                       includePresence: presence, from: from, until: upTo,
-                                       forLines: !context.options.json) { event in
-                printer.print(event)
-                return true
+            if !context.options.json && !output.color {
+                // Plain lines straight from the columns (`MessageText.appendLogLine`), the rest as events.
+                try view.reader.transcriptLines(account: account, conversation: conversation.jid, includeStates: states,
+                                                includePresence: presence, from: from, until: upTo) { item in
+                    printer.print(item)
+                    return true
+                }
+            } else {
+                try view.reader.transcript(account: account, conversation: conversation.jid, includeStates: states,
+                                           includePresence: presence, from: from, until: upTo,
+                                           forLines: !context.options.json) { event in
+                    printer.print(event)
+                    return true
+                }
             }
         } catch let error as ArchiveError {
             throw ArchiveFailure(error: error)
@@ -172,6 +181,18 @@ final class EventPrinter: @unchecked Sendable {
     init(context: CommandContext, text: MessageText) {
         self.context = context
         self.text = text
+    }
+
+    private let senders = LineSenders()
+
+    func print(_ item: TranscriptItem) {
+        switch item {
+        case .line(let line):
+            count += 1
+            text.output.line { text.appendLogLine(line, senders: senders, to: &$0) }
+        case .event(let event):
+            print(event)
+        }
     }
 
     func print(_ event: TranscriptEvent) {

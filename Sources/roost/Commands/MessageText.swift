@@ -1,6 +1,7 @@
 import Foundation
 import RoostAgent
 import RoostArchive
+import RoostCore
 
 /// The archive as a reading command sees it: the config, the reader, the account it keeps to (`--account`,
 /// else `default_account`), the names of contacts as they are now, and how messages look as text.
@@ -56,12 +57,18 @@ struct MessageText {
 
     /// Who wrote `row`: "me", a room nick, or the contact's name.
     func sender(of row: MessageRow) -> String {
-        if row.kind == .groupchat {
-            if let nick = Self.resource(of: row.from), !nick.isEmpty { return row.direction == .outgoing ? "me (\(nick))" : nick }
-            return row.senderName ?? row.conversation
+        sender(groupchat: row.kind == .groupchat, outgoing: row.direction == .outgoing, from: row.from, senderName: row.senderName,
+               conversation: row.conversation, account: row.account)
+    }
+
+    private func sender(groupchat: Bool, outgoing: Bool, from: String, senderName: @autoclosure () -> String?,
+                        conversation: @autoclosure () -> String, account: String) -> String {
+        if groupchat {
+            if let nick = Self.resource(of: from), !nick.isEmpty { return outgoing ? "me (\(nick))" : nick }
+            return senderName() ?? conversation()
         }
-        if row.direction == .outgoing { return "me" }
-        return names.displayName(of: row.from, account: row.account)
+        if outgoing { return "me" }
+        return names.displayName(of: from, account: account)
     }
 
     /// The conversation's name: the contact's name, else its JID (rooms: their JID).
@@ -80,6 +87,39 @@ struct MessageText {
     func logLine(_ row: MessageRow, highlight: Bool = false) -> TerminalText {
         let arrow = row.direction == .incoming ? "<" : ">"
         return prefix(row) + "\(arrow) " + output.styled(sender(of: row), .name) + ": " + body(of: row, highlight: highlight)
+    }
+
+    /// `logLine` of a plain message (see `MessageLine`) without colour or account tag, appended as bytes: the
+    /// same text, from the row's columns, without a `MessageRow` or a String per field. `senders` keeps the
+    /// rendered names of the transcript's senders.
+    func appendLogLine(_ line: MessageLine, senders: LineSenders, to out: inout [UInt8]) {
+        out.append(contentsOf: ShortID.text(for: line.id).utf8)
+        out.append(0x20)
+        TimeText.appendLocal(line.timestamp, to: &out)
+        out.append(contentsOf: line.incoming ? " < ".utf8 : " > ".utf8)
+        let from = line.from
+        if !line.groupchat && !line.incoming {
+            out.append(contentsOf: "me".utf8)
+        } else if let name = senders.name(account: line.accountID, incoming: line.incoming, groupchat: line.groupchat, from: from) {
+            out.append(contentsOf: name)
+        } else {
+            let jid = String(decoding: from, as: UTF8.self)
+            let name = Array(output.styled(sender(groupchat: line.groupchat, outgoing: !line.incoming, from: jid,
+                                                  senderName: line.senderName, conversation: line.conversation,
+                                                  account: line.account), .name).rendered.utf8)
+            // A room message without a nick is named by other columns: not kept.
+            if !line.groupchat || Self.resource(of: jid).map({ !$0.isEmpty }) == true {
+                senders.keep(name, account: line.accountID, incoming: line.incoming, groupchat: line.groupchat, from: from)
+            }
+            out.append(contentsOf: name)
+        }
+        out.append(contentsOf: ": ".utf8)
+        // As `body(of:)`: the body made visible, continuation lines indented.
+        if !VisibleText.append(line.body, keepingLineBreaks: true, indent: 4, to: &out) {
+            let text = TerminalText(String(decoding: line.body, as: UTF8.self)).rendered
+            out.append(contentsOf: text.replacingOccurrences(of: "\n", with: "\n    ").utf8)
+        }
+        out.append(0x0A)
     }
 
     /// Short id, local time to the minute, and the account when several are shown.
@@ -151,5 +191,36 @@ struct MessageText {
     private static func resource(of jid: String) -> String? {
         guard let slash = jid.firstIndex(of: "/") else { return nil }
         return String(jid[jid.index(after: slash)...])
+    }
+}
+
+/// The rendered sender names of the lines `MessageText.appendLogLine` writes, by sender: a transcript has few,
+/// and most lines have the same sender as the line before but one.
+final class LineSenders {
+    private struct Key: Hashable {
+        var account: Int64
+        var incoming: Bool
+        var groupchat: Bool
+        var from: [UInt8]
+    }
+
+    private var names: [Key: [UInt8]] = [:]
+    private var last: (key: Key, name: [UInt8])?
+
+    func name(account: Int64, incoming: Bool, groupchat: Bool, from: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        if let last, last.key.account == account, last.key.incoming == incoming, last.key.groupchat == groupchat,
+           last.key.from.elementsEqual(from) {
+            return last.name
+        }
+        let key = Key(account: account, incoming: incoming, groupchat: groupchat, from: Array(from))
+        guard let name = names[key] else { return nil }
+        last = (key, name)
+        return name
+    }
+
+    func keep(_ name: [UInt8], account: Int64, incoming: Bool, groupchat: Bool, from: UnsafeBufferPointer<UInt8>) {
+        let key = Key(account: account, incoming: incoming, groupchat: groupchat, from: Array(from))
+        names[key] = name
+        last = (key, name)
     }
 }

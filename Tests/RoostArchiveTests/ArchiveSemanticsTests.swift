@@ -71,6 +71,27 @@ struct ArchiveSemanticsTests {
         #expect(try reader.search(query: "is:retracted").count == 1)
     }
 
+    /// A message skips its two lookups of waiting reactions and retractions while the archive holds none
+    /// (`pendingAnnotationsMayExist`): one stored after that answer in the same batch, or by another writer between
+    /// two batches, must still be found.
+    @Test func aWaitingReactionOrRetractionIsFoundAfterTheArchiveHadNone() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        _ = try writer.commit([.message(Fixture.message("hello", at: 1, messageId: "m0")),
+                               annotation(.reactions(["🎉"]), target: "m2", at: 5000),
+                               annotation(.retraction, target: "m3", at: 5000, messageId: "x1"),
+                               .message(Fixture.message("party", at: 10, messageId: "m2")),
+                               .message(Fixture.message("secret text", at: 20, messageId: "m3"))])
+        let reader = try archive.reader()
+        #expect(try reader.search(query: "has:reaction").map(\.body) == ["party"])
+        #expect(try reader.search(query: "secret").isEmpty && reader.search(query: "is:retracted").count == 1)
+        _ = try writer.commit([.message(Fixture.message("again", at: 30, messageId: "m4"))])
+        let other = try archive.writer()
+        _ = try other.commit([annotation(.reactions(["👀"]), target: "m5", at: 6000, messageId: "x2")])
+        _ = try writer.commit([.message(Fixture.message("watched", at: 40, messageId: "m5"))])
+        #expect(try reader.search(query: "has:reaction").compactMap(\.body).sorted() == ["party", "watched"])
+    }
+
     @Test func onlyTheSenderRetractsInAChatAndTheTextGoesUnlessKept() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()

@@ -1,6 +1,6 @@
 /// A strict RFC 8259 parser over UTF-8 bytes: one value, nothing after it but whitespace. Written out
-/// because import parses every line twice (validate, then commit) and Foundation's parser is several
-/// times slower and loses the integer/number distinction.
+/// because import parses every line of a file (a large file's tail twice: see `ArchiveImporter`) and
+/// Foundation's parser is several times slower and loses the integer/number distinction.
 struct JSONParser {
     struct Failure: Error, Equatable {
         /// 1-based column (byte offset) of the problem.

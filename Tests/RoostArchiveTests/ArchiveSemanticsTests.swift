@@ -71,6 +71,39 @@ struct ArchiveSemanticsTests {
         #expect(try reader.search(query: "is:retracted").count == 1)
     }
 
+    /// A message skips its two lookups of waiting reactions and retractions while the archive holds none
+    /// (`pendingAnnotationsMayExist`): one stored after that answer in the same batch, or by another writer between
+    /// two batches, must still be found.
+    @Test func aWaitingReactionOrRetractionIsFoundAfterTheArchiveHadNone() throws {
+        // Each case in an archive of its own, whose first message finds nothing waiting.
+        let reactions = TemporaryArchive()
+        _ = try reactions.writer().commit([.message(Fixture.message("hello", at: 1, messageId: "m0")),
+                                           annotation(.reactions(["🎉"]), target: "m2", at: 5000),
+                                           .message(Fixture.message("party", at: 10, messageId: "m2"))])
+        #expect(try reactions.reader().search(query: "has:reaction").map(\.body) == ["party"])
+        let retractions = TemporaryArchive()
+        _ = try retractions.writer().commit([.message(Fixture.message("hello", at: 1, messageId: "m0")),
+                                             annotation(.retraction, target: "m3", at: 5000, messageId: "x1"),
+                                             .message(Fixture.message("secret text", at: 20, messageId: "m3"))])
+        #expect(try retractions.reader().search(query: "secret").isEmpty)
+        #expect(try retractions.reader().search(query: "is:retracted").count == 1)
+        let twoWriters = TemporaryArchive()
+        let writer = try twoWriters.writer()
+        _ = try writer.commit([.message(Fixture.message("again", at: 30, messageId: "m4"))])
+        _ = try twoWriters.writer().commit([annotation(.reactions(["👀"]), target: "m5", at: 6000, messageId: "x2")])
+        _ = try writer.commit([.message(Fixture.message("watched", at: 40, messageId: "m5"))])
+        #expect(try twoWriters.reader().search(query: "has:reaction").map(\.body) == ["watched"])
+    }
+
+    /// A message writes its conversation's read state once (the upsert where it moves the mark, else an insert of
+    /// the row): a conversation of incoming messages only still has one, so it is listed as unread.
+    @Test func aConversationOfIncomingMessagesOnlyIsUnread() throws {
+        let archive = TemporaryArchive()
+        _ = try archive.writer().commit([.message(Fixture.message("one", messageId: "i1")),
+                                         .message(Fixture.message("two", at: 1, messageId: "i2"))])
+        #expect(try archive.reader().unreadConversations().map(\.unread) == [2])
+    }
+
     @Test func onlyTheSenderRetractsInAChatAndTheTextGoesUnlessKept() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()

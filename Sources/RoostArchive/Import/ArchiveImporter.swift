@@ -4,10 +4,12 @@ import Foundation
 /// `ArchiveWriter` with the archive's own dedup rules, so importing twice adds nothing and
 /// export → import → export gives the same bytes.
 ///
-/// The file is read twice: first every line is checked (nothing is written if any is invalid, unless
-/// `skipInvalid`), then the events are committed in batches — short ones (`transactionBudget`) while the
-/// agent writes the same archive, so its commits, and with them the acknowledgements to the servers, are
-/// never held up for long.
+/// Every line is checked before anything is written (nothing is written if any is invalid, unless `skipInvalid`),
+/// then the events are committed in batches — short ones (`transactionBudget`) while the agent writes the same
+/// archive, so its commits, and with them the acknowledgements to the servers, are never held up for long.
+/// Each line is decoded once: the check pass keeps what it decoded for the write pass, up to `retainedBytes`
+/// (the lines' bytes); past that, the write pass reads the file again from the first line it did not keep and
+/// decodes the rest a second time, so memory stays bounded whatever the file's size.
 public struct ArchiveImporter: Sendable {
     public static let reportedProblemLimit = 20
     public static let defaultMaxLineBytes = LineReader.defaultMaxLineBytes
@@ -15,6 +17,10 @@ public struct ArchiveImporter: Sendable {
     /// Large, because each commit writes every index page its random ids dirtied (issue 15: 5 000 wrote 5.8× the
     /// archive's size).
     public static let batchSize = 20_000
+    /// How many bytes of lines the check pass keeps decoded for the write pass (see above). Decoded, a line takes
+    /// about 1.5 times its bytes (100 000 lines of the benchmark's history, 120 MB with a raw stanza on each, held
+    /// 184 MB), so this is ~200 MB at most, released line by line as the write pass hands them on.
+    public static let defaultRetainedBytes = 128 << 20
 
     public let archivePath: String
 
@@ -26,6 +32,7 @@ public struct ArchiveImporter: Sendable {
     /// A line longer than `maxLineBytes` is an invalid line (its bytes are read past, never held).
     public func importJSONLines(from path: String, skipInvalid: Bool = false, transactionBudget: Duration? = nil, dryRun: Bool = false,
                                 maxLineBytes: Int = ArchiveImporter.defaultMaxLineBytes,
+                                retainedBytes: Int = ArchiveImporter.defaultRetainedBytes,
                                 progress: @escaping (ExportProgress) -> Void = { _ in }) throws(ImportError) -> ImportSummary {
         let started = Date()
         let lines = try LineReader(path: path, maxLineBytes: maxLineBytes)
@@ -34,20 +41,44 @@ public struct ArchiveImporter: Sendable {
         var invalid = 0
         var valid = 0
         let addresses = AddressCache()
+        // The decoded lines kept for the write pass, the bytes they came from, and where the write pass reads on.
+        var retained: [ImportItem] = []
+        var retainedSize = 0
+        var retaining = true
+        var resumeOffset: Int64 = 0
+        var retainedLines = 0
         do {
             try lines.forEachLine { number, bytes in
-                if let bytes, Self.isBlank(bytes) { return true }
+                if let bytes, Self.isBlank(bytes) {
+                    if retaining { resumeOffset = lines.lineEnd }
+                    return true
+                }
                 do throws(ImportFields.Problem) {
                     guard let bytes else {
                         let limit = maxLineBytes % (1 << 20) == 0 ? "\(maxLineBytes >> 20) MiB" : "\(maxLineBytes) bytes"
                         throw ImportFields.Problem(reason: "longer than \(limit), the most an import reads as one line "
                                                    + "(raise it with --max-line-size)")
                     }
-                    _ = try ImportLineDecoder.decode(bytes, addresses: addresses)
+                    let item = try ImportLineDecoder.decode(bytes, addresses: addresses)
                     valid += 1
+                    if retaining {
+                        retainedSize += bytes.count
+                        if retainedSize <= retainedBytes {
+                            retained.append(item)
+                            retainedLines += 1
+                            resumeOffset = lines.lineEnd
+                        } else {
+                            retaining = false
+                        }
+                    }
                 } catch {
                     invalid += 1
                     if problems.count < Self.reportedProblemLimit { problems.append(ImportProblem(line: number, reason: error.reason)) }
+                    if retaining {
+                        // The write pass skips it as well (and counts it among the lines when it was read at all).
+                        if bytes != nil { retainedLines += 1 }
+                        resumeOffset = lines.lineEnd
+                    }
                 }
                 return true
             }
@@ -85,69 +116,78 @@ public struct ArchiveImporter: Sendable {
                 progress(ExportProgress(done: done, total: valid, elapsedSeconds: now.timeIntervalSince(started)))
             }
         }
-        do {
-            try lines.forEachLine { _, bytes in
-                guard let bytes else { return true }
-                if Self.isBlank(bytes) { return true }
-                summary.lines += 1
-                guard let item = try? ImportLineDecoder.decode(bytes, addresses: addresses) else { return true }
-                done += 1
-                switch item {
-                case .message(let events):
-                    var restored: [ArchiveEvent] = []
-                    for event in events {
-                        guard case .message(var record) = event, !record.attachments.isEmpty else {
-                            restored.append(event)
-                            continue
-                        }
-                        for index in record.attachments.indices {
-                            restore(&record.attachments[index], beside: folder, store: store, summary: &summary)
-                        }
-                        restored.append(.message(record))
+        func write(_ item: ImportItem) throws {
+            done += 1
+            switch item {
+            case .message(let events):
+                var restored: [ArchiveEvent] = []
+                for event in events {
+                    guard case .message(var record) = event, !record.attachments.isEmpty else {
+                        restored.append(event)
+                        continue
                     }
-                    try committer.add(restored)
-                case .chatState(let record):
-                    try committer.add(.chatState(record))
-                case .presence(let record):
-                    do throws(ArchiveError) {
-                        if try deduplicator.isDuplicate(record) { break }
-                    } catch {
-                        throw ImportError.archive(error)
+                    for index in record.attachments.indices {
+                        restore(&record.attachments[index], beside: folder, store: store, summary: &summary)
                     }
-                    try committer.add(.presence(record))
-                case .subscription(let record):
-                    do throws(ArchiveError) {
-                        if try deduplicator.isDuplicate(record) { break }
-                    } catch {
-                        throw ImportError.archive(error)
-                    }
-                    try committer.add(.subscription(record))
-                case .contact(let roster, let removedAt, let vCard):
-                    let newer: (roster: Bool, vCard: Bool)
-                    do throws(ArchiveError) {
-                        newer = try deduplicator.hasNewer(account: roster?.account ?? vCard?.account ?? "",
-                                                          jid: roster?.jid ?? vCard?.jid ?? "",
-                                                          rosterUpdatedAt: roster?.timestamp, vCardFetchedAt: vCard?.fetchedAt)
-                    } catch {
-                        throw ImportError.archive(error)
-                    }
-                    if let roster, !newer.roster {
-                        var events: [ArchiveEvent] = [.rosterItem(roster)]
-                        if let removedAt { events.append(.rosterRemoval(account: roster.account, jid: roster.jid, timestamp: removedAt)) }
-                        try committer.add(events)
-                    }
-                    if var vCard, !newer.vCard {
-                        // Only a photo inside this archive's folder (its avatars/) is kept; another machine's path,
-                        // or any other file, is dropped (the photo hash stays; the agent fetches it again).
-                        if let photo = vCard.photoPath, !FileStore.resolves(photo, inside: dataFolder) {
-                            summary.pathsRefused += 1
-                            vCard.photoPath = nil
-                        }
-                        try committer.add(.vCard(vCard))
-                    }
-                    summary.contacts += 1
+                    restored.append(.message(record))
                 }
-                return true
+                try committer.add(restored)
+            case .chatState(let record):
+                try committer.add(.chatState(record))
+            case .presence(let record):
+                do throws(ArchiveError) {
+                    if try deduplicator.isDuplicate(record) { break }
+                } catch {
+                    throw ImportError.archive(error)
+                }
+                try committer.add(.presence(record))
+            case .subscription(let record):
+                do throws(ArchiveError) {
+                    if try deduplicator.isDuplicate(record) { break }
+                } catch {
+                    throw ImportError.archive(error)
+                }
+                try committer.add(.subscription(record))
+            case .contact(let roster, let removedAt, let vCard):
+                let newer: (roster: Bool, vCard: Bool)
+                do throws(ArchiveError) {
+                    newer = try deduplicator.hasNewer(account: roster?.account ?? vCard?.account ?? "",
+                                                      jid: roster?.jid ?? vCard?.jid ?? "",
+                                                      rosterUpdatedAt: roster?.timestamp, vCardFetchedAt: vCard?.fetchedAt)
+                } catch {
+                    throw ImportError.archive(error)
+                }
+                if let roster, !newer.roster {
+                    var events: [ArchiveEvent] = [.rosterItem(roster)]
+                    if let removedAt { events.append(.rosterRemoval(account: roster.account, jid: roster.jid, timestamp: removedAt)) }
+                    try committer.add(events)
+                }
+                if var vCard, !newer.vCard {
+                    // Only a photo inside this archive's folder (its avatars/) is kept; another machine's path,
+                    // or any other file, is dropped (the photo hash stays; the agent fetches it again).
+                    if let photo = vCard.photoPath, !FileStore.resolves(photo, inside: dataFolder) {
+                        summary.pathsRefused += 1
+                        vCard.photoPath = nil
+                    }
+                    try committer.add(.vCard(vCard))
+                }
+                summary.contacts += 1
+            }
+        }
+        do {
+            summary.lines += retainedLines
+            retained.reverse()
+            while let item = retained.popLast() { try write(item) }
+            if !retaining {
+                try lines.forEachLine(from: resumeOffset) { _, bytes in
+                    guard let bytes else { return true }
+                    if Self.isBlank(bytes) { return true }
+                    summary.lines += 1
+                    guard let item = try? ImportLineDecoder.decode(bytes, addresses: addresses) else { return true }
+                    summary.linesDecodedTwice += 1
+                    try write(item)
+                    return true
+                }
             }
             try committer.finish()
         } catch let error as ImportError {

@@ -30,6 +30,9 @@ public struct ImportSummary: Sendable, Equatable {
     /// Lines skipped with `--skip-invalid`.
     public var skipped: [ImportProblem] = []
     public var skippedCount = 0
+    /// jsonl lines decoded a second time by the write pass: those past what the check pass keeps decoded
+    /// (`ArchiveImporter.defaultRetainedBytes`); 0 when the file fits.
+    public var linesDecodedTwice = 0
     public var seconds = 0.0
 
     public init() {}

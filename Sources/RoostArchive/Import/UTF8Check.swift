@@ -5,6 +5,14 @@ enum UTF8Check {
         var index = 0
         let count = bytes.count
         while index < count {
+            // Eight ASCII bytes at a time (a stored stanza is mostly ASCII).
+            if let base = bytes.baseAddress {
+                while index + 8 <= count,
+                      UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                    index += 8
+                }
+                if index >= count { break }
+            }
             let lead = bytes[index]
             if lead < 0x80 {
                 index += 1

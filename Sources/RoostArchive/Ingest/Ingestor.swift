@@ -25,6 +25,9 @@ final class Ingestor {
     /// Whether the archive holds imported rows, asked once per batch (an import may run beside the agent):
     /// live messages are compared with imported rows only when there are some.
     var importedRowsExist: Bool?
+    /// Whether the archive may hold reactions or retractions waiting for their message, asked once per batch
+    /// (`pendingAnnotationsMayExist`).
+    var pendingAnnotationsExist: Bool?
     /// Attachment rows of this batch that wait for the download worker, handed to it after the commit.
     var newPendingAttachments: [Int64] = []
     /// During a bulk load (`DeferredIndexes`), the keys of the rows written, in place of the dropped indexes.
@@ -41,6 +44,7 @@ final class Ingestor {
         accountIDs.removeAll()
         pendingIndex.removeAll()
         importedRowsExist = nil
+        pendingAnnotationsExist = nil
         newPendingAttachments.removeAll()
     }
 
@@ -52,6 +56,7 @@ final class Ingestor {
     /// Indexes the batch's new messages; must run before COMMIT.
     func flushIndex() throws(SQLiteError) {
         importedRowsExist = nil
+        pendingAnnotationsExist = nil
         guard !pendingIndex.isEmpty else { return }
         let statement = try database.cached("""
             INSERT INTO message_fts (rowid, body, subject, sender, cjk)

@@ -82,6 +82,44 @@ struct BulkLoadTests {
         try writer.endBulkLoad()
     }
 
+    /// The rule that decides whether a load drops the indexes grows with the archive (`ArchiveWriter.deferralRatio`:
+    /// 4 stored rows per imported one below 1M, 8 below 5M, 12 from there; keeping the indexes costs more per
+    /// message the larger the archive) and stops where the keys would no longer fit `maxKeyedRows`.
+    @Test func theDeferralRuleGrowsWithTheArchive() {
+        #expect(ArchiveWriter.defersIndexes(stored: 0, expected: 0))
+        #expect(ArchiveWriter.defersIndexes(stored: 0, expected: 20_000_000))
+        #expect(!ArchiveWriter.defersIndexes(stored: 1, expected: 0))
+        // Small archives: 4 at most.
+        #expect(ArchiveWriter.defersIndexes(stored: 400_000, expected: 100_000))
+        #expect(!ArchiveWriter.defersIndexes(stored: 500_000, expected: 100_000))
+        // 1M into 3M: 3 is under 8; 10k into 100k stays indexed.
+        #expect(ArchiveWriter.defersIndexes(stored: 3_000_000, expected: 1_000_000))
+        #expect(!ArchiveWriter.defersIndexes(stored: 100_000, expected: 10_000))
+        #expect(!ArchiveWriter.defersIndexes(stored: 3_000_000, expected: 300_000))
+        // 1M into 10M (10 stored a message) defers; 100k into 10M (100) keeps its indexes.
+        #expect(ArchiveWriter.defersIndexes(stored: 10_000_000, expected: 1_000_000))
+        #expect(!ArchiveWriter.defersIndexes(stored: 10_000_000, expected: 100_000))
+        #expect(!ArchiveWriter.defersIndexes(stored: 13_000_000, expected: 1_000_000))
+        // The keys of 17M rows are past the memory bound, whatever the ratio.
+        #expect(!ArchiveWriter.defersIndexes(stored: 15_000_000, expected: 2_000_000))
+        #expect(ArchiveWriter.defersIndexes(stored: 14_000_000, expected: 2_000_000))
+    }
+
+    /// `secure_delete` is `FAST` during a load (freed pages are not zeroed and written) and back afterwards.
+    @Test func secureDeleteIsRestoredAfterTheLoad() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        _ = try writer.commit([.message(Fixture.message("first", stanzaId: "s1"))])
+        let setting = { () throws -> Int64? in try writer.ingestor.withLock { try $0.database.cached("PRAGMA secure_delete").scalarInt() } }
+        let before = try setting()
+        writer.beginBulkLoad(expectedMessages: 1)
+        #expect(try setting() == 2)
+        _ = try writer.commit([.message(Fixture.message("second", stanzaId: "s2"))])
+        try writer.endBulkLoad()
+        #expect(try setting() == before)
+        #expect(before != 2)
+    }
+
     /// Into an archive small against the load (`ArchiveWriter.deferralRatio`), the stored rows' keys are read
     /// first: duplicates of them, corrections of them and their untrusted copy given its stanza-id come out as
     /// with the indexes; so does an untrusted copy of a stored origin-id message (its key stored as the short

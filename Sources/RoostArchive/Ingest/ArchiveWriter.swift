@@ -68,7 +68,7 @@ public final class ArchiveWriter: Sendable {
                     try ingestor.flushIndex()
                     return outcomes
                 }
-                Self.boundWriteAheadLog(ingestor.database)
+                Self.boundWriteAheadLog(ingestor.database, limit: ingestor.bulkLoading ? Self.bulkWALLimit : Self.walLimit)
                 defer { ingestor.newPendingAttachments.removeAll(keepingCapacity: true) }
                 return (outcomes, ingestor.newPendingAttachments)
             } catch {
@@ -88,9 +88,16 @@ public final class ArchiveWriter: Sendable {
     /// tries again).
     static let walLimit: Int64 = 32 << 20
 
-    static func boundWriteAheadLog(_ database: Database) {
+    /// During a bulk load a batch's pages fill the log far past `walLimit` (1.1 GB for 20,000 messages into a 10M
+    /// archive), and truncating it after every commit made the next batch extend the file again block by block
+    /// (ext4 allocation, the page cache of the old log dropped): the log is left at its size between batches —
+    /// SQLite's own checkpoint after each commit lets the next batch write it from the start — and truncated by
+    /// `endBulkLoad`. The bound still holds against a reader pinning the log.
+    static let bulkWALLimit: Int64 = 2 << 30
+
+    static func boundWriteAheadLog(_ database: Database, limit: Int64 = walLimit) {
         var info = stat()
-        guard stat(database.path + "-wal", &info) == 0, Int64(info.st_size) > walLimit else { return }
+        guard stat(database.path + "-wal", &info) == 0, Int64(info.st_size) > limit else { return }
         try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
@@ -170,16 +177,26 @@ public final class ArchiveWriter: Sendable {
     /// file — 5.2 GB written to `/var/tmp` for 100,000 messages, more than the log and the database took together.
     /// The index rebuild and the full-text `optimize` at the end go back to the default (one statement over the
     /// whole table; their sorts and journals are what temporary files are for).
+    ///
+    /// `secure_delete` is `FAST` during the load (Debian builds SQLite with it on): a page freed — the indexes the
+    /// load drops, the full-text segments a merge replaces — goes to the free list without being overwritten with
+    /// zeros and written (the random-key indexes of a 10M archive are ~3 GB of pages). What such pages held
+    /// (ids, index terms) belongs to rows that are still stored; `endBulkLoad` restores the setting.
     public func beginBulkLoad(expectedMessages: Int = 0) {
         ingestor.withLock { ingestor in
+            if !ingestor.bulkLoading {
+                ingestor.secureDelete = (try? ingestor.database.cached("PRAGMA secure_delete").scalarInt()) ?? 1
+            }
+            ingestor.bulkLoading = true
             try? ingestor.database.execute("PRAGMA cache_size = -\(Self.bulkCacheKiB)")
             try? ingestor.database.execute("PRAGMA temp_store = MEMORY")
+            try? ingestor.database.execute("PRAGMA secure_delete = FAST")
             let database = ingestor.database
             do throws(SQLiteError) {
                 try database.write { () throws(SQLiteError) in
                     // The `roost stats` counters (exact in the same transaction): no scan of a large archive.
                     let stored = try database.cached("SELECT coalesce(sum(messages), 0) FROM conversation_counts").scalarInt() ?? 0
-                    guard stored == 0 || stored <= Int64(Self.deferralRatio) * Int64(max(expectedMessages, 0)) else { return }
+                    guard Self.defersIndexes(stored: stored, expected: expectedMessages) else { return }
                     let keys = BulkKeys(database: database)
                     // By the table itself, not the counters: a miss in the keys must be exact.
                     if try database.cached("SELECT 1 FROM messages LIMIT 1").scalarInt() != nil { try keys.recordStoredRows() }
@@ -194,13 +211,33 @@ public final class ArchiveWriter: Sendable {
         }
     }
 
-    /// How many stored messages per message to import a bulk load still drops the random-key indexes for:
-    /// rebuilding them costs ~13 µs of CPU per stored row (five sorted passes, measured on the 1M archive) plus
-    /// reading the keys; keeping them costs ~100 µs more per imported message into a 100k archive, ~400 µs into
-    /// a 10M one (random inserts splitting full pages of five B-trees, written at each commit). So the rebuild
-    /// pays up to ~6 stored rows per imported one at 100k (~25 at 10M): 4 is on the safe side at every size
-    /// (docs/performance.md, "Import, third round").
-    static let deferralRatio = 4
+    /// Whether a bulk load of `expected` messages into an archive of `stored` drops the random-key indexes: into an
+    /// empty archive always; else while the archive holds at most `deferralRatio(stored:)` stored messages per
+    /// message to import, and the keys of all of them fit `maxKeyedRows`.
+    static func defersIndexes(stored: Int64, expected: Int) -> Bool {
+        if stored <= 0 { return true }
+        let expected = Int64(max(expected, 0))
+        return stored + expected <= maxKeyedRows && stored <= deferralRatio(stored: stored) * expected
+    }
+
+    /// How many stored messages per message to import a bulk load still drops the random-key indexes for.
+    /// Deferring costs ~13 µs of CPU per stored row at 1M, ~9 µs at 10M (reading the stored keys, five sorted
+    /// passes); keeping them costs more per imported message the larger the archive: ~100 µs into a 100k archive,
+    /// ~125–280 µs into a 10M one (inserts split full leaves of the five indexes, every page written to the log
+    /// and again at the checkpoint: ~48 kB of write calls a message against ~15 kB deferred). The CPU breaks even
+    /// at ~6 stored rows per imported one at 100k, ~9 at 10M; 12 there is a little over it (1M into 10M: +4 % CPU)
+    /// for a third of the bytes written and −29 % wall time (docs/performance.md, "Import into a large archive").
+    static func deferralRatio(stored: Int64) -> Int64 {
+        switch stored {
+        case ..<1_000_000: 4
+        case ..<5_000_000: 8
+        default: 12
+        }
+    }
+
+    /// The most rows whose keys a bulk load holds in memory (`BulkKeys`: ~130 bytes a row measured with 10M stored
+    /// rows, so ~2 GB here); past it the indexes stay, whatever the ratio.
+    static let maxKeyedRows: Int64 = 16_000_000
 
     /// Whether a bulk load runs without the random-key indexes.
     public var isDeferringIndexes: Bool {
@@ -232,6 +269,11 @@ public final class ArchiveWriter: Sendable {
     /// log was left behind). Harmless when readers hold the log: what they pin is merged later.
     public func endBulkLoad() throws(ArchiveError) {
         try ingestor.withLock { ingestor throws(ArchiveError) in
+            if ingestor.bulkLoading {
+                // Deleted content overwritten again as the library was built to (Debian's: `secure_delete` on).
+                try? ingestor.database.execute("PRAGMA secure_delete = \(ingestor.secureDelete)")
+                ingestor.bulkLoading = false
+            }
             try? ingestor.database.execute("PRAGMA temp_store = DEFAULT")
             if ingestor.bulkKeys != nil {
                 ingestor.bulkKeys = nil

@@ -34,6 +34,10 @@ final class Ingestor {
     var bulkKeys: BulkKeys?
     /// `PRAGMA data_version` when the bulk load began: another writer's commit changes it.
     var bulkDataVersion: Int64 = 0
+    /// Between `beginBulkLoad` and `endBulkLoad`: the write-ahead log is left at its size between batches.
+    var bulkLoading = false
+    /// `PRAGMA secure_delete` before the bulk load (which sets it to `FAST`), restored by `endBulkLoad`.
+    var secureDelete: Int64 = 1
 
     init(database: Database) {
         self.database = database

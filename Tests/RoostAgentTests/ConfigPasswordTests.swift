@@ -87,9 +87,16 @@ struct ConfigPasswordTests {
             #expect(error.description.contains("did not finish within 2 s"), "\(error)")
         }
         let pid = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
-        // The grandchild is gone (or a zombie about to be reaped by init): kill(0) fails or /proc shows state Z.
-        let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: " ").dropFirst(2).first
-        #expect(kill(pid, 0) != 0 || state == "Z", "sleep 1000 (pid \(pid)) survived the deadline")
+        // The grandchild is gone (or a zombie about to be reaped by init): kill(0) fails or /proc shows state Z. A
+        // process killed a moment ago may still be exiting on a loaded machine, so this waits (30 s at most) — far
+        // below the 1000 s it would live if the deadline had not acted.
+        func gone() -> Bool {
+            let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: " ").dropFirst(2).first
+            return kill(pid, 0) != 0 || state == "Z"
+        }
+        let until = ContinuousClock.now + .seconds(30)
+        while !gone() && ContinuousClock.now < until { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(gone(), "sleep 1000 (pid \(pid)) survived the deadline")
     }
 
     @Test func passwordsNeverShowInDescriptionsOrDumps() throws {

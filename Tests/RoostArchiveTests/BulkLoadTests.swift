@@ -86,23 +86,30 @@ struct BulkLoadTests {
     /// 4 stored rows per imported one below 1M, 8 below 5M, 12 from there; keeping the indexes costs more per
     /// message the larger the archive) and stops where the keys would no longer fit `maxKeyedRows`.
     @Test func theDeferralRuleGrowsWithTheArchive() {
-        #expect(ArchiveWriter.defersIndexes(stored: 0, expected: 0))
-        #expect(ArchiveWriter.defersIndexes(stored: 0, expected: 20_000_000))
-        #expect(!ArchiveWriter.defersIndexes(stored: 1, expected: 0))
+        let plenty: Int64 = 1 << 40  // the ratio and the row bound alone (the machine's memory is checked below)
+        #expect(ArchiveWriter.defersIndexes(stored: 0, expected: 0, availableMemory: plenty))
+        #expect(ArchiveWriter.defersIndexes(stored: 0, expected: 20_000_000, availableMemory: plenty))
+        #expect(!ArchiveWriter.defersIndexes(stored: 1, expected: 0, availableMemory: plenty))
         // Small archives: 4 at most.
-        #expect(ArchiveWriter.defersIndexes(stored: 400_000, expected: 100_000))
-        #expect(!ArchiveWriter.defersIndexes(stored: 500_000, expected: 100_000))
+        #expect(ArchiveWriter.defersIndexes(stored: 400_000, expected: 100_000, availableMemory: plenty))
+        #expect(!ArchiveWriter.defersIndexes(stored: 500_000, expected: 100_000, availableMemory: plenty))
         // 1M into 3M: 3 is under 8; 10k into 100k stays indexed.
-        #expect(ArchiveWriter.defersIndexes(stored: 3_000_000, expected: 1_000_000))
-        #expect(!ArchiveWriter.defersIndexes(stored: 100_000, expected: 10_000))
-        #expect(!ArchiveWriter.defersIndexes(stored: 3_000_000, expected: 300_000))
+        #expect(ArchiveWriter.defersIndexes(stored: 3_000_000, expected: 1_000_000, availableMemory: plenty))
+        #expect(!ArchiveWriter.defersIndexes(stored: 100_000, expected: 10_000, availableMemory: plenty))
+        #expect(!ArchiveWriter.defersIndexes(stored: 3_000_000, expected: 300_000, availableMemory: plenty))
         // 1M into 10M (10 stored a message) defers; 100k into 10M (100) keeps its indexes.
-        #expect(ArchiveWriter.defersIndexes(stored: 10_000_000, expected: 1_000_000))
-        #expect(!ArchiveWriter.defersIndexes(stored: 10_000_000, expected: 100_000))
-        #expect(!ArchiveWriter.defersIndexes(stored: 13_000_000, expected: 1_000_000))
+        #expect(ArchiveWriter.defersIndexes(stored: 10_000_000, expected: 1_000_000, availableMemory: plenty))
+        #expect(!ArchiveWriter.defersIndexes(stored: 10_000_000, expected: 100_000, availableMemory: plenty))
+        #expect(!ArchiveWriter.defersIndexes(stored: 13_000_000, expected: 1_000_000, availableMemory: plenty))
         // The keys of 17M rows are past the memory bound, whatever the ratio.
-        #expect(!ArchiveWriter.defersIndexes(stored: 15_000_000, expected: 2_000_000))
-        #expect(ArchiveWriter.defersIndexes(stored: 14_000_000, expected: 2_000_000))
+        #expect(!ArchiveWriter.defersIndexes(stored: 15_000_000, expected: 2_000_000, availableMemory: plenty))
+        #expect(ArchiveWriter.defersIndexes(stored: 14_000_000, expected: 2_000_000, availableMemory: plenty))
+        // On a machine with 2 GB available the keys of 11M rows (1.4 GB) would take more than half: the indexes stay.
+        #expect(!ArchiveWriter.defersIndexes(stored: 10_000_000, expected: 1_000_000, availableMemory: 2_000_000_000))
+        #expect(ArchiveWriter.defersIndexes(stored: 10_000_000, expected: 1_000_000, availableMemory: 3_000_000_000))
+        // An empty archive defers whatever the memory (its keys are the import's own, as before).
+        #expect(ArchiveWriter.defersIndexes(stored: 0, expected: 20_000_000, availableMemory: 1_000_000))
+        #expect(ArchiveWriter.availableMemory() ?? 0 > 0, "this machine's /proc/meminfo has MemAvailable")
     }
 
     /// `secure_delete` is `FAST` during a load (freed pages are not zeroed and written) and back afterwards.

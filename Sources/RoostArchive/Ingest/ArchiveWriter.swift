@@ -213,11 +213,27 @@ public final class ArchiveWriter: Sendable {
 
     /// Whether a bulk load of `expected` messages into an archive of `stored` drops the random-key indexes: into an
     /// empty archive always; else while the archive holds at most `deferralRatio(stored:)` stored messages per
-    /// message to import, and the keys of all of them fit `maxKeyedRows`.
-    static func defersIndexes(stored: Int64, expected: Int) -> Bool {
+    /// message to import, and the keys of all of them fit `maxKeyedRows` and half the memory the system has
+    /// available (`availableMemory`, bytes; nil when unknown): on a small machine the indexes stay rather than the
+    /// import pushing the desktop into swap.
+    static func defersIndexes(stored: Int64, expected: Int, availableMemory: Int64? = availableMemory()) -> Bool {
         if stored <= 0 { return true }
         let expected = Int64(max(expected, 0))
-        return stored + expected <= maxKeyedRows && stored <= deferralRatio(stored: stored) * expected
+        let rows = stored + expected
+        if let availableMemory, rows * bytesPerKeyedRow > availableMemory / 2 { return false }
+        return rows <= maxKeyedRows && stored <= deferralRatio(stored: stored) * expected
+    }
+
+    /// What `BulkKeys` holds per row, measured with 10M stored rows (docs/performance.md, "Import into a large archive").
+    static let bytesPerKeyedRow: Int64 = 130
+
+    /// `MemAvailable` of /proc/meminfo in bytes (the kernel's estimate of what can be allocated without swapping),
+    /// nil where there is none.
+    static func availableMemory() -> Int64? {
+        guard let text = try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("MemAvailable:") }),
+              let kilobytes = Int64(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
+        return kilobytes * 1024
     }
 
     /// How many stored messages per message to import a bulk load still drops the random-key indexes for.
@@ -235,8 +251,8 @@ public final class ArchiveWriter: Sendable {
         }
     }
 
-    /// The most rows whose keys a bulk load holds in memory (`BulkKeys`: ~130 bytes a row measured with 10M stored
-    /// rows, so ~2 GB here); past it the indexes stay, whatever the ratio.
+    /// The most rows whose keys a bulk load into a non-empty archive holds in memory (`bytesPerKeyedRow` each, so
+    /// ~2 GB here); past it the indexes stay, whatever the ratio and the memory available.
     static let maxKeyedRows: Int64 = 16_000_000
 
     /// Whether a bulk load runs without the random-key indexes.

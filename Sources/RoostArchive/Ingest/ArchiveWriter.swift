@@ -180,8 +180,10 @@ public final class ArchiveWriter: Sendable {
     ///
     /// `secure_delete` is `FAST` during the load (Debian builds SQLite with it on): a page freed — the indexes the
     /// load drops, the full-text segments a merge replaces — goes to the free list without being overwritten with
-    /// zeros and written (the random-key indexes of a 10M archive are ~3 GB of pages). What such pages held
-    /// (ids, index terms) belongs to rows that are still stored; `endBulkLoad` restores the setting.
+    /// zeros and written (the random-key indexes of a 10M archive are ~3 GB of pages). What such pages held is
+    /// mostly ids and index terms of rows still stored; a merged full-text segment may also hold terms of a message
+    /// retracted earlier, which then stay in free pages until they are reused (or a VACUUM) — Roost promises no
+    /// overwriting of deleted text on disk. `endBulkLoad` restores the setting.
     public func beginBulkLoad(expectedMessages: Int = 0) {
         ingestor.withLock { ingestor in
             if !ingestor.bulkLoading {

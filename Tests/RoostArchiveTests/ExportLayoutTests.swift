@@ -219,3 +219,21 @@ import Testing
         #expect(MIMEText.mailbox(name: "Dr. \"Who\"", address: "who@example.com") == "\"Dr. \\\"Who\\\"\" <who@example.com>")
     }
 }
+
+/// The byte encoders as Strings, for the assertions above.
+extension MailWriter {
+    fileprivate static func mboxrdQuoted(_ text: String) -> String {
+        var output: [UInt8] = []
+        var text = text
+        text.withUTF8 { bytes in mboxrdQuote(bytes) { output.append(contentsOf: $0) } }
+        return String(decoding: output, as: UTF8.self)
+    }
+}
+
+extension MIMEText {
+    fileprivate static func quotedPrintable(_ text: String) -> String {
+        var output: [UInt8] = []
+        appendQuotedPrintable(text, to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+}

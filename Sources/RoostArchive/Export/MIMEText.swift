@@ -9,14 +9,7 @@ enum MIMEText {
     /// matching `>*From ` written with its first character encoded (`=46rom `, `=3EFrom `): then no line of
     /// an mbox matches what mboxo or mboxrd readers quote or unquote, and every reader gets the exact text.
     /// Works on the UTF-8 bytes, CRLF read as LF (Foundation's replacement and per-Character splitting here were
-    /// a third of an mbox export).
-    static func quotedPrintable(_ text: String) -> String {
-        var output: [UInt8] = []
-        appendQuotedPrintable(text, to: &output)
-        return String(decoding: output, as: UTF8.self)
-    }
-
-    /// `quotedPrintable(text)` appended to `output` (a mail message built as bytes).
+    /// a third of an mbox export). Appended to `output`: a mail message is built as bytes.
     static func appendQuotedPrintable(_ text: String, to output: inout [UInt8]) {
         var text = text
         text.withUTF8 { source in

@@ -95,15 +95,8 @@ final class MailWriter: ExportWriter {
         sink = nil
     }
 
-    /// Adds a `>` to every line that starts with any number of `>` followed by `From `.
-    static func mboxrdQuoted(_ text: String) -> String {
-        var output: [UInt8] = []
-        var text = text
-        text.withUTF8 { bytes in mboxrdQuote(bytes) { output.append(contentsOf: $0) } }
-        return String(decoding: output, as: UTF8.self)
-    }
-
-    /// `bytes` with mboxrd's quoting, handed to `write` in pieces: the runs of lines that need none as they are
+    /// `bytes` with mboxrd's quoting (a `>` added to every line that starts with any number of `>` followed by
+    /// `From `), handed to `write` in pieces: the runs of lines that need none as they are
     /// (usually the whole message), a `>` before each line that does. Works on the UTF-8 bytes (Foundation's
     /// substring search here was ~45 % of an mbox export).
     static func mboxrdQuote(_ bytes: UnsafeBufferPointer<UInt8>, _ write: (UnsafeRawBufferPointer) -> Void) {

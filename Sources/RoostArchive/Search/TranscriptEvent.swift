@@ -76,7 +76,7 @@ package struct MessageLine {
             if overflow || difference <= -60_000 || difference >= 60_000 { return false }
         }
         if !incoming, let marks, marks.displayed >= id || marks.received >= id { return false }
-        return decorated.isEmpty || !decorated.contains(id)
+        return !decorated.contains(id)
     }
 
     private static func equals(_ bytes: UnsafeBufferPointer<UInt8>?, _ text: StaticString) -> Bool {

@@ -79,6 +79,27 @@ struct VerifyCommandTests {
         #expect(tally.rows == 40 && tally.distinctIDs == 40 && tally.matchingBodies == 40, "\(tally)")
     }
 
+    /// A repair archives each page's missing messages before it asks for the next page: an interrupted repair
+    /// keeps what it stored, and memory holds one page, not the history (it used to store everything after the
+    /// last page). The order is read from the trace of one run: the first page's messages are archived while
+    /// pages are still to come.
+    @Test func repairsPageByPage() async throws {
+        let setup = try await setUp()
+        let flood = Flood(count: 600, prefix: "verify-p-\(UUID().uuidString.prefix(6))")
+        try await flood.send(from: setup.bob, to: setup.alice, perSecond: 2000)
+        await setup.bob.disconnect()
+        let result = try RoostBinary.run(["verify", "--json", "--repair", "-vv", "--config", setup.config], timeout: 300)
+        #expect(result.status == 0, "\(result.stderr.suffix(3000))")
+        let report = try #require(result.jsonLines.first, "\(result.stdout)")
+        #expect(report["repaired"] as? Int == 600)
+        #expect(try ArchiveCount.tally(archive: setup.archive, flood: flood).rows == 600)
+        let lines = result.stderr.split(separator: "\n")
+        let pages = lines.indices.filter { lines[$0].contains("verify received page") }
+        let firstArchived = try #require(lines.firstIndex { $0.contains("verify archived") }, "\(result.stderr.suffix(3000))")
+        #expect(pages.count >= 3, "600 messages take at least three pages of 250 (Prosody's are 50): \(pages.count)")
+        #expect(pages.filter { $0 > firstArchived }.count >= 2, "pages received after the first page was archived")
+    }
+
     @Test func humanOutputNamesTheGap() async throws {
         let setup = try await setUp()
         let flood = Flood(count: 5, prefix: "verify-h-\(UUID().uuidString.prefix(6))")

@@ -43,8 +43,8 @@ actor AccountSession {
     private var rosterLoaded = false
     /// Contacts the user added that were sent `subscribed` this process (see `answerApprovedRequests`).
     private var approvalsSent: Set<JID> = []
-    /// Contacts the user added whose request the archive, as the last process left it, had not seen approved (the
-    /// user's request pending, or the contact subscribed only one way); read by the first roster load.
+    /// Contacts the user added that, as the archive last saw them, did not yet see the user's presence (the user's
+    /// request pending, or subscription `to`); read by the first roster load.
     private var addedAwaitingApproval: Set<JID>
     private var serverHasArchive = false
     /// Whether the account's disco#info was answered by this process. A process that resumes an earlier one's

@@ -181,6 +181,26 @@ struct EndToEndEngineTests {
         await second.disconnect()
     }
 
+    /// `disconnect()` is a logout the server reads to the end (unavailable, `</stream:stream>`, then TLS
+    /// close_notify), so it ends the session: nothing is left to resume. A logout it never read (the goodbye
+    /// written after close_notify, as it once was) looks like a dropped connection, and the server kept the
+    /// session, available, for its hibernation time. Several logins, as that loss depended on how the writer
+    /// batched the last bytes.
+    @Test func logoutEndsTheServerSessionSoNothingIsLeftToResume() async throws {
+        let (jid, password) = try await register()
+        for round in 1...3 {
+            let client = XMPPClient(configuration: server.configuration(for: jid, password: password, resource: "logout"))
+            let session = try await client.connect()
+            #expect(session.streamManagement)
+            let state = try #require(client.resumptionState, "the server offers resumption")
+            await client.disconnect()
+            let again = XMPPClient(configuration: server.configuration(for: jid, password: password, resource: "logout"), resumption: state)
+            let next = try await again.connect()
+            #expect(!next.resumed, "round \(round): the session after a logout was resumed, so the server never read the logout")
+            await again.disconnect()
+        }
+    }
+
     @Test func discoOfServerAndOwnAccount() async throws {
         let (client, jid, _) = try await server.registeredClient()
         let serverInfo = try await client.request(Disco.infoRequest(to: try JID(server.domain)))

@@ -43,6 +43,9 @@ actor AccountSession {
     private var rosterLoaded = false
     /// Contacts the user added that were sent `subscribed` this process (see `answerApprovedRequests`).
     private var approvalsSent: Set<JID> = []
+    /// Contacts the user added that, as the archive last saw them, did not yet see the user's presence (the user's
+    /// request pending, or subscription `to`); read by the first roster load.
+    private var addedAwaitingApproval: Set<JID>
     private var serverHasArchive = false
     /// Whether the account's disco#info was answered by this process. A process that resumes an earlier one's
     /// session may not have it: the server sends what it queued for the session first, and on a loaded server
@@ -90,6 +93,8 @@ actor AccountSession {
         self.stateChanged = stateChanged
         var names: [String: String] = [:]
         var avatars: [String: String] = [:]
+        addedAwaitingApproval = Set(contacts.filter { $0.inRoster && ($0.ask != nil || $0.subscription == "to") }
+            .compactMap { JID(parsing: $0.jid)?.bare })
         for contact in contacts {
             // Notifications name a contact as every command does: roster name, vCard nickname, full name.
             if let name = contact.displayName { names[contact.jid.lowercased()] = name }
@@ -342,8 +347,16 @@ actor AccountSession {
         for item in items where item.name != nil { context.displayNames[item.jid] = item.name }
         context.contacts = Set(items.filter { $0.subscription != .remove }.map(\.jid.bare))
         for item in items { context.noteApproval(of: item) }
+        // The server approved these while no Roost ran (a pre-approval, or another client of the user). Prosody
+        // 0.12 does so without delivering its `subscribed` to a contact on the same server who is online while no
+        // resource of the user is (mod_presence asks that contact's roster whether it is subscribed, which only the
+        // undelivered presence would make true): the user's side ends `both`, the contact's `from` + ask. Sent
+        // again from an online resource, it is delivered; where the contact had it, its server ignores it.
+        let approvedWhileAway = Set(items.filter { $0.subscription == .from || $0.subscription == .both }.map(\.jid.bare))
+            .intersection(addedAwaitingApproval)
+        addedAwaitingApproval = []
         await pipeline.submit(items.map { StanzaRouter.rosterEvent($0, account: jid, now: now) })
-        await answerApprovedRequests()
+        await answerApprovedRequests(approvedWhileAway: approvedWhileAway)
         log.info("\(jid): online; roster has \(items.count) \(items.count == 1 ? "contact" : "contacts"); stanza-ids \(context.trustsOwnStanzaIDs ? "trusted" : "not trusted")")
     }
 
@@ -351,9 +364,10 @@ actor AccountSession {
     /// sent `subscribed` once per process. A request of theirs the server holds is accepted by it — also one
     /// the server never delivers to Roost (ejabberd gives pending requests only to resources of non-negative
     /// priority), or one that came before the roster said who was added; otherwise the server ignores it, or
-    /// keeps it as a pre-approval. Requests already archived as pending are settled in the archive too.
-    private func answerApprovedRequests() async {
-        let contacts = context.approvedContacts.subtracting(approvalsSent)
+    /// keeps it as a pre-approval. So are those the server approved while Roost was away (`loaded(roster:)`).
+    /// Requests already archived as pending are settled in the archive too.
+    private func answerApprovedRequests(approvedWhileAway: Set<JID>) async {
+        let contacts = context.approvedContacts.union(approvedWhileAway).subtracting(approvalsSent)
         guard !contacts.isEmpty else { return }
         approvalsSent.formUnion(contacts)
         for contact in contacts { try? client.send(Presence(type: .subscribed, to: contact)) }

@@ -103,9 +103,15 @@ final class StreamConnection: StreamChannel, @unchecked Sendable {
             if work.request { chunks.append(Array(XMLSerializer.serialize(StreamManagement.request()).utf8)) }
             if work.whitespace { chunks.append([0x20]) }
             do {
-                if work.finish { tls?.shutdown() }
                 // With nothing of our own to send, this writes what TLS has to say (e.g. a key update answer).
                 try write(plain: chunks)
+                // close_notify goes after the last bytes (the logout's `</stream:stream>` is often in this batch):
+                // TLS refuses data after it, and a server that never reads the stream's end takes the logout for
+                // a dropped connection (an SM session then stays available on the server for its hibernation time).
+                if work.finish {
+                    tls?.shutdown()
+                    try write(plain: [])
+                }
             } catch {
                 outbox.close()
                 failed(error)

@@ -18,9 +18,9 @@
 ///   `PRAGMA data_version` at the start of the next batch: the load builds the indexes in that transaction and
 ///   goes on as an ordinary import.
 enum DeferredIndexes {
-    /// The random-key indexes of `messages` as of `SchemaV13` (`messages_dedup` is partial since v13). A migration
-    /// that changes one of them must change it here too: `DeferredIndexesTests` compares these with what the
-    /// migrations create.
+    /// The random-key indexes of `messages` as of `SchemaV13` (`messages_dedup` is partial since v13), and the two
+    /// reader-only indexes on the conversation and the sender. A migration that changes one of them must change it
+    /// here too: `DeferredIndexesTests` compares these with what the migrations create.
     static let definitions: [(name: String, sql: String)] = [
         ("messages_trusted_stanza_id",
          "CREATE UNIQUE INDEX IF NOT EXISTS messages_trusted_stanza_id ON messages(account_id, stanza_id_by, stanza_id) WHERE stanza_id_trusted = 1"),
@@ -29,6 +29,12 @@ enum DeferredIndexes {
          "CREATE INDEX IF NOT EXISTS messages_account_message_id ON messages(account_id, conversation, message_id) WHERE message_id IS NOT NULL"),
         ("messages_origin", "CREATE INDEX IF NOT EXISTS messages_origin ON messages(account_id, origin_id) WHERE origin_id IS NOT NULL"),
         ("messages_stanza_id", "CREATE INDEX IF NOT EXISTS messages_stanza_id ON messages(conversation, stanza_id) WHERE stanza_id IS NOT NULL"),
+        // Not random keys, but a few hundred insertion points each (one per conversation, one per sender): every batch
+        // split and rewrote the last leaf of each, ~10 times the indexes' final size written at 1M (docs/performance.md,
+        // "Where the bytes of a 1M import go"). Only readers use them; every lookup of the load names the account
+        // too and goes through `messages_account_conversation` (same columns behind `account_id`), which stays.
+        ("messages_conversation", "CREATE INDEX IF NOT EXISTS messages_conversation ON messages(conversation)"),
+        ("messages_from", "CREATE INDEX IF NOT EXISTS messages_from ON messages(from_bare)"),
     ]
 
     /// The names of those the archive lacks (none in an archive without a `messages` table yet).

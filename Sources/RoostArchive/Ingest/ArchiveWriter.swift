@@ -240,7 +240,8 @@ public final class ArchiveWriter: Sendable {
 
     /// How many stored messages per message to import a bulk load still drops the random-key indexes for.
     /// Deferring costs ~13 µs of CPU per stored row at 1M, ~9 µs at 10M (reading the stored keys, five sorted
-    /// passes); keeping them costs more per imported message the larger the archive: ~100 µs into a 100k archive,
+    /// passes; measured before the conversation and sender indexes were deferred too: two more passes, ~1.5 µs a row
+    /// each); keeping them costs more per imported message the larger the archive: ~100 µs into a 100k archive,
     /// ~125–280 µs into a 10M one (inserts split full leaves of the five indexes, every page written to the log
     /// and again at the checkpoint: ~48 kB of write calls a message against ~15 kB deferred). The CPU breaks even
     /// at ~6 stored rows per imported one at 100k, ~9 at 10M; 12 there is a little over it (1M into 10M: +4 % CPU)

@@ -4,7 +4,9 @@
 /// archive's size written, and the rate fell as the archive grew). The lookups those indexes served — dedup,
 /// correction and annotation targets — are answered meanwhile by `BulkKeys`, a map of the keys of every row:
 /// those the archive held when the load began (read in the transaction that drops the indexes) and those the
-/// load wrote.
+/// load wrote. The conversation and sender indexes go with them (they serve readers only; the load's own lookups by
+/// conversation all name the account and use `messages_account_conversation`, which stays): not random keys, but
+/// a few hundred insertion points, and each batch rewrote the last leaf of every one of them.
 ///
 /// Safety:
 /// - The indexes are dropped in the same transaction that reads the stored rows' keys, and only when no agent

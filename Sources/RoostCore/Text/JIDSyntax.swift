@@ -88,7 +88,7 @@ public enum JIDSyntax {
     }
 
     /// `parse` for an all-ASCII address, split on its bytes in one pass (every incoming stanza's `from`, `to` and
-    /// stanza-id `by`: the `Character` walk and the copies of the general split were half of a live agent's JID
+    /// stanza-id `by`: the `Character` walk and the copies of the general split were most of a live agent's JID
     /// cost). In ASCII every character is one byte but CR LF, which holds neither `/` nor `@`, so the split is
     /// the same; nil for anything `asciiParts` would not take, which then goes the general way.
     private static func asciiParse(_ string: String) -> Parts? {

@@ -10,7 +10,8 @@ public import Foundation
 /// `close()` wakes everybody: puts then fail, takes drain what is left and then return nil.
 public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     public let capacity: Int
-    // Everything below is guarded by `condition` (its lock); blocked threads wait on it.
+    // Everything below is guarded by `condition` (its lock); blocked threads wait on it. Usable from the inlinable
+    // methods, which the modules using a queue specialise for its element type (see `Ring`).
     @usableFromInline let condition = NSCondition()
     @usableFromInline var ring: Ring<(item: Element, cost: Int)>
     @usableFromInline var used = 0

@@ -75,4 +75,42 @@ import RoostXMPP
         let parsed = try #require(try reparse(message))
         #expect(parsed.child("body")?.text == "bell\u{FFFD}")
     }
+    /// The escaper works on UTF-8 bytes; it must write what escaping scalar by scalar writes, for every kind of
+    /// character (markup, controls, CR, the non-characters U+FFFE/U+FFFF and their three-byte neighbours, CJK,
+    /// emoji). Checked against that scalar definition over random strings (it fails if a byte case is wrong).
+    @Test func byteEscaperMatchesTheScalarDefinition() {
+        let pool: [Unicode.Scalar] = ["a", "Z", " ", "&", "<", ">", "\"", "'", "\t", "\n", "\r", "\u{0}", "\u{1}", "\u{1F}",
+                                      "\u{7F}", "é", "中", "😀", "\u{FF21}", "\u{F8FF}", "\u{FFFC}", "\u{FFFD}", "\u{FFFE}",
+                                      "\u{FFFF}", "\u{EFFF}", "\u{E000}"]
+        func reference(_ s: String, attribute: Bool) -> String {
+            var out = ""
+            for scalar in s.unicodeScalars {
+                switch scalar {
+                case "&": out += "&amp;"
+                case "<": out += "&lt;"
+                case ">": out += "&gt;"
+                case "\r": out += "&#13;"
+                case "\"" where attribute: out += "&quot;"
+                case "'" where attribute: out += "&apos;"
+                case "\n" where attribute: out += "&#10;"
+                case "\t" where attribute: out += "&#9;"
+                case "\t", "\n": out.unicodeScalars.append(scalar)
+                default:
+                    let bad = scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF
+                    out.unicodeScalars.append(bad ? "\u{FFFD}" : scalar)
+                }
+            }
+            return out
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            var s = ""
+            for _ in 0..<Int.random(in: 0...12, using: &generator) { s.unicodeScalars.append(pool.randomElement(using: &generator)!) }
+            #expect(XMLSerializer.escapeText(s) == reference(s, attribute: false), "text \(s.unicodeScalars.map { $0.value })")
+            #expect(XMLSerializer.escapeAttribute(s) == reference(s, attribute: true), "attribute \(s.unicodeScalars.map { $0.value })")
+            let element = Element("x", namespace: "jabber:client", attributes: [("a", s)], children: [.text(s)])
+            #expect(XMLSerializer.serialize(element, parentNamespace: "jabber:client")
+                == "<x a=\"\(reference(s, attribute: true))\">\(reference(s, attribute: false))</x>")
+        }
+    }
 }

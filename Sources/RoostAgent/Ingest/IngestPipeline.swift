@@ -286,10 +286,18 @@ public final class IngestPipeline: Sendable {
         counters.withLock {
             $0.batches += 1
             $0.events += committed
-            for (event, outcome) in zip(batch.flatMap(\.events), outcomes) {
-                guard case .message(let record) = event, case .inserted = outcome else { continue }
-                if record.direction == .incoming { $0.activity.incoming += 1 } else { $0.activity.outgoing += 1 }
-                $0.activity.conversations.insert(record.account.lowercased() + " " + record.conversation.lowercased())
+            var previous: (account: String, conversation: String)?
+            var index = 0
+            for submission in batch {
+                for event in submission.events {
+                    defer { index += 1 }
+                    guard case .message(let record) = event, index < outcomes.count, case .inserted = outcomes[index] else { continue }
+                    if record.direction == .incoming { $0.activity.incoming += 1 } else { $0.activity.outgoing += 1 }
+                    // A flood comes in a few conversations: a row in the same one as the row before adds no key.
+                    if let previous, previous.account == record.account, previous.conversation == record.conversation { continue }
+                    previous = (record.account, record.conversation)
+                    $0.activity.conversations.insert(record.account.lowercased() + " " + record.conversation.lowercased())
+                }
             }
         }
         var offset = 0

@@ -141,11 +141,13 @@ enum StanzaRouter {
         } else if let privateRoom {
             senderName = direction == .incoming ? (peer.resource ?? senderName) : privateRoom.nick
         }
+        // Parsed once here (each `stanzaIDs` parses the ids' `by` addresses).
+        let ids = message.stanzaIDs
         // Reactions, retractions, receipts and markers (schema v8); a reaction or retraction is no message itself.
         let semantics = SemanticsRouter.annotations(
             in: message, direction: direction, conversation: conversation, from: from ?? peer, senderName: senderName, room: room,
             source: source, context: context, timestamp: timestamp,
-            stanzaID: archiveID ?? message.stanzaIDs.id(by: room?.room ?? account) ?? stanzaIDSource.stanzaIDs.id(by: account))
+            stanzaID: archiveID ?? ids.id(by: room?.room ?? account) ?? stanzaIDSource.stanzaIDs.id(by: account))
         events += semantics.annotations.map(ArchiveEvent.annotation)
         if semantics.replacesMessage { return events }
 
@@ -166,10 +168,10 @@ enum StanzaRouter {
             trusted = true
         } else if let room {
             // Only the room's own id, and only when the room keeps an archive (else its ids promise nothing).
-            stanzaID = message.stanzaIDs.id(by: room.room)
+            stanzaID = ids.id(by: room.room)
             stanzaIDBy = stanzaID.map { _ in room.room.description }
             trusted = stanzaID != nil && room.trustsStanzaIDs
-        } else if let id = stanzaIDSource.stanzaIDs.id(by: account) ?? (source == .carbon ? message.stanzaIDs.id(by: account) : nil) {
+        } else if let id = stanzaIDSource.stanzaIDs.id(by: account) ?? (source == .carbon ? ids.id(by: account) : nil) {
             // A carbon's id may sit on the wrapper or on the forwarded copy (the server stamped the original
             // before copying it); either way the carbon was validated as coming from our own server.
             stanzaID = id
@@ -208,7 +210,7 @@ enum StanzaRouter {
             account: account.description, conversation: conversation.description, direction: direction, kind: kind,
             from: (from ?? peer).description, to: (to ?? account).description, senderName: senderName,
             body: body, subject: subject, thread: message.thread, timestamp: timestamp, receivedAt: now,
-            stanzaId: stanzaID, stanzaIdBy: stanzaIDBy, stanzaIdTrusted: trusted, originId: message.stanzaIDs.originID,
+            stanzaId: stanzaID, stanzaIdBy: stanzaIDBy, stanzaIdTrusted: trusted, originId: ids.originID,
             messageId: message.id, replaces: message.replacesID, isCarbon: source == .carbon, source: source,
             rawStanza: XMLSerializer.serialize(message.element),
             attachments: attachments)

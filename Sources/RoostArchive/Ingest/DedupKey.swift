@@ -64,6 +64,18 @@ enum DedupKey {
     /// kind), plus `extra` (a condition on `messages`), smallest first: the origin-id rows through
     /// `messages_origin`, the others through `messages_dedup`. Exactly the rows `dedup_key = ?2` found before v13.
     static func lookupSQL(extra: String = "1") -> String {
+        switch extra {
+        case "1": lookupAny
+        case "stanza_id_trusted = 0": lookupUntrusted
+        default: makeLookupSQL(extra: extra)
+        }
+    }
+
+    /// The two forms every live message asks for, built once (the text is also the statement cache's key).
+    private static let lookupAny = makeLookupSQL(extra: "1")
+    private static let lookupUntrusted = makeLookupSQL(extra: "stanza_id_trusted = 0")
+
+    private static func makeLookupSQL(extra: String) -> String {
         """
         SELECT id FROM messages WHERE id IN (
             SELECT id FROM messages WHERE account_id = ?1 AND origin_id = ?3 AND +dedup_key = 'o' AND \(fullKeySQL()) = ?2

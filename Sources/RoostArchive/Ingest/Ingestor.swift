@@ -4,6 +4,8 @@ import Foundation
 final class Ingestor {
     let database: Database
     private var accountIDs: [String: Int64] = [:]
+    /// The last account looked up, as it was spelt (`accountID`).
+    private var lastAccount: (jid: String, id: Int64)?
 
     private struct PendingIndexEntry {
         let id: Int64
@@ -46,6 +48,7 @@ final class Ingestor {
     /// Forget cached account ids (after a rollback they may name rows that no longer exist).
     func discardCaches() {
         accountIDs.removeAll()
+        lastAccount = nil
         pendingIndex.removeAll()
         importedRowsExist = nil
         pendingAnnotationsExist = nil
@@ -96,13 +99,19 @@ final class Ingestor {
     }
 
     func accountID(_ jid: String, now: Int64) throws(SQLiteError) -> Int64 {
+        // Every event of a live batch names the same account, spelt the same: no case folding for those.
+        if let last = lastAccount, last.jid == jid { return last.id }
         let key = jid.lowercased()
-        if let id = accountIDs[key] { return id }
+        if let id = accountIDs[key] {
+            lastAccount = (jid, id)
+            return id
+        }
         try database.run("INSERT INTO accounts (jid, created_at) VALUES (?, ?) ON CONFLICT (jid) DO NOTHING", [.text(jid), .integer(now)])
         guard let id = try database.cached("SELECT id FROM accounts WHERE jid = ?").scalarInt([.text(jid)]) else {
             throw SQLiteError(code: 1, message: "account row for \(jid) vanished")
         }
         accountIDs[key] = id
+        lastAccount = (jid, id)
         return id
     }
 

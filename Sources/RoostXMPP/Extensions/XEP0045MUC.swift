@@ -105,9 +105,9 @@ public enum MUC {
 
     /// A mediated invitation (§7.8.2): the room forwards `<invite from='…'/>` from its bare JID.
     public static func mediatedInvitation(in message: Message) -> Invitation? {
-        guard let from = message.from, from.isBare, from.localpart != nil,
-              let x = message.element.child("x", namespace: Namespace.mucUser),
-              let invite = x.child("invite", namespace: Namespace.mucUser) else { return nil }
+        guard let x = message.element.child("x", namespace: Namespace.mucUser),
+              let invite = x.child("invite", namespace: Namespace.mucUser),
+              let from = message.from, from.isBare, from.localpart != nil else { return nil }
         return Invitation(room: from, inviter: JID(parsing: invite[attribute: "from"]),
                           reason: invite.child("reason", namespace: Namespace.mucUser)?.text,
                           password: x.child("password", namespace: Namespace.mucUser)?.text, kind: .mediated)

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A first-in first-out queue with a capacity, between threads and tasks: the one kind of queue the
 /// engine and the agent hand work through, so that every producer feels back-pressure.
@@ -10,14 +10,15 @@ import Foundation
 /// `close()` wakes everybody: puts then fail, takes drain what is left and then return nil.
 public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     public let capacity: Int
-    // Everything below is guarded by `condition` (its lock); blocked threads wait on it.
-    private let condition = NSCondition()
-    private var ring: Ring<(item: Element, cost: Int)>
-    private var used = 0
-    private var closed = false
-    private var takers: [(id: UInt64, continuation: CheckedContinuation<Element?, Never>)] = []
-    private var putters: [(id: UInt64, cost: Int, continuation: CheckedContinuation<Void, Never>)] = []
-    private var nextWaiterID: UInt64 = 0
+    // Everything below is guarded by `condition` (its lock); blocked threads wait on it. Usable from the inlinable
+    // methods, which the modules using a queue specialise for its element type (see `Ring`).
+    @usableFromInline let condition = NSCondition()
+    @usableFromInline var ring: Ring<(item: Element, cost: Int)>
+    @usableFromInline var used = 0
+    @usableFromInline var closed = false
+    @usableFromInline var takers: [(id: UInt64, continuation: CheckedContinuation<Element?, Never>)] = []
+    @usableFromInline var putters: [(id: UInt64, cost: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    @usableFromInline var nextWaiterID: UInt64 = 0
 
     public init(capacity: Int) {
         precondition(capacity > 0)
@@ -26,15 +27,15 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Items queued now.
-    public var count: Int { locked { ring.count } }
+    @inlinable public var count: Int { locked { ring.count } }
     /// The summed cost of what is queued.
-    public var load: Int { locked { used } }
-    public var isClosed: Bool { locked { closed } }
+    @inlinable public var load: Int { locked { used } }
+    @inlinable public var isClosed: Bool { locked { closed } }
 
     // MARK: Producing
 
     /// Blocks the calling thread while the queue is full. False when the queue is closed.
-    @discardableResult
+    @discardableResult @inlinable
     public func put(_ item: Element, cost: Int = 1) -> Bool {
         condition.lock()
         while !closed && !fits(cost) { condition.wait() }
@@ -49,7 +50,7 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Suspends while the queue is full. False when the queue is closed (or the task is cancelled while waiting).
-    @discardableResult
+    @discardableResult @inlinable
     public func put(_ item: Element, cost: Int = 1) async -> Bool {
         while true {
             switch offer(item, cost: cost) {
@@ -77,7 +78,7 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Never waits: `.full` when the item does not fit now.
-    @discardableResult
+    @discardableResult @inlinable
     public func offer(_ item: Element, cost: Int = 1) -> OfferResult {
         condition.lock()
         guard !closed else {
@@ -100,7 +101,7 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
 
     /// Blocks the calling thread until an item arrives, the deadline passes (`.timedOut`) or the queue is
     /// closed and empty (`.closed`).
-    public func take(until deadline: ContinuousClock.Instant? = nil) -> TakeResult {
+    @inlinable public func take(until deadline: ContinuousClock.Instant? = nil) -> TakeResult {
         condition.lock()
         while ring.isEmpty && !closed {
             if let deadline {
@@ -130,7 +131,7 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Suspends until an item arrives; nil once the queue is closed and drained, or the task is cancelled.
-    public func take() async -> Element? {
+    @inlinable public func take() async -> Element? {
         switch poll() {
         case .item(let item): return item
         case .closed: return nil
@@ -159,7 +160,7 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Never waits: the first item, `.closed` when closed and drained, `.timedOut` when empty for now.
-    public func poll() -> TakeResult {
+    @inlinable public func poll() -> TakeResult {
         condition.lock()
         if let entry = ring.popFirst() {
             let wake = release(entry.cost)
@@ -173,7 +174,7 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Refuses further puts and wakes every waiter; what is queued can still be taken.
-    public func close() {
+    @inlinable public func close() {
         condition.lock()
         closed = true
         let waitingTakers = ring.isEmpty ? takers.map(\.continuation) : []
@@ -188,17 +189,17 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
 
     // MARK: Internals (called with the lock held)
 
-    private func newWaiterID() -> UInt64 {
+    @inlinable func newWaiterID() -> UInt64 {
         locked {
             nextWaiterID += 1
             return nextWaiterID
         }
     }
 
-    private func fits(_ cost: Int) -> Bool { used == 0 || used + cost <= capacity }
+    @inlinable func fits(_ cost: Int) -> Bool { used == 0 || used + cost <= capacity }
 
     /// Appends, or hands the item straight to a waiting task (returned, to be resumed after unlocking).
-    private func append(_ item: Element, cost: Int) -> CheckedContinuation<Element?, Never>? {
+    @inlinable func append(_ item: Element, cost: Int) -> CheckedContinuation<Element?, Never>? {
         if !takers.isEmpty {
             return takers.removeFirst().continuation
         }
@@ -209,7 +210,7 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Frees capacity and returns the waiting tasks, which check again whether their item fits now.
-    private func release(_ cost: Int) -> [CheckedContinuation<Void, Never>] {
+    @inlinable func release(_ cost: Int) -> [CheckedContinuation<Void, Never>] {
         used -= cost
         condition.broadcast()
         let wake = putters.map(\.continuation)
@@ -217,7 +218,7 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         return wake
     }
 
-    private func resumeTaker(id: UInt64) {
+    @inlinable func resumeTaker(id: UInt64) {
         condition.lock()
         let index = takers.firstIndex { $0.id == id }
         let taker = index.map { takers.remove(at: $0).continuation }
@@ -225,7 +226,7 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         taker?.resume(returning: nil)
     }
 
-    private func resumePutter(id: UInt64) {
+    @inlinable func resumePutter(id: UInt64) {
         condition.lock()
         let index = putters.firstIndex { $0.id == id }
         let putter = index.map { putters.remove(at: $0).continuation }
@@ -233,7 +234,7 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         putter?.resume()
     }
 
-    private func locked<T>(_ body: () -> T) -> T {
+    @inlinable func locked<T>(_ body: () -> T) -> T {
         condition.lock()
         defer { condition.unlock() }
         return body()
@@ -242,33 +243,39 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
 
 extension BoundedQueue: AsyncSequence {
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let queue: BoundedQueue
-        public mutating func next() async -> Element? { await queue.take() }
+        @usableFromInline let queue: BoundedQueue
+        @usableFromInline init(queue: BoundedQueue) { self.queue = queue }
+        @inlinable public mutating func next() async -> Element? { await queue.take() }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(queue: self) }
+    @inlinable public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(queue: self) }
 }
 
 /// A growable ring buffer: O(1) append and pop at the front (`Array.removeFirst` is O(n)).
+///
+/// Inlinable, like `BoundedQueue`, so that both are specialised for the element type in the module that uses
+/// them: unspecialised, every call looked up the generic and tuple type metadata at run time (1.5 % of a live
+/// agent's CPU during a flood).
+@usableFromInline
 struct Ring<Element> {
-    private var storage: [Element?]
-    private var head = 0
-    private(set) var count = 0
+    @usableFromInline var storage: [Element?]
+    @usableFromInline var head = 0
+    @usableFromInline var count = 0
 
-    init(minimumCapacity: Int) {
+    @inlinable init(minimumCapacity: Int) {
         storage = Array(repeating: nil, count: max(4, minimumCapacity))
     }
 
-    var isEmpty: Bool { count == 0 }
-    var first: Element? { isEmpty ? nil : storage[head] }
+    @inlinable var isEmpty: Bool { count == 0 }
+    @inlinable var first: Element? { isEmpty ? nil : storage[head] }
 
-    mutating func append(_ element: Element) {
+    @inlinable mutating func append(_ element: Element) {
         if count == storage.count { grow() }
         storage[(head + count) % storage.count] = element
         count += 1
     }
 
-    mutating func popFirst() -> Element? {
+    @inlinable mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
         let element = storage[head]
         storage[head] = nil
@@ -278,14 +285,14 @@ struct Ring<Element> {
     }
 
     /// Every element, oldest first, removing them.
-    mutating func removeAll() -> [Element] {
+    @inlinable mutating func removeAll() -> [Element] {
         var out: [Element] = []
         out.reserveCapacity(count)
         while let element = popFirst() { out.append(element) }
         return out
     }
 
-    private mutating func grow() {
+    @inlinable mutating func grow() {
         var bigger: [Element?] = Array(repeating: nil, count: storage.count * 2)
         for i in 0..<count { bigger[i] = storage[(head + i) % storage.count] }
         storage = bigger

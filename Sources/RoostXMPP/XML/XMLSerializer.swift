@@ -9,79 +9,105 @@
 /// U+FFFD: one stray control character from a user must not make the server close the stream.
 public enum XMLSerializer {
     public static func serialize(_ element: Element, parentNamespace: String? = nil) -> String {
-        var out = ""
+        // Written as UTF-8 bytes and made a `String` once: appending to a `String` piece by piece was most of
+        // what storing each incoming stanza cost the live agent.
+        var out: [UInt8] = []
+        out.reserveCapacity(512)
         write(element, parentNamespace: parentNamespace, into: &out)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
-    static func write(_ element: Element, parentNamespace: String?, into out: inout String) {
-        out += "<"
-        out += element.name
+    static func write(_ element: Element, parentNamespace: String?, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "<"))
+        out.append(contentsOf: element.name.utf8)
         if let ns = element.namespace, ns != parentNamespace {
-            out += " xmlns=\""
-            out += escapeAttribute(ns)
-            out += "\""
+            out.append(contentsOf: " xmlns=\"".utf8)
+            appendEscaped(ns, attribute: true, to: &out)
+            out.append(UInt8(ascii: "\""))
         }
         for attribute in element.attributes where attribute.name != "xmlns" {
-            out += " "
-            out += attribute.name
-            out += "=\""
-            out += escapeAttribute(attribute.value)
-            out += "\""
+            out.append(UInt8(ascii: " "))
+            out.append(contentsOf: attribute.name.utf8)
+            out.append(contentsOf: "=\"".utf8)
+            appendEscaped(attribute.value, attribute: true, to: &out)
+            out.append(UInt8(ascii: "\""))
         }
         if element.children.isEmpty {
-            out += "/>"
+            out.append(contentsOf: "/>".utf8)
             return
         }
-        out += ">"
+        out.append(UInt8(ascii: ">"))
         for child in element.children {
             switch child {
             case .element(let e): write(e, parentNamespace: element.namespace ?? parentNamespace, into: &out)
-            case .text(let t): out += escapeText(t)
+            case .text(let t): appendEscaped(t, attribute: false, to: &out)
             }
         }
-        out += "</"
-        out += element.name
-        out += ">"
+        out.append(contentsOf: "</".utf8)
+        out.append(contentsOf: element.name.utf8)
+        out.append(UInt8(ascii: ">"))
     }
 
     public static func escapeText(_ s: String) -> String {
         guard s.utf8.contains(where: needsTextEscape) else { return s }
-        var out = ""
+        var out: [UInt8] = []
         out.reserveCapacity(s.utf8.count + 16)
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\r": out += "&#13;"
-            default: out.unicodeScalars.append(isXMLCharacter(scalar) ? scalar : replacement)
-            }
-        }
-        return out
+        appendEscaped(s, attribute: false, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
     public static func escapeAttribute(_ s: String) -> String {
         guard s.utf8.contains(where: needsAttributeEscape) else { return s }
-        var out = ""
+        var out: [UInt8] = []
         out.reserveCapacity(s.utf8.count + 8)
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\n": out += "&#10;"
-            case "\r": out += "&#13;"
-            case "\t": out += "&#9;"
-            default: out.unicodeScalars.append(isXMLCharacter(scalar) ? scalar : replacement)
-            }
-        }
-        return out
+        appendEscaped(s, attribute: true, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private static let replacement: Unicode.Scalar = "\u{FFFD}"
+    /// The one escaper, on UTF-8 bytes: markup characters as entities (quotes, tab and line feed too in attribute
+    /// values), CR as `&#13;`, and what XML 1.0 cannot carry (C0 controls, U+FFFE, U+FFFF) as U+FFFD. A `String`
+    /// is valid UTF-8, so every 0xEF starts a three-byte sequence; U+FFFE and U+FFFF are EF BF BE and EF BF BF.
+    static func appendEscaped(_ s: String, attribute: Bool, to out: inout [UInt8]) {
+        let utf8 = s.utf8
+        guard utf8.contains(where: attribute ? needsAttributeEscape : needsTextEscape) else {
+            out.append(contentsOf: utf8)
+            return
+        }
+        var index = utf8.startIndex
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            utf8.formIndex(after: &index)
+            switch byte {
+            case UInt8(ascii: "&"): out.append(contentsOf: "&amp;".utf8)
+            case UInt8(ascii: "<"): out.append(contentsOf: "&lt;".utf8)
+            case UInt8(ascii: ">"): out.append(contentsOf: "&gt;".utf8)
+            case UInt8(ascii: "\r"): out.append(contentsOf: "&#13;".utf8)
+            case UInt8(ascii: "\"") where attribute: out.append(contentsOf: "&quot;".utf8)
+            case UInt8(ascii: "'") where attribute: out.append(contentsOf: "&apos;".utf8)
+            case UInt8(ascii: "\n") where attribute: out.append(contentsOf: "&#10;".utf8)
+            case UInt8(ascii: "\t") where attribute: out.append(contentsOf: "&#9;".utf8)
+            case UInt8(ascii: "\n"), UInt8(ascii: "\t"): out.append(byte)
+            case 0..<0x20: out.append(contentsOf: replacement)
+            case 0xEF:
+                // Two continuation bytes follow (valid UTF-8).
+                let second = utf8[index]
+                utf8.formIndex(after: &index)
+                let third = utf8[index]
+                utf8.formIndex(after: &index)
+                if second == 0xBF, third == 0xBE || third == 0xBF {
+                    out.append(contentsOf: replacement)
+                } else {
+                    out.append(byte)
+                    out.append(second)
+                    out.append(third)
+                }
+            default: out.append(byte)
+            }
+        }
+    }
+
+    /// U+FFFD in UTF-8.
+    private static let replacement: [UInt8] = [0xEF, 0xBF, 0xBD]
 
     /// Bytes after which text cannot be copied verbatim: markup characters, CR (a parser would turn
     /// it into LF), other C0 controls, and 0xEF, the lead byte of U+FFFE and U+FFFF.
@@ -98,15 +124,6 @@ public enum XMLSerializer {
         switch byte {
         case UInt8(ascii: "&"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "\""), UInt8(ascii: "'"), 0xEF: true
         default: byte < 0x20
-        }
-    }
-
-    /// The XML 1.0 `Char` production; Swift strings cannot hold surrogates, so only these remain.
-    private static func isXMLCharacter(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x09, 0x0A, 0x0D: true
-        case 0x00..<0x20, 0xFFFE, 0xFFFF: false
-        default: true
         }
     }
 }

@@ -220,7 +220,7 @@ public final class XMLStreamParser {
 
     private func makeElement(_ name: UnsafePointer<CChar>, _ attributes: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Element {
         let expanded = ExpandedName(name)
-        var pairs: [(String, String)] = []
+        var pairs: [Element.Attribute] = []
         if let attributes {
             var index = 0
             while let attributeName = attributes[index], let value = attributes[index + 1] {
@@ -228,14 +228,14 @@ public final class XMLStreamParser {
                 // A prefixed attribute keeps its prefix; the prefix's declaration is kept beside it (expat consumes
                 // declarations), so the element serializes to XML that parses again (found by the xml fuzz target).
                 if let prefix = attribute.prefix, let namespace = attribute.namespace, prefix != "xml",
-                   !pairs.contains(where: { $0.0 == "xmlns:" + prefix }) {
-                    pairs.append(("xmlns:" + prefix, namespace))
+                   !pairs.contains(where: { $0.name == "xmlns:" + prefix }) {
+                    pairs.append(Element.Attribute(name: "xmlns:" + prefix, value: namespace))
                 }
-                pairs.append((attribute.qualified, String(cString: value)))
+                pairs.append(Element.Attribute(name: attribute.qualified, value: String(cString: value)))
                 index += 2
             }
         }
-        return Element(expanded.local, namespace: expanded.namespace, attributes: pairs)
+        return Element(expanded.local, namespace: expanded.namespace, attributeList: pairs)
     }
 }
 

@@ -71,7 +71,7 @@ import RoostTestSupport
             }
             var written: [String] = []
             var lines = 0
-            let senders = LineSenders()
+            let senders = LineNames()
             try reader.transcriptLines(conversation: conversation) { item in
                 switch item {
                 case .line(let line):
@@ -97,6 +97,84 @@ import RoostTestSupport
         for shown in ["bad\u{FFFD}\u{FFFD}\n    b\u{FFFD}", "(sender's clock says", "(edited)", " ✓", "👍 ", "[file f.png", "(subject) a subject",
                       "\\u{1b}[31mred\\u{7}\\rover\\u{202e}", "two\n    lines\twith a tab\n    and three"] {
             #expect(log.stdout.contains(shown), "\(shown) not in \(log.stdout)")
+        }
+    }
+
+    /// `roost search` without colour writes a plain match's line from its columns (`appendSearchLine`): the same
+    /// text as `searchLine` of its `MessageRow`, with and without the account tag, for every kind of row, and for a
+    /// page smaller than the attachment and reaction rows (then every match is a `MessageRow`).
+    @Test func plainSearchLinesFromColumnsEqualTheMessageRowPath() throws {
+        let sandbox = try ExportCLISandbox()
+        let room = "room@conference.example.org"
+        let plain: [ArchiveEvent] = [
+            message("hello there", 2), message("me too hello", 3, from: Self.me + "/roost", outgoing: true),
+            message("晚上见 🎉 café hello", 4), message("two\nlines\twith hello\nand three", 5),
+            message("evil\u{1B}[31mred\u{07}\rover\u{202E}txt\u{9B}2J hello", 6), message("INVALID", 7),
+            message("in the room hello", 11, conversation: room, kind: .groupchat, from: room + "/alice"),
+            message("mine in the room hello", 12, conversation: room, kind: .groupchat, from: room + "/me", outgoing: true),
+            message("the room itself hello", 13, conversation: room, kind: .groupchat, from: room),
+            message("a stranger hello", 14, conversation: "Stranger\u{1B}@example.org", from: "Stranger\u{1B}@example.org/x"),
+        ]
+        let decorated: [ArchiveEvent] = [
+            message("RECEIVED hello", 1, from: Self.me + "/roost", outgoing: true), message("EDITED hello", 20),
+            message("REACTED hello", 25),
+            message("see https://example.org/f.png hello", 26, attachments: [AttachmentRecord(url: "https://example.org/f.png", name: "f.png")]),
+            message(nil, 27, subject: "a subject hello"),
+        ]
+        _ = try ArchiveWriter(path: sandbox.archive, durability: .off).commit(plain + decorated)
+        do {
+            let database = try Database(path: sandbox.archive, mode: .readWrite)
+            try database.execute("""
+                UPDATE messages SET body = CAST(x'68656c6c6f2062616480ff0a62c3' AS TEXT) WHERE body = 'INVALID';
+                UPDATE messages SET edited = 1 WHERE body = 'EDITED hello';
+                INSERT INTO reactions (account_id, conversation, target, message_row, reactor, direction, emojis, timestamp, source, dedup_key)
+                    SELECT account_id, conversation, 'm25', id, 'bob@example.org', 'in', '["👍"]', timestamp, 'live', 'r1'
+                    FROM messages WHERE body = 'REACTED hello';
+                INSERT OR REPLACE INTO read_state (account_id, conversation, peer_received_row, updated_at)
+                    SELECT account_id, conversation, id, 0 FROM messages WHERE body = 'RECEIVED hello';
+                """)
+        }
+        let reader = try ArchiveReader(path: sandbox.archive)
+        for showAccount in [false, true] {
+            let text = MessageText(output: Output(standardOutput: CapturedText(), standardError: CapturedText(), standardOutputIsTTY: false,
+                                                  standardErrorIsTTY: false),
+                                   names: try reader.names(), showAccount: showAccount)
+            for (query, limit) in [("hello", 1000), ("", 1000), ("hello", 1)] {
+                var expected: [String] = []
+                try reader.search(query: query, limit: limit, forLines: true) { row in
+                    expected.append(text.searchLine(row, highlight: true).rendered + "\n")
+                    return true
+                }
+                var written: [String] = []
+                var lines = 0
+                let names = SearchLineNames()
+                try reader.searchLines(query: query, limit: limit) { item in
+                    switch item {
+                    case .line(let line):
+                        lines += 1
+                        var bytes: [UInt8] = []
+                        text.appendSearchLine(line, names: names, to: &bytes)
+                        written.append(String(decoding: bytes, as: UTF8.self))
+                    case .event(.message(let row)):
+                        #expect(limit == 1 || !plain.contains { if case .message(let m) = $0 { m.messageId == row.messageId } else { false } },
+                                "\(row.body ?? "nil") was not written from its columns")
+                        written.append(text.searchLine(row, highlight: true).rendered + "\n")
+                    case .event:
+                        break
+                    }
+                    return true
+                }
+                #expect(written == expected, "\(query) limit \(limit) account \(showAccount)")
+                #expect(lines == (limit == 1 ? 0 : plain.count), "\(query) limit \(limit): \(lines) plain lines")
+            }
+        }
+        // Through the command: the account tag, a room's sender, the name of the conversation.
+        let search = try sandbox.roost(["search", "--limit", "0", "hello"])
+        #expect(search.status == 0, "\(search.stderr)")
+        for shown in ["room@conference.example.org < alice: in the room hello", "room@conference.example.org > me (me): mine in the room",
+                      "hello bad\u{FFFD}\u{FFFD}\n    b\u{FFFD}", " ✓", "(edited)", "[file f.png", "(subject) a subject hello",
+                      "\\u{1b}@example.org < a stranger hello"] {
+            #expect(search.stdout.contains(shown), "\(shown) not in \(search.stdout)")
         }
     }
 

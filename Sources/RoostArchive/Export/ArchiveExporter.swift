@@ -91,13 +91,14 @@ public struct ArchiveExporter: Sendable {
         let partitions = try planner.plan(split: options.split, listConversations: writer.byConversation)
         let contacts = try ContactDirectory(database: database, selection: selection)
         let accountsInPlan = Set(partitions.flatMap { $0.slices.map(\.accountID) })
+        let total = partitions.reduce(0) { $0 + $1.messageCount }
         let context = ExportContext(
             options: options, clock: clock, contacts: contacts, selection: selection, database: database,
             rootFolder: rootFolder, displayRoot: displayRoot, attachments: copier, multipleAccounts: accountsInPlan.count > 1,
-            total: partitions.reduce(0) { $0 + $1.messageCount }, progress: progress)
+            total: total, progress: progress)
         let stream = ExportEventStream(
             database: database, selection: selection,
-            reading: try ArchivedMessageReading(database: database, accounts: selection.accounts),
+            reading: try ArchivedMessageReading(database: database, accounts: selection.accounts, rows: total),
             includeRaw: writer.needsRawStanzas, includeStates: options.include.contains(.states),
             includePresence: options.include.contains(.presence), windows: nil)
         var names: [String: FileNameAllocator] = [:]

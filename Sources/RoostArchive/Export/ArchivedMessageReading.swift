@@ -4,23 +4,45 @@ struct ArchivedMessageReading {
     let database: Database
     let accounts: [Int64: String]
     let marks: ReadMarks
+    /// The rows with attachments and reactions, read once (an export of many rows); nil: the columns' subqueries
+    /// say it for each row (`columns(includeRaw:)`).
+    let decorated: DecoratedRows?
 
-    init(database: Database, accounts: [Int64: String]) throws(SQLiteError) {
+    /// `rows`: how many messages will be read; when the attachment and reaction tables hold no more, they are read
+    /// once instead of probed for every row (see `DecoratedRows`, `columns`).
+    init(database: Database, accounts: [Int64: String], rows: Int = 0) throws(SQLiteError) {
         self.database = database
         self.accounts = accounts
         marks = try ReadMarks(database)
+        decorated = rows > 0 ? try DecoratedRows.read(database, costingAtMost: rows) : nil
+    }
+
+    /// The columns this reader reads: without the per-row subqueries when it knows the decorated rows.
+    func columns(includeRaw: Bool) -> String {
+        Self.columns(includeRaw: includeRaw, probing: decorated == nil)
     }
 
     /// `raw` is skipped (NULL) when the format has no use for it, which keeps large stanzas off the heap.
-    static func columns(includeRaw: Bool) -> String {
+    /// `probing`: whether a message's attachments and reactions are looked up by subqueries (else 0 and NULL: see
+    /// `hasAttachments`, `hasReactions`, `semantics`).
+    static func columns(includeRaw: Bool, probing: Bool = true) -> String {
         """
         m.id, m.account_id, m.conversation, m.direction, m.type, m.from_jid, m.to_jid, m.sender_name, m.body, m.subject,
         m.thread, m.timestamp, m.received_at, m.stanza_id, m.stanza_id_by, m.stanza_id_trusted, m.origin_id, m.message_id,
         m.replaces, m.retracted, m.is_carbon, m.source, \(includeRaw ? "roost_stanza(m.raw)" : "NULL"), m.edited,
-        EXISTS (SELECT 1 FROM attachments a WHERE a.message_row = m.id), \(MessageRowReading.encryptionColumns),
-        \(MessageRowReading.roomColumns), m.claimed_at, \(MessageSemanticsReading.columns),
-        EXISTS (SELECT 1 FROM reactions r WHERE r.message_row = m.id)
+        \(probing ? "EXISTS (SELECT 1 FROM attachments a WHERE a.message_row = m.id)" : "0"), \(MessageRowReading.encryptionColumns),
+        \(MessageRowReading.roomColumns), m.claimed_at,
+        \(probing ? MessageSemanticsReading.columns : MessageSemanticsReading.columns(reactions: "NULL")),
+        \(probing ? "EXISTS (SELECT 1 FROM reactions r WHERE r.message_row = m.id)" : "0")
         """
+    }
+
+    func hasAttachments(_ row: Statement.Row) -> Bool {
+        decorated.map { $0.attachments.contains(row.int(0)) } ?? row.bool(24)
+    }
+
+    func hasReactions(_ row: Statement.Row) -> Bool {
+        decorated.map { $0.reactions.contains(row.int(0)) } ?? row.bool(42)
     }
 
     func message(_ row: Statement.Row, includeRevisionRaw: Bool) throws(SQLiteError) -> ArchivedMessage {
@@ -41,16 +63,26 @@ struct ArchivedMessageReading {
         message.semantics = semantics(row)
         message.replyTo = row.optionalText(35)
         message.replyToJid = row.optionalText(36)
-        if row.bool(42) { message.reactionHistory = try reactionHistory(of: id) }
+        if hasReactions(row) { message.reactionHistory = try reactionHistory(of: id) }
         if row.int(23) > 0 { message.revisions = try revisions(of: id, includeRaw: includeRevisionRaw) }
-        if row.bool(24) { message.attachments = try attachments(of: id) }
+        if hasAttachments(row) { message.attachments = try attachments(of: id) }
         return message
     }
 
     /// The message's `MessageSemantics` (replies, reactions, retraction, receipts, unread).
     func semantics(_ row: Statement.Row) -> MessageSemantics {
-        MessageSemanticsReading.semantics(row, at: 34, marks: marks.of(account: row.int(1), conversation: row.text(2)), id: row.int(0),
-                                          incoming: row.text(3) == MessageDirection.incoming.rawValue)
+        let id = row.int(0)
+        var reactions: String?
+        if let decorated, decorated.reactions.contains(id) {
+            // The column the subquery fills when probing, for this row alone.
+            try? database.cached("SELECT \(MessageSemanticsReading.reactionsColumn) FROM messages m WHERE m.id = ?")
+                .forEachRow([.integer(id)]) { row in
+                    reactions = row.optionalText(0)
+                    return false
+                }
+        }
+        return MessageSemanticsReading.semantics(row, at: 34, marks: marks.of(account: row.int(1), conversation: row.text(2)), id: id,
+                                                 incoming: row.text(3) == MessageDirection.incoming.rawValue, reactions: reactions)
     }
 
     func revisions(of id: Int64, includeRaw: Bool) throws(SQLiteError) -> [MessageRevision] {

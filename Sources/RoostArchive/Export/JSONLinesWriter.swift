@@ -152,10 +152,10 @@ final class JSONLinesWriter: ExportWriter {
         encodeSemantics(view.reading.semantics(row), replyTo: row.optionalText(35), replyToJid: row.optionalText(36),
                         into: &json)
         let id = row.int(0)
-        try encodeAttachments(row.bool(24) ? try view.reading.attachments(of: id) : [], timestamp: row.int(11), copier: copier, up: up,
+        try encodeAttachments(view.reading.hasAttachments(row) ? try view.reading.attachments(of: id) : [], timestamp: row.int(11), copier: copier, up: up,
                               into: &json)
         encodeRevisions(row.int(23) > 0 ? try view.reading.revisions(of: id, includeRaw: view.includeRevisionRaw) : [], into: &json)
-        encodeReactions(row.bool(42) ? try view.reading.reactionHistory(of: id) : [], into: &json)
+        encodeReactions(view.reading.hasReactions(row) ? try view.reading.reactionHistory(of: id) : [], into: &json)
         json.textColumn("raw", row, 22)
         json.endObject()
         json.newline()

@@ -23,10 +23,26 @@ struct MailMessageBuilder {
         hash.nextField()
         if let messageId = message.messageId { hash.add(messageId) }
         hash.nextField()
-        hash.add(String(message.timestamp))
+        hash.addDecimal(message.timestamp)
         hash.nextField()
         if let body = message.revisions.first?.body ?? message.body { hash.add(body) }
-        return "<roost.\(hex(hash.first))\(hex(hash.second))@export.roost.invalid>"
+        // `<roost.` + the two hashes in 32 lower-case hex digits + `@export.roost.invalid>`, written in place.
+        let prefix = "<roost.".utf8, suffix = "@export.roost.invalid>".utf8
+        return String(unsafeUninitializedCapacity: prefix.count + 32 + suffix.count) { buffer in
+            var index = 0
+            for byte in prefix { buffer[index] = byte; index += 1 }
+            func hex(_ value: UInt64) {
+                for shift in stride(from: 60, through: 0, by: -4) {
+                    let digit = UInt8(truncatingIfNeeded: value >> UInt64(shift)) & 0x0F
+                    buffer[index] = digit < 10 ? 0x30 + digit : 0x57 + digit
+                    index += 1
+                }
+            }
+            hex(hash.first)
+            hex(hash.second)
+            for byte in suffix { buffer[index] = byte; index += 1 }
+            return index
+        }
     }
 
     /// The two FNV-1a hashes of `messageID`, fed field by field (a field boundary hashes as a NUL byte).
@@ -45,6 +61,18 @@ struct MailMessageBuilder {
             text.withUTF8 { for byte in $0 { add(byte) } }
         }
 
+        /// `String(value)`'s bytes, without making the String.
+        mutating func addDecimal(_ value: Int64) {
+            if value < 0 { add(UInt8(ascii: "-")) }
+            let magnitude = value.magnitude
+            var divisor: UInt64 = 1
+            while magnitude / divisor >= 10 { divisor *= 10 }
+            while divisor > 0 {
+                add(UInt8(truncatingIfNeeded: 0x30 + magnitude / divisor % 10))
+                divisor /= 10
+            }
+        }
+
         /// `text.lowercased()`'s bytes; ASCII (nearly every JID) is lowered by byte, without making a copy.
         mutating func addLowercased(_ text: String) {
             guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return add(text.lowercased()) }
@@ -56,11 +84,6 @@ struct MailMessageBuilder {
             first = (first ^ UInt64(byte)) &* Self.prime
             second = (second ^ UInt64(byte)) &* Self.prime
         }
-    }
-
-    private static func hex(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
     /// An address for a JID: the bare JID (mail addresses have no resource).
@@ -83,8 +106,9 @@ struct MailMessageBuilder {
 
     /// The complete message, LF line ends, appended to `out` as bytes (no String for the message, its headers
     /// or its body's encoding). `first` and `previous` are the conversation's first and previous Message-IDs.
-    func build(_ message: ArchivedMessage, slice: ConversationSlice, messageID: String, first: String?, previous: String?,
-               embedded: [MailAttachment?], into out: inout [UInt8]) {
+    /// `fromAddress` is `address(message.from)` (an mbox writes it in its `From ` line too).
+    func build(_ message: ArchivedMessage, slice: ConversationSlice, messageID: String, fromAddress: String, first: String?,
+               previous: String?, embedded: [MailAttachment?], into out: inout [UInt8]) {
         func header(_ name: StaticString, _ value: String) {
             out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
             out.append(contentsOf: ": ".utf8)
@@ -96,9 +120,11 @@ struct MailMessageBuilder {
         let toIsAccount = message.direction == .incoming
         let toName: String? = toIsAccount ? nil : contacts.title(of: slice)
         let subject = message.subject.flatMap { $0.isEmpty ? nil : $0 } ?? defaultSubject(message, slice: slice)
-        header("From", MIMEText.mailbox(name: fromName, address: Self.address(message.from)))
+        header("From", MIMEText.mailbox(name: fromName, address: fromAddress))
         header("To", MIMEText.mailbox(name: toName, address: Self.address(message.to)))
-        header("Date", clock.civil(message.timestamp).rfc5322)
+        out.append(contentsOf: "Date: ".utf8)
+        clock.civil(message.timestamp).appendRFC5322(to: &out)
+        out.append(0x0A)
         header("Subject", MIMEText.headerText(subject))
         header("Message-ID", messageID)
         if let previous {

@@ -21,6 +21,8 @@ final class MailWriter: ExportWriter {
     private var names: [String: FileNameAllocator] = [:]
     /// The message being written, built as bytes (the buffer is kept from one message to the next).
     private var text: [UInt8] = []
+    /// An mbox message's `From ` line (kept like `text`).
+    private var fromLine: [UInt8] = []
 
     init(layout: Layout) {
         self.layout = layout
@@ -57,14 +59,21 @@ final class MailWriter: ExportWriter {
         let id = MailMessageBuilder.messageID(message)
         let builder = MailMessageBuilder(clock: context.clock, contacts: context.contacts)
         text.removeAll(keepingCapacity: true)
-        builder.build(message, slice: slice, messageID: id, first: firstID, previous: previousID, embedded: embedded, into: &text)
+        let fromAddress = MailMessageBuilder.address(message.from)
+        builder.build(message, slice: slice, messageID: id, fromAddress: fromAddress, first: firstID, previous: previousID,
+                      embedded: embedded, into: &text)
         if firstID == nil { firstID = id }
         previousID = id
         switch layout {
         case .mbox:
             guard let sink else { return }
-            let time = CivilTime(milliseconds: message.timestamp)
-            sink.append("From \(MailMessageBuilder.address(message.from)) \(time.asctime)\n")
+            fromLine.removeAll(keepingCapacity: true)
+            fromLine.append(contentsOf: "From ".utf8)
+            fromLine.append(contentsOf: fromAddress.utf8)
+            fromLine.append(0x20)
+            CivilTime(milliseconds: message.timestamp).appendAsctime(to: &fromLine)
+            fromLine.append(0x0A)
+            sink.append(fromLine)
             text.withUnsafeBufferPointer { bytes in Self.mboxrdQuote(bytes) { sink.append($0) } }
             sink.append(0x0A)
         case .maildir:

@@ -63,6 +63,44 @@ public final class ArchiveReader: Sendable {
         try streamRows(sql, parameters, highlighting: compiled.highlightTerms, body)
     }
 
+    /// `search(…, forLines: true)` for a text writer that renders plain messages from their columns (`roost search`
+    /// without `--json` or colour): those come as `.line` views, valid only during the call (see `MessageLine`), every
+    /// other match as `.event(.message(row))`. The rows with attachments or reactions are read once from those tables'
+    /// side when that costs no more rows than `limit` (the highest ids of the two tables bound their rows); else,
+    /// and for a small page of a large archive, every match is a `MessageRow` as in `search`.
+    package func searchLines(query: String, account: String? = nil, order: SearchOrder = .newestFirst, limit: Int = 50,
+                             offset: Int = 0, now: Date = Date(), timeZone: TimeZone = .current,
+                             _ body: (TranscriptItem) -> Bool) throws(ArchiveError) {
+        let compiled = try compile(query, now: now, timeZone: timeZone, account: account)
+        let highlighter = Highlighter(terms: compiled.highlightTerms)
+        try withDatabase { database throws(SQLiteError) in
+            try database.read { () throws(SQLiteError) in
+                let reading = try MessageRowReading(database)
+                let decorated = try DecoratedRows.read(database, costingAtMost: limit)
+                let (sql, parameters) = Self.searchSQL(compiled, order: order, limit: max(0, limit), offset: max(0, offset),
+                                                       columns: decorated == nil ? MessageRowReading.lineColumns : MessageLine.columns)
+                let statement = try database.prepare(sql)
+                guard let decorated else {
+                    return try statement.forEachRow(parameters) { body(.event(.message(reading.row($0, highlighter: highlighter)))) }
+                }
+                let whole = try database.prepare("SELECT \(MessageRowReading.lineColumns) FROM messages m WHERE m.id = ?1")
+                try statement.forEachRow(parameters) { row throws(SQLiteError) in
+                    let line = MessageLine(row, accounts: reading.accounts)
+                    // Receipt marks matter to outgoing lines only.
+                    let marks = line.incoming || reading.marks.isEmpty ? nil
+                        : reading.marks.of(account: line.accountID, conversation: line.conversation)
+                    if line.isPlain(decorated: decorated, marks: marks) { return body(.line(line)) }
+                    var event: TranscriptItem?
+                    try whole.forEachRow([.integer(line.id)]) { row in
+                        event = .event(.message(reading.row(row, highlighter: highlighter)))
+                        return false
+                    }
+                    return event.map(body) ?? true
+                }
+            }
+        }
+    }
+
     /// Streams every message matching `query` (all messages for "") to `body` without loading them all,
     /// oldest first by default. Throws `ArchiveError` or whatever `body` throws; `body` returns false to stop.
     public func forEachMessage(matching query: String, account: String? = nil, order: SearchOrder = .oldestFirst, now: Date = Date(),
@@ -286,7 +324,13 @@ public final class ArchiveReader: Sendable {
     /// it early; without, the messages table (or an index on a filter column) does.
     static func searchSQL(_ query: CompiledQuery, order: SearchOrder, limit: Int, offset: Int,
                           forLines: Bool = false) -> (String, [SQLValue]) {
-        let columns = forLines ? MessageRowReading.lineColumns : MessageRowReading.columns
+        searchSQL(query, order: order, limit: limit, offset: offset,
+                  columns: forLines ? MessageRowReading.lineColumns : MessageRowReading.columns)
+    }
+
+    /// The same with the columns a reader wants (`MessageRowReading`'s, or `MessageLine.columns`).
+    static func searchSQL(_ query: CompiledQuery, order: SearchOrder, limit: Int, offset: Int,
+                          columns: String) -> (String, [SQLValue]) {
         let paging: [SQLValue] = [.integer(Int64(limit)), .integer(Int64(offset))]
         guard let fts = query.ftsExpression else {
             let direction = order == .oldestFirst ? "ASC" : "DESC"

@@ -73,3 +73,31 @@ struct MessageRowReading {
         }
     }
 }
+
+/// The messages with attachments and those with reactions, read once from those tables: for a reader of many rows
+/// (all matches of a search, an export), where a probe of both tables for every row costs more.
+struct DecoratedRows {
+    var attachments = Set<Int64>()
+    var reactions = Set<Int64>()
+
+    func contains(_ id: Int64) -> Bool { attachments.contains(id) || reactions.contains(id) }
+
+    /// The rows, when the two tables hold at most `limit` rows together (their highest ids bound that: two index
+    /// seeks); nil when they may hold more, and the reader should probe per row.
+    static func read(_ database: Database, costingAtMost limit: Int) throws(SQLiteError) -> DecoratedRows? {
+        let bound = try database.prepare("""
+            SELECT coalesce((SELECT max(id) FROM attachments), 0) + coalesce((SELECT max(id) FROM reactions), 0)
+            """).scalarInt() ?? 0
+        guard bound <= limit else { return nil }
+        var rows = DecoratedRows()
+        try database.prepare("SELECT message_row FROM attachments").forEachRow { row in
+            rows.attachments.insert(row.int(0))
+            return true
+        }
+        try database.prepare("SELECT message_row FROM reactions WHERE message_row IS NOT NULL").forEachRow { row in
+            rows.reactions.insert(row.int(0))
+            return true
+        }
+        return rows
+    }
+}

@@ -95,11 +95,20 @@ public struct MessageSemantics: Sendable, Equatable {
 enum MessageSemanticsReading {
     static let columnCount: Int32 = 8
 
-    static let columns = """
+    static let columns = columns(reactions: reactionsColumn)
+
+    /// The reactions each reactor holds now, as JSON, of the message `m`.
+    static let reactionsColumn = """
         (SELECT json_group_array(json_array(r.emojis, coalesce(r.reactor_name, r.reactor), r.direction, r.timestamp, r.id))
          FROM reactions r
          WHERE r.message_row = m.id AND NOT EXISTS (SELECT 1 FROM reactions n WHERE n.message_row = r.message_row AND n.reactor = r.reactor
-             AND (n.timestamp > r.timestamp OR (n.timestamp = r.timestamp AND n.id > r.id)))),
+             AND (n.timestamp > r.timestamp OR (n.timestamp = r.timestamp AND n.id > r.id))))
+        """
+
+    /// The columns with `reactions` as the first (NULL when the reader reads them itself, see `DecoratedRows`).
+    static func columns(reactions: String) -> String {
+        """
+        \(reactions),
         m.reply_to, m.reply_to_jid,
         CASE WHEN m.reply_to IS NOT NULL THEN (SELECT json_array(t.id, coalesce(t.sender_name, t.from_jid), t.body) FROM messages t
          WHERE t.id = (SELECT max(id) FROM (
@@ -113,6 +122,7 @@ enum MessageSemanticsReading {
                  WHERE conversation = m.conversation AND stanza_id = m.reply_to AND account_id = m.account_id) WHERE id != m.id)) END,
         m.retracted, m.retracted_by, m.retracted_at, m.retraction_reason
         """
+    }
 
     /// Whether `m` is incoming, not retracted, and after its conversation's read mark (also the `is:unread` filter).
     static let unreadExpression = """
@@ -121,9 +131,11 @@ enum MessageSemanticsReading {
         """
 
     /// `marks`: the read marks of the message's conversation; `id` and `incoming` are the message's.
-    static func semantics(_ row: Statement.Row, at column: Int32, marks: ReadMarks.Marks?, id: Int64, incoming: Bool) -> MessageSemantics {
+    /// `reactions`: the reactions column's JSON when the reader read it apart (else the row's column).
+    static func semantics(_ row: Statement.Row, at column: Int32, marks: ReadMarks.Marks?, id: Int64, incoming: Bool,
+                          reactions: String? = nil) -> MessageSemantics {
         var semantics = MessageSemantics()
-        if let json = row.optionalText(column), json != "[]", case .array(let items)? = try? JSONParser.parse(Array(json.utf8)) {
+        if let json = reactions ?? row.optionalText(column), json != "[]", case .array(let items)? = try? JSONParser.parse(Array(json.utf8)) {
             // Each reactor's current set, in the order they were made (SQLite's aggregate order is not defined).
             var sets: [(at: Int64, id: Int64, reactions: [MessageSemantics.Reaction])] = []
             for item in items {
@@ -192,6 +204,9 @@ final class ReadMarks {
                 return true
             }
     }
+
+    /// No conversation has marks (`read_state` is empty, or older than its schema).
+    var isEmpty: Bool { marks.isEmpty }
 
     func of(account: Int64, conversation: String) -> Marks? {
         if marks.isEmpty { return nil }

@@ -14,8 +14,8 @@ public enum TranscriptEvent: Sendable, Equatable {
     }
 }
 
-/// A transcript event for `roost log`'s text lines: a plain message as a view of its statement row, or any
-/// other event.
+/// A transcript event for `roost log`'s text lines (and a match for `roost search`'s): a plain message as a view
+/// of its statement row, or any other event.
 package enum TranscriptItem: TimeOrderedEvent {
     case line(MessageLine)
     case event(TranscriptEvent)
@@ -63,12 +63,13 @@ package struct MessageLine {
     package var from: UnsafeBufferPointer<UInt8> { row.textBytes(4) ?? UnsafeBufferPointer(start: nil, count: 0) }
     package var senderName: String? { row.optionalText(5) }
     package var conversation: String { row.text(8) }
+    package var conversationBytes: UnsafeBufferPointer<UInt8> { row.textBytes(8) ?? UnsafeBufferPointer(start: nil, count: 0) }
     /// Not nil: a message without a body is not plain.
     package var body: UnsafeBufferPointer<UInt8> { row.textBytes(7) ?? UnsafeBufferPointer(start: nil, count: 0) }
 
     /// Whether the line shows nothing but the body; `decorated` holds the rows with attachments or reactions,
     /// `marks` the conversation's receipt marks.
-    func isPlain(decorated: Set<Int64>, marks: ReadMarks.Marks?) -> Bool {
+    func isPlain(decorated: DecoratedRows, marks: ReadMarks.Marks?) -> Bool {
         guard !row.isNull(7), row.int(9) == 0, !row.bool(10), !row.bool(12), !row.bool(13) else { return false }
         if let claimedAt = row.optionalInt(11) {
             // The note `MessageText.body` adds for a clock off by a minute or more.

@@ -47,12 +47,12 @@ struct TranscriptMerge {
         if lines {
             // The few rows with attachments or reactions, found from those tables' side (no probe per message);
             // those and every other row that is not plain are read whole by id.
-            var decorated = Set<Int64>()
+            var decorated = DecoratedRows()
             for table in ["attachments", "reactions"] {
                 try database.prepare("""
                     SELECT t.message_row FROM \(table) t CROSS JOIN messages m ON m.id = t.message_row WHERE m.conversation = ?1
                     """).forEachRow([.text(conversation)]) { row in
-                    decorated.insert(row.int(0))
+                    if table == "attachments" { decorated.attachments.insert(row.int(0)) } else { decorated.reactions.insert(row.int(0)) }
                     return true
                 }
             }

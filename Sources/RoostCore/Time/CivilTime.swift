@@ -142,6 +142,66 @@ public struct CivilTime: Equatable, Sendable {
         return "\(weekdayName) \(monthName) \(dayText) \(secondText) \(Self.pad(year, 4))"
     }
 
+    /// `rfc5322` appended as bytes (an mbox or maildir export writes one per message); years outside 0…9999
+    /// through the text itself.
+    public func appendRFC5322(to out: inout [UInt8]) {
+        let minutes = abs(offsetSeconds) / 60
+        guard year >= 0 && year <= 9999 && minutes < 6000 else { return out.append(contentsOf: rfc5322.utf8) }
+        Self.appendName(Self.weekdayNames[weekday], to: &out)
+        out.append(contentsOf: ", ".utf8)
+        if day >= 10 { out.append(UInt8(truncatingIfNeeded: 0x30 + day / 10)) }
+        out.append(UInt8(truncatingIfNeeded: 0x30 + day % 10))
+        out.append(0x20)
+        Self.appendName(Self.monthNames[month - 1], to: &out)
+        out.append(0x20)
+        Self.appendDigits(year, 4, to: &out)
+        out.append(0x20)
+        appendSecondText(to: &out)
+        out.append(0x20)
+        out.append(offsetSeconds < 0 ? 0x2D : 0x2B)
+        Self.appendDigits(minutes / 60, 2, to: &out)
+        Self.appendDigits(minutes % 60, 2, to: &out)
+    }
+
+    /// `asctime` appended as bytes; years outside 0…9999 through the text itself.
+    public func appendAsctime(to out: inout [UInt8]) {
+        guard year >= 0 && year <= 9999 else { return out.append(contentsOf: asctime.utf8) }
+        Self.appendName(Self.weekdayNames[weekday], to: &out)
+        out.append(0x20)
+        Self.appendName(Self.monthNames[month - 1], to: &out)
+        out.append(0x20)
+        out.append(day >= 10 ? UInt8(truncatingIfNeeded: 0x30 + day / 10) : 0x20)
+        out.append(UInt8(truncatingIfNeeded: 0x30 + day % 10))
+        out.append(0x20)
+        appendSecondText(to: &out)
+        out.append(0x20)
+        Self.appendDigits(year, 4, to: &out)
+    }
+
+    /// `13:05:09`, as `secondText`.
+    private func appendSecondText(to out: inout [UInt8]) {
+        Self.appendDigits(hour, 2, to: &out)
+        out.append(0x3A)
+        Self.appendDigits(minute, 2, to: &out)
+        out.append(0x3A)
+        Self.appendDigits(second, 2, to: &out)
+    }
+
+    /// The first three letters of a day's or month's (ASCII) name.
+    private static func appendName(_ name: String, to out: inout [UInt8]) {
+        out.append(contentsOf: name.utf8.prefix(3))
+    }
+
+    /// `value` (0 ≤ value < 10^width) in `width` digits, as `pad` writes it.
+    private static func appendDigits(_ value: Int, _ width: Int, to out: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        while divisor > 0 {
+            out.append(UInt8(truncatingIfNeeded: 0x30 + value / divisor % 10))
+            divisor /= 10
+        }
+    }
+
     private func offsetText(separator: String) -> String {
         let sign = offsetSeconds < 0 ? "-" : "+"
         let minutes = abs(offsetSeconds) / 60

@@ -183,7 +183,7 @@ final class EventPrinter: @unchecked Sendable {
         self.text = text
     }
 
-    private let senders = LineSenders()
+    private let senders = LineNames()
 
     func print(_ item: TranscriptItem) {
         switch item {

@@ -92,11 +92,55 @@ struct MessageText {
     /// `logLine` of a plain message (see `MessageLine`) without colour or account tag, appended as bytes: the
     /// same text, from the row's columns, without a `MessageRow` or a String per field. `senders` keeps the
     /// rendered names of the transcript's senders.
-    func appendLogLine(_ line: MessageLine, senders: LineSenders, to out: inout [UInt8]) {
+    func appendLogLine(_ line: MessageLine, senders: LineNames, to out: inout [UInt8]) {
         out.append(contentsOf: ShortID.text(for: line.id).utf8)
         out.append(0x20)
         TimeText.appendLocal(line.timestamp, to: &out)
         out.append(contentsOf: line.incoming ? " < ".utf8 : " > ".utf8)
+        appendSender(line, senders: senders, to: &out)
+        out.append(contentsOf: ": ".utf8)
+        appendBody(line, to: &out)
+    }
+
+    /// `searchLine` of a plain message (see `MessageLine`) without colour, appended as bytes from the row's
+    /// columns, as `appendLogLine`: the account tag when shown, the conversation's name, in a room the sender.
+    func appendSearchLine(_ line: MessageLine, names: SearchLineNames, to out: inout [UInt8]) {
+        out.append(contentsOf: ShortID.text(for: line.id).utf8)
+        out.append(0x20)
+        TimeText.appendLocal(line.timestamp, to: &out)
+        out.append(0x20)
+        let none = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+        if showAccount {
+            if let tag = names.accounts.name(account: line.accountID, incoming: false, groupchat: false, from: none) {
+                out.append(contentsOf: tag)
+            } else {
+                let tag = Array((output.styled("[\(line.account)]", .account) + " ").rendered.utf8)
+                names.accounts.keep(tag, account: line.accountID, incoming: false, groupchat: false, from: none)
+                out.append(contentsOf: tag)
+            }
+        }
+        // As `conversationName(of:)`: a room by its JID, anyone else by their name.
+        let conversation = line.conversationBytes
+        if let name = names.conversations.name(account: line.accountID, incoming: false, groupchat: line.groupchat, from: conversation) {
+            out.append(contentsOf: name)
+        } else {
+            let jid = line.conversation
+            let name = Array(output.styled(line.groupchat ? jid : self.names.displayName(of: jid, account: line.account), .name).rendered.utf8)
+            names.conversations.keep(name, account: line.accountID, incoming: false, groupchat: line.groupchat, from: conversation)
+            out.append(contentsOf: name)
+        }
+        out.append(contentsOf: line.incoming ? " <".utf8 : " >".utf8)
+        if line.groupchat {
+            out.append(0x20)
+            appendSender(line, senders: names.senders, to: &out)
+            out.append(0x3A)
+        }
+        out.append(0x20)
+        appendBody(line, to: &out)
+    }
+
+    /// Who wrote a plain line, as `sender(of:)` names them, from `senders` when known.
+    private func appendSender(_ line: MessageLine, senders: LineNames, to out: inout [UInt8]) {
         let from = line.from
         if !line.groupchat && !line.incoming {
             out.append(contentsOf: "me".utf8)
@@ -113,8 +157,10 @@ struct MessageText {
             }
             out.append(contentsOf: name)
         }
-        out.append(contentsOf: ": ".utf8)
-        // As `body(of:)`: the body made visible, continuation lines indented.
+    }
+
+    /// As `body(of:)` of a plain line: the body made visible, continuation lines indented; then the line feed.
+    private func appendBody(_ line: MessageLine, to out: inout [UInt8]) {
         if !VisibleText.append(line.body, keepingLineBreaks: true, indent: 4, to: &out) {
             let text = TerminalText(String(decoding: line.body, as: UTF8.self)).rendered
             out.append(contentsOf: text.replacingOccurrences(of: "\n", with: "\n    ").utf8)
@@ -194,14 +240,24 @@ struct MessageText {
     }
 }
 
-/// The rendered sender names of the lines `MessageText.appendLogLine` writes, by sender: a transcript has few,
-/// and most lines have the same sender as the line before but one.
-final class LineSenders {
+/// The rendered names of the lines `MessageText.appendLogLine` and `appendSearchLine` write, by the JID they name
+/// (a sender, a conversation) and how it is named: a transcript has few senders, and most lines have the same
+/// sender as the line before but one.
+final class LineNames {
     private struct Key: Hashable {
         var account: Int64
         var incoming: Bool
         var groupchat: Bool
         var from: [UInt8]
+
+        /// The JID's bytes hashed as one block (an array hashes element by element: a search looks up a name
+        /// for every line).
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(account)
+            hasher.combine(incoming)
+            hasher.combine(groupchat)
+            from.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
     }
 
     private var names: [Key: [UInt8]] = [:]
@@ -223,4 +279,11 @@ final class LineSenders {
         names[key] = name
         last = (key, name)
     }
+}
+
+/// What `MessageText.appendSearchLine` keeps: the account tags, the conversations' names and the room senders'.
+final class SearchLineNames {
+    let accounts = LineNames()
+    let conversations = LineNames()
+    let senders = LineNames()
 }

@@ -53,10 +53,24 @@ struct SearchCommand: Command {
         var found = 0
         // Streamed: all matches of a common word (`--limit 0`) are printed as they are read, never held.
         do {
-            try view.reader.search(query: query, account: view.account, order: order, limit: limit, offset: offset, forLines: !json) { row in
-                found += 1
-                if json { output.jsonLine(view.text.json(row)) } else { output.line(view.text.searchLine(row, highlight: true)) }
-                return true
+            if !json && !output.color {
+                // Plain lines straight from the columns (`MessageText.appendSearchLine`), the rest as rows.
+                let names = SearchLineNames()
+                try view.reader.searchLines(query: query, account: view.account, order: order, limit: limit, offset: offset) { item in
+                    found += 1
+                    switch item {
+                    case .line(let line): output.line { view.text.appendSearchLine(line, names: names, to: &$0) }
+                    case .event(.message(let row)): output.line(view.text.searchLine(row, highlight: true))
+                    case .event: break
+                    }
+                    return true
+                }
+            } else {
+                try view.reader.search(query: query, account: view.account, order: order, limit: limit, offset: offset, forLines: !json) { row in
+                    found += 1
+                    if json { output.jsonLine(view.text.json(row)) } else { output.line(view.text.searchLine(row, highlight: true)) }
+                    return true
+                }
             }
         } catch let error as ArchiveError {
             throw ArchiveFailure(error: error)

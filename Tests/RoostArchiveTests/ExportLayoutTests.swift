@@ -91,6 +91,23 @@ import Testing
         #expect(MailWriter.mboxrdQuoted("a\nFrom b\n>>From c\nnot From d\n") == "a\n>From b\n>>>From c\nnot From d\n")
         #expect(MailWriter.mboxrdQuoted("From 王\nx") == ">From 王\nx")
         #expect(MailWriter.mboxrdQuoted("no quote\n") == "no quote\n")
+        // The Message-ID: two FNV-1a hashes of the fields joined by NUL bytes (account and conversation lower-cased, the
+        // time in decimal), in lower-case hex, whatever the time's sign or size.
+        for timestamp: Int64 in [0, 7, -1, 1_768_478_400_000, -62_167_219_200_001, .min, .max] {
+            let message = ArchivedMessage(id: 1, account: "Me@Example.org", conversation: "BOB@example.org", direction: .incoming,
+                                          kind: .chat, from: "bob@example.org/x", to: "me@example.org", senderName: nil, body: "hé",
+                                          subject: nil, thread: nil, timestamp: timestamp, receivedAt: 0, stanzaId: "s1",
+                                          stanzaIdBy: nil, stanzaIdTrusted: true, originId: nil, messageId: "m1", replaces: nil,
+                                          retracted: false, isCarbon: false, source: .live, rawStanza: nil)
+            let fields = ["me@example.org", "bob@example.org", "bob@example.org/x", "s1", "", "m1", String(timestamp), "hé"]
+            var first: UInt64 = 0xcbf2_9ce4_8422_2325, second: UInt64 = 0x6c62_272e_07bb_0142
+            for byte in Array(fields.joined(separator: "\u{0}").utf8) {
+                first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+                second = (second ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            }
+            func hex(_ value: UInt64) -> String { String(repeating: "0", count: 16 - String(value, radix: 16).count) + String(value, radix: 16) }
+            #expect(MailMessageBuilder.messageID(message) == "<roost.\(hex(first))\(hex(second))@export.roost.invalid>", "\(timestamp)")
+        }
         #expect(MIMEText.quotedPrintable("a\r\nb\rc\n") == "a\nb=0Dc\n")
         #expect(MIMEText.headerText("two\r\nlines") == "two  lines")
         #expect(MIMEText.headerText("=?x?=") == "=?UTF-8?B?PT94Pz0=?=")

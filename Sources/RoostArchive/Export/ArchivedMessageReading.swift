@@ -60,7 +60,7 @@ struct ArchivedMessageReading {
         message.occupantId = row.optionalText(31)
         message.realJid = row.optionalText(32)
         message.claimedAt = row.optionalInt(33)
-        message.semantics = semantics(row)
+        message.semantics = try semantics(row)
         message.replyTo = row.optionalText(35)
         message.replyToJid = row.optionalText(36)
         if hasReactions(row) { message.reactionHistory = try reactionHistory(of: id) }
@@ -70,12 +70,12 @@ struct ArchivedMessageReading {
     }
 
     /// The message's `MessageSemantics` (replies, reactions, retraction, receipts, unread).
-    func semantics(_ row: Statement.Row) -> MessageSemantics {
+    func semantics(_ row: Statement.Row) throws(SQLiteError) -> MessageSemantics {
         let id = row.int(0)
         var reactions: String?
         if let decorated, decorated.reactions.contains(id) {
             // The column the subquery fills when probing, for this row alone.
-            try? database.cached("SELECT \(MessageSemanticsReading.reactionsColumn) FROM messages m WHERE m.id = ?")
+            try database.cached("SELECT \(MessageSemanticsReading.reactionsColumn) FROM messages m WHERE m.id = ?")
                 .forEachRow([.integer(id)]) { row in
                     reactions = row.optionalText(0)
                     return false

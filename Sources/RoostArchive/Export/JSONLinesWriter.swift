@@ -149,11 +149,11 @@ final class JSONLinesWriter: ExportWriter {
             json.textColumn("occupant_id", row, 31)
             json.textColumn("real_jid", row, 32)
         }
-        encodeSemantics(view.reading.semantics(row), replyTo: row.optionalText(35), replyToJid: row.optionalText(36),
+        encodeSemantics(try view.reading.semantics(row), replyTo: row.optionalText(35), replyToJid: row.optionalText(36),
                         into: &json)
         let id = row.int(0)
-        try encodeAttachments(view.reading.hasAttachments(row) ? try view.reading.attachments(of: id) : [], timestamp: row.int(11), copier: copier, up: up,
-                              into: &json)
+        try encodeAttachments(view.reading.hasAttachments(row) ? try view.reading.attachments(of: id) : [], timestamp: row.int(11),
+                              copier: copier, up: up, into: &json)
         encodeRevisions(row.int(23) > 0 ? try view.reading.revisions(of: id, includeRaw: view.includeRevisionRaw) : [], into: &json)
         encodeReactions(view.reading.hasReactions(row) ? try view.reading.reactionHistory(of: id) : [], into: &json)
         json.textColumn("raw", row, 22)

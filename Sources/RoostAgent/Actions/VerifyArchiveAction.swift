@@ -120,9 +120,12 @@ public struct VerifyArchiveAction: Sendable {
                     lacking = try stillAbsent(lacking, reader: currentChecker(), config: config, account: account)
                     if repair, !lacking.isEmpty {
                         if repairs == nil { repairs = try Repairs(config: config, log: log) }
-                        report.repaired += try await repairs!.store(lacking.map(\.record))
-                        log.info("\(account): verify archived \(lacking.count) missing messages (\(report.repaired) so far)")
+                        try await repairs!.store(lacking.map(\.record))
+                        let before = lacking.count
                         lacking = try stillAbsent(lacking, reader: currentChecker(), config: config, account: account)
+                        // Counted once they are there (added, or linked to their server id), not when handed over.
+                        report.repaired += before - lacking.count
+                        log.info("\(account): verify archived \(before - lacking.count) missing messages (\(report.repaired) so far)")
                     }
                     // A copy stored without the server's id (live, before the server stamped it) is not missing.
                     let reader = lacking.isEmpty ? nil : try currentChecker()
@@ -145,7 +148,9 @@ public struct VerifyArchiveAction: Sendable {
         }
         await repairs?.finish()
 
-        // Check once more: the agent may have stored some of them while the server was being paged.
+        // Check once more: the agent may have stored some of them while the server was being paged. (By their
+        // server ids only: a copy the agent stored without the server's id after its page was read counts as
+        // missing until the agent's next catch-up links it; the records are not kept for the copy check.)
         if !missing.isEmpty, let checker = try currentChecker() {
             var storedSince: Set<String> = []
             for start in stride(from: 0, to: missing.count, by: 1_000) {
@@ -206,12 +211,11 @@ public struct VerifyArchiveAction: Sendable {
             archive = ActionArchive(pipeline: pipeline)
         }
 
-        /// Returns how many rows were added or linked to their server id.
-        func store(_ records: [MessageRecord]) async throws(ActionFailure) -> Int {
+        /// Archives `records` in batches of 200, each on disk before the next.
+        func store(_ records: [MessageRecord]) async throws(ActionFailure) {
             for start in stride(from: 0, to: records.count, by: 200) {
                 try await archive.record(records[start..<min(start + 200, records.count)].map { .message($0) })
             }
-            return records.count
         }
 
         func finish() async { await pipeline.drainAndStop() }

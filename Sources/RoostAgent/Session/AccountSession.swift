@@ -93,8 +93,9 @@ actor AccountSession {
         self.stateChanged = stateChanged
         var names: [String: String] = [:]
         var avatars: [String: String] = [:]
-        addedAwaitingApproval = Set(contacts.filter { $0.inRoster && ($0.ask != nil || $0.subscription == "to") }
-            .compactMap { JID(parsing: $0.jid)?.bare })
+        addedAwaitingApproval = Set(contacts.filter {
+            $0.inRoster && ($0.subscription == "to" || ($0.ask != nil && $0.subscription != "from" && $0.subscription != "both"))
+        }.compactMap { JID(parsing: $0.jid)?.bare })
         for contact in contacts {
             // Notifications name a contact as every command does: roster name, vCard nickname, full name.
             if let name = contact.displayName { names[contact.jid.lowercased()] = name }

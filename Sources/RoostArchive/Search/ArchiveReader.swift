@@ -11,6 +11,10 @@ public final class ArchiveReader: Sendable {
     nonisolated(unsafe) private let database: Database
     private let lock = Mutex(())
     public let path: String
+    /// Indexes an import drops for its load and builds at its end (`DeferredIndexes`) that the archive lacks: an
+    /// import is under way, or one was killed (the next writer to open the archive builds them). Reads work without
+    /// them, but those by conversation or sender scan the table.
+    public let missingIndexes: [String]
 
     public init(path: String) throws(ArchiveError) {
         guard FileManager.default.fileExists(atPath: path) else { throw .notAnArchive(path: path) }
@@ -27,6 +31,7 @@ public final class ArchiveReader: Sendable {
         if version > Migrator.latestVersion { throw .unsupportedSchemaVersion(found: version, supported: Migrator.latestVersion) }
         self.path = path
         self.database = database
+        missingIndexes = database.missingIndexes
     }
 
     /// Parses and checks a query without running it (for `--dry-run`-style validation and tests).

@@ -82,13 +82,17 @@ struct DecoratedRows {
 
     func contains(_ id: Int64) -> Bool { attachments.contains(id) || reactions.contains(id) }
 
-    /// The rows, when the two tables hold at most `limit` rows together (their highest ids bound that: two index
-    /// seeks); nil when they may hold more, and the reader should probe per row.
+    /// At most this many ids are read ahead (a few MB), whatever the caller would read: `search --limit 0` or an
+    /// export of a large archive with many files then probes per row, memory flat.
+    static let mostPreloaded = 100_000
+
+    /// The rows, when the two tables hold at most `limit` (and `mostPreloaded`) rows together (their highest ids
+    /// bound that: two index seeks); nil when they may hold more, and the reader should probe per row.
     static func read(_ database: Database, costingAtMost limit: Int) throws(SQLiteError) -> DecoratedRows? {
         let bound = try database.prepare("""
             SELECT coalesce((SELECT max(id) FROM attachments), 0) + coalesce((SELECT max(id) FROM reactions), 0)
             """).scalarInt() ?? 0
-        guard bound <= limit else { return nil }
+        guard bound <= min(limit, mostPreloaded) else { return nil }
         var rows = DecoratedRows()
         try database.prepare("SELECT message_row FROM attachments").forEachRow { row in
             rows.attachments.insert(row.int(0))
@@ -97,6 +101,20 @@ struct DecoratedRows {
         try database.prepare("SELECT message_row FROM reactions WHERE message_row IS NOT NULL").forEachRow { row in
             rows.reactions.insert(row.int(0))
             return true
+        }
+        return rows
+    }
+
+    /// One conversation's rows with attachments or reactions, found from those tables' side (no probe per message).
+    static func read(_ database: Database, conversation: String) throws(SQLiteError) -> DecoratedRows {
+        var rows = DecoratedRows()
+        for table in ["attachments", "reactions"] {
+            try database.prepare("""
+                SELECT t.message_row FROM \(table) t CROSS JOIN messages m ON m.id = t.message_row WHERE m.conversation = ?1
+                """).forEachRow([.text(conversation)]) { row in
+                if table == "attachments" { rows.attachments.insert(row.int(0)) } else { rows.reactions.insert(row.int(0)) }
+                return true
+            }
         }
         return rows
     }

@@ -45,17 +45,9 @@ struct TranscriptMerge {
             ORDER BY m.id
             """)
         if lines {
-            // The few rows with attachments or reactions, found from those tables' side (no probe per message);
-            // those and every other row that is not plain are read whole by id.
-            var decorated = DecoratedRows()
-            for table in ["attachments", "reactions"] {
-                try database.prepare("""
-                    SELECT t.message_row FROM \(table) t CROSS JOIN messages m ON m.id = t.message_row WHERE m.conversation = ?1
-                    """).forEachRow([.text(conversation)]) { row in
-                    if table == "attachments" { decorated.attachments.insert(row.int(0)) } else { decorated.reactions.insert(row.int(0)) }
-                    return true
-                }
-            }
+            // The few rows with attachments or reactions: those and every other row that is not plain are read
+            // whole by id.
+            let decorated = try DecoratedRows.read(database, conversation: conversation)
             let whole = try database.prepare("SELECT \(MessageRowReading.lineColumns) FROM messages m WHERE m.id = ?1")
             var marksOf: (account: Int64, marks: ReadMarks.Marks?)?
             cursors.append(try Cursor(statement: messages, parameters: byID) { row throws(SQLiteError) in

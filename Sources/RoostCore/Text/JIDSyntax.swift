@@ -41,6 +41,11 @@ public enum JIDSyntax {
     public static func parse(_ string: String) throws(Problem) -> Parts {
         guard !string.isEmpty else { throw .empty }
         if let parts = asciiParse(string) { return parts }
+        return try generalParse(string)
+    }
+
+    /// `parse` for any string, by characters (the ASCII path must agree with it: `asciiSplitIsTheGeneralSplit`).
+    static func generalParse(_ string: String) throws(Problem) -> Parts {
         // RFC 7622 §3.1: the resource starts at the first '/', the localpart ends at the first '@' before it.
         var rest = Substring(string)
         var resource: String?

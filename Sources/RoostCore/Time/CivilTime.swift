@@ -127,26 +127,23 @@ public struct CivilTime: Equatable, Sendable {
         "\(year > 9999 ? "+" : "")\(dateText)T\(secondText).\(Self.pad(millisecond, 3))\(offsetText)"
     }
 
-    /// RFC 5322 section 3.3: `Thu, 15 Jan 2026 13:05:09 +0100`.
+    /// RFC 5322 section 3.3: `Thu, 15 Jan 2026 13:05:09 +0100` (the text of `appendRFC5322`).
     public var rfc5322: String {
-        let weekdayName = Self.weekdayNames[weekday].prefix(3)
-        let monthName = Self.monthNames[month - 1].prefix(3)
-        return "\(weekdayName), \(day) \(monthName) \(Self.pad(year, 4)) \(secondText) \(offsetText(separator: ""))"
+        var out: [UInt8] = []
+        appendRFC5322(to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    /// The C `asctime` shape of an mbox `From ` line: `Thu Jan 15 13:05:09 2026`.
+    /// The C `asctime` shape of an mbox `From ` line: `Thu Jan 15 13:05:09 2026` (the text of `appendAsctime`).
     public var asctime: String {
-        let weekdayName = Self.weekdayNames[weekday].prefix(3)
-        let monthName = Self.monthNames[month - 1].prefix(3)
-        let dayText = day < 10 ? " \(day)" : "\(day)"
-        return "\(weekdayName) \(monthName) \(dayText) \(secondText) \(Self.pad(year, 4))"
+        var out: [UInt8] = []
+        appendAsctime(to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    /// `rfc5322` appended as bytes (an mbox or maildir export writes one per message); years outside 0…9999
-    /// through the text itself.
+    /// `rfc5322` as bytes, appended (an mbox or maildir export writes one per message).
     public func appendRFC5322(to out: inout [UInt8]) {
         let minutes = abs(offsetSeconds) / 60
-        guard year >= 0 && year <= 9999 && minutes < 6000 else { return out.append(contentsOf: rfc5322.utf8) }
         Self.appendName(Self.weekdayNames[weekday], to: &out)
         out.append(contentsOf: ", ".utf8)
         if day >= 10 { out.append(UInt8(truncatingIfNeeded: 0x30 + day / 10)) }
@@ -154,18 +151,17 @@ public struct CivilTime: Equatable, Sendable {
         out.append(0x20)
         Self.appendName(Self.monthNames[month - 1], to: &out)
         out.append(0x20)
-        Self.appendDigits(year, 4, to: &out)
+        Self.appendPadded(year, 4, to: &out)
         out.append(0x20)
         appendSecondText(to: &out)
         out.append(0x20)
         out.append(offsetSeconds < 0 ? 0x2D : 0x2B)
-        Self.appendDigits(minutes / 60, 2, to: &out)
-        Self.appendDigits(minutes % 60, 2, to: &out)
+        Self.appendPadded(minutes / 60, 2, to: &out)
+        Self.appendPadded(minutes % 60, 2, to: &out)
     }
 
-    /// `asctime` appended as bytes; years outside 0…9999 through the text itself.
+    /// `asctime` as bytes, appended.
     public func appendAsctime(to out: inout [UInt8]) {
-        guard year >= 0 && year <= 9999 else { return out.append(contentsOf: asctime.utf8) }
         Self.appendName(Self.weekdayNames[weekday], to: &out)
         out.append(0x20)
         Self.appendName(Self.monthNames[month - 1], to: &out)
@@ -175,7 +171,7 @@ public struct CivilTime: Equatable, Sendable {
         out.append(0x20)
         appendSecondText(to: &out)
         out.append(0x20)
-        Self.appendDigits(year, 4, to: &out)
+        Self.appendPadded(year, 4, to: &out)
     }
 
     /// `13:05:09`, as `secondText`.
@@ -190,6 +186,15 @@ public struct CivilTime: Equatable, Sendable {
     /// The first three letters of a day's or month's (ASCII) name.
     private static func appendName(_ name: String, to out: inout [UInt8]) {
         out.append(contentsOf: name.utf8.prefix(3))
+    }
+
+    /// `value` as `pad` writes it: digits straight into `out` for 0 ≤ value < 10^width (every time of years
+    /// 0…9999), else `pad`'s text (a sign, more digits).
+    private static func appendPadded(_ value: Int, _ width: Int, to out: inout [UInt8]) {
+        var limit = 1
+        for _ in 0..<width { limit *= 10 }
+        guard value >= 0 && value < limit else { return out.append(contentsOf: pad(value, width).utf8) }
+        appendDigits(value, width, to: &out)
     }
 
     /// `value` (0 ≤ value < 10^width) in `width` digits, as `pad` writes it.

@@ -15,7 +15,14 @@ enum ArchiveAccess {
             throw ArchiveMissing(path: config.archivePath)
         }
         context.output.info("archive: \(config.archivePath)")
-        do { return try ArchiveReader(path: config.archivePath) } catch { throw ArchiveFailure(error: error) }
+        let reader: ArchiveReader
+        do { reader = try ArchiveReader(path: config.archivePath) } catch { throw ArchiveFailure(error: error) }
+        if !reader.missingIndexes.isEmpty {
+            context.output.warning("the archive lacks \(reader.missingIndexes.count) indexes an import builds at its end (an import is "
+                + "running, or was interrupted): reading works but may be slow; the import's end, `roost import` again or "
+                + "`roost run` builds them")
+        }
+        return reader
     }
 }
 

@@ -75,6 +75,7 @@ import RoostXMPP
         let parsed = try #require(try reparse(message))
         #expect(parsed.child("body")?.text == "bell\u{FFFD}")
     }
+
     /// The escaper works on UTF-8 bytes; it must write what escaping scalar by scalar writes, for every kind of
     /// character (markup, controls, CR, the non-characters U+FFFE/U+FFFF and their three-byte neighbours, CJK,
     /// emoji). Checked against that scalar definition over random strings (it fails if a byte case is wrong).

@@ -151,13 +151,13 @@ public struct CivilTime: Equatable, Sendable {
         out.append(0x20)
         Self.appendName(Self.monthNames[month - 1], to: &out)
         out.append(0x20)
-        Self.appendPadded(year, 4, to: &out)
+        Self.appendDigits(year, 4, to: &out)
         out.append(0x20)
         appendSecondText(to: &out)
         out.append(0x20)
         out.append(offsetSeconds < 0 ? 0x2D : 0x2B)
-        Self.appendPadded(minutes / 60, 2, to: &out)
-        Self.appendPadded(minutes % 60, 2, to: &out)
+        Self.appendDigits(minutes / 60, 2, to: &out)
+        Self.appendDigits(minutes % 60, 2, to: &out)
     }
 
     /// `asctime` as bytes, appended.
@@ -171,7 +171,7 @@ public struct CivilTime: Equatable, Sendable {
         out.append(0x20)
         appendSecondText(to: &out)
         out.append(0x20)
-        Self.appendPadded(year, 4, to: &out)
+        Self.appendDigits(year, 4, to: &out)
     }
 
     /// `13:05:09`, as `secondText`.
@@ -190,17 +190,10 @@ public struct CivilTime: Equatable, Sendable {
 
     /// `value` as `pad` writes it: digits straight into `out` for 0 ≤ value < 10^width (every time of years
     /// 0…9999), else `pad`'s text (a sign, more digits).
-    private static func appendPadded(_ value: Int, _ width: Int, to out: inout [UInt8]) {
-        var limit = 1
-        for _ in 0..<width { limit *= 10 }
-        guard value >= 0 && value < limit else { return out.append(contentsOf: pad(value, width).utf8) }
-        appendDigits(value, width, to: &out)
-    }
-
-    /// `value` (0 ≤ value < 10^width) in `width` digits, as `pad` writes it.
     private static func appendDigits(_ value: Int, _ width: Int, to out: inout [UInt8]) {
         var divisor = 1
         for _ in 1..<width { divisor *= 10 }
+        guard value >= 0 && value < divisor * 10 else { return out.append(contentsOf: pad(value, width).utf8) }
         while divisor > 0 {
             out.append(UInt8(truncatingIfNeeded: 0x30 + value / divisor % 10))
             divisor /= 10

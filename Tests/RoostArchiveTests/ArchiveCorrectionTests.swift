@@ -72,4 +72,49 @@ import Testing
         let database = try Database(path: archive.path, mode: .readWrite)
         try database.execute("INSERT INTO message_fts(message_fts, rank) VALUES('integrity-check', 1)")
     }
+
+    /// Corrections of earlier batches' messages, among new ones, reach the index at the end of their batch in row
+    /// order (`SchemaV14`): one new full-text segment for the batch, not two per correction (each correction's text
+    /// change, and the new rows indexed before it, had been flushed as segments of their own). Merges are off here,
+    /// so the count of segments is what the batches wrote.
+    @Test func correctionsOfEarlierBatchesAddOneSegmentPerBatch() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        let database = try Database(path: archive.path, mode: .readWrite)
+        try database.execute("INSERT INTO message_fts(message_fts, rank) VALUES('automerge', 0)")
+        try database.execute("INSERT INTO message_fts(message_fts, rank) VALUES('crisismerge', 1000)")
+        let first = try writer.commit((0..<60).map { index in
+            .message(Fixture.message("draft number \(index) 草稿", at: Int64(index), messageId: "d\(index)"))
+        })
+        let ids = first.compactMap { outcome -> Int64? in if case .inserted(let id) = outcome { id } else { nil } }
+        #expect(ids.count == 60)
+        func segments() throws -> Int64 { try database.prepare("SELECT count(DISTINCT segid) FROM message_fts_idx").scalarInt() ?? -1 }
+        let before = try segments()
+        var batch: [ArchiveEvent] = []
+        for index in 0..<30 {
+            batch.append(.message(Fixture.message("final text \(index) 定稿", at: Int64(1_000 + 2 * index), messageId: "f\(index)",
+                                                  replaces: "d\(index * 2)")))
+            batch.append(.message(Fixture.message("new message \(index)", at: Int64(1_001 + 2 * index), messageId: "n\(index)")))
+        }
+        // A new message of this batch corrected within it, and a retraction of an earlier batch's message.
+        batch.append(.message(Fixture.message("late typo", at: 2_000, messageId: "late")))
+        batch.append(.message(Fixture.message("late fixed", at: 2_001, messageId: "late2", replaces: "late")))
+        batch.append(.annotation(MessageAnnotation(account: Fixture.account, conversation: Fixture.peer, kind: .retraction, target: "d59",
+                                                   from: Fixture.peer + "/phone", direction: .incoming, groupchat: false, occupantId: nil,
+                                                   senderName: nil, timestamp: Fixture.baseTime + 3_000, source: .live, messageId: "r59",
+                                                   keepRetractedText: false)))
+        let outcomes = try writer.commit(batch)
+        #expect(outcomes.filter { if case .corrected = $0 { true } else { false } }.count == 31)
+        #expect(try segments() == before + 1)
+
+        try database.execute("INSERT INTO message_fts(message_fts, rank) VALUES('integrity-check', 1)")
+        let reader = try archive.reader()
+        #expect(try reader.search(query: "定稿").count == 30)
+        #expect(try reader.search(query: "草稿").count == 29, "the 30 uncorrected drafts but the retracted one")
+        #expect(try reader.search(query: "59").isEmpty)
+        #expect(try reader.search(query: "final").map(\.id).sorted() == (0..<30).map { ids[$0 * 2] }.sorted())
+        #expect(try reader.search(query: "typo").isEmpty)
+        #expect(try reader.search(query: "fixed").count == 1)
+        #expect(try database.prepare("SELECT count(*) FROM fts_pending").scalarInt() == 0)
+    }
 }

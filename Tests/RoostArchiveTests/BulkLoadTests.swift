@@ -127,6 +127,38 @@ struct BulkLoadTests {
         #expect(before != 2)
     }
 
+    /// FTS5's `hashsize` and `automerge` are the bulk values during the load and its defaults after it: after
+    /// `endBulkLoad`, after a writer abandoned mid-load, and, where a kill left the bulk values, at the next open.
+    @Test func fullTextSettingsAreRestoredAfterTheLoad() throws {
+        let archive = TemporaryArchive()
+        func settings() throws -> [String] {
+            var values: [String] = []
+            try Database(path: archive.path, mode: .readOnly)
+                .prepare("SELECT k || '=' || v FROM message_fts_config WHERE k IN ('hashsize', 'automerge') ORDER BY k").forEachRow { row in
+                    values.append(row.text(0))
+                    return true
+                }
+            return values
+        }
+        let bulk = ["automerge=16", "hashsize=67108864"], live = ["automerge=4", "hashsize=1048576"]
+        do {
+            let writer = try archive.writer()
+            writer.beginBulkLoad(expectedMessages: 1)
+            #expect(try settings() == bulk)
+            _ = try writer.commit([.message(Fixture.message("one", stanzaId: "s1"))])
+            try writer.endBulkLoad()
+            #expect(try settings() == live)
+            writer.beginBulkLoad(expectedMessages: 1)
+            #expect(try settings() == bulk)
+        }
+        #expect(try settings() == live, "the abandoned writer's deinit")
+        let database = try Database(path: archive.path, mode: .readWrite)
+        try BulkFullTextSettings.set(database, BulkFullTextSettings.bulk)
+        #expect(try settings() == bulk, "as a kill leaves them")
+        _ = try archive.writer()
+        #expect(try settings() == live)
+    }
+
     /// Into an archive small against the load (`ArchiveWriter.deferralRatio`), the stored rows' keys are read
     /// first: duplicates of them, corrections of them and their untrusted copy given its stanza-id come out as
     /// with the indexes; so does an untrusted copy of a stored origin-id message (its key stored as the short

@@ -39,6 +39,7 @@ public final class ArchiveWriter: Sendable {
         do throws(SQLiteError) {
             // An import killed during its bulk load left these missing; nothing writes before they are back.
             try DeferredIndexes.restore(database)
+            try BulkFullTextSettings.restore(database)
         } catch {
             throw .sqlite(error)
         }
@@ -55,6 +56,9 @@ public final class ArchiveWriter: Sendable {
         let (outcomes, attachments) = try ingestor.withLock { ingestor throws(ArchiveError) -> ([InsertOutcome], [Int64]) in
             do throws(SQLiteError) {
                 let outcomes = try ingestor.database.write { () throws(SQLiteError) -> [InsertOutcome] in
+                    // Text changes go to the index with the batch's new rows at its end (`SchemaV14`).
+                    ingestor.database.defersFullTextUpdates = true
+                    defer { ingestor.database.defersFullTextUpdates = false }
                     if ingestor.bulkKeys != nil, try Self.dataVersion(ingestor.database) != ingestor.bulkDataVersion {
                         // Another writer (an agent started meanwhile) committed: its rows are not in the bulk keys.
                         try DeferredIndexes.create(ingestor.database)
@@ -175,8 +179,8 @@ public final class ArchiveWriter: Sendable {
     /// Statement journals stay in memory during the load (as for live ingest, `prepareForLiveIngest`): into a 10M
     /// archive each message's insert, with its triggers, changed enough pages to spill its journal to a temporary
     /// file — 5.2 GB written to `/var/tmp` for 100,000 messages, more than the log and the database took together.
-    /// The index rebuild and the full-text `optimize` at the end go back to the default (one statement over the
-    /// whole table; their sorts and journals are what temporary files are for).
+    /// So do the sorts of the deferred indexes' build at the end (`endBulkLoad`); a build after a kill, when the next
+    /// writer opens the archive, and the full-text `optimize` use the default (temporary files).
     ///
     /// `secure_delete` is `FAST` during the load (Debian builds SQLite with it on): a page freed — the indexes the
     /// load drops, the full-text segments a merge replaces — goes to the free list without being overwritten with
@@ -190,6 +194,7 @@ public final class ArchiveWriter: Sendable {
                 ingestor.secureDelete = (try? ingestor.database.cached("PRAGMA secure_delete").scalarInt()) ?? 1
             }
             ingestor.bulkLoading = true
+            try? BulkFullTextSettings.set(ingestor.database, BulkFullTextSettings.bulk)
             try? ingestor.database.execute("PRAGMA cache_size = -\(Self.bulkCacheKiB)")
             try? ingestor.database.execute("PRAGMA temp_store = MEMORY")
             try? ingestor.database.execute("PRAGMA secure_delete = FAST")
@@ -278,7 +283,10 @@ public final class ArchiveWriter: Sendable {
     }
 
     deinit {
-        ingestor.withLock { Self.leaveBulkLoad($0) }
+        ingestor.withLock { ingestor in
+            Self.leaveBulkLoad(ingestor)
+            if ingestor.bulkLoading { try? BulkFullTextSettings.set(ingestor.database, BulkFullTextSettings.live) }
+        }
     }
 
     static let bulkCacheKiB = 256 * 1024
@@ -291,14 +299,18 @@ public final class ArchiveWriter: Sendable {
             if ingestor.bulkLoading {
                 // Deleted content overwritten again as the library was built to (Debian's: `secure_delete` on).
                 try? ingestor.database.execute("PRAGMA secure_delete = \(ingestor.secureDelete)")
+                try? BulkFullTextSettings.set(ingestor.database, BulkFullTextSettings.live)
                 ingestor.bulkLoading = false
             }
-            try? ingestor.database.execute("PRAGMA temp_store = DEFAULT")
             if ingestor.bulkKeys != nil {
                 ingestor.bulkKeys = nil
-                // One sorted pass per index, its pages written once and full.
+                // One sorted pass per index, its pages written once and full. Each sort stays in memory (`temp_store`
+                // as during the load): the bulk keys just freed took more per row than the largest index's sort needs,
+                // and `defersIndexes` checked those against the memory available. With the default, the sorts of a 10M
+                // archive went through temporary files.
                 do throws(SQLiteError) { try DeferredIndexes.restore(ingestor.database) } catch { throw .sqlite(error) }
             }
+            try? ingestor.database.execute("PRAGMA temp_store = DEFAULT")
             try? ingestor.database.execute("PRAGMA cache_size = -16384")
             try? ingestor.database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }

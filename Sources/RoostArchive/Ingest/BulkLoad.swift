@@ -66,6 +66,36 @@ enum DeferredIndexes {
     }
 }
 
+/// FTS5's settings for a bulk load. Each segment's terms are rewritten by every merge level above it, and at 10M
+/// FTS5's merges were 40 % of the pages each batch wrote (docs/performance.md, "Bytes written at 10M"):
+/// - `hashsize`, how many bytes of terms FTS5 collects before it writes them as a new segment: 64 MiB instead of
+///   1 MiB, so a 50,000-message batch is one segment instead of five or six (it holds ~10 MB in memory meanwhile);
+/// - `automerge`, how many segments of a level FTS5 merges into one of the next: 16 instead of 4, so every term is
+///   rewritten by half as many levels. A search then reads up to 15 segments per level instead of 3 (measured in
+///   the same section).
+/// Both are stored in the archive (`message_fts_config`): a bulk load sets them (`bulk`) and puts FTS5's defaults
+/// back at its end (`live`); an import killed meanwhile leaves them, and the next writer to open the archive puts
+/// the defaults back (`restore`).
+enum BulkFullTextSettings {
+    static let bulk = [("hashsize", 64 << 20), ("automerge", 16)]
+    /// FTS5's own defaults.
+    static let live = [("hashsize", 1 << 20), ("automerge", 4)]
+
+    static func set(_ database: Database, _ settings: [(String, Int)]) throws(SQLiteError) {
+        for (name, value) in settings {
+            try database.execute("INSERT INTO message_fts(message_fts, rank) VALUES('\(name)', \(value))")
+        }
+    }
+
+    /// At open: FTS5's defaults again where an interrupted bulk load left its own.
+    static func restore(_ database: Database) throws(SQLiteError) {
+        let differs = try database.cached("SELECT 1 FROM message_fts_config WHERE k = ? AND v <> ?")
+        for (name, value) in live where try differs.scalarInt([.text(name), .integer(Int64(value))]) != nil {
+            return try set(database, live)
+        }
+    }
+}
+
 /// The keys of the rows a bulk load wrote, standing in for the dropped indexes (see `DeferredIndexes`).
 ///
 /// Each key maps by its hash to the smallest or largest row id that has it — the row the indexed query would

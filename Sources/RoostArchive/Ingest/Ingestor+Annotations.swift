@@ -168,8 +168,6 @@ extension Ingestor {
     }
 
     private func retract(_ row: Int64, by: String, at: Int64, reason: String?, keepText: Bool) throws(SQLiteError) {
-        // The update trigger takes the old text out of the index, so the index must hold it first.
-        try flushIndex()
         try database.run("UPDATE messages SET retracted = 1, retracted_by = ?, retracted_at = ?, retraction_reason = ? WHERE id = ?",
                          [.text(by), .integer(at), SQLValue(reason), .integer(row)])
         guard !keepText else { return }

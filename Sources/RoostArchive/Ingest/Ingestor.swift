@@ -14,10 +14,11 @@ final class Ingestor {
         let sender: String?
     }
 
-    /// New messages not yet in the full-text index. Indexing waits until the end of the batch (or until a
-    /// correction needs the index current): any statement that opens a savepoint (a messages INSERT with its
-    /// unique indexes does) makes FTS5 flush its pending terms into a new segment, so interleaving would
-    /// write one tiny segment per message. See "Full text" in `SchemaV1`.
+    /// New messages not yet in the full-text index, indexed at the end of the batch with the rows whose text the
+    /// batch changed (`flushIndex`): FTS5 writes its pending terms as a new segment at every savepoint (any statement
+    /// that fires a trigger or checks a constraint opens one) and whenever a row id is lower than the last, so
+    /// indexing row by row between the batch's statements would write one tiny segment per message. See
+    /// "Full text" in `SchemaV1` and `SchemaV14`.
     private var pendingIndex: [PendingIndexEntry] = []
 
     /// What the current import pass took of stored rows (see `CrossSourceMatch`): every text of a row it stored,
@@ -60,19 +61,49 @@ final class Ingestor {
         importClaims.removeAll()
     }
 
-    /// Indexes the batch's new messages; must run before COMMIT.
+    /// Indexes the batch's new messages and re-indexes the rows whose text it changed (noted in `fts_pending` while
+    /// `Database.defersFullTextUpdates` is set: `SchemaV14`), all in ascending row id, so that FTS5 keeps them in one
+    /// segment; must run before COMMIT.
     func flushIndex() throws(SQLiteError) {
         importedRowsExist = nil
         pendingAnnotationsExist = nil
-        guard !pendingIndex.isEmpty else { return }
-        let statement = try database.cached("""
+        // Each changed row: the text the index holds, and the row's text now.
+        var changed: [Int64: (indexed: PendingIndexEntry, now: PendingIndexEntry)] = [:]
+        try database.cached("""
+            SELECT p.id, p.body, p.subject, p.sender_name, m.body, m.subject, m.sender_name
+            FROM fts_pending p JOIN messages m ON m.id = p.id
+            """).forEachRow { row in
+            let id = row.int(0)
+            changed[id] = (PendingIndexEntry(id: id, body: row.optionalText(1), subject: row.optionalText(2), sender: row.optionalText(3)),
+                           PendingIndexEntry(id: id, body: row.optionalText(4), subject: row.optionalText(5), sender: row.optionalText(6)))
+            return true
+        }
+        if !changed.isEmpty { try database.cached("DELETE FROM fts_pending").run() }
+        guard !pendingIndex.isEmpty || !changed.isEmpty else { return }
+        var entries = pendingIndex
+        pendingIndex.removeAll(keepingCapacity: true)
+        if !changed.isEmpty {
+            // A new row changed within the batch is indexed once, with its text now; the others leave the index first.
+            for index in entries.indices {
+                if let change = changed.removeValue(forKey: entries[index].id) { entries[index] = change.now }
+            }
+            entries += changed.values.map(\.now)
+        }
+        if !zip(entries, entries.dropFirst()).allSatisfy({ $0.id < $1.id }) { entries.sort { $0.id < $1.id } }
+        let remove = try database.cached("""
+            INSERT INTO message_fts (message_fts, rowid, body, subject, sender, cjk)
+            VALUES ('delete', ?1, roost_fts_text(?2), roost_fts_text(?3), roost_fts_text(?4), roost_fts_cjk(?2, ?3, ?4))
+            """)
+        let add = try database.cached("""
             INSERT INTO message_fts (rowid, body, subject, sender, cjk)
             VALUES (?1, roost_fts_text(?2), roost_fts_text(?3), roost_fts_text(?4), roost_fts_cjk(?2, ?3, ?4))
             """)
-        for entry in pendingIndex {
-            try statement.run([.integer(entry.id), SQLValue(entry.body), SQLValue(entry.subject), SQLValue(entry.sender)])
+        for entry in entries {
+            if let indexed = changed[entry.id]?.indexed {
+                try remove.run([.integer(entry.id), SQLValue(indexed.body), SQLValue(indexed.subject), SQLValue(indexed.sender)])
+            }
+            try add.run([.integer(entry.id), SQLValue(entry.body), SQLValue(entry.subject), SQLValue(entry.sender)])
         }
-        pendingIndex.removeAll(keepingCapacity: true)
     }
 
     func apply(_ event: ArchiveEvent) throws(SQLiteError) -> InsertOutcome {
@@ -292,8 +323,6 @@ final class Ingestor {
     }
 
     private func applyCorrection(_ record: MessageRecord, to target: CorrectionTarget, key: String) throws(SQLiteError) -> InsertOutcome {
-        // The update trigger removes the old text from the index, so the index must hold it first.
-        try flushIndex()
         let seen = try database.cached("""
             SELECT 1 FROM message_revisions
             WHERE message_row = ?1 AND (dedup_key = ?2 OR (?3 IS NOT NULL AND stanza_id = ?3 AND stanza_id_trusted = 1))
@@ -337,9 +366,8 @@ final class Ingestor {
                   SQLValue(encryption.fingerprint), SQLValue(encryption.trust), SQLValue(encryption.failure), .integer(id)])
     }
 
-    /// A late decryption fills in the body of a row still marked undecryptable (the index follows by trigger).
+    /// A late decryption fills in the body of a row still marked undecryptable (the index follows at the batch's end).
     private func apply(_ decryption: MessageDecryption) throws(SQLiteError) -> InsertOutcome {
-        try flushIndex()
         try database.run("UPDATE messages SET body = ? WHERE id = ? AND e2e_failure IS NOT NULL",
                          [.text(decryption.body), .integer(decryption.messageID)])
         guard database.changes > 0 else { return .duplicate(existingId: decryption.messageID) }

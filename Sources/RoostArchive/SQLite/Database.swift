@@ -25,6 +25,9 @@ package final class Database {
     /// out: `DeferredIndexes`). The clause is left out of statements prepared here, so a reader still answers
     /// (by a scan) instead of failing with "no such index".
     var missingIndexes: [String] = []
+    /// While set, an update of a message's text notes the row in `fts_pending` instead of updating the full-text
+    /// index at once (`SchemaV14`); the writer sets it for the span of one batch and indexes the noted rows at its end.
+    var defersFullTextUpdates = false
 
     /// Process-wide settings that must precede SQLite's initialisation: evaluated once, before the first open.
     private static let configured: Void = {

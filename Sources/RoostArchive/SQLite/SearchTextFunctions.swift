@@ -3,7 +3,8 @@ internal import CSQLite
 private let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// Registers the SQL functions the schema's FTS triggers and content view call:
-/// `roost_fts_text(x)` (CJK runs → bigrams) and `roost_fts_cjk(a, b, ...)` (distinct CJK characters).
+/// `roost_fts_text(x)` (CJK runs → bigrams), `roost_fts_cjk(a, b, ...)` (distinct CJK characters) and
+/// `roost_fts_deferring()` (this connection's `Database.defersFullTextUpdates`: see `SchemaV14`).
 /// They must exist on every connection that writes messages or rebuilds the index, which is why
 /// `Database` registers them on open; a foreign tool writing to `messages` fails loudly instead of
 /// leaving the index out of step.
@@ -18,6 +19,14 @@ enum SearchTextFunctions {
         rc = sqlite3_create_function_v2(database.handle, "roost_fts_cjk", -1, flags, nil, { context, count, arguments in
             guard let context, let arguments else { return }
             SearchTextFunctions.ftsCJK(context: context, count: Int(count), arguments: arguments)
+        }, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw database.error(code: rc, sql: nil) }
+        // The connection outlives its functions (closing it drops them), so an unretained pointer is safe.
+        rc = sqlite3_create_function_v2(database.handle, "roost_fts_deferring", 0, SQLITE_UTF8 | SQLITE_INNOCUOUS,
+                                        Unmanaged.passUnretained(database).toOpaque(), { context, _, _ in
+            guard let context, let owner = sqlite3_user_data(context) else { return }
+            let database = Unmanaged<Database>.fromOpaque(owner).takeUnretainedValue()
+            sqlite3_result_int(context, database.defersFullTextUpdates ? 1 : 0)
         }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw database.error(code: rc, sql: nil) }
     }

@@ -38,7 +38,8 @@
 /// # Full text
 /// `message_fts` is an FTS5 external-content table over the view `message_fts_content`, whose columns are
 /// the derived search text (see `SearchText`): body, subject, sender display name, and the hidden `cjk`
-/// column. Triggers keep it in step when a message is updated (corrections) or deleted. New rows are indexed
+/// column. Triggers keep it in step when a message is updated (corrections) or deleted; since v14 the writer's
+/// updates reach it at the end of their batch (`SchemaV14`). New rows are indexed
 /// by the writer itself at the end of each batch, in the same transaction (`Ingestor.flushIndex`), not by an AFTER INSERT
 /// trigger: a statement that fires a trigger opens a savepoint, at which FTS5 flushes its pending terms, so
 /// per-row trigger indexing writes one tiny segment per message and ingests about 4× slower.

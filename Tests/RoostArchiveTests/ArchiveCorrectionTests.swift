@@ -117,4 +117,24 @@ import Testing
         #expect(try reader.search(query: "fixed").count == 1)
         #expect(try database.prepare("SELECT count(*) FROM fts_pending").scalarInt() == 0)
     }
+
+    /// A correction of a message whose stored text is not valid UTF-8 (another tool wrote it; the update trigger
+    /// indexed its bytes as they were) takes exactly those bytes out of the index: the deferred re-indexing reads
+    /// the stored texts as bytes, never as Swift strings (which would repair them and miss the indexed terms).
+    @Test func correctionOfTextStoredAsInvalidUTF8KeepsTheIndexExact() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        let first = try writer.commit([.message(Fixture.message("plain words", at: 0, messageId: "b1"))])
+        guard case .inserted(let id) = first[0] else { Issue.record("\(first)"); return }
+        let database = try Database(path: archive.path, mode: .readWrite)
+        // "caf\xB5 stray": a stray byte, read by SQLite's tokenizer as "µ" (a letter) and by a Swift string as U+FFFD.
+        try database.execute("UPDATE messages SET body = CAST(x'636166b5207374726179' AS TEXT) WHERE id = \(id)")
+        try database.execute("INSERT INTO message_fts(message_fts, rank) VALUES('integrity-check', 1)")
+        let outcome = try writer.commit([.message(Fixture.message("fixed words", at: 1, messageId: "b2", replaces: "b1"))])
+        #expect(outcome == [.corrected(id: id, revision: 1)])
+        try database.execute("INSERT INTO message_fts(message_fts, rank) VALUES('integrity-check', 1)")
+        let reader = try archive.reader()
+        #expect(try reader.search(query: "fixed").map(\.id) == [id])
+        #expect(try reader.search(query: "stray").isEmpty)
+    }
 }

@@ -39,10 +39,10 @@ public final class ArchiveWriter: Sendable {
         do throws(SQLiteError) {
             // An import killed during its bulk load left these missing; nothing writes before they are back.
             try DeferredIndexes.restore(database)
-            try BulkFullTextSettings.restore(database)
         } catch {
             throw .sqlite(error)
         }
+        BulkFullTextSettings.restore(database)
         self.path = path
         self.ingestor = Mutex(Ingestor(database: database))
     }

@@ -75,7 +75,7 @@ enum DeferredIndexes {
 ///   the same section).
 /// Both are stored in the archive (`message_fts_config`): a bulk load sets them (`bulk`) and puts FTS5's defaults
 /// back at its end (`live`); an import killed meanwhile leaves them, and the next writer to open the archive puts
-/// the defaults back (`restore`).
+/// the defaults back (`restore`, which never waits for the lock).
 enum BulkFullTextSettings {
     static let bulk = [("hashsize", 64 << 20), ("automerge", 16)]
     /// FTS5's own defaults.
@@ -87,12 +87,15 @@ enum BulkFullTextSettings {
         }
     }
 
-    /// At open: FTS5's defaults again where an interrupted bulk load left its own.
-    static func restore(_ database: Database) throws(SQLiteError) {
-        let differs = try database.cached("SELECT 1 FROM message_fts_config WHERE k = ? AND v <> ?")
-        for (name, value) in live where try differs.scalarInt([.text(name), .integer(Int64(value))]) != nil {
-            return try set(database, live)
-        }
+    /// At open: FTS5's defaults again where a bulk load left its own — killed, or still running in another process
+    /// (which then goes on with the defaults: more merging, nothing else). It never waits for the write lock and never
+    /// fails the open: while a load holds the lock, its settings stay.
+    static func restore(_ database: Database) {
+        guard let differs = try? database.cached("SELECT 1 FROM message_fts_config WHERE k = ? AND v <> ?"),
+              live.contains(where: { (try? differs.scalarInt([.text($0.0), .integer(Int64($0.1))])) != nil }) else { return }
+        database.setBusyTimeout(milliseconds: 0)
+        defer { database.setBusyTimeout(milliseconds: Database.defaultBusyTimeoutMs) }
+        try? set(database, live)
     }
 }
 

@@ -7,11 +7,13 @@ final class Ingestor {
     /// The last account looked up, as it was spelt (`accountID`).
     private var lastAccount: (jid: String, id: Int64)?
 
+    /// A row's texts for the full-text index: a new row's as its record gave them, a changed row's as SQLite holds
+    /// them (read as blobs, so that bytes a foreign tool stored reach the index exactly as the trigger would pass them).
     private struct PendingIndexEntry {
         let id: Int64
-        let body: String?
-        let subject: String?
-        let sender: String?
+        let body: SQLValue
+        let subject: SQLValue
+        let sender: SQLValue
     }
 
     /// New messages not yet in the full-text index, indexed at the end of the batch with the rows whose text the
@@ -69,16 +71,22 @@ final class Ingestor {
         pendingAnnotationsExist = nil
         // Each changed row: the text the index holds, and the row's text now.
         var changed: [Int64: (indexed: PendingIndexEntry, now: PendingIndexEntry)] = [:]
+        var noted = false
         try database.cached("""
-            SELECT p.id, p.body, p.subject, p.sender_name, m.body, m.subject, m.sender_name
-            FROM fts_pending p JOIN messages m ON m.id = p.id
+            SELECT p.id, CAST(p.body AS BLOB), CAST(p.subject AS BLOB), CAST(p.sender_name AS BLOB),
+                CAST(m.body AS BLOB), CAST(m.subject AS BLOB), CAST(m.sender_name AS BLOB), m.id
+            FROM fts_pending p LEFT JOIN messages m ON m.id = p.id
             """).forEachRow { row in
+            noted = true
+            // No batch deletes a message (`SchemaV14`): a row gone is left to the delete trigger.
+            guard !row.isNull(7) else { return true }
+            func value(_ column: Int32) -> SQLValue { row.optionalBlob(column).map(SQLValue.blob) ?? .null }
             let id = row.int(0)
-            changed[id] = (PendingIndexEntry(id: id, body: row.optionalText(1), subject: row.optionalText(2), sender: row.optionalText(3)),
-                           PendingIndexEntry(id: id, body: row.optionalText(4), subject: row.optionalText(5), sender: row.optionalText(6)))
+            changed[id] = (PendingIndexEntry(id: id, body: value(1), subject: value(2), sender: value(3)),
+                           PendingIndexEntry(id: id, body: value(4), subject: value(5), sender: value(6)))
             return true
         }
-        if !changed.isEmpty { try database.cached("DELETE FROM fts_pending").run() }
+        if noted { try database.cached("DELETE FROM fts_pending").run() }
         guard !pendingIndex.isEmpty || !changed.isEmpty else { return }
         var entries = pendingIndex
         pendingIndex.removeAll(keepingCapacity: true)
@@ -90,19 +98,17 @@ final class Ingestor {
             entries += changed.values.map(\.now)
         }
         if !zip(entries, entries.dropFirst()).allSatisfy({ $0.id < $1.id }) { entries.sort { $0.id < $1.id } }
-        let remove = try database.cached("""
-            INSERT INTO message_fts (message_fts, rowid, body, subject, sender, cjk)
-            VALUES ('delete', ?1, roost_fts_text(?2), roost_fts_text(?3), roost_fts_text(?4), roost_fts_cjk(?2, ?3, ?4))
-            """)
-        let add = try database.cached("""
-            INSERT INTO message_fts (rowid, body, subject, sender, cjk)
-            VALUES (?1, roost_fts_text(?2), roost_fts_text(?3), roost_fts_text(?4), roost_fts_cjk(?2, ?3, ?4))
-            """)
+        // A blob becomes text of the same bytes (as the triggers pass a stored value); text and NULL stay as they are.
+        // One row per statement (`VALUES`): a statement that may write several rows opens a savepoint, and FTS5 flushes.
+        let texts = "roost_fts_text(CAST(?2 AS TEXT)), roost_fts_text(CAST(?3 AS TEXT)), roost_fts_text(CAST(?4 AS TEXT)), "
+            + "roost_fts_cjk(CAST(?2 AS TEXT), CAST(?3 AS TEXT), CAST(?4 AS TEXT))"
+        let remove = try database.cached("INSERT INTO message_fts (message_fts, rowid, body, subject, sender, cjk) VALUES ('delete', ?1, \(texts))")
+        let add = try database.cached("INSERT INTO message_fts (rowid, body, subject, sender, cjk) VALUES (?1, \(texts))")
         for entry in entries {
             if let indexed = changed[entry.id]?.indexed {
-                try remove.run([.integer(entry.id), SQLValue(indexed.body), SQLValue(indexed.subject), SQLValue(indexed.sender)])
+                try remove.run([.integer(entry.id), indexed.body, indexed.subject, indexed.sender])
             }
-            try add.run([.integer(entry.id), SQLValue(entry.body), SQLValue(entry.subject), SQLValue(entry.sender)])
+            try add.run([.integer(entry.id), entry.body, entry.subject, entry.sender])
         }
     }
 
@@ -190,7 +196,8 @@ final class Ingestor {
                 SQLValue(record.occupantId), SQLValue(try realJID(of: record, account: account)), SQLValue(record.claimedAt),
                 SQLValue(record.replyTo), SQLValue(record.replyToJid),
             ])
-        pendingIndex.append(PendingIndexEntry(id: id, body: record.body, subject: record.subject, sender: record.senderName))
+        pendingIndex.append(PendingIndexEntry(id: id, body: SQLValue(record.body), subject: SQLValue(record.subject),
+                                              sender: SQLValue(record.senderName)))
         try attachAnnotations(to: id, record: record, account: account)
         if let encryption = record.encryption { try store(encryption, of: id) }
         for attachment in record.attachments {

@@ -36,7 +36,8 @@ final class ExportJobs {
         running += 1
         exchange.pause()
         let stem = String(conversation.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || "@._-".unicodeScalars.contains($0) ? Character($0) : "_" })
-        let options = ExportOptions(format: format, query: "with:\(conversation)", account: account, include: include, timeZone: timeZone)
+        // The conversation by value: a JID or a room nick written into query text would be read as query language.
+        let options = ExportOptions(format: format, account: account, conversation: conversation, include: include, timeZone: timeZone)
         let job = OnServerThread(value: (exchange, self))
         let archivePath = self.archivePath
         let thread = self.thread

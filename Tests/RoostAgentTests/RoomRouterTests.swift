@@ -148,6 +148,38 @@ struct RoomRouterTests {
         #expect(m.kind == .chat && m.senderName == "bob")
     }
 
+    /// Issue 28: the account's archive read before the rooms are joined (no route yet), and `roost verify` (never in a
+    /// room) store a private message where the live copy went: the room is known, or the message says it is one.
+    @Test func privateMessagesFromTheAccountsArchiveWithoutARoute() throws {
+        var context = RoutingContext(account: try JID("alice@roost.test"), trustsOwnStanzaIDs: true, displayNames: [:])
+        context.knownRooms = [room]
+        func archived(_ inner: String, id: String) -> ArchivePage {
+            ArchivePage(queryID: "Q1", results: [parse("<message xmlns='jabber:client' to='alice@roost.test/roost'><result xmlns='urn:xmpp:mam:2' "
+                + "queryid='Q1' id='\(id)'><forwarded xmlns='urn:xmpp:forward:0'><delay xmlns='urn:xmpp:delay' stamp='2023-11-01T10:00:00Z'/>"
+                + inner + "</forwarded></result></message>")], fin: IQ(parse("<iq xmlns='jabber:client' type='result' id='i1'/>")),
+                        acknowledgement: Acknowledgement(sequence: 1, generation: 0, streamID: nil, handledCount: nil))
+        }
+        func stored(_ page: ArchivePage, _ context: RoutingContext) -> [MessageRecord] {
+            ArchivePageRouter.events(for: page, archive: try! JID("alice@roost.test"), context: context, now: now).events
+                .compactMap { if case .message(let m) = $0 { m } else { nil } }
+        }
+        // The phone's answer (its client added no <x/>) in a room the account knows, and bob's message in it.
+        let answer = stored(archived("<message xmlns='jabber:client' from='alice@roost.test/phone' to='lounge@conference.roost.test/bob' "
+            + "type='chat' id='a1'><body>tell me</body></message>", id: "S1"), context)
+        #expect(answer.map(\.conversation) == ["lounge@conference.roost.test/bob"] && answer.first?.direction == .outgoing)
+        let psst = stored(archived("<message xmlns='jabber:client' from='lounge@conference.roost.test/bob' to='alice@roost.test/phone' "
+            + "type='chat' id='p1'><body>psst</body><occupant-id xmlns='urn:xmpp:occupant-id:0' id='BOB'/></message>", id: "S2"), context)
+        #expect(psst.map(\.conversation) == ["lounge@conference.roost.test/bob"])
+        #expect(psst.first?.senderName == "bob" && psst.first?.occupantId == "BOB")
+        // A room Roost never knew: the room's <x muc#user/> says it is a private message; without it, a contact's resource.
+        let elsewhere = stored(archived("<message xmlns='jabber:client' from='other@conference.roost.test/carol' to='alice@roost.test/phone' "
+            + "type='chat' id='p2'><body>hi</body><x xmlns='http://jabber.org/protocol/muc#user'/></message>", id: "S3"), context)
+        #expect(elsewhere.map(\.conversation) == ["other@conference.roost.test/carol"])
+        let contact = stored(archived("<message xmlns='jabber:client' from='bob@roost.test/phone' to='alice@roost.test/phone' "
+            + "type='chat' id='c1'><body>hello</body></message>", id: "S4"), context)
+        #expect(contact.map(\.conversation) == ["bob@roost.test"])
+    }
+
     @Test func invitationsAreArchivedAndOnlyContactsCountAsContacts() throws {
         let direct = StanzaRouter.route(parse("""
             <message from='bob@roost.test/phone' type='normal'><x xmlns='jabber:x:conference' jid='party@conference.roost.test' reason='come'/></message>

@@ -35,6 +35,10 @@ import Testing
              Fixture.message("adopt", at: 8, stanzaId: "S-4", originId: "O-4", source: .mam)),
             ("message-id, then its trusted stanza-id", Fixture.message("adopt m", at: 9, messageId: "m-4", source: source),
              Fixture.message("adopt m", at: 9, stanzaId: "S-5", messageId: "m-4", source: .mam)),
+            // The room delivered it to two of the user's sessions; the server archived each copy under an id of its own.
+            ("a room's private message, another session's copy",
+             Fixture.message("psst", at: 10, conversation: room + "/bob", from: room + "/bob", stanzaId: "S-6", messageId: "pm-1", source: source),
+             Fixture.message("psst", at: 10, conversation: room + "/bob", from: room + "/bob", stanzaId: "S-7", messageId: "pm-1", source: .mam)),
         ]
     }
 
@@ -46,7 +50,9 @@ import Testing
         var b = a
         b.from = room + "/two"
         return [a, b, Fixture.message("c", at: 21, originId: "O-same"), Fixture.message("d", at: 22, direction: .outgoing, originId: "O-same"),
-                Fixture.message("e", at: 23, conversation: "other@example.com", originId: "O-same")]
+                Fixture.message("e", at: 23, conversation: "other@example.com", originId: "O-same"),
+                // A chat's messages with their own trusted ids are two, even with one id and text (rule 5 is for rooms).
+                Fixture.message("f", at: 24, stanzaId: "S-f1", messageId: "m-same"), Fixture.message("f", at: 25, stanzaId: "S-f2", messageId: "m-same")]
     }()
 
     @Test(arguments: [MessageSource.live, .import], Path.allCases)

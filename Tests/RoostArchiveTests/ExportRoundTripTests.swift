@@ -61,6 +61,51 @@ import Testing
         #expect(original.split(separator: "\n").count == 2)
     }
 
+    /// Issue 28: a private conversation in a room (`room@service/nick`) is exported as it is stored and imported back,
+    /// and chat states of one millisecond, told apart by their stanza ids, stay apart.
+    @Test func privateMessagesInRoomsAndChatStatesOfOneMillisecondSurviveTheRoundTrip() throws {
+        let scratch = ExportScratch()
+        let writer = try ArchiveWriter(path: scratch.archive, durability: .off)
+        let me = ExportFixture.account, t0 = ExportFixture.t0
+        let occupant = ExportFixture.room + "/bob"
+        var psst = MessageRecord(account: me, conversation: occupant, direction: .incoming, from: occupant, to: me + "/roost",
+                                 senderName: "bob", body: "psst", timestamp: t0, stanzaId: "S-1", stanzaIdBy: me, stanzaIdTrusted: true,
+                                 messageId: "pm-1")
+        psst.occupantId = "occupant-bob"
+        let answer = MessageRecord(account: me, conversation: occupant, direction: .outgoing, from: me + "/phone", to: occupant,
+                                   senderName: "Me", body: "tell me", timestamp: t0 + 1000, stanzaId: "S-2", stanzaIdBy: me,
+                                   stanzaIdTrusted: true, messageId: "pm-2", source: .carbon)
+        let states: [ArchiveEvent] = ["cs-1", "cs-2", "cs-3"].map { id in
+            .chatState(ChatStateRecord(account: me, conversation: occupant, from: occupant, state: .composing, timestamp: t0 + 500, messageId: id))
+        } + [.chatState(ChatStateRecord(account: me, conversation: ExportFixture.alice, from: ExportFixture.alice + "/phone", state: .paused,
+                                        timestamp: t0 + 500, messageId: "cs-4")),
+             .chatState(ChatStateRecord(account: me, conversation: ExportFixture.alice, from: ExportFixture.alice + "/phone", state: .paused,
+                                        timestamp: t0 + 500, messageId: "cs-5"))]
+        _ = try writer.commit([.message(psst), .message(answer)] + states)
+        let original = try jsonl(try ArchiveReader(path: scratch.archive), to: scratch.folder + "/a.jsonl")
+        let copy = scratch.folder + "/copy.sqlite"
+        let summary = try ArchiveImporter(archivePath: copy).importJSONLines(from: scratch.folder + "/a.jsonl")
+        #expect(summary.messages == 2 && summary.chatStates == 5, "\(summary)")
+        #expect(try jsonl(try ArchiveReader(path: copy), to: scratch.folder + "/b.jsonl") == original)
+        #expect(original.contains("\"conversation\":\"\(occupant)\",\"direction\":\"in\""))
+        #expect(original.split(separator: "\n").filter { $0.contains("\"event\":\"chat_state\"") }.count == 5)
+        // Imported again: nothing new (the states are known by their ids, the messages by theirs).
+        let again = try ArchiveImporter(archivePath: copy).importJSONLines(from: scratch.folder + "/a.jsonl")
+        #expect(again.messages == 0 && again.chatStates == 0, "\(again)")
+    }
+
+    @Test func aGroupChatMessageOfAnOccupantsAddressIsRefused() throws {
+        let scratch = ExportScratch()
+        let file = scratch.folder + "/bad.jsonl"
+        let line = #"{"version":1,"event":"message","account":"me@example.org","conversation":"lounge@conference.example.org/bob","direction":"in","type":"groupchat","from":"lounge@conference.example.org/bob","to":"me@example.org","sender_name":null,"timestamp":"2026-01-15T12:00:00.000Z","received_at":"2026-01-15T12:00:00.000Z","body":"x","subject":null,"thread":null,"stanza_id":null,"stanza_id_by":null,"stanza_id_trusted":false,"origin_id":null,"message_id":null,"replaces":null,"retracted":false,"carbon":false,"source":"live","attachments":[],"revisions":[],"raw":null}"#
+        try (line + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        #expect {
+            try ArchiveImporter(archivePath: scratch.folder + "/copy.sqlite").importJSONLines(from: file)
+        } throws: { error in
+            "\(error)".contains("group chat message must be the room's bare address")
+        }
+    }
+
     @Test func aQueryExportsItsConversationsStatesWithinTheirSpan() throws {
         let scratch = ExportScratch()
         let text = try jsonl(try scratch.fixture(), to: scratch.folder + "/q.jsonl", query: "with:alice@example.com date:2026-01-15")

@@ -81,8 +81,8 @@ from Peer.on_message / on_presence / on_roster_push; add fields there rather tha
 an existing one fits.
 
 Group chats (the section at the end of this file):
-  muc ROOM NICK [--subject S] [--kick NICK] [--send BODY]... [--flood N] [--react ID=EMOJI,..] [--retract ID]
-                           [--invite JID] [--stay S]
+  muc ROOM NICK [--subject S] [--kick NICK] [--send BODY]... [--pm NICK=BODY]... [--flood N] [--react ID=EMOJI,..]
+                           [--retract ID] [--invite JID] [--stay S]
                            join ROOM as NICK (no history), then do each thing asked, in that order, and leave
   bookmark ROOM [--autojoin] [--nick N] [--name NAME] [--room-password P] [--remove] [--legacy]
                            publish (or retract) the account's bookmark of ROOM: XEP-0402 PEP with raw pubsub
@@ -947,6 +947,9 @@ def add_muc_commands(command):
                    help="add this XEP-0203 <delay/> to the --send messages (forged times for security tests; repeatable)")
     s.add_argument("--subject", help="set the room's subject first")
     s.add_argument("--invite", action="append", default=[], metavar="JID", help="invite JID through the room (XEP-0045 mediated)")
+    s.add_argument("--pm", action="append", default=[], metavar="NICK=BODY",
+                   help="a private message to the occupant NICK (type chat to ROOM/NICK, with the muc#user <x/> clients add; repeatable)")
+    s.add_argument("--pm-id", default=None, metavar="ID", help="the id of the --pm messages (default: a fresh one each)")
     s.add_argument("--kick", action="append", default=[], metavar="NICK", help="kick NICK (needs moderator rights: the room's creator)")
     s.add_argument("--react", action="append", default=[], metavar="ID=EMOJI[,EMOJI]",
                    help="react (XEP-0444, slixmpp's xep_0444) to the message with the room's stanza-id ID; ID= removes")
@@ -1019,6 +1022,14 @@ async def cmd_muc(peer, args):
             await asyncio.sleep(0)
     if args.flood:
         emit("flood", to=room.bare, count=args.flood)
+    for spec in args.pm:
+        nick, _, body = spec.partition("=")
+        msg = peer.make_message(mto=slixmpp.JID(room.bare + "/" + nick), mbody=body, mtype="chat")
+        if args.pm_id:
+            msg["id"] = args.pm_id
+        ET.SubElement(msg.xml, "{http://jabber.org/protocol/muc#user}x")
+        msg.send()
+        emit("sent", to=room.bare + "/" + nick, id=msg["id"], body=body)
     for spec in args.react:
         target, _, emojis = spec.partition("=")
         msg = peer.make_message(mto=room.bare, mtype="groupchat")

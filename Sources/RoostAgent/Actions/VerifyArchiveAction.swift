@@ -132,6 +132,10 @@ public struct VerifyArchiveAction: Sendable {
                     for item in lacking {
                         if let reader, try archiveRead(config, { () throws(ArchiveError) in try reader.hasUnlinkedCopy(of: item.record) }) {
                             report.unlinked += 1
+                        } else if let reader, try archiveRead(config, { () throws(ArchiveError) in
+                            try reader.hasOtherCopy(ofRoomPrivate: item.record)
+                        }) {
+                            report.roomPrivateCopies += 1
                         } else {
                             missing.append(item.entry)
                         }
@@ -228,15 +232,22 @@ public struct VerifyArchiveAction: Sendable {
         }
     }
 
-    /// Display names as the agent would use them, from the roster stored in the archive.
+    /// Display names as the agent would use them, from the roster stored in the archive, and the rooms it knows (the
+    /// archive's and the config's), so that private messages in rooms are read as the agent stores them.
     private func routingContext(config: RoostConfig, account: JID) -> RoutingContext {
         var names: [JID: String] = [:]
-        if let reader = try? reader(config: config), let contacts = try? reader.contacts(account: account.description) {
-            for contact in contacts {
+        var rooms = Set(config.accounts.first { JID(parsing: $0.jid)?.bare == account }?.rooms.compactMap { JID(parsing: $0.jid)?.bare } ?? [])
+        if let reader = try? reader(config: config) {
+            for contact in (try? reader.contacts(account: account.description)) ?? [] {
                 if let name = contact.name, let jid = JID(parsing: contact.jid) { names[jid] = name }
             }
+            for room in (try? reader.rooms(account: account.description)) ?? [] {
+                if let jid = JID(parsing: room.jid)?.bare { rooms.insert(jid) }
+            }
         }
-        return RoutingContext(account: account, trustsOwnStanzaIDs: true, displayNames: names)
+        var context = RoutingContext(account: account, trustsOwnStanzaIDs: true, displayNames: names)
+        context.knownRooms = rooms
+        return context
     }
 
     /// Runs of consecutive places among the server's storable messages.

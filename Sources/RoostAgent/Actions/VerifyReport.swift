@@ -14,6 +14,9 @@ public struct VerifyReport: Codable, Sendable, Equatable {
     public var missingRanges: [VerifyRange] = []
     /// Server messages stored locally without their server id (sent by Roost, server copy not read back yet).
     public var unlinked = 0
+    /// Server copies of a room's private message stored as one row under another copy's id: the room delivered one
+    /// copy to each of the user's sessions under the nick, and the server archived each (not a fault).
+    public var roomPrivateCopies = 0
     /// Rows `--repair` added or linked to their server id.
     public var repaired = 0
     /// Local trusted ids the server does not list (e.g. its archive expired); informational.

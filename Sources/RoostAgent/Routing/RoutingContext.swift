@@ -19,6 +19,11 @@ struct RoutingContext: Sendable {
     /// The rooms Roost is in or joining, by bare JID (kept by `RoomManager`): group chat traffic is accepted
     /// only from these.
     var rooms: [JID: RoomRoute] = [:]
+    /// Every room the account knows, joined or not (the archive's, the config's, the bookmarked ones, and those in
+    /// `rooms`): a full JID in one of them is an occupant, whose messages are private messages in the room — also
+    /// in a catch-up that runs before the rooms are joined, and in `roost verify`. Never a reason to accept group
+    /// chat traffic (`rooms` decides that).
+    var knownRooms: Set<JID> = []
     /// The roster's bare JIDs: only their invitations may ever be accepted automatically.
     var contacts: Set<JID> = []
     /// Until when (UTC ms) the server may be delivering its offline storage: a new session's first minute, for a

@@ -109,8 +109,10 @@ enum StanzaRouter {
     /// (or else the forwarded message), for a live message itself. For a group chat message, `room` is the room
     /// it came from (the caller checked that it did, and decided the direction); its stanza-id is the room's.
     /// `stamp` is the time the server's own `<forwarded/>` wrapper gives (an archive result, the account's or the
-    /// room's; a carbon); `MessageTime` decides what else counts. A message to or from an occupant of a room Roost
-    /// is in (a MUC private message) is a conversation of its own, `room@service/nick`.
+    /// room's; a carbon); `MessageTime` decides what else counts. A message to or from an occupant of a room (a MUC
+    /// private message) is a conversation of its own, `room@service/nick`: the room is one Roost is in, one it knows
+    /// (`RoutingContext.knownRooms`: in a catch-up before the rooms are joined, in `roost verify`), or the message
+    /// carries the `<x muc#user/>` the room (and the sender's client, XEP-0045 §7.5) adds to private messages.
     static func records(for message: Message, direction: MessageDirection, source: MessageSource, context: RoutingContext,
                         now: Int64, stanzaIDSource: Message, archiveID: String? = nil, room: RoomRoute? = nil,
                         stamp: Int64? = nil) -> [ArchiveEvent] {
@@ -119,8 +121,10 @@ enum StanzaRouter {
         let to = message.to ?? (direction == .incoming ? account : nil)
         let peer = room?.room ?? (direction == .incoming ? from : to)
         guard let peer else { return [] }
-        let privateRoom = room == nil && peer.resource != nil ? context.rooms[peer.bare] : nil
-        let conversation = room?.room ?? (privateRoom != nil ? peer : peer.bare)
+        let occupantPeer = room == nil && peer.resource != nil
+            && (context.rooms[peer.bare] != nil || context.knownRooms.contains(peer.bare) || MUC.isPrivateMessage(message))
+        let privateRoom = occupantPeer ? context.rooms[peer.bare] : nil
+        let conversation = room?.room ?? (occupantPeer ? peer : peer.bare)
         let kind = MessageKind(rawValue: message.type.rawValue) ?? .normal
         let time = MessageTime(message, serverStamp: stamp, account: account, receivedAt: now,
                                offlineDelivery: source == .live && now <= context.offlineDeliveryUntil,
@@ -138,8 +142,8 @@ enum StanzaRouter {
             : (context.displayNames[senderJID] ?? senderJID.description)
         if room != nil {
             senderName = from?.resource ?? conversation.localpart ?? conversation.description
-        } else if let privateRoom {
-            senderName = direction == .incoming ? (peer.resource ?? senderName) : privateRoom.nick
+        } else if occupantPeer {
+            senderName = direction == .incoming ? (peer.resource ?? senderName) : (privateRoom?.nick ?? senderName)
         }
         // Parsed once here (each `stanzaIDs` parses the ids' `by` addresses).
         let ids = message.stanzaIDs
@@ -222,7 +226,7 @@ enum StanzaRouter {
             // The quote of the message answered is a fallback for other clients, not the reply's own text.
             if encryption == nil, let own = Fallback.body(of: message, strippingFallbackFor: Namespace.reply) { record.body = own }
         }
-        if room != nil || privateRoom != nil {
+        if room != nil || occupantPeer {
             // Set by the room itself (it strips what senders put there); a private message's copy is the room's too.
             record.occupantId = OccupantID.id(in: message.element)
             record.realJid = (RoomRouter.realJID(in: message)?.bare ?? realSender)?.description

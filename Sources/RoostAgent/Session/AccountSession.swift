@@ -414,6 +414,7 @@ actor AccountSession {
         // the archive has the messages, in the completion below. Group chat traffic is accepted only from the
         // rooms the room manager has routes for; what it means for them goes back to it, in stream order.
         context.rooms = rooms.routes.current
+        context.knownRooms = rooms.routes.knownRooms
         let outcome = StanzaRouter.route(stanza.element, context: context, now: Self.nowMilliseconds())
         let roomNotes = outcome.notes.compactMap { if case .room(let note) = $0 { note } else { nil } }
         let ratchet = omemo?.takeToken() ?? 0
@@ -482,6 +483,7 @@ actor AccountSession {
         let archive = pageCommits.archive(of: page.queryID) ?? jid
         let isRoom = archive != jid
         context.rooms = rooms.routes.current
+        context.knownRooms = rooms.routes.knownRooms
         let routed = ArchivePageRouter.events(for: page, archive: archive, context: context, now: Self.nowMilliseconds())
         let (events, newest, rejected, mentions, roomGone) = (routed.events, routed.newest, routed.rejected, routed.mentions, routed.roomGone)
         let invitations = routed.invitations

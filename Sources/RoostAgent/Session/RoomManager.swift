@@ -132,6 +132,7 @@ actor RoomManager {
             known[room, default: Room(jid: room)].configured = configured
         }
         rooms = known
+        routes.know(known.keys)
     }
 
     // MARK: - Hooks from the session
@@ -271,6 +272,7 @@ actor RoomManager {
 
     private func setBookmark(_ bookmark: Bookmark?, for room: JID) async {
         rooms[room, default: Room(jid: room)].bookmark = bookmark
+        routes.know([room])
         if let name = bookmark?.name { rooms[room]?.name = name }
         await submit(room, .bookmark(present: bookmark != nil, name: bookmark?.name, nick: bookmark?.nick,
                                      autojoin: bookmark?.autojoin ?? false, hasPassword: bookmark?.password != nil))
@@ -765,13 +767,22 @@ actor RoomManager {
 }
 
 /// The rooms the router accepts traffic from, shared between the room manager (which writes) and the
-/// session's routing (which reads a snapshot before each stanza).
+/// session's routing (which reads a snapshot before each stanza); and every room the account knows, joined or not
+/// (`RoutingContext.knownRooms`).
 final class RoomRoutes: Sendable {
     private let routes = Mutex<[JID: RoomRoute]>([:])
+    private let known = Mutex<Set<JID>>([])
 
     var current: [JID: RoomRoute] { routes.withLock { $0 } }
 
-    func set(_ room: JID, _ route: RoomRoute?) { routes.withLock { $0[room] = route } }
+    var knownRooms: Set<JID> { known.withLock { $0 } }
+
+    func know(_ rooms: some Sequence<JID>) { known.withLock { $0.formUnion(rooms) } }
+
+    func set(_ room: JID, _ route: RoomRoute?) {
+        if route != nil { know([room]) }
+        routes.withLock { $0[room] = route }
+    }
 
     func update(_ room: JID, _ body: (inout RoomRoute?) -> Void) { routes.withLock { body(&$0[room]) } }
 

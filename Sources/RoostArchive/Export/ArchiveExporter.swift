@@ -82,7 +82,7 @@ public struct ArchiveExporter: Sendable {
                      progress: @escaping (ExportProgress) -> Void) throws -> ExportSummary {
         let clock = ZoneClock(timeZone: options.timeZone)
         let compiled = try reader.compile(options.query, now: options.now, timeZone: options.timeZone, account: options.account,
-                                          database: database)
+                                          conversation: options.conversation, database: database)
         let selection = try ExportSelection(compiled: compiled, account: options.account, everything: options.selectsEverything,
                                             database: database)
         let writer = Self.writer(for: options.format)

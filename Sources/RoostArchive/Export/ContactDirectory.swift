@@ -51,6 +51,8 @@ struct ContactDirectory {
             if let nick = JIDText.resource(message.from), !nick.isEmpty { return nick }
             if let name = message.senderName, !name.isEmpty { return name }
         }
+        // A private message in a room comes from an occupant, named by the nick (its bare JID is the room's).
+        if message.conversation.contains("/"), let nick = JIDText.resource(message.from), !nick.isEmpty { return nick }
         let bare = JIDText.bare(message.from)
         return contact(accountID: accountID, jid: bare)?.displayName ?? bare
     }

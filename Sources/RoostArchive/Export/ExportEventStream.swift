@@ -27,12 +27,13 @@ struct ExportEventStream {
         if includeStates {
             let (where_, sideParameters) = sideFilter(scope: scope, contactColumn: "conversation")
             cursors.append(try Cursor(statement: try database.prepare("""
-                SELECT account_id, conversation, from_jid, state, timestamp FROM chat_states
+                SELECT account_id, conversation, from_jid, state, timestamp, message_id FROM chat_states
                 WHERE \(where_) ORDER BY timestamp, id
                 """), parameters: sideParameters) { row in
                 guard admits(account: row.int(0), conversation: row.text(1), at: row.int(4)) else { return nil }
                 return .chatState(ChatStateRow(account: accounts[row.int(0)] ?? "", conversation: row.text(1), from: row.text(2),
-                                               state: ChatState(rawValue: row.text(3)) ?? .active, timestamp: row.int(4)))
+                                               state: ChatState(rawValue: row.text(3)) ?? .active, timestamp: row.int(4),
+                                               messageId: row.optionalText(5)))
             })
         }
         if includePresence {

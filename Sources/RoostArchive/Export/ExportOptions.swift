@@ -7,6 +7,10 @@ public struct ExportOptions: Sendable {
     public var query: String
     /// Only this account (bare JID), or every account when nil.
     public var account: String?
+    /// Only this one conversation (a bare JID, or `room@service/nick`), selected by value: the way to export a
+    /// conversation the caller already knows, since a JID or a room nick written into `query` would be read as
+    /// query language (a nick `z OR after:2000-01-01` would select the whole archive).
+    public var conversation: String?
     public var split: ExportSplit
     public var include: Set<ExportInclusion>
     /// The calendar for human-readable times, day headings and month splits.
@@ -26,12 +30,13 @@ public struct ExportOptions: Sendable {
 
     public static let defaultMailAttachmentLimit: Int64 = 25 << 20
 
-    public init(format: ExportFormat, query: String = "", account: String? = nil, split: ExportSplit = .none,
-                include: Set<ExportInclusion> = [], timeZone: TimeZone = .current, force: Bool = false,
+    public init(format: ExportFormat, query: String = "", account: String? = nil, conversation: String? = nil,
+                split: ExportSplit = .none, include: Set<ExportInclusion> = [], timeZone: TimeZone = .current, force: Bool = false,
                 copyAttachments: Bool = true, now: Date = Date()) {
         self.format = format
         self.query = query
         self.account = account
+        self.conversation = conversation
         self.split = split
         self.include = include
         self.timeZone = timeZone
@@ -42,5 +47,5 @@ public struct ExportOptions: Sendable {
 
     /// True when the query selects everything: then chat states, presence and contacts are exported whole
     /// (even for conversations without messages), which is what makes a jsonl export a complete backup.
-    var selectsEverything: Bool { query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
+    var selectsEverything: Bool { conversation == nil && query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
 }

@@ -299,6 +299,7 @@ final class JSONLinesWriter: ExportWriter {
         json.field("conversation", state.conversation)
         json.field("from", state.from)
         json.field("state", state.state.rawValue)
+        json.field("message_id", state.messageId)
         json.timeField("timestamp", state.timestamp)
         json.endObject()
         json.newline()

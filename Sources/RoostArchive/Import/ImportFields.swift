@@ -44,6 +44,17 @@ struct ImportFields {
         return checked.text
     }
 
+    /// A conversation: a bare address, or `room@service/nick`, a private conversation with a room's occupant (the
+    /// caller refuses it for a group chat message, whose conversation is the room itself).
+    func conversation(_ key: String) throws(Problem) -> String {
+        let text = try jid(key, bare: false)
+        guard DedupKey.isRoomPrivate(text) else { return text }
+        guard text.contains("@") else {
+            throw Problem(reason: "\"\(context)\(key)\" must be a bare address, or room@service/nick for a private conversation in a room")
+        }
+        return text
+    }
+
     /// `jid(key, bare:)` where the member is present and not null.
     func optionalJID(_ key: String, bare: Bool) throws(Problem) -> String? {
         try optionalString(key) == nil ? nil : jid(key, bare: bare)

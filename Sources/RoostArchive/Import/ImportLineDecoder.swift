@@ -34,9 +34,12 @@ enum ImportLineDecoder {
 
     private static func message(_ fields: ImportFields) throws(ImportFields.Problem) -> [ArchiveEvent] {
         let account = try fields.jid("account", bare: true)
-        let conversation = try fields.jid("conversation", bare: true)
+        let conversation = try fields.conversation("conversation")
         let direction = try fields.choice("direction", MessageDirection.self)
         let kind = try fields.choice("type", MessageKind.self)
+        if kind == .groupchat && DedupKey.isRoomPrivate(conversation) {
+            throw ImportFields.Problem(reason: "\"conversation\" of a group chat message must be the room's bare address")
+        }
         let to = try fields.jidOrEmpty("to")
         let senderName = try fields.optionalString("sender_name")
         let stanzaId = try fields.optionalString("stanza_id")
@@ -158,9 +161,9 @@ enum ImportLineDecoder {
     }
 
     private static func chatState(_ fields: ImportFields) throws(ImportFields.Problem) -> ChatStateRecord {
-        ChatStateRecord(account: try fields.jid("account", bare: true), conversation: try fields.jid("conversation", bare: true),
+        ChatStateRecord(account: try fields.jid("account", bare: true), conversation: try fields.conversation("conversation"),
                         from: try fields.jid("from", bare: false), state: try fields.choice("state", ChatState.self),
-                        timestamp: try fields.time("timestamp"))
+                        timestamp: try fields.time("timestamp"), messageId: try fields.optionalString("message_id"))
     }
 
     private static func presence(_ fields: ImportFields) throws(ImportFields.Problem) -> PresenceRecord {

@@ -30,6 +30,15 @@ enum DedupKey {
         return "t|\(conversation)|\(record.from)|\(seconds)|\(bodyHash)"
     }
 
+    /// Whether a conversation is a private one with a room's occupant (`room@service/nick`; every other conversation
+    /// is a bare JID): its copies are one message whatever their trusted stanza-ids (`SchemaV1`, rule 5).
+    static func isRoomPrivate(_ conversation: String) -> Bool {
+        conversation.utf8.contains(UInt8(ascii: "/"))
+    }
+
+    /// The condition `isRoomPrivate` as SQL, on the conversation column `column`.
+    static func roomPrivateSQL(_ column: String) -> String { "instr(\(column), '/') > 0" }
+
     /// The origin-id key from the columns of a row (or a record's fields).
     static func origin(conversation: String, direction: String, type: String, from: String, originId: String) -> String {
         var key = "o|\(conversation.lowercased())|\(direction)|\(originId)"

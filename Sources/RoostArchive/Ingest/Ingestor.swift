@@ -221,7 +221,7 @@ final class Ingestor {
         if attachment.state == .pending { newPendingAttachments.append(database.lastInsertRowID) }
     }
 
-    /// The dedup rules of `SchemaV1`, steps 3 and 4.
+    /// The dedup rules of `SchemaV1`, steps 3 to 5.
     private func existingCopy(of record: MessageRecord, account: Int64, key: String) throws(SQLiteError) -> Int64? {
         if record.stanzaIdTrusted, let stanzaId = record.stanzaId {
             // Ids are unique per archive that assigned them (the account's, each room's).
@@ -238,6 +238,11 @@ final class Ingestor {
                                  [.text(stanzaId), .text(by), .integer(id)])
                 bulkKeys?.recordTrusted(id: id, account: account, by: by, stanzaId: stanzaId, conversation: record.conversation)
                 return id
+            }
+            if DedupKey.isRoomPrivate(record.conversation) {
+                // The room handed one copy to each of the user's sessions under the nick, and the user's server gave
+                // each its own id: the fallback key, not the id, tells the message (`SchemaV1`, rule 5).
+                return try bulkOrSQL(.dedup, account: account, key, extra: SQLValue(DedupKey.originID(of: record)), sql: DedupKey.lookupSQL())
             }
             return nil
         }

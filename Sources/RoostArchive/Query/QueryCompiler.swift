@@ -204,8 +204,12 @@ struct QueryCompiler {
                 bind(.text(value))
                 return value.contains("/") ? "m.from_jid = ?" : "m.from_bare = ?"
             }
-            bind(.text(Self.likePattern(value) + "@%"), .text(value), .text("%/" + Self.likePattern(value)))
-            return "(m.from_bare LIKE ? ESCAPE '\\' OR coalesce(m.sender_name = ? COLLATE NOCASE, 0) OR (m.type = 'groupchat' AND m.from_jid LIKE ? ESCAPE '\\'))"
+            return sender(named: value, contact: nil)
+        case .fromName(let name, let contact):
+            return sender(named: name, contact: contact)
+        case .conversation(let jid):
+            bind(.text(jid))
+            return "m.conversation = ?"
         case .to(let value):
             if value.contains("@") {
                 bind(.text(value))
@@ -294,9 +298,29 @@ struct QueryCompiler {
         }
     }
 
+    /// `from:NAME`: in a chat, the contact the name resolved to (else a JID starting with `NAME@`, or the name
+    /// stored with the message); in a room — a group chat message, or a private message from an occupant — a
+    /// nick starting with `NAME` (case-insensitive for ASCII, as LIKE), or the contact's real JID where the room
+    /// showed it. A contact's name is usually also their nick, so neither reading may shut out the other.
+    private mutating func sender(named name: String, contact: String?) -> String {
+        let nick = """
+            ((m.type = 'groupchat' OR (m.direction = 'in' AND instr(m.conversation, '/') > 0)) \
+            AND substr(m.from_jid, instr(m.from_jid, '/') + 1) LIKE ? ESCAPE '\\')
+            """
+        let nickPattern = SQLValue.text(Self.likePattern(name) + "%")
+        if let contact {
+            bind(.text(contact), nickPattern, .text(contact))
+            return "(m.from_bare = ? OR \(nick) OR m.real_jid = ? COLLATE NOCASE)"
+        }
+        bind(.text(Self.likePattern(name) + "@%"), .text(name), nickPattern)
+        return "(m.from_bare LIKE ? ESCAPE '\\' OR coalesce(m.sender_name = ? COLLATE NOCASE, 0) OR \(nick))"
+    }
+
+    /// `with:`/`in:`: a conversation by JID (`room@service/nick` is a private conversation in a room, exactly;
+    /// `QueryNames` has turned a contact's full JID into its bare one), else by the start of its JID.
     private mutating func conversation(_ value: String) -> String {
         if value.contains("@") {
-            bind(.text(JIDText.bare(value)))
+            bind(.text(value.contains("/") ? value : JIDText.bare(value)))
             return "m.conversation = ?"
         }
         bind(.text(Self.likePattern(value) + "@%"))

@@ -2,9 +2,17 @@
 public enum QueryFilter: Sendable, Equatable {
     /// `from:` sender: a bare or full JID, or a name/localpart/MUC nick.
     case from(String)
+    /// `from:NAME` once `QueryNames` has looked the name up: the contact it names (nil: none), and the name as
+    /// typed, which in rooms (group chat messages, and private messages from an occupant) matches the start of
+    /// the sender's nick. Made by the resolution only, never by the parser.
+    case fromName(String, contact: String?)
     case to(String)
-    /// `with:` the conversation (bare JID, or localpart).
+    /// `with:` the conversation (bare JID, or localpart; `room@service/nick` for a private conversation in a room).
     case with(String)
+    /// Exactly one conversation, given as a value (a bare JID, or `room@service/nick`), never parsed from query
+    /// text: how the web view and the CLI select a conversation they already know (`ExportOptions.conversation`),
+    /// so that a JID or a nick can never become query language. Made by code only, never by the parser.
+    case conversation(String)
     case account(String)
     /// `in:` a groupchat room.
     case room(String)

@@ -26,6 +26,11 @@
 ///    known: the row adopts the stanza-id and the insert is a duplicate. Rows with different trusted ids are
 ///    different messages even when their fallback keys agree (the server says so).
 /// 4. A message without a trusted stanza-id is a duplicate when any row has the same fallback key.
+/// 5. A private message with a room's occupant (conversation `room@service/nick`) is one message whatever its trusted
+///    stanza-ids: when the user is in the room from several clients under one nick, the room delivers one copy to
+///    each session, and the user's server archives each copy under an id of its own (Prosody and ejabberd do). So
+///    for these rows the fallback key decides even between different trusted ids, live and in a catch-up alike:
+///    a copy whose id is unknown is a duplicate of any row with its key (the first copy's id is kept).
 ///
 /// # Corrections (XEP-0308)
 /// A message whose `replaces` names the `id` (or origin-id) of an earlier message in the same account and

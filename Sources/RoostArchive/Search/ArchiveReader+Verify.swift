@@ -107,21 +107,34 @@ extension ArchiveReader {
                             condition: "m.stanza_id_trusted = 1 AND m.stanza_id IS NOT NULL AND m.stanza_id_by = a.jid")
     }
 
-    /// Rows sharing one fallback dedup key where at least one of them has no trusted stanza-id: the ingest
-    /// rules would have merged those. (Rows whose trusted ids differ are different messages even when their
-    /// fallback keys agree, so such groups are not reported.)
+    /// Rows sharing one fallback dedup key where at least one of them has no trusted stanza-id, or that are private
+    /// messages with a room's occupant: the ingest rules would have merged those. (Elsewhere rows whose trusted ids
+    /// differ are different messages even when their fallback keys agree, so such groups are not reported; a room's
+    /// private message delivered to two of the user's sessions has two ids for one message: `SchemaV1`, rule 5.)
     public func duplicateFallbackKeys(account: String) throws(ArchiveError) -> [DuplicateGroup] {
-        try duplicateGroups(account: account, keyColumn: DedupKey.fullKeySQL("m."), condition: "1", having: "min(m.stanza_id_trusted) = 0")
+        try duplicateGroups(account: account, keyColumn: DedupKey.fullKeySQL("m."), condition: "1",
+                            having: "min(m.stanza_id_trusted) = 0 OR max(\(DedupKey.roomPrivateSQL("m.conversation")))")
     }
 
     /// Whether a row with the record's fallback key but without a trusted stanza-id exists: the message is
     /// here, only not yet linked to its server id (ingesting the record would link it, not add a row).
     public func hasUnlinkedCopy(of record: MessageRecord) throws(ArchiveError) -> Bool {
-        return try withDatabase { database throws(SQLiteError) in
+        try hasCopy(of: record, extra: "stanza_id_trusted = 0")
+    }
+
+    /// Whether the record is a private message with a room's occupant that is stored under another of its trusted
+    /// ids: another copy of the same message, which the ingest rules store once (`SchemaV1`, rule 5).
+    public func hasOtherCopy(ofRoomPrivate record: MessageRecord) throws(ArchiveError) -> Bool {
+        guard DedupKey.isRoomPrivate(record.conversation) else { return false }
+        return try hasCopy(of: record, extra: "stanza_id_trusted = 1")
+    }
+
+    private func hasCopy(of record: MessageRecord, extra: String) throws(ArchiveError) -> Bool {
+        try withDatabase { database throws(SQLiteError) in
             guard let account = try database.cached("SELECT id FROM accounts WHERE jid = ?").scalarInt([.text(record.account)]) else {
                 return false
             }
-            return try database.prepare(DedupKey.lookupSQL(extra: "stanza_id_trusted = 0"))
+            return try database.prepare(DedupKey.lookupSQL(extra: extra))
                 .scalarInt([.integer(account), .text(DedupKey.make(for: record)), SQLValue(DedupKey.originID(of: record))]) != nil
         }
     }
@@ -131,7 +144,7 @@ extension ArchiveReader {
         let sql = """
             SELECT \(keyColumn), group_concat(m.id) FROM messages m JOIN accounts a ON a.id = m.account_id
             WHERE a.jid = ? AND \(condition)
-            GROUP BY \(keyColumn) HAVING count(*) > 1 AND \(having) ORDER BY min(m.id)
+            GROUP BY \(keyColumn) HAVING count(*) > 1 AND (\(having)) ORDER BY min(m.id)
             """
         var groups: [DuplicateGroup] = []
         try withDatabase { database throws(SQLiteError) in

@@ -266,10 +266,11 @@ public final class ArchiveReader: Sendable {
         }
     }
 
-    /// Parses `query`, keeps only `account`'s messages (nil: every account's), resolves the query's names
-    /// (see `QueryNames`) within that account, and compiles it. `database`: a
-    /// connection the caller already holds (an export's snapshot); else the reader's own is taken.
-    func compile(_ query: String, now: Date, timeZone: TimeZone, account: String? = nil,
+    /// Parses `query`, keeps only `account`'s messages (nil: every account's) and `conversation`'s (a value, never
+    /// parsed: see `QueryFilter.conversation`), resolves the query's names (see `QueryNames`) within that account,
+    /// and compiles it. `database`: a connection the caller already holds (an export's snapshot); else the
+    /// reader's own is taken.
+    func compile(_ query: String, now: Date, timeZone: TimeZone, account: String? = nil, conversation: String? = nil,
                  database: Database? = nil) throws(ArchiveError) -> CompiledQuery {
         var node: QueryNode
         do throws(QueryError) {
@@ -277,8 +278,8 @@ public final class ArchiveReader: Sendable {
         } catch {
             throw .query(error)
         }
-        if let account {
-            node = node == .all ? .filter(.account(account)) : .and([.filter(.account(account)), node])
+        for filter in [conversation.map(QueryFilter.conversation), account.map(QueryFilter.account)].compactMap({ $0 }) {
+            node = node == .all ? .filter(filter) : .and([.filter(filter), node])
         }
         if Self.mentionsNames(node) {
             if let database {

@@ -98,6 +98,12 @@ public struct NameDirectory: Sendable {
         name(of: jid, account: account) ?? JIDText.bare(jid)
     }
 
+    /// The name to show for a conversation: the contact's display name, else its JID; a private conversation with
+    /// a room's occupant (`room@service/nick`) by that whole address — the room's bare JID names no one.
+    public func conversationName(of conversation: String, account: String) -> String {
+        conversation.contains("/") ? conversation : displayName(of: conversation, account: account)
+    }
+
     /// The names a conversation partner has in any account (for resolution).
     func names(of jid: String) -> [String] {
         var names: [String] = []
@@ -207,8 +213,11 @@ extension ArchiveReader {
         // The per-conversation counters (SchemaV10) answer both questions in O(conversations); grouping the messages
         // read every row of the conversation (half the pages `roost log` read) and every entry of an index.
         let counted = try StatsQuery.keepsCounters(database)
-        try database.prepare(counted ? "SELECT DISTINCT conversation FROM conversation_counts WHERE messages > 0 ORDER BY conversation"
-                                     : "SELECT DISTINCT conversation FROM messages").forEachRow { row in
+        // A private conversation in a room (`room@service/nick`) is named by its whole address only, never by a name:
+        // `in:lounge` is the room, not also every private conversation held in it.
+        let named = "instr(conversation, '/') = 0"
+        try database.prepare(counted ? "SELECT DISTINCT conversation FROM conversation_counts WHERE messages > 0 AND \(named) ORDER BY conversation"
+                                     : "SELECT DISTINCT conversation FROM messages WHERE \(named)").forEachRow { row in
             jids.append(row.text(0))
             return true
         }

@@ -68,12 +68,14 @@ struct MessageText {
             return senderName() ?? conversation()
         }
         if outgoing { return "me" }
+        // A private message in a room comes from an occupant, named by the nick (its bare JID is the room's).
+        if let nick = Self.resource(of: from), !nick.isEmpty, conversation().contains("/") { return nick }
         return names.displayName(of: from, account: account)
     }
 
-    /// The conversation's name: the contact's name, else its JID (rooms: their JID).
+    /// The conversation's name: the contact's name, else its JID (rooms, and private conversations in rooms: their JID).
     func conversationName(of row: MessageRow) -> String {
-        row.kind == .groupchat ? row.conversation : names.displayName(of: row.conversation, account: row.account)
+        row.kind == .groupchat ? row.conversation : names.conversationName(of: row.conversation, account: row.account)
     }
 
     /// `a1b2c3d4 2026-01-15 12:03 Bob < hello`: a search hit, with its conversation; in a room the sender too.
@@ -125,7 +127,7 @@ struct MessageText {
             out.append(contentsOf: name)
         } else {
             let jid = line.conversation
-            let name = Array(output.styled(line.groupchat ? jid : self.names.displayName(of: jid, account: line.account), .name).rendered.utf8)
+            let name = Array(output.styled(line.groupchat ? jid : self.names.conversationName(of: jid, account: line.account), .name).rendered.utf8)
             names.conversations.keep(name, account: line.accountID, incoming: false, groupchat: line.groupchat, from: conversation)
             out.append(contentsOf: name)
         }

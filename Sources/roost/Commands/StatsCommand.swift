@@ -49,7 +49,7 @@ struct StatsCommand: Command {
             let outgoing = rows.reduce(0) { $0 + $1.outgoing }
             let earliest = rows.map(\.firstTimestamp).min() ?? first.firstTimestamp
             let latest = rows.map(\.lastTimestamp).max() ?? first.lastTimestamp
-            let name = view.names.displayName(of: first.conversation, account: first.account)
+            let name = view.names.conversationName(of: first.conversation, account: first.account)
             if context.options.json {
                 output.jsonLine(["kind": "conversation", "account": .string(first.account), "conversation": .string(first.conversation),
                                  "name": .string(name), "messages": .int(total), "incoming": .int(incoming), "outgoing": .int(outgoing),
@@ -95,7 +95,7 @@ struct StatsCommand: Command {
             }
             for c in stats.conversations {
                 output.jsonLine(["kind": c.isRoom ? "room" : "conversation", "account": .string(c.account), "conversation": .string(c.conversation),
-                                 "name": .string(view.names.displayName(of: c.conversation, account: c.account)),
+                                 "name": .string(view.names.conversationName(of: c.conversation, account: c.account)),
                                  "messages": .int(c.messages), "incoming": .int(c.incoming), "outgoing": .int(c.outgoing),
                                  "senders": c.isRoom ? .int(c.senders) : .null,
                                  "first": .string(TimeText.utc(c.firstTimestamp)), "last": .string(TimeText.utc(c.lastTimestamp))])
@@ -109,7 +109,7 @@ struct StatsCommand: Command {
                 output.line("\(a.account): \(Counted.noun(a.messages, "message")) in \(Counted.noun(a.conversations, "conversation"))"
                     + (a.firstTimestamp.map { ", \(TimeText.local($0))" } ?? "") + (a.lastTimestamp.map { " .. \(TimeText.local($0))" } ?? ""))
                 for c in stats.conversations where c.account == a.account {
-                    let name = view.names.displayName(of: c.conversation, account: c.account)
+                    let name = view.names.conversationName(of: c.conversation, account: c.account)
                     let label = name == c.conversation ? name : "\(name) (\(c.conversation))"
                     let room = c.isRoom ? " [room, \(Counted.noun(c.senders, "occupant")) wrote]" : ""
                     output.line("  \(label)\(room): \(Counted.number(c.messages)) (\(Counted.number(c.incoming)) in, \(Counted.number(c.outgoing)) out), "

@@ -21,7 +21,9 @@ struct ExportCommand: Command {
         says which), so export, import and export again give the same bytes. For the other formats, \
         --include states,presence adds chat states and presence changes to the transcripts; with an empty \
         query they are exported whole, otherwise for the selected conversations' time span. --bom starts csv \
-        files with a byte order mark, for spreadsheet programs. \
+        files with a byte order mark, for spreadsheet programs. --conversation WHO exports one conversation, named \
+        as in `roost log` (a JID, room@service/nick for a private conversation in a room, or a name) and taken as \
+        it is, never read as query language (a room nick may be anything); a QUERY given too narrows it. \
         Attachments stored locally are copied into attachments/ (beside a single file: NAME_files/). \
         Output is written under a temporary name and renamed when complete; an existing output is only \
         replaced with --force. Exit status: 0 exported, 1 nothing matched, 2 invalid command line or query, \
@@ -31,6 +33,8 @@ struct ExportCommand: Command {
         .value("format", short: "f", placeholder: "FORMAT", help: "jsonl, txt, md, html, mbox, maildir or csv")
             .completing(.choices(ExportFormat.allCases.map(\.rawValue))),
         .value("output", short: "o", placeholder: "PATH", help: "file or folder to create; - for standard output").completing(.file),
+        .value("conversation", placeholder: "WHO", help: "only this conversation (as roost log names it), never read as a query")
+            .completing(.contact),
         .value("split", placeholder: "MODE", help: "none (default), conversation or month")
             .completing(.choices(ExportSplit.allCases.map(\.rawValue))),
         .values("include", placeholder: "LIST", help: "txt, md, html, mbox, maildir, csv: also states, presence (comma-separated, or all); jsonl has all"),
@@ -42,6 +46,8 @@ struct ExportCommand: Command {
     ]
 
     let query: String
+    /// `--conversation WHO`, resolved when the archive is open.
+    let conversation: String?
     let format: ExportFormat
     let output: String?
     let split: ExportSplit
@@ -56,6 +62,7 @@ struct ExportCommand: Command {
 
     init(parsed: ParsedArguments) throws(UsageError) {
         query = parsed.positionals.joined(separator: " ")
+        conversation = parsed.value("conversation")
         guard let format = try parsed.choice("format", of: ExportFormat.self) else {
             let names = ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")
             throw UsageError("missing --format (one of \(names))", command: parsed.command)
@@ -108,8 +115,12 @@ struct ExportCommand: Command {
         let reader = view.reader
         // A file size limit (ulimit -f) should end in a clear error, not a silent kill by SIGXFSZ.
         signal(SIGXFSZ, SIG_IGN)
+        // By value: the conversation's address never becomes query text (a nick such as `z OR after:2000-01-01` would
+        // select the whole archive).
+        let selected = try conversation.map { try view.conversation($0) }
+        let account = selected.flatMap { $0.account.isEmpty ? nil : $0.account } ?? view.account
         var options = ExportOptions(
-            format: format, query: query, account: view.account, split: split, include: include,
+            format: format, query: query, account: account, conversation: selected?.jid, split: split, include: include,
             timeZone: utc ? TimeZone(identifier: "UTC")! : .current, force: force, copyAttachments: copyAttachments)
         options.mailAttachmentLimit = mailAttachmentLimit
         options.csvByteOrderMark = byteOrderMark

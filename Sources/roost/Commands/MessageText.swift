@@ -29,8 +29,10 @@ struct ArchiveView {
     /// that lists them.
     func conversation(_ typed: String, kinds: Set<NameDirectory.Kind> = [.contact, .room]) throws -> NameDirectory.Entry {
         // room@service/nick: a private conversation with a room's occupant, named exactly.
-        if typed.contains("@") && typed.contains("/") {
-            return NameDirectory.Entry(account: account ?? "", jid: typed.lowercased(), kind: .contact, names: [])
+        if typed.contains("@"), let slash = typed.firstIndex(of: "/") {
+            // The room's address in lower case, the nick as it is (nicks differ by case).
+            let jid = typed[..<slash].lowercased() + typed[slash...]
+            return NameDirectory.Entry(account: account ?? "", jid: jid, kind: .contact, names: [])
         }
         let entries: [NameDirectory.Entry]
         do { entries = try reader.resolve(typed, account: account, kinds: kinds) } catch { throw ArchiveFailure(error: error) }

@@ -11,7 +11,8 @@ struct VerifyCommand: Command {
         Logs in once on a resource of its own (also while the agent runs), pages through the account's whole \
         server archive (XEP-0313) and compares its ids with the trusted stanza-ids of the local archive. Reports \
         server messages missing locally (as ranges), local messages the server no longer lists (orphans, e.g. \
-        an expired server archive; informational) and rows stored twice. --repair archives the missing messages \
+        an expired server archive; informational) and rows stored twice — a private message in a room too, \
+        which the server archives once per client of yours in the room (those copies are one message). --repair archives the missing messages \
         exactly as catch-up would. It also reads every file of the file store again and compares its SHA-256 \
         with the one recorded (--files: only that, without logging in); --repair sends missing or damaged files \
         back to download. Exit status 0 when consistent (after --repair: when repaired), 1 when messages are \
@@ -99,6 +100,7 @@ struct VerifyCommand: Command {
                          "first_time": .string(TimeText.utc(range.firstTimestamp)), "last_time": .string(TimeText.utc(range.lastTimestamp))])
             }),
             "unlinked": .int(Int64(report.unlinked)),
+            "room_private_copies": .int(Int64(report.roomPrivateCopies)),
             "repaired": .int(Int64(report.repaired)),
             "orphans": .int(Int64(report.orphans)),
             "orphan_sample": .array(report.orphanSample.map { .string($0) }),
@@ -120,6 +122,9 @@ struct VerifyCommand: Command {
             lines.append("run `roost verify --repair` to archive them")
         }
         if report.unlinked > 0 { lines.append("stored but not yet linked to their server id: \(report.unlinked) (the agent links them on catch-up)") }
+        if report.roomPrivateCopies > 0 {
+            lines.append("server copies of private messages in rooms stored as one: \(report.roomPrivateCopies) (the room delivered them to several of your clients)")
+        }
         if report.orphans > 0 { lines.append("local messages the server no longer lists: \(report.orphans) (its archive may have expired; kept)") }
         if !report.duplicateStanzaIds.isEmpty { lines.append("rows sharing a server id: \(Counted.noun(report.duplicateStanzaIds.count, "group"))") }
         if !report.duplicateFallbackKeys.isEmpty { lines.append("rows stored twice (same fallback key): \(Counted.noun(report.duplicateFallbackKeys.count, "group"))") }

@@ -94,6 +94,29 @@ import Testing
         #expect(again.messages == 0 && again.chatStates == 0, "\(again)")
     }
 
+    /// A retracted message is never unread, so its line carries no `unread`: imported, it must not move the read mark
+    /// over the unread messages before it.
+    @Test func unreadMessagesBeforeARetractedOneStayUnread() throws {
+        let scratch = ExportScratch()
+        let writer = try ArchiveWriter(path: scratch.archive, durability: .off)
+        let me = ExportFixture.account, alice = ExportFixture.alice, t0 = ExportFixture.t0
+        func incoming(_ body: String, _ id: String, at seconds: Int64) -> ArchiveEvent {
+            .message(MessageRecord(account: me, conversation: alice, direction: .incoming, from: alice + "/phone", to: me, body: body,
+                                   timestamp: t0 + seconds * 1000, messageId: id))
+        }
+        _ = try writer.commit([incoming("read", "r1", at: 0)])
+        _ = try writer.commit([.conversationRead(account: me, conversation: alice, timestamp: t0 + 500)])
+        _ = try writer.commit([incoming("unread", "u1", at: 1), incoming("taken back", "x1", at: 2),
+                               .annotation(MessageAnnotation(account: me, conversation: alice, kind: .retraction,
+                                                             target: "x1", from: alice + "/phone", direction: .incoming, groupchat: false,
+                                                             timestamp: t0 + 3000, source: .live))])
+        let original = try jsonl(try ArchiveReader(path: scratch.archive), to: scratch.folder + "/a.jsonl")
+        #expect(original.contains("\"body\":\"unread\"") && original.contains("\"unread\":true") && original.contains("\"retracted\":true"))
+        let copy = scratch.folder + "/copy.sqlite"
+        _ = try ArchiveImporter(archivePath: copy).importJSONLines(from: scratch.folder + "/a.jsonl")
+        #expect(try jsonl(try ArchiveReader(path: copy), to: scratch.folder + "/b.jsonl") == original)
+    }
+
     @Test func aGroupChatMessageOfAnOccupantsAddressIsRefused() throws {
         let scratch = ExportScratch()
         let file = scratch.folder + "/bad.jsonl"

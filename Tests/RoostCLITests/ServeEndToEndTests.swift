@@ -552,6 +552,48 @@ struct ServeEndToEndTests {
         #expect(exit == 0)
     }
 
+    /// Issue 29, item 5: a room nick is whatever its occupant chose. One that reads as query language (`z OR
+    /// after:2000-01-01`) writes to alice privately; the archive holds that conversation under the nick, and its page's
+    /// export — the form as drawn, through the web view's libsoup server — holds that conversation only, however much
+    /// else the archive has.
+    @Test func aHostileNickExportsItsOwnConversationOnly() async throws {
+        let agent = try await servingAgent()
+        let (dir, alice, bob, bobPassword, config, roost) = (agent.dir, agent.alice, agent.bob, agent.bobPassword, agent.config, agent.roost)
+        defer { roost.stop(signal: SIGKILL) }
+        let url = try String(contentsOfFile: agent.urlFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let archive = dir.path + "/data/archive.sqlite"
+        let room = "hostile-\(UUID().uuidString.prefix(8).lowercased())@conference.\(server.domain)"
+        let nick = "z OR after:2000-01-01"
+        try peer(bob, bobPassword, ["muc", room, "bob", "--send", "the room's own message"])
+        let joined = try RoostBinary.run(["rooms", "join", room, "--config", config])
+        #expect(joined.status == 0, "\(joined.stderr)")
+        let roostNick = try #require(try RoostBinary.run(["rooms", "--json", "--config", config]).jsonLines
+            .first { $0["room"] as? String == room }?["nick"] as? String)
+        try peer(bob, bobPassword, ["send", alice.description, "a chat with bob", "another chat"])
+        try peer(bob, bobPassword, ["muc", room, nick, "--pm", "\(roostNick)=from the hostile nick"])
+        // The attack reached Roost: the private message is archived under the nick, beside everything else.
+        try await waitFor("the private message archived", roost, timeout: 60) {
+            count(archive, "SELECT count(*) FROM messages WHERE conversation = '\(room)/\(nick)'") == 1
+        }
+        try await waitFor("bob's chats archived", roost, timeout: 60) { count(archive, "SELECT count(*) FROM messages") >= 4 }
+        let total = count(archive, "SELECT count(*) FROM messages")
+
+        let steps = try browserCheck(["--url", url, "--conversation", nick, "--export", "jsonl"])
+        let export = try #require(steps["export"])
+        #expect(export["status"] as? Int == 200, "\(export)")
+        #expect((export["fields"] as? [String: String])?["j"] == "\(room)/\(nick)", "the page's form names the conversation: \(export)")
+        let lines = (export["text"] as? String ?? "").split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let messages = lines.filter { $0["event"] as? String == "message" }
+        #expect(messages.count == 1 && total >= 4, "one message of \(total): \(messages.map { $0["body"] ?? "" })")
+        #expect(messages.first?["conversation"] as? String == "\(room)/\(nick)" && messages.first?["body"] as? String == "from the hostile nick")
+        // The CLI's way to name a conversation for an export takes it by value too.
+        let cli = try RoostBinary.run(["export", "--format", "jsonl", "--conversation", "\(room)/\(nick)", "--config", config])
+        let cliMessages = cli.jsonLines.filter { $0["event"] as? String == "message" }
+        #expect(cli.status == 0 && cliMessages.count == 1 && cliMessages.first?["body"] as? String == "from the hostile nick", "\(cli.stdout)")
+    }
+
     @Test func largeArchiveThroughRoostServe() async throws {
         let dir = try TestDirectory()
         let messages = Int(ProcessInfo.processInfo.environment["ROOST_TEST_SERVE_MESSAGES"] ?? "") ?? 1_000_000

@@ -46,7 +46,7 @@ _roost_takes_value() {
         "log --lines"|"log -n"|"log --since"|"log --until"|"log --around") return 0 ;;
         "show --context"|"show -C") return 0 ;;
         "stats --by") return 0 ;;
-        "export --format"|"export -f"|"export --output"|"export -o"|"export --split"|"export --include"|"export --max-attachment-size") return 0 ;;
+        "export --format"|"export -f"|"export --output"|"export -o"|"export --conversation"|"export --split"|"export --include"|"export --max-attachment-size") return 0 ;;
         "import --format"|"import -f"|"import --max-line-size"|"import --me"|"import --time-zone") return 0 ;;
         "files --state"|"files --limit"|"files -n") return 0 ;;
         "serve --port"|"serve -p"|"serve --listen"|"serve --allow-host") return 0 ;;
@@ -69,6 +69,7 @@ _roost_value_kind() {
         "stats --by") echo 'words:day week month year' ;;
         "export --format"|"export -f") echo 'words:jsonl txt md html mbox maildir csv' ;;
         "export --output"|"export -o") echo 'file' ;;
+        "export --conversation") echo 'contacts' ;;
         "export --split") echo 'words:none conversation month' ;;
         "import --format"|"import -f") echo 'words:auto jsonl gajim dino profanity pidgin' ;;
         "files --state") echo 'words:stored pending too-large failed refused' ;;
@@ -173,7 +174,7 @@ _roost_options() {
         show) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --context -C' ;;
         stats) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --by' ;;
         verify) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --repair --files' ;;
-        export) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --output -o --split --include --utc --bom --force --no-attachments --max-attachment-size' ;;
+        export) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --output -o --conversation --split --include --utc --bom --force --no-attachments --max-attachment-size' ;;
         import) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --dry-run -n --skip-invalid --max-line-size --me --time-zone' ;;
         files) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --state --limit -n --retry-failed' ;;
         serve) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --port -p --open --listen --allow-remote --allow-host --utc' ;;

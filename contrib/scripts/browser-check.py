@@ -5,7 +5,7 @@ as a person would, and prints what it saw as JSON lines (one per step) for a tes
     browser-check.py --url URL [--inspect TEXT]... [--conversation TEXT] [--pages N] [--search WORD]
                      [--list-command CMD --list-expect N]... [--live-command CMD --live-text TEXT]
                      [--update-command CMD --update-text TEXT [--update-gone TEXT]...] [--mark-read]
-                     [--screenshots DIR] [--probe] [--no-script] [--timeout S]
+                     [--screenshots DIR] [--probe] [--export FORMAT] [--no-script] [--timeout S]
 
 URL is the address `roost serve` printed (with its token). Steps, each printing {"step": NAME, ...}:
   list          open URL; the conversation list (titles, whether the list's live stream opened)
@@ -17,6 +17,9 @@ URL is the address `roost serve` printed (with its token). Steps, each printing 
                 --list-command CMD (a shell command: a peer's message, `roost read`) run it and wait for the
                 count to become its --list-expect N while the list stays open (no reload)
   conversation  click the list entry containing TEXT; the messages shown (count, first and last text)
+  export        (with --export FORMAT, then nothing more) submit the conversation page's export form as it is
+                drawn (its hidden fields, the form token, the browser's cookie) with FORMAT chosen: the answer's
+                status, Content-Disposition and text
   older         scroll to the top N times; the message count after each page arrives
   keys          press j twice and k once; which message is selected
   search        press "/", type WORD, Enter; the hits (count, <mark> texts), then open the first hit in
@@ -305,6 +308,9 @@ def run(args, browser):
          scripts=browser.evaluate("Array.from(document.scripts).map(s => s.getAttribute('src'))"),
          has_older=browser.evaluate("!!document.querySelector('a.more.older')"),
          screenshot=shot("conversation"))
+    if args.export:
+        export(args, browser, origin)
+        return
 
     # Scroll back: each time the top comes into view the script loads the next older page.
     counts = [browser.evaluate("document.querySelectorAll('main .msg').length")]
@@ -564,6 +570,21 @@ def no_script(args, browser, conversation_url):
          marks=re.findall(r"<mark>([^<]*)</mark>", search), in_context="in context</a>" in search)
 
 
+def export(args, browser, origin):
+    """The page's export form, submitted as drawn: the fields it holds (FORMAT chosen) with the browser's cookie."""
+    fields = browser.evaluate("""(() => { const form = document.querySelector('form[action="/export"]');
+        form.querySelector('select[name=format]').value = %s;
+        return Array.from(new FormData(form).entries()); })()""" % json.dumps(args.export))
+    fields = [(name, value) for name, value in fields]
+    parsed = urllib.parse.urlparse(origin)
+    cookies = browser.call("Network.getCookies", urls=[origin + "/"])["cookies"]
+    cookie = next((c for c in cookies if c["name"] == "roost-%d" % parsed.port), None)
+    header = {"Cookie": "%s=%s" % (cookie["name"], cookie["value"])} if cookie else {}
+    status, headers, body = http_request(origin, "POST", "/export", {**header, "Origin": origin}, urllib.parse.urlencode(fields))
+    emit("export", status=status, fields={k: v for k, v in fields if k != "csrf"}, disposition=headers.get("Content-Disposition"),
+         text=body.decode("utf-8", "replace"))
+
+
 def probe(args, browser, conversation_url):
     parsed = urllib.parse.urlparse(args.url)
     base = "%s://%s" % (parsed.scheme, parsed.netloc)
@@ -630,6 +651,7 @@ def main():
     parser.add_argument("--mark-read", action="store_true")
     parser.add_argument("--screenshots")
     parser.add_argument("--probe", action="store_true")
+    parser.add_argument("--export", metavar="FORMAT")
     parser.add_argument("--no-script", action="store_true")
     parser.add_argument("--timeout", type=float, default=30)
     args = parser.parse_args()

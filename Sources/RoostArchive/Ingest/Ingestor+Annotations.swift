@@ -251,7 +251,9 @@ extension Ingestor {
                                   peerDisplayed: progress == .read ? id : 0, at: record.receivedAt)
                 readStateWritten = true
             }
-            if record.direction == .incoming, !imported.unread {
+            // An export marks unread messages only; a retracted one is never unread, so it says nothing of the read
+            // mark: taking it as read would mark every message before it read (found by issue 28's round trip).
+            if record.direction == .incoming, !imported.unread, imported.retraction == nil {
                 try moveReadState(account: account, conversation: record.conversation, read: id, at: record.receivedAt)
                 readStateWritten = true
             }

@@ -68,7 +68,8 @@ extension RoomsEndToEndTests {
         let plain = try s.roost(["search", "live \(m)"]).stdout
         #expect(plain.contains("\(occupant) < live \(m)"), "\(plain)")
         let count = try s.roost(["count", "--json", "with:\(occupant)"]).jsonLines.first?["count"] as? Int
-        #expect(count == 3)
+        let selected = try s.roost(["search", "--json", "--limit", "0", "with:\(occupant)"]).jsonLines.compactMap { $0["body"] as? String }
+        #expect(count == 3 && Set(selected) == ["live \(m)", "reply \(m)", "away \(m)"], "\(selected)")
         let privately = try s.roost(["search", "--json", "--limit", "0", "from:bob", m]).jsonLines.compactMap { $0["body"] as? String }
         #expect(Set(privately) == ["live \(m)", "away \(m)"], "from: finds the occupant's private messages by nick")
 
@@ -81,7 +82,7 @@ extension RoomsEndToEndTests {
         #expect(report["missing"] as? Int == 0)
 
         // An archive that holds one of them twice (as Roost stored them before): verify says so.
-        let id = try s.sql("SELECT id FROM messages WHERE body = 'live \(m)'")
+        let id = try #require(Int(try s.sql("SELECT id FROM messages WHERE body = 'live \(m)'")), "one row")
         let columns = "account_id, conversation, direction, type, from_jid, from_bare, to_jid, to_bare, sender_name, body, timestamp, "
             + "received_at, stanza_id_by, stanza_id_trusted, message_id, source, dedup_key"
         let forged = try RoostBinary.runProgram("/usr/bin/sqlite3", [s.archive, """
@@ -91,6 +92,6 @@ extension RoomsEndToEndTests {
         let doubled = try s.roost(["verify", "--json"])
         let groups = try #require(doubled.jsonLines.first)["duplicate_fallback_keys"] as? [[String: Any]]
         #expect(doubled.status == 1 && groups?.count == 1, "\(doubled.stdout)")
-        #expect(groups?.first?["rows"] as? [Int] == [Int(id)!, Int(id)! + 1])
+        #expect(groups?.first?["rows"] as? [Int] == [id, id + 1])
     }
 }

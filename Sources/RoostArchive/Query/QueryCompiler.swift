@@ -9,15 +9,18 @@ import Foundation
 /// doubled, so `NEAR`, `*`, `:`, `^`, parentheses typed by the user are plain text to FTS5.
 struct QueryCompiler {
     private let resolver: DateResolver
+    /// The archive keeps `conversation_counts` (`SchemaV10`; a reader may open an older archive).
+    private let conversationsCounted: Bool
     private var parameters: [SQLValue] = []
     private var highlightTerms: [String] = []
 
-    private init(resolver: DateResolver) {
+    private init(resolver: DateResolver, conversationsCounted: Bool) {
         self.resolver = resolver
+        self.conversationsCounted = conversationsCounted
     }
 
-    static func compile(_ node: QueryNode, now: Date, timeZone: TimeZone) -> CompiledQuery {
-        var compiler = QueryCompiler(resolver: DateResolver(now: now, timeZone: timeZone))
+    static func compile(_ node: QueryNode, now: Date, timeZone: TimeZone, conversationsCounted: Bool = false) -> CompiledQuery {
+        var compiler = QueryCompiler(resolver: DateResolver(now: now, timeZone: timeZone), conversationsCounted: conversationsCounted)
         compiler.collectHighlights(node, negated: false)
         return compiler.compileTop(node)
     }
@@ -299,21 +302,39 @@ struct QueryCompiler {
     }
 
     /// `from:NAME`: in a chat, the contact the name resolved to (else a JID starting with `NAME@`, or the name
-    /// stored with the message); in a room — a group chat message, or a private message from an occupant — a
-    /// nick starting with `NAME` (case-insensitive for ASCII, as LIKE), or the contact's real JID where the room
-    /// showed it. A contact's name is usually also their nick, so neither reading may shut out the other.
+    /// stored with the message); in a room — a group chat message, or a private message from an occupant — a nick
+    /// starting with `NAME` (case-insensitive for ASCII, as LIKE). A contact's name is usually also their nick, so
+    /// neither reading may shut out the other.
+    ///
+    /// Nicks have no index of their own. A name that is no contact's is a scan anyway (as it always was). For a
+    /// contact's, whose messages `messages_from` finds, the nick part keeps the query on indexes: a room's message
+    /// stores its nick as its sender name (the router, the importers, jsonl), which the full-text index holds
+    /// (`sender`), so the rows whose sender has words starting like NAME's are the candidates and the exact test on
+    /// the nick decides (a MULTI-INDEX OR). 300 000 synthetic messages, `roost count from:contact1`: 27 ms, as before
+    /// nicks were searched; 76 ms reading every room message instead. A name the index cannot look up (no letters or
+    /// digits, or Chinese, Japanese, Korean, which it keeps apart from the column) is tested on the rooms' rows, listed
+    /// by the per-conversation counters where the archive keeps them.
     private mutating func sender(named name: String, contact: String?) -> String {
-        let nick = """
-            ((m.type = 'groupchat' OR (m.direction = 'in' AND instr(m.conversation, '/') > 0)) \
-            AND substr(m.from_jid, instr(m.from_jid, '/') + 1) LIKE ? ESCAPE '\\')
-            """
-        let nickPattern = SQLValue.text(Self.likePattern(name) + "%")
+        var conditions: [String] = []
+        var nick = ["(m.type = 'groupchat' OR (m.direction = 'in' AND instr(m.conversation, '/') > 0))"]
         if let contact {
-            bind(.text(contact), nickPattern, .text(contact))
-            return "(m.from_bare = ? OR \(nick) OR m.real_jid = ? COLLATE NOCASE)"
+            bind(.text(contact))
+            conditions.append("m.from_bare = ?")
+            if SearchText.hasTokenCharacters(name) && !SearchText.containsCJK(name) {
+                bind(.text("sender : (" + Self.ftsTerm(TextTerm(name, isPrefix: true)) + ")"))
+                nick.insert("m.id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)", at: 0)
+            } else if conversationsCounted {
+                nick.insert("m.conversation IN (SELECT conversation FROM conversation_counts WHERE groupchat > 0 OR instr(conversation, '/') > 0)",
+                            at: 0)
+            }
+        } else {
+            bind(.text(Self.likePattern(name) + "@%"), .text(name))
+            conditions += ["m.from_bare LIKE ? ESCAPE '\\'", "coalesce(m.sender_name = ? COLLATE NOCASE, 0)"]
         }
-        bind(.text(Self.likePattern(name) + "@%"), .text(name), nickPattern)
-        return "(m.from_bare LIKE ? ESCAPE '\\' OR coalesce(m.sender_name = ? COLLATE NOCASE, 0) OR \(nick))"
+        bind(.text(Self.likePattern(name) + "%"))
+        nick.append("substr(m.from_jid, instr(m.from_jid, '/') + 1) LIKE ? ESCAPE '\\'")
+        conditions.append("(" + nick.joined(separator: " AND ") + ")")
+        return "(" + conditions.joined(separator: " OR ") + ")"
     }
 
     /// `with:`/`in:`: a conversation by JID (`room@service/nick` is a private conversation in a room, exactly;

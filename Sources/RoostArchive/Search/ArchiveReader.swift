@@ -281,17 +281,22 @@ public final class ArchiveReader: Sendable {
         for filter in [conversation.map(QueryFilter.conversation), account.map(QueryFilter.account)].compactMap({ $0 }) {
             node = node == .all ? .filter(filter) : .and([.filter(filter), node])
         }
+        var counted = false
         if Self.mentionsNames(node) {
+            // With the names, whether the archive lists its conversations (`SchemaV10`): `from:` then reads rooms only
+            // where it looks for nicks (see `QueryCompiler`).
+            let parsed = node
+            let resolve = { (database: Database) throws(ArchiveError) -> (QueryNode, Bool) in
+                let resolved = try QueryNames.resolve(parsed, account: account, database: database)
+                do throws(SQLiteError) { return (resolved, try StatsQuery.keepsCounters(database)) } catch { throw .sqlite(error) }
+            }
             if let database {
-                node = try QueryNames.resolve(node, account: account, database: database)
+                (node, counted) = try resolve(database)
             } else {
-                let parsed = node
-                node = try withDatabaseResult { database throws(ArchiveError) in
-                    try QueryNames.resolve(parsed, account: account, database: database)
-                }
+                (node, counted) = try withDatabaseResult(resolve)
             }
         }
-        return QueryCompiler.compile(node, now: now, timeZone: timeZone)
+        return QueryCompiler.compile(node, now: now, timeZone: timeZone, conversationsCounted: counted)
     }
 
     /// Whether the query has a `with:`, `in:`, `from:` or `to:` filter to resolve.

@@ -11,7 +11,8 @@ struct SearchCommand: Command {
         (-word needs no -- before it); prefix* for word starts (quote it, 'trav*', so the shell leaves it alone); \
         parentheses group. Filters: from:WHO to:WHO with:WHO (the conversation) in:ROOM, where WHO is a JID, \
         the start of one, or a roster name, nickname or full name (a name fitting several is an error listing \
-        them); account:JID date:A..B after:A before:B (YYYY-MM-DD, YYYY-MM, YYYY-MM-DDTHH:MM, or 7d 2w 3m 1y \
+        them); in rooms from:NAME also matches nicks starting with NAME; with:room@service/nick is the private \
+        conversation with a room's occupant; account:JID date:A..B after:A before:B (YYYY-MM-DD, YYYY-MM, YYYY-MM-DDTHH:MM, or 7d 2w 3m 1y \
         today yesterday) is:in is:out is:chat is:groupchat is:edited has:file has:image filename:NAME type:MIME. \
         Chinese, Japanese and Korean words of any length are found (好友, 消息). No words means every message \
         matching the filters. Each line starts with the message's short id, for `roost show ID` and \

@@ -18,8 +18,10 @@ enum QueryFuzz {
         "NOCASE", "coalesce", "instr", "lower", "m", "f", "a", "id", "rowid", "message_fts", "messages", "accounts", "attachments",
         "jid", "account_id", "conversation", "from_bare", "from_jid", "to_bare", "to_jid", "direction", "type", "edited",
         "timestamp", "body", "subject", "sender_name", "message_row", "name", "url", "mime",
+        // `from:NAME` in rooms: the nick after the `/` of the sender's address, the rooms listed by their counters.
+        "substr", "conversation_counts", "groupchat",
     ]
-    static let literals: Set<String> = ["'\\'", "''", "'groupchat'"]
+    static let literals: Set<String> = ["'\\'", "''", "'groupchat'", "'in'", "'/'"]
 
     static func check(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         let text = String(decoding: bytes, as: UTF8.self)

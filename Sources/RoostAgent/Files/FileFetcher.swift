@@ -208,10 +208,15 @@ struct FileFetcher {
         }
     }
 
-    /// A URL fit for a log: no query (upload tokens) and no fragment (an aesgcm key).
+    /// A URL fit for a log: no user name or password (`http://user:pw@host/`), no query (upload tokens) and no
+    /// fragment (an aesgcm key).
     static func loggable(_ url: String) -> String {
         var text = Substring(url)
         if let cut = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<cut] }
+        if let scheme = text.range(of: "://") {
+            let authority = text[scheme.upperBound...].prefix { $0 != "/" && $0 != "\\" }
+            if let at = authority.lastIndex(of: "@") { text = text[..<scheme.upperBound] + text[text.index(after: at)...] }
+        }
         return String(text)
     }
 }

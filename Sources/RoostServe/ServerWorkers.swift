@@ -35,20 +35,34 @@ final class ServerWorkers {
     func start<Output>(name: String, _ work: @escaping @Sendable (Cancellation) -> Output, done: @escaping (Output) -> Void) -> Bool {
         guard !stopping else { return false }
         running += 1
-        let back = OnServerThread(value: (self, done))
+        let job = Job(workers: self, done: done)
         let thread = self.thread
         let cancellation = self.cancellation
         let worker = Thread {
-            let output = OnServerThread(value: work(cancellation))
-            thread.run {
-                let (workers, done) = back.value
-                done(output.value)
-                workers.finished()
-            }
+            job.output = work(cancellation)
+            thread.run { job.finish() }
         }
         worker.name = name
         worker.start()
         return true
+    }
+
+    /// One worker's result on its way back: written by the worker's thread before it hands the job to the server's
+    /// thread (GMainThread.run), read there.
+    private final class Job<Output>: @unchecked Sendable {
+        let workers: ServerWorkers
+        let done: (Output) -> Void
+        var output: Output?
+
+        init(workers: ServerWorkers, done: @escaping (Output) -> Void) {
+            self.workers = workers
+            self.done = done
+        }
+
+        func finish() {
+            if let output { done(output) }
+            workers.finished()
+        }
     }
 
     private func finished() {

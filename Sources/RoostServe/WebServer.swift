@@ -108,15 +108,19 @@ package final class WebServer: Sendable {
 
     /// Stops accepting connections, cancels the workers (picture copies, exports, mark-read commits) and waits
     /// for them, closes every connection, frees the view and ends the thread: nothing a worker hands back can reach
-    /// a freed object.
+    /// a freed object. Returns once the view is freed — a caller that then exits the process (`roost serve`) never
+    /// races its deinitialisers (a crash the suite's core dumps caught).
     package func stop() async {
         let box = app
+        let thread = self.thread
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             thread.run {
                 guard let app = box.app else { return continuation.resume() }
                 app.stop {
                     box.app = nil
-                    continuation.resume()
+                    // This closure and `app` above still hold the view: the answer goes after this turn of the loop,
+                    // when the last reference is gone and the view freed.
+                    thread.run { continuation.resume() }
                 }
             }
         }

@@ -5,7 +5,8 @@ import RoostNotify
 
 /// How many connections the web view takes, and for how long (docs/serve.md, "Limits").
 package struct ConnectionLimits: Sendable {
-    /// Open connections at once, from everyone together.
+    /// Open connections at once, from everyone but the user running Roost together (that user's own browser keeps
+    /// its `perPeer` places whatever other local users hold).
     package var total = 128
     /// Open connections at once from one peer: one local user (the kernel says whose socket it is), or one address.
     package var perPeer = 32
@@ -35,8 +36,8 @@ struct Peer: Hashable, CustomStringConvertible {
 }
 
 /// The web view's listening socket and the connections it accepted. Roost accepts them itself, not libsoup, so
-/// that no connection is ever held beyond the limits: past `total` or a peer's `perPeer` open connections a new one
-/// is closed at once (and counted; the first of a burst is logged); a connection that has not sent a whole request
+/// that no connection is ever held beyond the limits: past a peer's `perPeer` open connections, or past `total` held
+/// by others than the user running Roost (whose browser so always gets in), a new one is closed at once (and counted; the first of a burst is logged); a connection that has not sent a whole request
 /// `requestSeconds` after it came is closed; one whose client stalls `idleSeconds` too (the socket's timeout, which
 /// libsoup's reads and writes see). Each accepted connection is handed to libsoup (`soup_server_accept_iostream`).
 /// Without a listener of its own libsoup keeps no connection alive after its response, and every response says
@@ -243,12 +244,13 @@ final class ConnectionGate {
         let peer = Self.peer(peerAddress, local: local)
         prune()
         let fromPeer = perPeer[peer, default: 0]
-        if connections.count >= limits.total || fromPeer >= limits.perPeer {
+        let others = connections.count - perPeer[Self.ownUser, default: 0]
+        if fromPeer >= limits.perPeer || (peer != Self.ownUser && others >= limits.total) {
             close(fd)
             refused += 1
             noteRefusal(peer, reason: fromPeer >= limits.perPeer
                         ? "it has \(fromPeer) open, the most one peer may have"
-                        : "\(connections.count) connections are open, the most the view takes")
+                        : "\(others) connections of others are open, the most the view takes")
             return
         }
         guard let socket = g_socket_new_from_fd(fd, nil) else {
@@ -332,6 +334,9 @@ final class ConnectionGate {
             return false
         }
     }
+
+    /// The user running Roost, as a peer.
+    private static let ownUser = Peer(address: "", uid: Int64(getuid()))
 
     // MARK: Addresses
 

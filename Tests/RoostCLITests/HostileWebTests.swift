@@ -247,6 +247,25 @@ struct HostileWebTests {
     }
 }
 
+/// The suite's crash collection (contrib/scripts/test, `CoreDumps`): a roost that crashes fails the test that ran it,
+/// and the failure carries every thread's stack from its core. Here roost is made to crash (SIGSEGV), and the test
+/// passes only when that issue, with the stacks, was recorded.
+@Suite("The suite's crash collection")
+struct CrashCollectionTests {
+    @Test func aCrashOfRoostFailsItsTestWithEveryThreadsStack() throws {
+        let sandbox = try WebSandbox()
+        try sandbox.commit([WebSandbox.message("hello", seconds: 0)])
+        let served = try sandbox.serve()
+        withKnownIssue("roost is made to crash: its test must fail with the signal and the stacks of its core") {
+            served.process.stop(signal: SIGSEGV)
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined(separator: "\n")
+            return text.contains("roost crashed (SIGSEGV)") && text.contains("backtrace (gdb, core of pid \(served.process.pid))")
+                && text.contains("g_main_loop_run")
+        }
+    }
+}
+
 /// A value shared with the tests' own threads, under a lock.
 final class Shared<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()

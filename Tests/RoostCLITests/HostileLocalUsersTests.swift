@@ -7,12 +7,13 @@ import RoostXMPP
 /// Issue 29, items 1 and 3: other users of the same machine against the agent's web view and the runtime folder.
 /// The other users are real ones: processes run under other uids with setpriv (CI runs as root; the uids need no
 /// account), one of them in the role of the user running Roost where the runtime folder's fallback is at stake.
-@Suite("End to end: other local users", .serialized, .requires(.server, .root, .tool("/usr/bin/setpriv"), .tool("/usr/bin/prlimit")))
+@Suite("End to end: other local users", .serialized,
+       .requires(.server, .root, .tool("/usr/bin/setpriv"), .tool("/usr/bin/prlimit"), .tool("/usr/bin/ss")))
 struct HostileLocalUsersTests {
     let server: TestServer
 
     init() throws {
-        try TestRequirement.check(.server, .root, .tool("/usr/bin/setpriv"), .tool("/usr/bin/prlimit"))
+        try TestRequirement.check(.server, .root, .tool("/usr/bin/setpriv"), .tool("/usr/bin/prlimit"), .tool("/usr/bin/ss"))
         server = try TestServer.require()
     }
 
@@ -42,26 +43,39 @@ struct HostileLocalUsersTests {
         let baseline = Self.descriptors(of: roost.pid)
 
         let users: [UInt32] = [65_530, 65_531, 65_532, 65_533, 65_534]
+        let ready = dir.path + "/ready"
+        try FileManager.default.createDirectory(atPath: ready, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+        chmod(ready, 0o777)
         let attack = Task {
             try await withThrowingTaskGroup(of: WebAnswer.self) { group in
                 for user in users {
-                    group.addTask { try await WebClient.run(["hold", "--port", "\(port)", "--count", "230", "--seconds", "16"], user: user) }
+                    group.addTask {
+                        try await WebClient.run(["hold", "--port", "\(port)", "--count", "230", "--seconds", "16", "--ready", "\(ready)/\(user)"], user: user)
+                    }
                 }
                 var answers: [WebAnswer] = []
                 for try await answer in group { answers.append(answer) }
                 return answers
             }
         }
-        // The attack reached the view: refusals named by user.
-        try await offPool { try roost.waitForLog("refused a connection from 127.0.0.1 (user 6553", timeout: 60) }
-        let during = Self.descriptors(of: roost.pid)
-        #expect(during <= baseline + 128 + 10, "the view holds at most 128 connections of others: \(during) descriptors, \(baseline) before")
-        // The user's own tools still get through.
+        try await waitUntil("every other user's connections open", timeout: .seconds(60)) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: ready)) ?? []).count == users.count
+        }
+        // Roost has taken every connection the kernel queued for it (the listening socket's queue is empty).
+        try await waitUntil("the view's accept queue drained", timeout: .seconds(30)) {
+            let queue = try RoostBinary.runProgram("/usr/bin/ss", ["-Hltn", "sport = :\(port)"])
+            return queue.stdout.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first == "0"
+        }
+        // The user's own tools still get through while the connections are held.
         let status = try await offPool { try RoostBinary.run(["status", "--json", "--config", config], timeout: 20) }
         #expect(status.status == 0, "roost status under the flood: \(status.status) \(status.stderr)")
         #expect(status.jsonLines.contains { $0["kind"] as? String == "account" && $0["state"] as? String == "online" }, "\(status.stdout)")
         let page = try await WebClient.get(url, path: "/")
         #expect(page.status == 200, "a page of the user's own under the flood")
+        let during = Self.descriptors(of: roost.pid)
+        #expect(during <= baseline + 128 + 32 + 10, "the view holds at most 128 connections of others: \(during) descriptors, \(baseline) before")
+        // The attack reached the view: refusals, each naming its user.
+        for user in users { #expect(roost.stderrSoFar.contains("refused a connection from 127.0.0.1 (user \(user))")) }
 
         let answers = try await attack.value
         #expect(answers.count == users.count)

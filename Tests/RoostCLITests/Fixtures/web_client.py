@@ -2,7 +2,7 @@
 """web_client.py: an HTTP client of the web view (`roost serve`) for the hostile-input tests, Python's own sockets
 and http.client, independent of Roost. Prints one JSON object (stdout) with what it saw.
 
-    web_client.py hold --port P --count N --seconds S
+    web_client.py hold --port P --count N --seconds S [--ready FILE]
         opens N TCP connections as fast as it can and sends nothing; then watches them for S seconds and says how many
         connected, how many the server closed within 3 s (refused at once), how many it held, how many of those it
         closed later (idle) and how many were never closed.
@@ -46,6 +46,9 @@ def hold(args):
         except OSError:
             failed += 1
             s.close()
+    if args.ready:
+        open(args.ready, "w").close()
+
     def closed(s):
         try:
             return s.recv(1) == b""
@@ -214,6 +217,7 @@ def main():
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--count", type=int, required=True)
     p.add_argument("--seconds", type=float, required=True)
+    p.add_argument("--ready", help="a file made once every connection is open")
     p = commands.add_parser("get")
     p.add_argument("--url", required=True)
     p.add_argument("--path", default="/")

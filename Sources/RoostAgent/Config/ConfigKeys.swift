@@ -47,10 +47,10 @@ enum ConfigKeys {
         "max_transfer_seconds": { draft, value, _ throws(ConfigValueError) in
             draft.maxTransferSeconds = try Parse.integer(value, in: 5...86_400, what: "a number of seconds")
         },
-        "min_rate": { draft, value, _ throws(ConfigValueError) in draft.minRate = try Parse.size(value) },
-        "quota": { draft, value, _ throws(ConfigValueError) in draft.quota = try Parse.size(value) },
-        "quota_per_contact": { draft, value, _ throws(ConfigValueError) in draft.quotaPerContact = try Parse.size(value) },
-        "min_free": { draft, value, _ throws(ConfigValueError) in draft.minFree = try Parse.size(value) },
+        "min_rate": { draft, value, _ throws(ConfigValueError) in draft.minRate = try Parse.sizeOrZero(value) },
+        "quota": { draft, value, _ throws(ConfigValueError) in draft.quota = try Parse.sizeOrZero(value) },
+        "quota_per_contact": { draft, value, _ throws(ConfigValueError) in draft.quotaPerContact = try Parse.sizeOrZero(value) },
+        "min_free": { draft, value, _ throws(ConfigValueError) in draft.minFree = try Parse.sizeOrZero(value) },
     ]
 
     static let serve: [String: ConfigKeySetter<ServeConfig>] = [

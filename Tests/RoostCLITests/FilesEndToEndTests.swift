@@ -427,19 +427,24 @@ struct FilesEndToEndTests {
 
     // MARK: - Issue 29: contacts who stall the downloads or fill the disk
 
+    /// alice and her contact bob, carol (a stranger), and a file host serving `files`.
+    private func twoSenders(_ files: [String: Data]) async throws -> (Pair, JID, String, FileHost) {
+        let pair = try await pair()
+        let (carolClient, carol, carolPassword) = try await server.registeredClient("carol")
+        await carolClient.disconnect()
+        let www = pair.dir.path + "/www"
+        try FileManager.default.createDirectory(atPath: www, withIntermediateDirectories: true)
+        for (name, data) in files { try FilesKit.write(www + "/" + name, data) }
+        return (pair, carol, carolPassword, try FileHost(root: www))
+    }
+
     /// Two links from bob that trickle 2 bytes a second once held both download threads for ever. Now bob has one
     /// transfer at a time (his second waits), carol's file is kept meanwhile, the trickle ends at the minimum rate
     /// ("too-slow"), and after a SIGHUP that lowers max_transfer_seconds a steady but long transfer ends at it.
     @Test func slowSendersCannotHoldTheDownloads() async throws {
-        let pair = try await pair()
-        let dir = pair.dir.path
-        let (carolClient, carol, carolPassword) = try await server.registeredClient("carol")
-        await carolClient.disconnect()
-        let www = dir + "/www"
-        try FileManager.default.createDirectory(atPath: www, withIntermediateDirectories: true)
-        for name in ["a.bin", "b.bin", "long.bin"] { try FilesKit.write(www + "/" + name, Data((0..<300_000).map { UInt8($0 % 249) })) }
-        try FilesKit.write(www + "/fast.bin", Data((0..<20_000).map { UInt8($0 % 241) }))
-        let host = try FileHost(root: www)
+        var files = ["fast.bin": Data((0..<20_000).map { UInt8($0 % 241) })]
+        for name in ["a.bin", "b.bin", "long.bin"] { files[name] = Data((0..<300_000).map { UInt8($0 % 249) }) }
+        let (pair, carol, carolPassword, host) = try await twoSenders(files)
         let settings = "download = all\nallow_private_addresses = true\nretry_seconds = 3600\nmin_rate = 1K"
         let config = try config(pair, files: settings)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
@@ -479,16 +484,11 @@ struct FilesEndToEndTests {
     /// Quotas of the file store: per conversation and in all, and the free-space floor; a link's password never
     /// reaches the log.
     @Test func quotasBoundWhatContactsMayStore() async throws {
-        let pair = try await pair()
-        let dir = pair.dir.path
-        let (carolClient, carol, carolPassword) = try await server.registeredClient("carol")
-        await carolClient.disconnect()
-        let www = dir + "/www"
-        try FileManager.default.createDirectory(atPath: www, withIntermediateDirectories: true)
+        var files: [String: Data] = [:]
         for (index, name) in ["x1.bin", "x2.bin", "y1.bin", "y2.bin", "z.bin"].enumerated() {
-            try FilesKit.write(www + "/" + name, Data((0..<200_000).map { UInt8(($0 + index) % 251) }))
+            files[name] = Data((0..<200_000).map { UInt8(($0 + index) % 251) })
         }
-        let host = try FileHost(root: www)
+        let (pair, carol, carolPassword, host) = try await twoSenders(files)
         let settings = "download = all\nallow_private_addresses = true\nretry_seconds = 3600\nquota_per_contact = 300K\nquota = 450K"
         let config = try config(pair, files: settings)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])

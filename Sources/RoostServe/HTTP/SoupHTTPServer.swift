@@ -225,13 +225,14 @@ final class HTTPExchange {
         })
     }
 
-    /// Adds a piece to a streamed body and wakes the connection to write it. A reader that leaves more than
+    /// Adds a piece to a streamed body and wakes the connection to write it. A reader that still leaves more than
     /// `streamBacklogLimit` bytes untaken is dropped (its connection ended), rather than kept in memory: false then.
+    /// (The limit is on what waits before the piece: a reader that keeps up always gets the piece, however large.)
     @discardableResult
     func append(_ text: String) -> Bool {
         guard !finished else { return false }
         var bytes = Array(text.utf8)
-        guard backlog + bytes.count <= streamBacklogLimit else {
+        guard backlog <= streamBacklogLimit else {
             dropConnection(remoteKey)
             return false
         }

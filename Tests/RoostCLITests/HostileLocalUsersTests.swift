@@ -58,7 +58,7 @@ struct HostileLocalUsersTests {
                 return answers
             }
         }
-        try await waitUntil("every other user's connections open", timeout: .seconds(60)) {
+        try await waitUntil("every other user's connections open", timeout: .seconds(120)) {
             ((try? FileManager.default.contentsOfDirectory(atPath: ready)) ?? []).count == users.count
         }
         // Roost has taken every connection the kernel queued for it (the listening socket's queue is empty).

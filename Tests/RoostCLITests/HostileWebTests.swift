@@ -22,7 +22,7 @@ struct HostileWebTests {
         defer { served.process.stop() }
         let account = try sandbox.accountID()
         let path = "/events?a=\(account)&j=alice%40example.com&after=0&since=0"
-        async let stalled = WebClient.run(["stall", "--url", served.url, "--path", path, "--seconds", "25"])
+        async let stalled = WebClient.run(["stall", "--url", served.url, "--path", path, "--seconds", "12"])
         // More arrives while the reader sleeps: each commit wakes the stream, which is sent what is new.
         try await Task.sleep(for: .seconds(2))
         for round in 1...6 {

@@ -124,7 +124,9 @@ final class ConnectionGate {
         if family == AF_INET6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) }
         let size = socklen_t(family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) } }
-        guard bound == 0, Glibc.listen(fd, 128) == 0 else {
+        // A deep queue costs no descriptor of ours: a burst waits in the kernel, and a client's connect never stalls
+        // while the server's thread is busy (it drains the queue in one go, refusing what is over the limits).
+        guard bound == 0, Glibc.listen(fd, 1024) == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
             throw .listen(host: host, port: port, reason: reason)

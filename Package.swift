@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "RoostNotify", dependencies: ["RoostCore", "CNotify", "CGLib", "CCurl", "CSystem", "RoostHTTP", "RoostArchive"], swiftSettings: strict),
         .target(name: "RoostAgent", dependencies: ["RoostCore", "RoostXMPP", "RoostArchive", "RoostNotify", "RoostOMEMO", "RoostHTTP", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv", "CSystem", "CGdkPixbuf"], swiftSettings: strict),
         // The web view: HTTP (libsoup) and its security; pages come from RoostArchive's HTML renderer.
-        .target(name: "RoostServe", dependencies: ["RoostCore", "CSoup", "RoostArchive", "RoostNotify"], swiftSettings: strict),
+        .target(name: "RoostServe", dependencies: ["RoostCore", "CSoup", "CSystem", "RoostArchive", "RoostNotify"], swiftSettings: strict),
         // Linked by the toolchain's lld with packed relative relocations (DT_RELR, glibc ≥ 2.36): the loader
         // reads 16 KB of relocations at start instead of 2 MB (docs/performance.md, "Start-up").
         .executableTarget(name: "roost", dependencies: ["RoostCore", "RoostAgent", "RoostArchive", "RoostNotify", "RoostServe", "RoostXMPP"],

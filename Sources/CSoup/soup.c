@@ -12,8 +12,8 @@ SoupServer *roost_soup_server_new(void) {
 }
 
 ROOST_FORWARD(libsoup, SoupMessageHeaders *, soup_server_message_get_request_headers, (SoupServerMessage *msg), (msg))
-ROOST_FORWARD(libsoup, gboolean, soup_server_listen, (SoupServer *server, GSocketAddress *address, SoupServerListenOptions options, GError **error), (server, address, options, error))
-ROOST_FORWARD(libsoup, GSList *, soup_server_get_uris, (SoupServer *server), (server))
+ROOST_FORWARD(libsoup, gboolean, soup_server_accept_iostream, (SoupServer *server, GIOStream *stream, GSocketAddress *local_addr, GSocketAddress *remote_addr, GError **error), (server, stream, local_addr, remote_addr, error))
+ROOST_FORWARD(libsoup, GSocketAddress *, soup_server_message_get_remote_address, (SoupServerMessage *msg), (msg))
 ROOST_FORWARD_VOID(libsoup, soup_server_disconnect, (SoupServer *server), (server))
 ROOST_FORWARD_VOID(libsoup, soup_server_add_handler, (SoupServer *server, const char *path, SoupServerCallback callback, gpointer user_data, GDestroyNotify destroy), (server, path, callback, user_data, destroy))
 ROOST_FORWARD(libsoup, SoupMessageHeaders *, soup_server_message_get_response_headers, (SoupServerMessage *msg), (msg))

@@ -9,6 +9,12 @@
 #include <fcntl.h>
 #include <sys/sysmacros.h>
 #include <malloc.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/inet_diag.h>
 
 // A descriptor that becomes readable when the process exits (Linux 5.3+), so a deadline can be awaited
 // with poll(2) next to the process's pipes; -1 where the kernel lacks it.
@@ -34,5 +40,64 @@ static inline int roost_wifexited(int status) { return WIFEXITED(status); }
 static inline int roost_wexitstatus(int status) { return WEXITSTATUS(status); }
 static inline int roost_wifsignaled(int status) { return WIFSIGNALED(status); }
 static inline int roost_wtermsig(int status) { return WTERMSIG(status); }
+
+// accept4(SOCK_CLOEXEC | SOCK_NONBLOCK) (a GNU extension the headers hide without _GNU_SOURCE): no child spawned
+// meanwhile inherits the connection, and it never blocks the thread that serves it.
+static inline int roost_accept_cloexec_nonblock(int fd, struct sockaddr *address, socklen_t *length) {
+    return (int)syscall(SYS_accept4, fd, address, length, SOCK_CLOEXEC | SOCK_NONBLOCK);
+}
+
+// The user owning the other end of a TCP connection made on this machine (the client socket, whose source is
+// `peer` and destination `local`), asked of the kernel through sock_diag (NETLINK_SOCK_DIAG), as `ss -e` does:
+// how the web view tells local users apart, who all connect from 127.0.0.1. -1 when the kernel does not say (no
+// such socket in this network namespace: the peer is another machine or container).
+static inline long long roost_tcp_peer_uid(const struct sockaddr *peer, const struct sockaddr *local) {
+    if (peer->sa_family != local->sa_family || (peer->sa_family != AF_INET && peer->sa_family != AF_INET6)) return -1;
+    struct {
+        struct nlmsghdr header;
+        struct inet_diag_req_v2 request;
+    } message;
+    memset(&message, 0, sizeof message);
+    message.header.nlmsg_len = sizeof message;
+    message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    message.header.nlmsg_flags = NLM_F_REQUEST;
+    message.request.sdiag_family = (unsigned char)peer->sa_family;
+    message.request.sdiag_protocol = IPPROTO_TCP;
+    message.request.idiag_states = ~0U;
+    message.request.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+    message.request.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+    if (peer->sa_family == AF_INET) {
+        const struct sockaddr_in *from = (const struct sockaddr_in *)peer, *to = (const struct sockaddr_in *)local;
+        message.request.id.idiag_sport = from->sin_port;
+        message.request.id.idiag_dport = to->sin_port;
+        memcpy(message.request.id.idiag_src, &from->sin_addr, 4);
+        memcpy(message.request.id.idiag_dst, &to->sin_addr, 4);
+    } else {
+        const struct sockaddr_in6 *from = (const struct sockaddr_in6 *)peer, *to = (const struct sockaddr_in6 *)local;
+        message.request.id.idiag_sport = from->sin6_port;
+        message.request.id.idiag_dport = to->sin6_port;
+        memcpy(message.request.id.idiag_src, &from->sin6_addr, 16);
+        memcpy(message.request.id.idiag_dst, &to->sin6_addr, 16);
+    }
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0) return -1;
+    struct timeval wait = { .tv_sec = 0, .tv_usec = 200000 };
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    struct sockaddr_nl kernel;
+    memset(&kernel, 0, sizeof kernel);
+    kernel.nl_family = AF_NETLINK;
+    long long uid = -1;
+    if (sendto(fd, &message, sizeof message, 0, (struct sockaddr *)&kernel, sizeof kernel) == (ssize_t)sizeof message) {
+        union { struct nlmsghdr header; char bytes[8192]; } answer;
+        ssize_t length = recv(fd, &answer, sizeof answer, 0);
+        if (length >= (ssize_t)NLMSG_LENGTH(sizeof(struct inet_diag_msg)) && NLMSG_OK(&answer.header, (unsigned)length)
+            && answer.header.nlmsg_type == SOCK_DIAG_BY_FAMILY) {
+            const struct inet_diag_msg *found = (const struct inet_diag_msg *)NLMSG_DATA(&answer.header);
+            uid = found->idiag_uid;
+        }
+    }
+    close(fd);
+    return uid;
+}
 
 #endif

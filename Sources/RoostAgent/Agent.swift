@@ -252,6 +252,7 @@ public final class Agent: Sendable {
         sessionList.withLock { $0 = kept + started }
         current.withLock { $0 = applied }
         files?.update(accounts: newConfig.enabledAccounts)
+        files?.update(settings: newConfig.files)
         for session in started { await session.start() }
         if newConfig.notify != old.notify || newConfig.sinks != old.sinks {
             let previous = notifications.current

@@ -1,6 +1,7 @@
 import Foundation
 import RoostArchive
 import RoostNotify
+import RoostCore
 
 /// Where a running web view leaves its address for the user, and how `--open` hands it to a browser
 /// without the token ever appearing in a process's arguments (where any user on the machine could read it).
@@ -23,23 +24,26 @@ package enum ServeRuntimeFiles {
             """, name: "serve-open.html", folder: folder)
     }
 
+    /// Through the runtime folder's one check (`RuntimeFolder`): a folder of this user's, private; the file made
+    /// exclusively under a temporary name, 0600, renamed into place.
     private static func write(_ text: String, name: String, folder: String) throws(ServeError) -> String {
-        if mkdir(folder, 0o700) != 0 && errno != EEXIST {
-            throw .runtimeFile(path: folder, reason: String(cString: strerror(errno)))
+        do {
+            return try RuntimeFolder.write(Array(text.utf8), name: name, in: folder)
+        } catch {
+            throw .runtimeFile(error)
         }
-        let path = folder + "/" + name
-        let temporary = path + ".tmp"
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw .runtimeFile(path: path, reason: String(cString: strerror(errno))) }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        fchmod(fd, 0o600)
-        close(fd)
-        guard written == bytes.count, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw .runtimeFile(path: path, reason: String(cString: strerror(errno)))
+    }
+
+    /// The address with its token that `roost run` left in the runtime folder (`serve.url`), or nil when there is
+    /// none; throws when the folder or the file is not this user's own and private (another user may have planted
+    /// it, to have `--open` open a page of theirs).
+    package static func readURL(folder: String) throws(ServeError) -> String? {
+        do {
+            guard let bytes = try RuntimeFolder.read(name: "serve.url", in: folder) else { return nil }
+            return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        } catch {
+            throw .runtimeFile(error)
         }
-        return path
     }
 
     /// Opens the web view in the user's browser (`xdg-open` on a forwarding page). Returns a warning to show

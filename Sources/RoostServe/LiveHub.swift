@@ -50,16 +50,16 @@ final class LiveHub {
         self.thread = thread
         self.log = log
         version = (try? browser.dataVersion()) ?? 0
-        let me = OnServerThread(value: Unmanaged.passUnretained(self))
+        let me = OnServerThread(value: WeakHub(self))
         monitor = FileMonitor(path: archivePath + "-wal") {
-            me.value.takeUnretainedValue().changed()
+            me.value.hub?.changed()
         }
         if monitor == nil { log.warning("cannot watch \(archivePath)-wal for changes: pages will not update live") }
         // A comment line now and then: proxies keep the stream open, and a vanished reader is noticed.
         let hub = OnServerThread(value: WeakHub(self))
         thread.every(milliseconds: 15_000) {
             guard let hub = hub.value.hub, !hub.stopped else { return false }
-            for stream in hub.streams.values { stream.exchange.append(": keep-alive\n\n") }
+            for stream in hub.streams.values { hub.send(": keep-alive\n\n", to: stream) }
             return true
         }
     }
@@ -73,6 +73,19 @@ final class LiveHub {
         stopped = true
         monitor = nil
         streams.removeAll()
+    }
+
+    /// Live streams dropped because their reader left too much untaken.
+    private(set) var dropped = 0
+
+    /// Sends `text` on `stream`; a reader that does not take what it is sent (a tab asleep, a client that never
+    /// reads) is dropped once `ConnectionLimits.streamBacklogBytes` wait for it: its connection is closed (the
+    /// browser reconnects and continues where it was, `Last-Event-ID`), rather than the events piling up here.
+    private func send(_ text: String, to stream: Stream) {
+        guard !stream.exchange.append(text), !stream.exchange.finished else { return }
+        guard streams.removeValue(forKey: ObjectIdentifier(stream)) != nil else { return }
+        dropped += 1
+        log.info("dropped a live page that does not take its updates (\(stream.exchange.backlog) bytes waited for it)")
     }
 
     /// `GET /events?list=1`, or `GET /events?a=&j=&after=&since=&marks=[&states=1][&presence=1]` for a conversation
@@ -103,10 +116,10 @@ final class LiveHub {
             cursor.day = browser.day(of: cursor.afterTimestamp)
         }
         exchange.startStream(contentType: "text/event-stream; charset=utf-8")
-        exchange.append("retry: 3000\n\n")
         let stream = Stream(exchange: exchange, conversation: conversation, cursor: cursor)
         let key = ObjectIdentifier(stream)
         streams[key] = stream
+        send("retry: 3000\n\n", to: stream)
         exchange.whenFinished { [weak self] in self?.streams[key] = nil }
         // What arrived between drawing the page and opening this stream.
         if conversation != nil { push(stream) }
@@ -153,7 +166,7 @@ final class LiveHub {
 
     private func push(_ stream: Stream) {
         guard let conversation = stream.conversation else {
-            stream.exchange.append("event: conversations\ndata: changed\n\n")
+            send("event: conversations\ndata: changed\n\n", to: stream)
             return
         }
         do {
@@ -166,17 +179,19 @@ final class LiveHub {
             // Changed messages first: a new message may answer one of them.
             if !update.changed.isEmpty { events += "event: changed\n" + id + Self.data(update.changed) + "\n" }
             if !update.html.isEmpty { events += id + Self.data(update.html) + "\n" }
-            if !events.isEmpty { stream.exchange.append(events) }
+            if !events.isEmpty { send(events, to: stream) }
         } catch {
             log.warning("live update failed: \(error)")
         }
     }
 
-    /// An event's `data:` lines (HTML holds no line that would end the event: empty lines are left out).
-    private static func data(_ html: String) -> String {
+    /// An event's `data:` lines. A browser ends a line at CR, LF or CRLF alike (the event-stream syntax), so the
+    /// text is split at each of them: a CR inside a message (an import's `&#13;`) can never start a field of its own
+    /// (`id:`, `event:`, `retry:`). Empty lines, which would end the event, are left out (HTML does not need them).
+    static func data(_ html: String) -> String {
         var lines = ""
-        for line in html.split(separator: "\n", omittingEmptySubsequences: false) where !line.isEmpty {
-            lines += "data: \(line)\n"
+        for line in html.unicodeScalars.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
+            lines += "data: " + String(String.UnicodeScalarView(line)) + "\n"
         }
         return lines
     }

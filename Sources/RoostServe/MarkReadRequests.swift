@@ -11,64 +11,48 @@ import RoostNotify
 /// open list updates live, in this browser and in others.
 final class MarkReadRequests {
     private let archivePath: String
-    private let thread: GMainThread
+    private let workers: ServerWorkers
     private let log: ServeLog
     /// Marks at once; more are asked to try again (each holds a writer connection).
     static let limit = 4
+    private var inFlight = 0
 
-    init(archivePath: String, thread: GMainThread, log: ServeLog) {
+    init(archivePath: String, workers: ServerWorkers, log: ServeLog) {
         self.archivePath = archivePath
-        self.thread = thread
+        self.workers = workers
         self.log = log
     }
 
-    /// Requests waiting for their commit, by number, held by the server's thread only: the worker holds nothing
-    /// of the server's but a weak reference, so whatever it drops last is never the server's to free.
-    private var waiting: [Int: (exchange: HTTPExchange, conversation: String, account: String, done: (String?) -> Void)] = [:]
-    private var nextRequest = 0
-
-    private final class Weak {
-        weak var marks: MarkReadRequests?
-        init(_ marks: MarkReadRequests) { self.marks = marks }
-    }
-
     /// Marks `conversation` of `account` read and answers with `done` (on the server's thread): nil, or what failed.
+    /// A commit cannot be cancelled: a server that stops waits for it (it takes a moment).
     func mark(_ exchange: HTTPExchange, account: String, conversation: String, done: @escaping (String?) -> Void) {
-        guard waiting.count < Self.limit else {
+        guard inFlight < Self.limit, !workers.stopping else {
             exchange.setHeader("Retry-After", "2")
             return done("Other conversations are being marked read; try again.")
         }
-        let request = nextRequest
-        nextRequest += 1
-        waiting[request] = (exchange, conversation, account, done)
+        inFlight += 1
         exchange.pause()
         let archivePath = self.archivePath
-        let thread = self.thread
-        let me = OnServerThread(value: Weak(self))
-        let worker = Thread {
-            var failure: String?
+        workers.start(name: "roost-serve-read", { _ -> String? in
             do {
                 let writer = try ArchiveWriter(path: archivePath)
                 _ = try writer.commit([.conversationRead(account: account, conversation: conversation,
                                                          timestamp: Int64(Date().timeIntervalSince1970 * 1000))])
+                return nil
             } catch {
-                failure = "\(error)"
+                return "\(error)"
             }
-            let outcome = OnServerThread(value: failure)
-            thread.run { me.value.marks?.finish(request, failure: outcome.value) }
-        }
-        worker.name = "roost-serve-read"
-        worker.start()
-    }
-
-    private func finish(_ request: Int, failure: String?) {
-        guard let (exchange, conversation, account, done) = waiting.removeValue(forKey: request) else { return }
-        if let failure {
-            log.warning("marking \(conversation) read failed: \(failure)")
-        } else {
-            log.info("marked \(conversation) read (account \(account))")
-        }
-        if !exchange.finished { done(failure) }
-        exchange.resume()
+        }, done: { [self] failure in
+            inFlight -= 1
+            if let failure {
+                log.warning("marking \(conversation) read failed: \(failure)")
+            } else {
+                log.info("marked \(conversation) read (account \(account))")
+            }
+            if !exchange.finished {
+                done(failure)
+                exchange.resume()
+            }
+        })
     }
 }

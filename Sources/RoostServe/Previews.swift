@@ -6,89 +6,114 @@ import RoostNotify
 /// `ArchiveBrowser.previewSide` pixels, as in the html export (same thresholds, same `ThumbnailMaker`,
 /// gdk-pixbuf), and the full file is one click away. A picture under the thresholds is sent as it is.
 ///
-/// Copies are made one at a time on a worker thread (a large JPEG takes a few hundred milliseconds, which the
-/// server's thread must not spend), each file once (by its SHA-256), into a private temporary folder that
-/// goes with the server: the view writes nothing next to the archive. The folder holds at most
-/// `cacheBytes` of copies (`PreviewCache`: the least recently shown go first, and are made again when asked
-/// for), so a server that runs for months while its user browses years of pictures does not fill the disk;
-/// it is removed when the server stops. When no copy can be made (not a picture gdk-pixbuf reads, no folder)
-/// or too many wait, the picture itself is sent.
+/// Nothing reads a picture on the server's thread: its header (the size), like the copy, is read on a worker
+/// (`ServerWorkers`), one picture at a time (a large JPEG takes a few hundred milliseconds), each file once (by its
+/// SHA-256), into a private temporary folder that goes with the server: the view writes nothing next to the archive.
+/// The folder holds at most `cacheBytes` of copies (`PreviewCache`: the least recently shown go first, and are made
+/// again when asked for), so a server that runs for months while its user browses years of pictures does not fill
+/// the disk; it is removed when the server stops. When no copy can be made (not a picture gdk-pixbuf reads, no
+/// folder) or too many wait, the picture itself is sent; a picture too large to decode (`ThumbnailLimits`: a
+/// 20000×20000 PNG) is not shown at all (422), its link still opens it.
 final class Previews {
     private let maker: any ThumbnailMaker
-    private let thread: GMainThread
+    private let workers: ServerWorkers
     private let cache: PreviewCache?
     /// SHA-256 of pictures shown as they are (small enough, or no copy could be made).
     private var asTheyAre = Set<String>()
-    /// Pictures remembered as shown as they are, at most (then the set starts again: each costs a header read).
+    /// SHA-256 of pictures too large to decode, with their size.
+    private var tooLarge: [String: (width: Int, height: Int)] = [:]
+    /// Pictures remembered as shown as they are (or too large), at most (then the set starts again: each costs a header read).
     static let asTheyAreLimit = 10_000
     /// Bytes of copies kept on disk, at most.
     static let cacheBytes: Int64 = 64 << 20
     /// Requests waiting for the copy of a file (by SHA-256), each with the picture's own path and its answer.
     private var waiting: [String: [(exchange: HTTPExchange, source: String, send: (String) -> Void)]] = [:]
-    private var queue: [(sha256: String, source: String)] = []
+    private var queue: [(sha256: String, source: String, bytes: Int64)] = []
     private var busy = false
     /// Files waiting for a copy, at most; more are answered with the picture itself.
     static let queueLimit = 64
 
-    init(maker: any ThumbnailMaker, thread: GMainThread) {
+    /// What the worker found.
+    private enum Outcome {
+        case copy(String)
+        case asItIs
+        case tooLarge(width: Int, height: Int)
+    }
+
+    init(maker: any ThumbnailMaker, workers: ServerWorkers) {
         self.maker = maker
-        self.thread = thread
+        self.workers = workers
         cache = PreviewCache(byteLimit: Self.cacheBytes)
     }
 
-    /// Removes the copies and their folder (the server stops).
+    /// Removes the copies and their folder (the server stops, its workers are back).
     func stop() {
         cache?.removeAll()
     }
 
-    /// Answers `exchange` with what a page shows of the stored picture at `source`: `send` answers with a file
-    /// (the copy, or `source`).
-    func serve(_ exchange: HTTPExchange, sha256: String, source: String, send: @escaping (String) -> Void) {
+    /// Answers `exchange` with what a page shows of the stored picture at `source` (`bytes` long): `send` answers
+    /// with a file (the copy, or `source`).
+    func serve(_ exchange: HTTPExchange, sha256: String, source: String, bytes: Int64, send: @escaping (String) -> Void) {
         if asTheyAre.contains(sha256) { return send(source) }
+        if let size = tooLarge[sha256] { return refuse(exchange, size) }
         if let copy = cache?.path(for: sha256) { return send(copy) }
         if waiting[sha256] != nil {
             exchange.pause()
             waiting[sha256]?.append((exchange, source, send))
             return
         }
-        // Small enough as it is? (Reads the file's size and its picture header only.)
-        let bytes = (try? FileManager.default.attributesOfItem(atPath: source)[.size] as? Int64) ?? 0
-        let pixels = maker.dimensions(of: source).map { max($0.width, $0.height) } ?? 0
-        guard cache != nil, pixels > 0, bytes > ArchiveBrowser.previewAboveBytes || pixels > ArchiveBrowser.previewAbovePixels else {
-            remember(asItIs: sha256)
-            return send(source)
-        }
-        guard queue.count < Self.queueLimit else { return send(source) }
+        guard cache != nil, queue.count < Self.queueLimit, !workers.stopping else { return send(source) }
         exchange.pause()
         waiting[sha256] = [(exchange, source, send)]
-        queue.append((sha256, source))
+        queue.append((sha256, source, bytes))
         next()
+    }
+
+    private func refuse(_ exchange: HTTPExchange, _ size: (width: Int, height: Int)) {
+        exchange.respond(status: 422, contentType: "text/plain; charset=utf-8",
+                         body: "The picture is too large to show here (\(size.width)×\(size.height) pixels); its link opens the file.\n")
     }
 
     private func next() {
         guard !busy, let folder = cache?.folder, !queue.isEmpty else { return }
-        busy = true
         let job = queue.removeFirst()
         let maker = self.maker
-        let me = OnServerThread(value: self)
-        let worker = Thread {
-            let copy = maker.thumbnail(of: job.source, to: folder + "/" + job.sha256, maxSide: ArchiveBrowser.previewSide)?.path
-            me.value.thread.run { me.value.finish(job.sha256, copy: copy) }
+        let started = workers.start(name: "roost-serve-preview", { cancellation -> Outcome in
+            // Small enough as it is? (The file's size and its picture header only.)
+            guard let probe = maker.probe(job.source) else { return .asItIs }
+            guard probe.decodable else { return .tooLarge(width: probe.width, height: probe.height) }
+            guard job.bytes > ArchiveBrowser.previewAboveBytes || max(probe.width, probe.height) > ArchiveBrowser.previewAbovePixels else {
+                return .asItIs
+            }
+            let copy = maker.thumbnail(of: job.source, to: folder + "/" + job.sha256, maxSide: ArchiveBrowser.previewSide,
+                                       isCancelled: { cancellation.isCancelled })
+            return copy.map { .copy($0.path) } ?? .asItIs
+        }, done: { [self] outcome in finish(job.sha256, outcome) })
+        busy = started
+        if !started { finish(job.sha256, .asItIs) }
+    }
+
+    private func remember(_ sha256: String, _ outcome: Outcome) {
+        if asTheyAre.count + tooLarge.count >= Self.asTheyAreLimit {
+            asTheyAre.removeAll(keepingCapacity: true)
+            tooLarge.removeAll(keepingCapacity: true)
         }
-        worker.name = "roost-serve-preview"
-        worker.start()
+        switch outcome {
+        case .copy(let path): cache?.add(sha256, path: path)
+        case .asItIs: asTheyAre.insert(sha256)
+        case .tooLarge(let width, let height): tooLarge[sha256] = (width, height)
+        }
     }
 
-    private func remember(asItIs sha256: String) {
-        if asTheyAre.count >= Self.asTheyAreLimit { asTheyAre.removeAll(keepingCapacity: true) }
-        asTheyAre.insert(sha256)
-    }
-
-    private func finish(_ sha256: String, copy: String?) {
+    private func finish(_ sha256: String, _ outcome: Outcome) {
         busy = false
-        if let copy { cache?.add(sha256, path: copy) } else { remember(asItIs: sha256) }
+        remember(sha256, outcome)
         for request in waiting.removeValue(forKey: sha256) ?? [] where !request.exchange.finished {
-            request.send(copy ?? request.source)
+            switch outcome {
+            case .copy(let path): request.send(path)
+            case .asItIs: request.send(request.source)
+            case .tooLarge(let width, let height): refuse(request.exchange, (width, height))
+            }
             request.exchange.resume()
         }
         next()
@@ -108,27 +133,12 @@ final class PreviewCache {
     static let folderPrefix = "roost-serve-previews-"
 
     /// nil when no temporary folder could be made. The folder's name carries this process's id, so a server that
-    /// could not remove its folder (killed with SIGKILL, a crash) has it removed by the next one (`sweep`).
+    /// could not remove its folder (killed with SIGKILL, a crash) has it removed by the next one.
     init?(byteLimit: Int64, parent: String = NSTemporaryDirectory()) {
-        Self.sweep(parent)
-        var template = Array((parent + "/" + Self.folderPrefix + "\(getpid())-XXXXXX").utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else { return nil }
+        PrivateTemporaryFolder.sweep(prefix: Self.folderPrefix, parent: parent)
+        guard let made = PrivateTemporaryFolder.make(prefix: Self.folderPrefix, parent: parent) else { return nil }
         folder = made
         self.byteLimit = byteLimit
-    }
-
-    /// Removes the preview folders in `parent` of servers that no longer run: this user's folders named with a
-    /// process id that no process has (a reused id keeps a folder until a later sweep: harmless).
-    static func sweep(_ parent: String) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
-        for name in names where name.hasPrefix(folderPrefix) {
-            let fields = name.dropFirst(folderPrefix.count).split(separator: "-")
-            guard fields.count == 2, let pid = pid_t(fields[0]), pid > 0, pid != getpid() else { continue }
-            var info = stat()
-            guard lstat(parent + "/" + name, &info) == 0, info.st_uid == getuid(), (info.st_mode & S_IFMT) == S_IFDIR,
-                  kill(pid, 0) != 0, errno == ESRCH else { continue }
-            try? FileManager.default.removeItem(atPath: parent + "/" + name)
-        }
     }
 
     var count: Int { entries.count }
@@ -172,5 +182,33 @@ final class PreviewCache {
 
     deinit {
         try? FileManager.default.removeItem(atPath: folder)
+    }
+}
+
+/// Private folders of the web view under `$TMPDIR`, named `PREFIX<pid>-XXXXXX` (mkdtemp: mode 0700, a name nobody
+/// else could have chosen), and the sweep that removes those of servers that are gone: a server killed before it
+/// could remove its own (SIGKILL, a crash) leaves them to the next one.
+enum PrivateTemporaryFolder {
+    static func make(prefix: String, parent: String = NSTemporaryDirectory()) -> String? {
+        var template = Array((parent + "/" + prefix + "\(getpid())-XXXXXX").utf8CString)
+        return template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) })
+    }
+
+    /// Removes this user's folders in `parent` named with `prefix` and the id of a process that no longer runs (a
+    /// reused id keeps a folder until a later sweep: harmless), and those of older versions, named without an id,
+    /// untouched for a day.
+    static func sweep(prefix: String, parent: String = NSTemporaryDirectory()) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            var info = stat()
+            guard lstat(parent + "/" + name, &info) == 0, info.st_uid == getuid(), (info.st_mode & S_IFMT) == S_IFDIR else { continue }
+            let fields = name.dropFirst(prefix.count).split(separator: "-")
+            if fields.count == 2, let pid = pid_t(fields[0]), pid > 0 {
+                guard pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            } else {
+                guard fields.count == 1, time(nil) - info.st_mtim.tv_sec > 86_400 else { continue }
+            }
+            try? FileManager.default.removeItem(atPath: parent + "/" + name)
+        }
     }
 }

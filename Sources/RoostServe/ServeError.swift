@@ -7,7 +7,8 @@ package enum ServeError: Error, CustomStringConvertible {
     case listen(host: String, port: UInt16, reason: String)
     case remoteNotAllowed(String)
     case archive(ArchiveError)
-    case runtimeFile(path: String, reason: String)
+    /// The runtime folder, or a file in it, could not be used (`RuntimeFolder`).
+    case runtimeFile(RuntimeFolderError)
     /// libsoup (opened when `roost serve` starts) is missing.
     case library(LibraryLoadError)
 
@@ -22,8 +23,8 @@ package enum ServeError: Error, CustomStringConvertible {
             "\(address) is not a loopback address: serving the archive beyond this machine needs --allow-remote"
         case .archive(let error):
             error.description
-        case let .runtimeFile(path, reason):
-            "cannot write \(path): \(reason)"
+        case .runtimeFile(let error):
+            error.description
         case .library(let error):
             "\(error); install libsoup-3.0-0"
         }

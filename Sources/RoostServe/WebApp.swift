@@ -16,24 +16,42 @@ final class WebApp {
     private let exports: ExportJobs
     private let markReadRequests: MarkReadRequests
     private let previews: Previews?
+    /// Every thread of the view's parts (previews, exports, mark-read commits): stopping waits for them.
+    private let workers: ServerWorkers
 
     init(options: ServeOptions, reader: ArchiveReader, thread: GMainThread) throws(ServeError) {
         self.options = options
-        server = try SoupHTTPServer()
+        server = try SoupHTTPServer(limits: options.limits, thread: thread, log: options.log)
         browser = ArchiveBrowser(reader: reader, links: WebLinks(previews: options.thumbnails != nil), timeZone: options.timeZone)
         port = try server.listen(host: options.host, port: options.port)
         access = WebAccess(port: port, hostNames: options.hostNames)
+        let workers = ServerWorkers(thread: thread)
+        self.workers = workers
         live = LiveHub(browser: browser, archivePath: options.archivePath, thread: thread, log: options.log)
-        exports = ExportJobs(archivePath: options.archivePath, timeZone: options.timeZone, thread: thread, log: options.log)
-        markReadRequests = MarkReadRequests(archivePath: options.archivePath, thread: thread, log: options.log)
-        previews = options.thumbnails.map { Previews(maker: $0, thread: thread) }
-        server.handle { [unowned self] exchange in self.handle(exchange) }
+        exports = ExportJobs(archivePath: options.archivePath, timeZone: options.timeZone, workers: workers, log: options.log)
+        markReadRequests = MarkReadRequests(archivePath: options.archivePath, workers: workers, log: options.log)
+        previews = options.thumbnails.map { Previews(maker: $0, workers: workers) }
+        // The handler lives as long as libsoup's server, which this object owns: a weak reference is never needed
+        // (the server's requests all run on this thread), but nothing is left to chance.
+        server.handle { [weak self] exchange in self?.handle(exchange) }
     }
 
-    func stop() {
+    /// Connections refused for being over a limit, and closed for sending no whole request in time.
+    var connectionCounts: (refused: Int, timedOut: Int, open: Int) {
+        (server.gate.refused, server.gate.timedOut, server.gate.openCount)
+    }
+
+    /// Stops: no new connection is accepted, live streams end, workers are cancelled and waited for; then the
+    /// picture copies go and every connection is closed, and `then` runs (on the server's thread). Only then may
+    /// this object be freed.
+    func stop(then: @escaping () -> Void) {
+        server.stopAccepting()
         live.stop()
-        previews?.stop()
-        server.disconnect()
+        workers.stop { [self] in
+            previews?.stop()
+            server.disconnect()
+            then()
+        }
     }
 
     // MARK: Requests
@@ -58,7 +76,7 @@ final class WebApp {
             let rest = exchange.query.filter { $0.key != "token" }.sorted { $0.key < $1.key }
                 .map { "\(WebLinks.encode($0.key))=\(WebLinks.encode($0.value))" }.joined(separator: "&")
             exchange.setHeader("Set-Cookie", access.setCookieHeader)
-            page(exchange, WebPages.forward(to: (path.hasPrefix("/") && !path.hasPrefix("//") ? path : "/") + (rest.isEmpty ? "" : "?" + rest)))
+            page(exchange, WebPages.forward(to: (Self.ownPath(path) ?? "/") + (rest.isEmpty ? "" : "?" + rest)))
             served += 1
             return
         }
@@ -195,7 +213,7 @@ final class WebApp {
             }
             let name = (URL(string: attachment.url)?.lastPathComponent ?? "file").removingPercentEncoding ?? "file"
             if preview, attachment.isImage, let previews, let sha256 = attachment.sha256 {
-                return previews.serve(exchange, sha256: sha256, source: local) { [unowned self] file in
+                return previews.serve(exchange, sha256: sha256, source: local, bytes: attachment.size ?? 0) { [self] file in
                     // A copy is a JPEG or PNG of gdk-pixbuf's making: its type is read from it.
                     serveFile(exchange, path: file, declaredType: file == local ? attachment.mime : nil, name: name)
                 }
@@ -225,7 +243,7 @@ final class WebApp {
     private static let inlineTypes: Set<String> = ["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"]
 
     private func serveFile(_ exchange: HTTPExchange, path: String, declaredType: String?, name: String) {
-        var type = (declaredType ?? ImageSniffer.type(ofFileAt: path) ?? "application/octet-stream").lowercased()
+        var type = (declaredType ?? RasterImage.sniff(fileAt: path)?.mime ?? "application/octet-stream").lowercased()
         if let semicolon = type.firstIndex(of: ";") { type = String(type[..<semicolon]) }
         let inline = Self.inlineTypes.contains(type)
         exchange.setHeader("Content-Security-Policy", "default-src 'none'; sandbox")
@@ -266,10 +284,8 @@ final class WebApp {
         guard let accountJID = accounts[account] else {
             return page(exchange, status: 404, WebPages.message(title: "Not found", text: "No such account in the archive."))
         }
-        // Back to a page of this server only (a path, never another site).
-        let back = fields["back"].flatMap { $0.hasPrefix("/") && !$0.hasPrefix("//") && !$0.contains("\\") ? $0 : nil }
-            ?? WebLinks().conversation(accountID: account, jid: jid, at: nil)
-        markReadRequests.mark(exchange, account: accountJID, conversation: jid) { [unowned self] failure in
+        let back = fields["back"].flatMap(Self.ownPage) ?? WebLinks().conversation(accountID: account, jid: jid, at: nil)
+        markReadRequests.mark(exchange, account: accountJID, conversation: jid) { [self] failure in
             if let failure {
                 self.page(exchange, status: 503, WebPages.message(title: "Not marked read", text: failure))
             } else {
@@ -298,23 +314,25 @@ final class WebApp {
         exports.start(exchange, format: format, account: accountJID, conversation: jid, include: include)
     }
 
+    /// `page` when it is a page of this server to send the browser back to: a conversation page's address as the
+    /// pages write it (`/c?…`), visible ASCII only. Browsers drop tabs and line ends from an address and read `\`
+    /// as `/`, so `/\t/evil.example` (a form's `/%09/evil.example`) would leave for another site; nothing but our
+    /// own kind of path is taken.
+    static func ownPage(_ page: String) -> String? {
+        page.hasPrefix("/c?") ? ownPath(page) : nil
+    }
+
+    /// `path` when it can only name a page of this server: it starts with one `/`, and holds visible ASCII only
+    /// (no tab or line end a browser would drop, no `\` it would read as `/`).
+    static func ownPath(_ path: String) -> String? {
+        guard path.hasPrefix("/"), !path.hasPrefix("//"),
+              path.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && $0 != "\\" }) else { return nil }
+        return path
+    }
+
     private static func hostOfOrigin(_ origin: String) -> String? {
         guard let components = URLComponents(string: origin), let host = components.host else { return nil }
         let bracketed = host.contains(":") ? "[\(host)]" : host
         return bracketed + ":" + String(components.port ?? 80)
-    }
-}
-
-/// The type of an image file from its first bytes (avatars are stored without one).
-enum ImageSniffer {
-    static func type(ofFileAt path: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        let head = Array((try? handle.read(upToCount: 12)) ?? Data())
-        if head.starts(with: [0x89, 0x50, 0x4E, 0x47]) { return "image/png" }
-        if head.starts(with: [0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
-        if head.starts(with: Array("GIF8".utf8)) { return "image/gif" }
-        if head.count >= 12, head.starts(with: Array("RIFF".utf8)), Array(head[8..<12]) == Array("WEBP".utf8) { return "image/webp" }
-        return nil
     }
 }

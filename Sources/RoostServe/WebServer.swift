@@ -15,6 +15,8 @@ package struct ServeOptions: Sendable {
     package var timeZone: TimeZone = .current
     /// Makes the smaller copies of large pictures that pages show (nil: pictures are sent whole).
     package var thumbnails: (any ThumbnailMaker)?
+    /// How many connections are taken, from whom, for how long.
+    package var limits = ConnectionLimits()
     /// Where refused requests, failures and (verbose) every request are told.
     package var log: ServeLog
 
@@ -104,24 +106,45 @@ package final class WebServer: Sendable {
         }
     }
 
-    /// Closes every connection and the listening socket, and ends the thread.
+    /// Stops accepting connections, cancels the workers (picture copies, exports, mark-read commits) and waits
+    /// for them, closes every connection, frees the view and ends the thread: nothing a worker hands back can reach
+    /// a freed object. Returns once the view is freed — a caller that then exits the process (`roost serve`) never
+    /// races its deinitialisers (a crash the suite's core dumps caught).
     package func stop() async {
         let box = app
+        let thread = self.thread
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             thread.run {
-                box.app?.stop()
-                box.app = nil
-                continuation.resume()
+                guard let app = box.app else { return continuation.resume() }
+                app.stop {
+                    box.app = nil
+                    // This closure and `app` above still hold the view: the answer goes after this turn of the loop,
+                    // when the last reference is gone and the view freed.
+                    thread.run { continuation.resume() }
+                }
             }
         }
         thread.stop()
     }
 
-    /// Requests answered and refused so far (for tests and `--verbose` summaries).
-    package func counters() async -> (served: Int, refused: Int) {
+    /// What the view did so far (for tests and the stop line): requests answered and refused, connections refused
+    /// for being over a limit and closed for sending no whole request in time.
+    package struct Counters: Sendable {
+        package var served = 0
+        package var refused = 0
+        package var connectionsRefused = 0
+        package var connectionsTimedOut = 0
+    }
+
+    package func counters() async -> Counters {
         let box = app
         return await withCheckedContinuation { continuation in
-            thread.run { continuation.resume(returning: (box.app?.served ?? 0, box.app?.refused ?? 0)) }
+            thread.run {
+                guard let app = box.app else { return continuation.resume(returning: Counters()) }
+                let connections = app.connectionCounts
+                continuation.resume(returning: Counters(served: app.served, refused: app.refused,
+                                                        connectionsRefused: connections.refused, connectionsTimedOut: connections.timedOut))
+            }
         }
     }
 }

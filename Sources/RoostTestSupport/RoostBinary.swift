@@ -10,6 +10,9 @@ public enum RoostBinary {
         var env = ProcessInfo.processInfo.environment
         // The suite's own notification bus, not one a parallel suite may have pointed this process at.
         if let bus = env["ROOST_TEST_DBUS_ADDRESS"] { env["DBUS_SESSION_BUS_ADDRESS"] = bus }
+        // A crash leaves a core, whose stacks the failure shows (CoreDumps).
+        CoreDumps.enable()
+        for (k, v) in CoreDumps.environment { env[k] = v }
         for (k, v) in overrides { env[k] = v }
         if overrides["XDG_RUNTIME_DIR"] == nil, let i = arguments.firstIndex(of: "--config"), i + 1 < arguments.count {
             let runtime = (arguments[i + 1] as NSString).deletingLastPathComponent + "/run"
@@ -82,7 +85,7 @@ public enum RoostBinary {
             if waitpid(pid, &raw, WNOHANG) == pid { status = exitStatus(waitStatus: raw) }
         }
         let (stdout, stderr) = collector.finish()
-        recordCrash(status: status, of: program, log: stderr)
+        recordCrash(status: status, of: program, pid: pid, directory: directory ?? FileManager.default.currentDirectoryPath, log: stderr)
         return Result(status: status, stdout: stdout, stderr: stderr)
     }
 
@@ -92,12 +95,14 @@ public enum RoostBinary {
     }
 
     /// A program that ended on a signal only a fault raises (no test sends these) crashed: that fails the running
-    /// test whatever it checks, so a crash at shutdown, after the test saw what it wanted, is not lost.
-    static func recordCrash(status: Int32, of program: String, log: String) {
+    /// test whatever it checks, so a crash at shutdown, after the test saw what it wanted, is not lost. The failure
+    /// shows the end of its output and every thread's stack from its core dump (`CoreDumps`).
+    static func recordCrash(status: Int32, of program: String, pid: pid_t, directory: String, log: String) {
         let crashSignals: [Int32: String] = [SIGSEGV: "SIGSEGV", SIGBUS: "SIGBUS", SIGABRT: "SIGABRT", SIGILL: "SIGILL",
-                                              SIGTRAP: "SIGTRAP", SIGFPE: "SIGFPE"]
+                                              SIGTRAP: "SIGTRAP", SIGFPE: "SIGFPE", SIGSYS: "SIGSYS", SIGXCPU: "SIGXCPU", SIGXFSZ: "SIGXFSZ"]
         guard status > 128, let name = crashSignals[status - 128] else { return }
-        Issue.record("\((program as NSString).lastPathComponent) crashed (\(name)); its output ends:\n\(log.suffix(6000))")
+        let stacks = CoreDumps.backtrace(pid: pid, program: program, directory: directory)
+        Issue.record("\((program as NSString).lastPathComponent) crashed (\(name)); its output ends:\n\(log.suffix(6000))\n\(stacks.suffix(20_000))")
     }
 
     /// True once the child has exited (its pidfd is readable, whether or not it was reaped yet), or Foundation
@@ -128,7 +133,7 @@ public enum RoostBinary {
         let env = Self.environment(for: arguments, overrides: environment)
         let logPath = NSTemporaryDirectory() + "roost-run-\(UUID().uuidString.prefix(8)).log"
         let pid = try Subprocess.spawn(path, arguments, environment: env, outputPath: logPath)
-        return RunningRoost(pid: pid, program: path, logPath: logPath)
+        return RunningRoost(pid: pid, program: path, logPath: logPath, directory: FileManager.default.currentDirectoryPath)
     }
 }
 
@@ -139,7 +144,7 @@ extension RoostBinary {
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         let pid = try Subprocess.spawn(program, arguments, environment: env, outputPath: logPath)
-        return RunningRoost(pid: pid, program: program, logPath: logPath)
+        return RunningRoost(pid: pid, program: program, logPath: logPath, directory: FileManager.default.currentDirectoryPath)
     }
 }
 
@@ -157,13 +162,16 @@ public final class RunningRoost: @unchecked Sendable {
     public let pid: pid_t
     let program: String
     let logPath: String
+    /// Its working folder (where a relative core_pattern puts its core).
+    let directory: String
     private let lock = NSLock()
     private var exitStatus: Int32?
 
-    init(pid: pid_t, program: String, logPath: String) {
+    init(pid: pid_t, program: String, logPath: String, directory: String) {
         self.pid = pid
         self.program = program
         self.logPath = logPath
+        self.directory = directory
     }
 
     deinit {
@@ -189,7 +197,8 @@ public final class RunningRoost: @unchecked Sendable {
         guard rc == pid else { return nil }
         let code = RoostBinary.exitStatus(waitStatus: status)
         exitStatus = code
-        RoostBinary.recordCrash(status: code, of: program, log: (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")
+        RoostBinary.recordCrash(status: code, of: program, pid: pid, directory: directory,
+                                log: (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")
         return code
     }
 

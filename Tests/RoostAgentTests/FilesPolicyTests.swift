@@ -96,6 +96,8 @@ struct FilesPolicyTests {
         #expect(AESGCMFile.parse("aesgcm://up.example/a/b.jpg#\(iv)\(key.dropLast(2))zz") == nil)
         #expect(FileFetcher.loggable("aesgcm://up.example/a/b.jpg#\(iv)\(key)") == "aesgcm://up.example/a/b.jpg")
         #expect(FileFetcher.loggable("https://up.example/a?token=secret") == "https://up.example/a")
+        #expect(FileFetcher.loggable("http://user:hunter2@up.example/a") == "http://up.example/a")
+        #expect(FileFetcher.loggable("https://a:b@c@up.example:8443/x@y?z") == "https://up.example:8443/x@y")
     }
 
     @Test func sealedFilesOpenWithTheirFragmentOnly() throws {
@@ -136,7 +138,14 @@ struct FilesPolicyTests {
             max_size = 20M
             allow_private_addresses = yes
             retry_seconds = 30
+            max_transfer_seconds = 600
+            min_rate = 4K
+            quota = 0
+            quota_per_contact = 500M
+            min_free = 2G
             """)
+        #expect(config.files.maxTransferSeconds == 600 && config.files.minRate == 4096 && config.files.quota == 0)
+        #expect(config.files.quotaPerContact == 500 << 20 && config.files.minFree == 2 << 30)
         #expect(config.files.download == .all && config.files.maxSize == 20 << 20)
         #expect(config.files.allowPrivateAddresses && config.files.retrySeconds == 30)
         #expect(try dir.load("").files == FilesSettings())
@@ -146,7 +155,11 @@ struct FilesPolicyTests {
             download = friends
             max_size = lots
             colour = blue
+            max_transfer_seconds = 1
+            quota = plenty
             """).map(\.description)
+        #expect(problems.contains { $0.contains("max_transfer_seconds") })
+        #expect(problems.contains { $0.contains("quota") && $0.contains("100M") })
         #expect(problems.contains { $0.contains("download") && $0.contains("contacts, all, none") })
         #expect(problems.contains { $0.contains("max_size") && $0.contains("100M") })
         #expect(problems.contains { $0.contains("colour") })

@@ -424,6 +424,104 @@ struct FilesEndToEndTests {
         let missing = try await FilesKit.roost(["send", "--config", config, pair.bob.description, "--file", dir + "/nope.png"])
         #expect(missing.status == 2 && missing.stderr.contains("No such file"), "\(missing.stderr)")
     }
+
+    // MARK: - Issue 29: contacts who stall the downloads or fill the disk
+
+    /// alice and her contact bob, carol (a stranger), and a file host serving `files`.
+    private func twoSenders(_ files: [String: Data]) async throws -> (Pair, JID, String, FileHost) {
+        let pair = try await pair()
+        let (carolClient, carol, carolPassword) = try await server.registeredClient("carol")
+        await carolClient.disconnect()
+        let www = pair.dir.path + "/www"
+        try FileManager.default.createDirectory(atPath: www, withIntermediateDirectories: true)
+        for (name, data) in files { try FilesKit.write(www + "/" + name, data) }
+        return (pair, carol, carolPassword, try FileHost(root: www))
+    }
+
+    /// Two links from bob that trickle 2 bytes a second once held both download threads for ever. Now bob has one
+    /// transfer at a time (his second waits), carol's file is kept meanwhile, the trickle ends at the minimum rate
+    /// ("too-slow"), and after a SIGHUP that lowers max_transfer_seconds a steady but long transfer ends at it.
+    @Test func slowSendersCannotHoldTheDownloads() async throws {
+        var files = ["fast.bin": Data((0..<20_000).map { UInt8($0 % 241) })]
+        for name in ["a.bin", "b.bin", "long.bin"] { files[name] = Data((0..<300_000).map { UInt8($0 % 249) }) }
+        let (pair, carol, carolPassword, host) = try await twoSenders(files)
+        let settings = "download = all\nallow_private_addresses = true\nretry_seconds = 3600\nmin_rate = 1K"
+        let config = try config(pair, files: settings)
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await offPool { try roost.waitForLog("online") }
+        let target = try pair.alice.with(resource: "roost").description
+        let oob = { (url: String) in "<x xmlns='jabber:x:oob'><url>\(url)</url></x>" }
+        let base = "http://127.0.0.1:\(host.port)"
+        try await FilesKit.peer(pair.bob, pair.bobPassword, ["send", target, "one", "--extra-xml", oob(base + "/trickle/a.bin?rate=2")])
+        try await FilesKit.peer(pair.bob, pair.bobPassword, ["send", target, "two", "--extra-xml", oob(base + "/trickle/b.bin?rate=2")])
+        try await waitUntil("bob's first trickle under way", timeout: .seconds(40)) { host.requests.contains { ($0["path"] as? String)?.hasPrefix("/trickle/") == true } }
+        try await FilesKit.peer(carol, carolPassword, ["send", target, "three", "--extra-xml", oob(base + "/fast.bin")])
+        let fast = try await FilesKit.waitForFile(config: config) { $0["url"] as? String == base + "/fast.bin" && $0["state"] as? String != "pending" }
+        #expect(fast["state"] as? String == "stored", "\(fast)")
+        // While carol's file came, only one of bob's was fetched and none had ended.
+        let trickles = host.requests.filter { ($0["path"] as? String)?.hasPrefix("/trickle/") == true }
+        #expect(trickles.count == 1, "bob has one transfer at a time: \(trickles)")
+        #expect(host.events.filter { $0["event"] as? String == "done" }.isEmpty, "the trickle still ran: \(host.events)")
+        // The trickle ends at the minimum rate (1K over 20 s), and then bob's second starts.
+        let slow = try await FilesKit.waitForFile(config: config, timeout: 60) { ($0["url"] as? String)?.contains("/trickle/") == true && $0["state"] as? String != "pending" }
+        #expect(slow["state"] as? String == "failed:too-slow", "\(slow)")
+        try await offPool { try roost.waitForLog("slower than [files] min_rate") }
+        try await waitUntil("bob's second trickle under way", timeout: .seconds(30)) {
+            host.requests.filter { ($0["path"] as? String)?.hasPrefix("/trickle/") == true }.count == 2
+        }
+
+        // A steady 4 KB/s (above min_rate) for 300 KB: max_transfer_seconds, lowered by SIGHUP, ends it.
+        _ = try server.roostConfig(in: pair.dir, account: pair.alice.description, password: pair.alicePassword,
+                                   extra: "[files]\n\(settings)\nmax_transfer_seconds = 6\n")
+        kill(roost.pid, SIGHUP)
+        try await offPool { try roost.waitForLog("files: [files] settings reloaded") }
+        try await FilesKit.peer(carol, carolPassword, ["send", target, "four", "--extra-xml", oob(base + "/trickle/long.bin?rate=4096")])
+        let long = try await FilesKit.waitForFile(config: config, timeout: 60) { ($0["url"] as? String)?.contains("/long.bin") == true && $0["state"] as? String != "pending" }
+        #expect(long["state"] as? String == "failed:timeout", "\(long)")
+    }
+
+    /// Quotas of the file store: per conversation and in all, and the free-space floor; a link's password never
+    /// reaches the log.
+    @Test func quotasBoundWhatContactsMayStore() async throws {
+        var files: [String: Data] = [:]
+        for (index, name) in ["x1.bin", "x2.bin", "y1.bin", "y2.bin", "z.bin"].enumerated() {
+            files[name] = Data((0..<200_000).map { UInt8(($0 + index) % 251) })
+        }
+        let (pair, carol, carolPassword, host) = try await twoSenders(files)
+        let settings = "download = all\nallow_private_addresses = true\nretry_seconds = 3600\nquota_per_contact = 300K\nquota = 450K"
+        let config = try config(pair, files: settings)
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await offPool { try roost.waitForLog("online") }
+        let target = try pair.alice.with(resource: "roost").description
+        let base = "http://127.0.0.1:\(host.port)"
+        func share(_ jid: JID, _ password: String, _ name: String) async throws -> [String: Any] {
+            try await FilesKit.peer(jid, password, ["send", target, name, "--extra-xml", "<x xmlns='jabber:x:oob'><url>\(base)/\(name)</url></x>"])
+            return try await FilesKit.waitForFile(config: config) { $0["url"] as? String == base + "/" + name && $0["state"] as? String != "pending" }
+        }
+        #expect(try await share(pair.bob, pair.bobPassword, "x1.bin")["state"] as? String == "stored")
+        #expect(try await share(pair.bob, pair.bobPassword, "x2.bin")["state"] as? String == "refused:quota")
+        try await offPool { try roost.waitForLog("reach [files] quota_per_contact (307 kB)") }
+        #expect(try await share(carol, carolPassword, "y1.bin")["state"] as? String == "stored")
+        #expect(try await share(carol, carolPassword, "y2.bin")["state"] as? String == "refused:quota")
+        try await offPool { try roost.waitForLog("the file store holds its [files] quota (461 kB)") }
+        // A link with a user name and password: refused (a redirect loop), logged without them.
+        try await FilesKit.peer(pair.bob, pair.bobPassword, ["send", target, "loop", "--extra-xml",
+                                                             "<x xmlns='jabber:x:oob'><url>http://user:hunter2secret@127.0.0.1:\(host.port)/loop/0</url></x>"])
+        try await offPool { try roost.waitForLog("too many redirects") }
+        #expect(host.requests.contains { ($0["path"] as? String)?.hasPrefix("/loop/") == true }, "the link was followed")
+        #expect(!roost.stderrSoFar.contains("hunter2secret"), "the password reached the log")
+        #expect(roost.stderrSoFar.contains("http://127.0.0.1:\(host.port)/loop/"))
+        // The free-space floor, raised past any disk by SIGHUP: a failure retried later (space may come back).
+        _ = try server.roostConfig(in: pair.dir, account: pair.alice.description, password: pair.alicePassword,
+                                   extra: "[files]\ndownload = all\nallow_private_addresses = true\nretry_seconds = 3600\nmin_free = 500000G\n")
+        kill(roost.pid, SIGHUP)
+        try await offPool { try roost.waitForLog("files: [files] settings reloaded") }
+        let z = try await share(carol, carolPassword, "z.bin")
+        #expect(z["state"] as? String == "failed:disk-space" && z["next_attempt"] is String, "\(z)")
+        #expect(!host.requests.contains { $0["path"] as? String == "/z.bin" }, "nothing was fetched")
+    }
 }
 
 extension Data {

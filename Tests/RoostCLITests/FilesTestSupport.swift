@@ -115,4 +115,6 @@ final class FileHost {
     deinit { process.stop(signal: SIGKILL) }
 
     var requests: [[String: Any]] { FilesKit.jsonLines(process.stderrSoFar).filter { $0["event"] as? String == "request" } }
+    /// Every line it printed (requests, transfers done).
+    var events: [[String: Any]] { FilesKit.jsonLines(process.stderrSoFar) }
 }

@@ -82,6 +82,22 @@ struct NotifyDesktopTests {
         await server.stop()
     }
 
+    /// A name someone chose with a right-to-left override ("eve\u{202E}nimda" reads "eveadmin") shows the control as
+    /// an escape in the notification's title (issue 29).
+    @Test func bidirectionalControlsInNamesAreShownNotObeyed() async throws {
+        let server = try await MockNotificationServer()
+        let notifier = try desktopNotifier(["when": "always"])
+        notifier.post(.message(NotifyFixtures.message("hello", name: "eve\u{202E}nimda")))
+        notifier.post(.message(NotifyFixtures.message("hi", from: "mallory@example.org", name: "mallory\u{2067}x")))
+        await notifier.flush()
+        let titles = server.calls("Notify").compactMap { $0[3] as? String }
+        #expect(titles.contains("eve\\u{202e}nimda"), "\(titles)")
+        #expect(titles.contains("mallory\\u{2067}x"), "\(titles)")
+        #expect(!titles.joined().unicodeScalars.contains { (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value) })
+        await notifier.shutdown()
+        await server.stop()
+    }
+
     @Test func plainBodyWhenTheServerHasNoMarkup() async throws {
         let server = try await MockNotificationServer(capabilities: "body")
         let notifier = try desktopNotifier(["when": "always"])

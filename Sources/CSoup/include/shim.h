@@ -5,6 +5,7 @@
 // not included: it names its siblings as <libsoup/...>.
 #include <glib.h>
 #include <gio/gio.h>
+#include <glib-unix.h>
 #include <libsoup-3.0/libsoup/soup-version.h>
 #include <libsoup-3.0/libsoup/soup-server.h>
 #include <libsoup-3.0/libsoup/soup-server-message.h>
@@ -23,10 +24,18 @@ SoupServer *roost_soup_server_new(void);
 
 typedef void (*RoostMessageSignal)(SoupServerMessage *message, gpointer data);
 
-/// "finished": the response was sent, or the client went away; either way the message is done.
-static inline gulong roost_message_on_finished(SoupServerMessage *message, RoostMessageSignal callback, gpointer data,
-                                               GClosureNotify destroy) {
-    return g_signal_connect_data(message, "finished", G_CALLBACK(callback), data, destroy, (GConnectFlags)0);
+/// A message's signal without arguments: "finished" (the response was sent, or the client went away), "disconnected".
+static inline gulong roost_message_on_signal(SoupServerMessage *message, const char *signal, RoostMessageSignal callback,
+                                             gpointer data, GClosureNotify destroy) {
+    return g_signal_connect_data(message, signal, G_CALLBACK(callback), data, destroy, (GConnectFlags)0);
+}
+
+typedef void (*RoostMessageWrote)(SoupServerMessage *message, guint size, gpointer data);
+
+/// "wrote-body-data": `size` bytes of the response body reached the connection (a streamed body's backlog shrinks).
+static inline gulong roost_message_on_wrote_body_data(SoupServerMessage *message, RoostMessageWrote callback, gpointer data,
+                                                      GClosureNotify destroy) {
+    return g_signal_connect_data(message, "wrote-body-data", G_CALLBACK(callback), data, destroy, (GConnectFlags)0);
 }
 
 typedef void (*RoostFileChanged)(GFileMonitor *monitor, GFile *file, GFile *other, GFileMonitorEvent event, gpointer data);

@@ -44,6 +44,13 @@ enum ConfigKeys {
         "retry_seconds": { draft, value, _ throws(ConfigValueError) in
             draft.retrySeconds = try Parse.integer(value, in: 1...86_400, what: "a number of seconds")
         },
+        "max_transfer_seconds": { draft, value, _ throws(ConfigValueError) in
+            draft.maxTransferSeconds = try Parse.integer(value, in: 5...86_400, what: "a number of seconds")
+        },
+        "min_rate": { draft, value, _ throws(ConfigValueError) in draft.minRate = try Parse.sizeOrZero(value) },
+        "quota": { draft, value, _ throws(ConfigValueError) in draft.quota = try Parse.sizeOrZero(value) },
+        "quota_per_contact": { draft, value, _ throws(ConfigValueError) in draft.quotaPerContact = try Parse.sizeOrZero(value) },
+        "min_free": { draft, value, _ throws(ConfigValueError) in draft.minFree = try Parse.sizeOrZero(value) },
     ]
 
     static let serve: [String: ConfigKeySetter<ServeConfig>] = [

@@ -22,6 +22,12 @@ enum ConfigValueParser {
         return size
     }
 
+    /// A size, or 0 (no limit, no minimum).
+    static func sizeOrZero(_ text: String) throws(ConfigValueError) -> Int64 {
+        if text.trimmingCharacters(in: .whitespaces) == "0" { return 0 }
+        return try size(text)
+    }
+
     static func port(_ text: String) throws(ConfigValueError) -> UInt16 {
         UInt16(try integer(text, in: 1...65535, what: "a port number"))
     }

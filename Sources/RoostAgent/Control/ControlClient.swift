@@ -1,4 +1,5 @@
 public import Foundation
+public import RoostCore
 
 /// The CLI's side of the control socket: one connection, requests answered in order.
 public final class ControlClient: Sendable {
@@ -11,14 +12,27 @@ public final class ControlClient: Sendable {
         channel = LineChannelBox(LineChannel(socket: socket, maxLineBytes: 64 << 20))
     }
 
-    /// Connects to the agent; nil when no agent listens (no socket, or a stale one).
+    /// Connects to the agent; nil when no agent listens (no socket, or a stale one), or when the socket's folder is
+    /// not safe (`RuntimeFolder.check`: another user's `/tmp/roost-<uid>` may hold a socket of theirs, which would
+    /// read what the CLI sends; `unsafeFolder` says why).
     public static func connect(path: String) -> ControlClient? {
+        guard unsafeFolder(path: path) == nil else { return nil }
         let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
         let descriptor = SocketDescriptor(fd)
         let result = UnixSocketAddress.with(path: path) { Glibc.connect(fd, $0, $1) } ?? -1
         guard result == 0 else { return nil }
         return ControlClient(socket: descriptor)
+    }
+
+    /// Why the folder of the socket at `path` must not be used, or nil when it may.
+    public static func unsafeFolder(path: String) -> RuntimeFolderError? {
+        do {
+            try RuntimeFolder.check((path as NSString).deletingLastPathComponent)
+            return nil
+        } catch {
+            return error
+        }
     }
 
     /// Sends one raw line and returns the raw answer line (for tests and debugging); nil when the agent hung up.

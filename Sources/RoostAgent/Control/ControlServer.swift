@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import Synchronization
 
 /// The agent's Unix socket for the CLI (`$XDG_RUNTIME_DIR/roost/control.sock`, 0600 in a 0700 folder).
@@ -64,16 +65,16 @@ public final class ControlServer: Sendable {
                              inode: UInt64(info.st_ino), idleTimeoutSeconds: idleTimeoutSeconds)
     }
 
+    /// The runtime folder's one check (`RuntimeFolder.prepare`): made 0700, or refused when it is not a folder of
+    /// this user's that can be made private.
     private static func prepareDirectory(_ directory: String) throws(ControlServerError) {
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw .system(call: "mkdir", path: directory, errno: errno)
-        }
-        var info = stat()
-        guard lstat(directory, &info) == 0 else { throw .system(call: "stat", path: directory, errno: errno) }
-        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .unsafeDirectory(path: directory, reason: "it is not a folder") }
-        guard info.st_uid == getuid() else { throw .unsafeDirectory(path: directory, reason: "it belongs to another user") }
-        if info.st_mode & 0o077 != 0, chmod(directory, 0o700) != 0 {
-            throw .unsafeDirectory(path: directory, reason: "it is open to other users and cannot be made private")
+        do {
+            try RuntimeFolder.prepare(directory)
+        } catch {
+            switch error {
+            case .unsafe(let path, let reason): throw .unsafeDirectory(path: path, reason: reason)
+            case .system(let call, let path, let code): throw .system(call: call, path: path, errno: code)
+            }
         }
     }
 

@@ -14,6 +14,12 @@ import Synchronization
 /// lost to a full queue or a restart. Each outcome is written back to the attachment row: `stored` with its
 /// hash, `too-large`, `refused:<reason>`, or `failed:<reason>` with the next attempt scheduled by exponential
 /// backoff (`[files] retry_seconds`, doubling up to a day, at most `FilesSettings.maxAttempts` tries).
+///
+/// No contact can hold the downloads: each transfer has a deadline and a minimum rate (`FileFetcher.Limits`), one
+/// conversation (a contact, or a room) has at most `FilesSettings.slotsPerSender` transfers at a time (its other
+/// files wait while the other threads serve everyone else), and the store's quotas (in all, per conversation) and
+/// the free-space floor bound what downloads may write. `[files]` settings read again on SIGHUP apply to the next
+/// download (`update(settings:)`).
 public final class FileDownloadWorker: Sendable {
     /// Ids held in memory at most; more wait in the archive until a rescan.
     static let queueLimit = 512
@@ -31,6 +37,10 @@ public final class FileDownloadWorker: Sendable {
         var threads = 0
         /// Told the state each of these attachments ends in (fetch requests, notifications waiting for a picture).
         var waiters: [Int64: [@Sendable (AttachmentState?) -> Void]] = [:]
+        /// Transfers in flight per sender (`senderKey`), and the ids waiting for one of that sender's slots.
+        var busySenders: [String: Int] = [:]
+        var deferred: [String: [(id: Int64, forced: Bool)]] = [:]
+        var deferredCount = 0
     }
 
     private let state = Mutex(State())
@@ -38,18 +48,20 @@ public final class FileDownloadWorker: Sendable {
     private let writer: ArchiveWriter
     private let reader: ArchiveReader
     private let store: FileStore
-    private let settings: FilesSettings
+    /// Replaced when the agent reloads its config (SIGHUP); each download reads it once, at its start.
+    private let settingsNow: Mutex<FilesSettings>
+    private var settings: FilesSettings { settingsNow.withLock { $0 } }
     /// Per account, how its HTTP downloads verify TLS; replaced when the agent reloads its config.
     private let trust: Mutex<[String: HTTPTrust]>
     private let log: Logger
     private let threadCount: Int
 
     public init(writer: ArchiveWriter, settings: FilesSettings, accounts: [AccountConfig], log: Logger,
-                threads: Int = 2) throws(ArchiveError) {
+                threads: Int = FilesSettings.threads) throws(ArchiveError) {
         self.writer = writer
         reader = try ArchiveReader(path: writer.path)
         store = FileStore(archivePath: writer.path)
-        self.settings = settings
+        settingsNow = Mutex(settings)
         var trust: [String: HTTPTrust] = [:]
         for account in accounts { trust[account.jid.lowercased()] = HTTPTrust(account: account) }
         self.trust = Mutex(trust)
@@ -63,6 +75,24 @@ public final class FileDownloadWorker: Sendable {
         for account in accounts { table[account.jid.lowercased()] = HTTPTrust(account: account) }
         trust.withLock { $0 = table }
     }
+
+    /// The `[files]` settings after a config reload: every one applies from the next download on (the number of
+    /// download threads is fixed). Refused or too-large files are not looked at again by themselves: `roost files
+    /// fetch` asks for them.
+    public func update(settings: FilesSettings) {
+        let changed = settingsNow.withLock { old -> Bool in
+            defer { old = settings }
+            return old != settings
+        }
+        if changed {
+            log.info("files: [files] settings reloaded (download \(settings.download.rawValue), max_size \(FileSize.text(settings.maxSize)), "
+                     + "quota \(Self.limitText(settings.quota)), per contact \(Self.limitText(settings.quotaPerContact)), "
+                     + "min_free \(FileSize.text(settings.minFree)))")
+            signal { $0.rescan = true }
+        }
+    }
+
+    private static func limitText(_ bytes: Int64) -> String { bytes > 0 ? FileSize.text(bytes) : "none" }
 
     /// Starts the threads; they first look for work left from earlier runs.
     public func start() {
@@ -188,11 +218,16 @@ public final class FileDownloadWorker: Sendable {
                 rescan()
             case .download(let id, let forced):
                 let result = process(id, forced: forced)
-                let waiters = state.withLock { s -> [@Sendable (AttachmentState?) -> Void] in
+                if case .deferred = result {
+                    state.withLock { _ = $0.inFlight.remove(id) }
+                    continue
+                }
+                let state: AttachmentState? = if case .done(let state) = result { state } else { nil }
+                let waiters = self.state.withLock { s -> [@Sendable (AttachmentState?) -> Void] in
                     s.inFlight.remove(id)
                     return s.waiters.removeValue(forKey: id) ?? []
                 }
-                for waiter in waiters { waiter(result) }
+                for waiter in waiters { waiter(state) }
             }
         }
     }
@@ -253,27 +288,82 @@ public final class FileDownloadWorker: Sendable {
 
     // MARK: - One download
 
-    /// Decides and downloads one attachment and records the outcome; returns its state afterwards.
-    private func process(_ id: Int64, forced: Bool) -> AttachmentState? {
+    private enum Processed {
+        /// The attachment's state afterwards (nil: no row, or nothing recorded).
+        case done(AttachmentState?)
+        /// Its sender's slots are taken: it waits for one (`State.deferred`).
+        case deferred
+    }
+
+    /// The sender a download counts against (slots, `quota_per_contact`): the conversation — the contact, or the
+    /// room as a whole (a room's occupants choose and change their nicks at will).
+    static func senderKey(_ row: FileRow) -> String {
+        row.account.lowercased() + " " + row.conversation.lowercased()
+    }
+
+    /// Decides and downloads one attachment and records the outcome; its state afterwards, or `.deferred` when its
+    /// sender already has `FilesSettings.slotsPerSender` transfers in flight.
+    private func process(_ id: Int64, forced: Bool) -> Processed {
         let row: FileRow
         do {
-            guard let found = try reader.file(id: id) else { return nil }
+            guard let found = try reader.file(id: id) else { return .done(nil) }
             row = found
         } catch {
             log.error("files: reading attachment \(id) failed: \(LogText.quote(error))")
-            return nil
+            return .done(nil)
         }
         let attachment = row.attachment
         let due: Bool
         switch attachment.state {
-        case .stored: return .stored
+        case .stored: return .done(.stored)
         case .pending: due = true
         case .failed: due = row.nextAttemptAt.map { $0 <= Self.now() } ?? false
         case .tooLarge, .refused: due = false
         }
-        guard due || forced else { return attachment.state }
+        guard due || forced else { return .done(attachment.state) }
+        let sender = Self.senderKey(row)
+        let admitted = signal { s -> Bool in
+            guard s.busySenders[sender, default: 0] >= FilesSettings.slotsPerSender else {
+                s.busySenders[sender, default: 0] += 1
+                return true
+            }
+            if s.deferredCount < Self.queueLimit {
+                s.deferred[sender, default: []].append((id, forced))
+                s.deferredCount += 1
+                s.queued.insert(id)
+            } else {
+                // Too many wait: this one stays due in the archive and comes back with a rescan.
+                s.rescan = true
+            }
+            return false
+        }
+        guard admitted else { return .deferred }
+        defer {
+            signal { s in
+                let left = s.busySenders[sender, default: 1] - 1
+                s.busySenders[sender] = left > 0 ? left : nil
+                if var waiting = s.deferred[sender], !waiting.isEmpty {
+                    let next = waiting.removeFirst()
+                    s.deferred[sender] = waiting.isEmpty ? nil : waiting
+                    s.deferredCount -= 1
+                    s.queued.remove(next.id)
+                    if !s.inFlight.contains(next.id) {
+                        s.queue.insert(next.id, at: 0)
+                        s.queued.insert(next.id)
+                        if next.forced { s.forced.insert(next.id) }
+                    }
+                }
+            }
+        }
+        return .done(download(row, forced: forced))
+    }
+
+    private func download(_ row: FileRow, forced: Bool) -> AttachmentState? {
+        let id = row.id
+        let attachment = row.attachment
+        let settings = self.settings
         let what = "\(row.account): \(LogText.quote(attachment.displayName)) from \(LogText.quote(Self.bare(row.from)))"
-        if !forced, let refusal = policyRefusal(row) {
+        if !forced, let refusal = policyRefusal(row, settings: settings) {
             log.info("files: \(what) not downloaded (\(refusal == "downloads-off" ? "[files] download = none" : "not a contact; [files] download = contacts"))")
             return record(AttachmentUpdate(id: id, state: .refused(refusal), attempts: row.attempts))
         }
@@ -281,7 +371,19 @@ public final class FileDownloadWorker: Sendable {
             log.info("files: \(what) not downloaded: \(FileSize.text(size)) is more than [files] max_size (\(FileSize.text(settings.maxSize)))")
             return record(AttachmentUpdate(id: id, state: .tooLarge, attempts: row.attempts))
         }
-        let limits = FileFetcher.Limits(maxSize: settings.maxSize, allowPrivateAddresses: settings.allowPrivateAddresses)
+        let budget: Budget
+        switch self.budget(for: row, settings: settings) {
+        case .room(let bytes): budget = bytes
+        case .none(let limit):
+            return refuseForSpace(row, what: what, limit: limit, settings: settings)
+        }
+        if let size = attachment.size, size > budget.bytes {
+            return refuseForSpace(row, what: what, limit: budget.limit, settings: settings)
+        }
+        var limits = FileFetcher.Limits(maxSize: settings.maxSize, allowPrivateAddresses: settings.allowPrivateAddresses)
+        limits.maxTransferSeconds = settings.maxTransferSeconds
+        limits.minRate = settings.minRate
+        limits.budget = budget.bytes
         let accountTrust = trust.withLock { $0[row.account.lowercased()] } ?? HTTPTrust()
         let fetcher = FileFetcher(limits: limits, trust: accountTrust, store: store,
                                   isCancelled: { [self] in self.state.withLock { $0.stopping } })
@@ -296,27 +398,86 @@ public final class FileDownloadWorker: Sendable {
         case .tooLarge:
             log.info("files: \(what) not kept: larger than [files] max_size (\(FileSize.text(settings.maxSize)))")
             return record(AttachmentUpdate(id: id, state: .tooLarge, attempts: attempts))
+        case .refused("quota"):
+            return refuseForSpace(row, what: what, limit: budget.limit, settings: settings, attempts: attempts)
         case .refused(let reason):
             log.warning("files: \(what) refused (\(Self.explain(reason))): \(FileFetcher.loggable(attachment.url))")
             return record(AttachmentUpdate(id: id, state: .refused(reason), attempts: attempts))
         case .failed(let reason, let retry):
-            var next: Int64?
-            if retry && attempts < FilesSettings.maxAttempts {
-                let delay = min(Int64(settings.retrySeconds) << Int64(min(attempts - 1, 20)), 86_400)
-                next = Self.now() + delay * 1000
-            }
-            log.warning("files: \(what): download failed (\(LogText.quote(reason)))"
-                        + (next.map { "; trying again in \(($0 - Self.now() + 999) / 1000) s" } ?? "; not retrying"))
-            let result = record(AttachmentUpdate(id: id, state: .failed(reason), attempts: attempts, nextAttemptAt: next))
-            if let next { signal { s in s.nextDue = min(s.nextDue ?? next, next) } }
-            return result
+            return recordFailure(row, what: what, reason: reason, retry: retry, attempts: attempts, settings: settings)
         case .cancelled:
             return nil
         }
     }
 
+    /// Which limit leaves a file the least room.
+    private enum SpaceLimit {
+        case quota, perContact, freeSpace
+    }
+
+    private struct Budget {
+        var bytes: Int64
+        var limit: SpaceLimit
+    }
+
+    private enum BudgetAnswer {
+        case room(Budget)
+        case none(SpaceLimit)
+    }
+
+    /// What the quotas and the free-space floor leave for one more file of `row`'s conversation.
+    private func budget(for row: FileRow, settings: FilesSettings) -> BudgetAnswer {
+        var best = Budget(bytes: .max, limit: .quota)
+        func consider(_ bytes: Int64, _ limit: SpaceLimit) {
+            if bytes < best.bytes { best = Budget(bytes: bytes, limit: limit) }
+        }
+        do {
+            if settings.quota > 0 { consider(settings.quota - (try reader.storedBytes()), .quota) }
+            if settings.quotaPerContact > 0 {
+                consider(settings.quotaPerContact - (try reader.storedBytes(account: row.account, conversation: row.conversation)), .perContact)
+            }
+        } catch {
+            log.error("files: reading the file store's size failed: \(LogText.quote(error))")
+        }
+        var space = statvfs()
+        if statvfs(store.root.isEmpty ? "." : (store.root as NSString).deletingLastPathComponent, &space) == 0 {
+            consider(Int64(space.f_bavail) * Int64(space.f_frsize) - settings.minFree, .freeSpace)
+        }
+        return best.bytes > 0 ? .room(best) : .none(best.limit)
+    }
+
+    /// A file the quotas leave no room for is refused (`roost files fetch` asks again once a quota is raised); one
+    /// the free-space floor leaves no room for fails and is retried later (space may come back).
+    private func refuseForSpace(_ row: FileRow, what: String, limit: SpaceLimit, settings: FilesSettings, attempts: Int? = nil) -> AttachmentState? {
+        switch limit {
+        case .quota:
+            log.warning("files: \(what) not kept: the file store holds its [files] quota (\(FileSize.text(settings.quota)))")
+            return record(AttachmentUpdate(id: row.id, state: .refused("quota"), attempts: attempts ?? row.attempts))
+        case .perContact:
+            log.warning("files: \(what) not kept: the files of \(LogText.quote(row.conversation)) reach [files] quota_per_contact "
+                        + "(\(FileSize.text(settings.quotaPerContact)))")
+            return record(AttachmentUpdate(id: row.id, state: .refused("quota"), attempts: attempts ?? row.attempts))
+        case .freeSpace:
+            return recordFailure(row, what: what + " (it would leave less than [files] min_free, \(FileSize.text(settings.minFree)), free on the disk)",
+                                 reason: "disk-space", retry: true, attempts: attempts ?? row.attempts + 1, settings: settings)
+        }
+    }
+
+    private func recordFailure(_ row: FileRow, what: String, reason: String, retry: Bool, attempts: Int, settings: FilesSettings) -> AttachmentState? {
+        var next: Int64?
+        if retry && attempts < FilesSettings.maxAttempts {
+            let delay = min(Int64(settings.retrySeconds) << Int64(min(attempts - 1, 20)), 86_400)
+            next = Self.now() + delay * 1000
+        }
+        log.warning("files: \(what): download failed (\(LogText.quote(Self.explain(reason))))"
+                    + (next.map { "; trying again in \(($0 - Self.now() + 999) / 1000) s" } ?? "; not retrying"))
+        let result = record(AttachmentUpdate(id: row.id, state: .failed(reason), attempts: attempts, nextAttemptAt: next))
+        if let next { signal { s in s.nextDue = min(s.nextDue ?? next, next) } }
+        return result
+    }
+
     /// Why the `download` policy keeps Roost from fetching this file, or nil when it may.
-    private func policyRefusal(_ row: FileRow) -> String? {
+    private func policyRefusal(_ row: FileRow, settings: FilesSettings) -> String? {
         switch settings.download {
         case .none: return "downloads-off"
         case .all: return nil
@@ -347,6 +508,9 @@ public final class FileDownloadWorker: Sendable {
         case "hash-mismatch": return "the bytes do not match the advertised hash"
         case "scheme": return "not an http or https URL"
         case "redirects": return "too many redirects"
+        case "quota": return "the file store's quota is reached; [files] quota, quota_per_contact"
+        case "too-slow": return "too-slow: slower than [files] min_rate"
+        case "timeout": return "timeout: not done within [files] max_transfer_seconds"
         default: return reason
         }
     }

@@ -16,8 +16,13 @@ struct FileFetcher {
         var allowPrivateAddresses: Bool
         var maxRedirects = 5
         var connectTimeoutSeconds = 20
-        /// A transfer that moves no byte for this long is abandoned (and retried later).
-        var stallSeconds = 60
+        /// The whole fetch, redirects included, ends after this long ("timeout", retried later).
+        var maxTransferSeconds = 1800
+        /// A transfer slower than `minRate` bytes a second over `minRateSeconds` ends ("too-slow", retried later).
+        var minRate: Int64 = 1024
+        var minRateSeconds = FilesSettings.minRateSeconds
+        /// The bytes the quotas and the free-space floor leave for this file: more is refused ("quota").
+        var budget: Int64 = .max
     }
 
     enum Outcome: Equatable {
@@ -44,7 +49,9 @@ struct FileFetcher {
             url = link.https
             decryptor = cipher
         }
+        let deadline = ContinuousClock.now + .seconds(limits.maxTransferSeconds)
         for _ in 0...limits.maxRedirects {
+            guard ContinuousClock.now < deadline else { return .failed("timeout", retry: true) }
             guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
                   scheme == "http" || scheme == "https" else { return .refused("scheme") }
             guard let host = components.host, !host.isEmpty else { return .refused("scheme") }
@@ -55,7 +62,8 @@ struct FileFetcher {
             case .privateOnly: return .refused("private-address")
             case .failed: return .failed("dns", retry: true)
             }
-            let step = transfer(url: url, host: host, port: port, addresses: addresses, hashes: attachment.hashes, decryptor: decryptor)
+            let step = transfer(url: url, host: host, port: port, addresses: addresses, hashes: attachment.hashes, decryptor: decryptor,
+                                deadline: deadline)
             switch step {
             case .done(let outcome):
                 return outcome
@@ -84,7 +92,7 @@ struct FileFetcher {
     }
 
     private func transfer(url: String, host: String, port: Int, addresses: [AddressGuard.Address], hashes: [FileHash],
-                          decryptor: AESGCMFile?) -> Step {
+                          decryptor: AESGCMFile?, deadline: ContinuousClock.Instant) -> Step {
         guard let easy = try? CurlEasy() else { return .done(.failed("libcurl", retry: true)) }
         let writer: FileStoreWriter
         do { writer = try store.writer(checking: hashes) } catch { return .done(.failed("disk", retry: true)) }
@@ -96,8 +104,12 @@ struct FileFetcher {
         easy.set(CURLOPT_FOLLOWLOCATION, 0)
         easy.set(CURLOPT_PROXY, "")
         easy.set(CURLOPT_CONNECTTIMEOUT, limits.connectTimeoutSeconds)
-        easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        easy.set(CURLOPT_LOW_SPEED_TIME, limits.stallSeconds)
+        // A sender's server that trickles (2 bytes a second) must not hold a download thread: a rate worth the name
+        // over a window, and a deadline for the whole fetch.
+        easy.set(CURLOPT_LOW_SPEED_LIMIT, Int(clamping: limits.minRate))
+        easy.set(CURLOPT_LOW_SPEED_TIME, limits.minRateSeconds)
+        let left = ContinuousClock.now.duration(to: deadline)
+        easy.set(CURLOPT_TIMEOUT_MS, max(1, Int(left.components.seconds) * 1000 + Int(left.components.attoseconds / 1_000_000_000_000_000)))
         easy.set(CURLOPT_USERAGENT, "Roost")
         // The connection may only go to the addresses checked above: a second DNS answer is never used.
         let pinned = addresses.map { $0.isIPv6 ? "[\($0.text)]" : $0.text }.joined(separator: ",")
@@ -129,6 +141,10 @@ struct FileFetcher {
                     response.stop = .tooLarge
                     return false
                 }
+                if (200..<300).contains(response.status), let length = response.contentLength, length > limits.budget {
+                    response.stop = .refused("quota")
+                    return false
+                }
             case "content-type": response.contentType = value
             case "location": response.location = value
             default: break
@@ -140,6 +156,10 @@ struct FileFetcher {
             response.received += Int64(bytes.count)
             if response.received > limits.maxSize {
                 response.stop = .tooLarge
+                return false
+            }
+            if response.received > limits.budget {
+                response.stop = .refused("quota")
                 return false
             }
             do {
@@ -163,6 +183,10 @@ struct FileFetcher {
         }
         if error != nil {
             writer.discard()
+            // libcurl says "timed out" for the deadline and for the minimum rate alike: the clock tells them apart.
+            if easy.resultCode == CURLE_OPERATION_TIMEDOUT, response.status != 0, ContinuousClock.now < deadline - .seconds(1) {
+                return .done(.failed("too-slow", retry: true))
+            }
             return .done(Self.failure(easy.resultCode))
         }
         switch response.status {
@@ -208,10 +232,15 @@ struct FileFetcher {
         }
     }
 
-    /// A URL fit for a log: no query (upload tokens) and no fragment (an aesgcm key).
+    /// A URL fit for a log: no user name or password (`http://user:pw@host/`), no query (upload tokens) and no
+    /// fragment (an aesgcm key).
     static func loggable(_ url: String) -> String {
         var text = Substring(url)
         if let cut = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<cut] }
+        if let scheme = text.range(of: "://") {
+            let authority = text[scheme.upperBound...].prefix { $0 != "/" && $0 != "\\" }
+            if let at = authority.lastIndex(of: "@") { text = text[..<scheme.upperBound] + text[text.index(after: at)...] }
+        }
         return String(text)
     }
 }

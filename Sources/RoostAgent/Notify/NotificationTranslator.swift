@@ -1,5 +1,6 @@
 import Foundation
 import RoostArchive
+import RoostCore
 import RoostNotify
 import RoostXMPP
 import Synchronization
@@ -47,7 +48,7 @@ struct NotificationTranslator: Sendable {
             return ("sent \(record.attachments.count) \(noun)", !pictures.isEmpty)
         }
         let noun = pictures.isEmpty ? "a file" : "a picture"
-        return ("sent \(noun): \(first.displayName)" + (first.size.map { " (\(FileSize.text($0)))" } ?? ""), !pictures.isEmpty)
+        return ("sent \(noun): \(VisibleText.name(first.displayName))" + (first.size.map { " (\(FileSize.text($0)))" } ?? ""), !pictures.isEmpty)
     }
 
     func isLive(_ record: MessageRecord) -> Bool { record.receivedAt - record.timestamp < liveWindowMilliseconds }

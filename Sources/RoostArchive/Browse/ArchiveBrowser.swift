@@ -121,7 +121,7 @@ package final class ArchiveBrowser: Sendable {
                 let sender = message.direction == .outgoing && !isRoom ? "me" : contacts.sender(of: message, accountID: accountID)
                 var text = TranscriptPhrases.shownBody(of: message) ?? TranscriptPhrases.placeholder(for: message)
                 if text.isEmpty, let file = message.attachments.first { text = "(\(file.isImage ? "picture" : "file")) " + file.displayName }
-                let snippet = "<span class=\"snippet\">" + HTMLText.escape(Self.snippet(sender + ": " + text))
+                let snippet = "<span class=\"snippet\">" + HTMLText.escape(Self.snippet(VisibleText.name(sender) + ": " + text))
                     + "</span>"
                 let unread = try ArchiveReader.unreadCount(database, accountID: accountID, conversation: jid, limit: Self.unreadLimit)
                 let classes = (isRoom ? ["room"] : []) + (unread > 0 ? ["unread"] : [])
@@ -544,7 +544,7 @@ package final class ArchiveBrowser: Sendable {
                     transcript = TranscriptHTML(clock: clock, contacts: contacts, accountID: accountID, peerAvatar: avatar)
                     transcript?.highlighter = highlighter
                     let href = links.conversation(accountID: accountID, jid: message.conversation, at: nil)
-                    html += "<section class=\"hits\"><h2><a href=\"\(HTMLText.escape(href))\">\(HTMLText.escape(title))</a>"
+                    html += "<section class=\"hits\"><h2><a href=\"\(HTMLText.escape(href))\">\(HTMLText.name(title))</a>"
                     if title != message.conversation { html += " <span class=\"detail\">\(HTMLText.escape(message.conversation))</span>" }
                     if accounts.count > 1 { html += " <span class=\"detail\">account \(HTMLText.escape(message.account))</span>" }
                     html += "</h2>\n"
@@ -610,8 +610,8 @@ package final class ArchiveBrowser: Sendable {
         /// The conversation header's room parts (escaped HTML): `room (joined as Alice)`, `subject “…”`.
         var headerDetails: [String] {
             var room = "room"
-            if let nick { room += " (\(joined ? "joined" : "left") as \(HTMLText.escape(nick)))" }
-            return [room] + (subject.map { ["subject “\(HTMLText.escape($0))”"] } ?? [])
+            if let nick { room += " (\(joined ? "joined" : "left") as \(HTMLText.name(nick)))" }
+            return [room] + (subject.map { ["subject “\(HTMLText.name($0))”"] } ?? [])
         }
     }
 

@@ -85,6 +85,7 @@ final class ExportContext {
 
     /// Stops the export at the first failed write (a full disk should not cost the rest of a long export).
     func checkWrites() throws(ExportError) {
+        if let isCancelled = options.isCancelled, isCancelled() { throw .cancelled }
         for sink in openSinks.values {
             if let failure = sink.failure { throw failure }
         }

@@ -11,6 +11,8 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
     case needsPath(reason: String)
     /// Creating, writing or renaming failed (full disk, permissions, missing folder, …).
     case io(path: String, operation: String, errno: Int32)
+    /// `ExportOptions.isCancelled` said stop (the web view is stopping); nothing was left under the final name.
+    case cancelled
 
     public var description: String {
         switch self {
@@ -20,6 +22,8 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
             return "\(path) already exists; choose another --output or add --force to replace it"
         case .needsPath(let reason):
             return reason
+        case .cancelled:
+            return "the export was cancelled; nothing was left under the final name"
         case .io(let path, let operation, let code):
             var hint = ""
             switch code {

@@ -27,6 +27,8 @@ public struct ExportOptions: Sendable {
     public var csvByteOrderMark = false
     /// Makes the html export's thumbnails of large pictures (none without it: pictures are shown full size).
     public var thumbnails: (any ThumbnailMaker)?
+    /// Asked between messages: true stops the export with `ExportError.cancelled` (the web view stopping).
+    public var isCancelled: (@Sendable () -> Bool)?
 
     public static let defaultMailAttachmentLimit: Int64 = 25 << 20
 

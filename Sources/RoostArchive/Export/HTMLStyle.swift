@@ -46,6 +46,7 @@ package enum HTMLStyle {
     ul.conversations .title{font-weight:600;overflow-wrap:anywhere}
     ul.conversations .detail{color:var(--muted);font-size:.8rem;overflow-wrap:anywhere}
     h2{font-size:1rem;color:var(--muted);margin:1.5rem 0 .25rem}
+    .name,.text,.file,.size,.title,.detail,.snippet,.reactions{unicode-bidi:isolate}
     @media print{header.top{position:static}.bubble{box-shadow:none;border:1px solid var(--line)}}
     """
 

@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 
 /// Escaping for HTML text and attribute values, the link targets the pages may contain, and the way back from
 /// a message's (X)HTML to its text (Pidgin's logs).
@@ -25,6 +26,12 @@ package enum HTMLText {
             }
             return String(decoding: result, as: UTF8.self)
         }
+    }
+
+    /// A name another party chose (sender, file name, title, nick, subject), escaped for HTML after its hidden
+    /// characters are made visible (`VisibleText.name`: a right-to-left override is shown, not obeyed).
+    package static func name(_ text: String) -> String {
+        escape(VisibleText.name(text))
     }
 
     /// The text of an (X)HTML fragment: line breaks for `<br>`, other tags dropped (a link shows its text),

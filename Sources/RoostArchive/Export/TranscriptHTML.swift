@@ -106,9 +106,9 @@ package struct TranscriptHTML {
         html += "<div class=\"bubble\">"
         if !outgoing && sender != lastSender {
             if message.kind == .groupchat {
-                html += "<div class=\"name occupant\" style=\"--hue:\(HTMLText.hue(occupantKey))\">\(HTMLText.escape(sender))</div>"
+                html += "<div class=\"name occupant\" style=\"--hue:\(HTMLText.hue(occupantKey))\">\(HTMLText.name(sender))</div>"
             } else {
-                html += "<div class=\"name\">\(HTMLText.escape(sender))</div>"
+                html += "<div class=\"name\">\(HTMLText.name(sender))</div>"
             }
         }
         lastSender = outgoing ? nil : sender
@@ -152,7 +152,7 @@ package struct TranscriptHTML {
 
     /// A file of a message: the local copy (a picture inline), else its web link, else the URL as text.
     private static func attachmentHTML(_ attachment: AttachmentRecord, local: LocalFile?) -> String {
-        let label = HTMLText.escape(attachment.displayName)
+        let label = HTMLText.name(attachment.displayName)
         let size = attachment.size.map { " <span class=\"size\">\(FileSize.text($0))</span>" } ?? ""
         if let local {
             let link = HTMLText.escape(local.href)
@@ -189,7 +189,7 @@ package struct TranscriptHTML {
                                            extra: String = "") -> String {
         var html = "<header class=\"top\"><a class=\"back\" href=\"\(HTMLText.escape(backLink))\" aria-label=\"All conversations\">‹</a>"
         html += avatar
-        html += "<div><h1>\(HTMLText.escape(title))</h1><div class=\"sub\">"
+        html += "<div><h1>\(HTMLText.name(title))</h1><div class=\"sub\">"
         html += details.joined(separator: " · ")
         html += "</div></div>\(extra)</header>\n"
         return html
@@ -208,7 +208,7 @@ package struct TranscriptHTML {
     /// `badge`: HTML after the title (the web view's unread count).
     package static func listItem(href: String, avatar: String, title: String, detail: String, attributes: String = "", badge: String = "") -> String {
         "<li\(attributes)><a href=\"\(HTMLText.escape(href))\">\(avatar)"
-            + "<span><span class=\"title\">\(HTMLText.escape(title))</span>\(badge)<br><span class=\"detail\">\(detail)</span></span></a></li>\n"
+            + "<span><span class=\"title\">\(HTMLText.name(title))</span>\(badge)<br><span class=\"detail\">\(detail)</span></span></a></li>\n"
     }
 
     /// A contact's picture, or its initial on a colour derived from `key` (a JID) when there is none.

@@ -76,6 +76,26 @@ extension ArchiveReader {
         }
     }
 
+    /// The bytes the file store holds, each stored file counted once: in all, or for the files shared in one
+    /// conversation of one account (`[files] quota`, `quota_per_contact`).
+    public func storedBytes(account: String? = nil, conversation: String? = nil) throws(ArchiveError) -> Int64 {
+        try withDatabase { database throws(SQLiteError) -> Int64 in
+            if let account, let conversation {
+                return try database.cached("""
+                    SELECT coalesce(sum(size), 0) FROM (
+                        SELECT max(a.size) AS size FROM messages m JOIN attachments a ON a.message_row = m.id
+                        WHERE m.account_id = (SELECT id FROM accounts WHERE jid = ?1) AND m.conversation = ?2
+                          AND a.state = 'stored' AND a.sha256 IS NOT NULL
+                        GROUP BY a.sha256)
+                    """).scalarInt([.text(account), .text(conversation)]) ?? 0
+            }
+            return try database.cached("""
+                SELECT coalesce(sum(size), 0) FROM (
+                    SELECT max(size) AS size FROM attachments WHERE state = 'stored' AND sha256 IS NOT NULL GROUP BY sha256)
+                """).scalarInt() ?? 0
+        }
+    }
+
     /// Every distinct file the store should hold, with one attachment row naming it (for `roost verify`).
     public func storedFiles() throws(ArchiveError) -> [(sha256: String, attachment: Int64)] {
         try withDatabase { database throws(SQLiteError) -> [(sha256: String, attachment: Int64)] in

@@ -70,6 +70,14 @@ public enum VisibleText {
         return true
     }
 
+    /// A name another party chose (a nick, a contact's name, a file name, a room's name or subject) as a person
+    /// is shown it, in a page or a notification: one line, every character `isHidden` shows as an escape. A name is
+    /// short and read as a whole, so a right-to-left override in it (`photo\u{202e}gpj.exe`, read
+    /// "photoexe.jpg") is shown, not obeyed.
+    public static func name(_ text: String) -> String {
+        escaped(text, keepingLineBreaks: false)
+    }
+
     /// Characters that act on a terminal or on the reading order instead of showing.
     public static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {

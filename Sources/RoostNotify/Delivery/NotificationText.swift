@@ -1,10 +1,14 @@
+import RoostCore
+
 /// The words people read: titles and texts of each kind of notification.
 struct NotificationText {
     let config: NotifyConfig
 
     func message(_ latest: IncomingMessage, count: Int) -> OutgoingNotification {
         let room = latest.conversation.split(separator: "@").first.map(String.init) ?? latest.conversation
-        let title = latest.isGroupchat ? "\(latest.displayName) in \(room)" : latest.displayName
+        // Names come from others (a nick, a vCard): a right-to-left override in one is shown, not obeyed.
+        let name = VisibleText.name(latest.displayName)
+        let title = latest.isGroupchat ? "\(name) in \(room)" : name
         let body = config.showBody ? MarkupText.truncate(latest.body, limit: config.bodyLength) : nil
         let countLine = count == 1 ? "New message" : "\(count) new messages"
         let text: String
@@ -20,7 +24,7 @@ struct NotificationText {
     }
 
     func request(account: String, from: String, displayName: String?, text: String?, at: Int64) -> OutgoingNotification {
-        let name = displayName.flatMap { $0.isEmpty ? nil : $0 } ?? from
+        let name = displayName.flatMap { $0.isEmpty ? nil : VisibleText.name($0) } ?? from
         var lines = [name == from ? "\(from) asks to see when you are online" : "\(name) (\(from)) asks to see when you are online"]
         if let text, !text.isEmpty, config.showBody { lines.append("“\(MarkupText.truncate(text, limit: config.bodyLength))”") }
         return OutgoingNotification(kind: .request, account: account, conversation: from, from: from, name: name,
@@ -31,7 +35,7 @@ struct NotificationText {
 
     func invitation(account: String, room: String, from: String?, displayName: String?, reason: String?, at: Int64) -> OutgoingNotification {
         let inviter = from.map { String($0.split(separator: "/", maxSplits: 1).first ?? Substring($0)) }
-        let name = displayName.flatMap { $0.isEmpty ? nil : $0 } ?? inviter ?? "Someone"
+        let name = displayName.flatMap { $0.isEmpty ? nil : VisibleText.name($0) } ?? inviter ?? "Someone"
         let who = inviter.map { name == $0 ? $0 : "\(name) (\($0))" } ?? name
         var lines = ["\(who) invites you to \(room)"]
         if let reason, !reason.isEmpty, config.showBody { lines.append("“\(MarkupText.truncate(reason, limit: config.bodyLength))”") }
@@ -44,7 +48,7 @@ struct NotificationText {
     func summary(account: String, messages: [IncomingMessage], at: Int64) -> OutgoingNotification {
         var counts: [String: (name: String, count: Int)] = [:]
         for message in messages {
-            counts[message.conversation.lowercased(), default: (message.isGroupchat ? message.conversation : message.displayName, 0)].count += 1
+            counts[message.conversation.lowercased(), default: (message.isGroupchat ? message.conversation : VisibleText.name(message.displayName), 0)].count += 1
         }
         let anyRoom = messages.contains(where: \.isGroupchat)
         let total = messages.count

@@ -103,8 +103,16 @@ package enum ProcessRunner {
         return String(data: line, encoding: .utf8)
     }
 
+    /// `run` on the calling thread (a worker thread of its own), with the program's standard error in `output` too
+    /// when `errorsInOutput` (tar's complaints belong in the answer, not in Roost's log).
+    package static func runSynchronously(argv: [String], output: Output, timeout: Duration, errorsInOutput: Bool = false) -> Outcome {
+        _ = ignoreSIGPIPE
+        return runBlocking(argv: argv, extraEnvironment: [:], input: .data(Data()), output: output, timeout: timeout,
+                           errorsInOutput: errorsInOutput)
+    }
+
     private static func runBlocking(argv: [String], extraEnvironment: [String: String], input: Input, output: Output,
-                                    timeout: Duration) -> Outcome {
+                                    timeout: Duration, errorsInOutput: Bool = false) -> Outcome {
         guard let program = argv.first, let path = resolve(program) else {
             return Outcome(launchFailure: "program not found: \(argv.first ?? "(empty)")")
         }
@@ -119,7 +127,8 @@ package enum ProcessRunner {
         // where only the foreground group may read the keyboard (a passphrase prompt).
         let ownGroup = isatty(0) == 0
         let (pid, rc) = spawn(path: path, argv: argv, extraEnvironment: extraEnvironment, stdin: stdinPipe[0],
-                              stdout: output == .discard ? nil : stdoutPipe[1], ownGroup: ownGroup)
+                              stdout: output == .discard ? nil : stdoutPipe[1], ownGroup: ownGroup,
+                              errorsInOutput: errorsInOutput && output != .discard)
         if stdinPipe[0] >= 0 { close(stdinPipe[0]) }
         if stdoutPipe[1] >= 0 { close(stdoutPipe[1]) }
         guard rc == 0 else {
@@ -239,13 +248,14 @@ package enum ProcessRunner {
     /// when -1), default signal handling and an empty mask in the child (Roost ignores SIGPIPE; the child must
     /// not), and a process group of its own when `ownGroup`. Returns the pid and posix_spawn's result.
     private static func spawn(path: String, argv: [String], extraEnvironment: [String: String], stdin: Int32, stdout: Int32?,
-                              ownGroup: Bool) -> (pid: pid_t, rc: Int32) {
+                              ownGroup: Bool, errorsInOutput: Bool = false) -> (pid: pid_t, rc: Int32) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         if stdin >= 0 { posix_spawn_file_actions_adddup2(&actions, stdin, 0) }
         if let stdout {
             if stdout >= 0 { posix_spawn_file_actions_adddup2(&actions, stdout, 1) }
+            if stdout >= 0 && errorsInOutput { posix_spawn_file_actions_adddup2(&actions, stdout, 2) }
         } else {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         }

@@ -1,13 +1,15 @@
 import Foundation
 internal import CSoup
 import RoostCore
+import RoostNotify
 
-/// libsoup's HTTP server, listening on one address, passing every request to one handler. Everything here
-/// runs on the `GMainThread` the server was created on: libsoup attaches its sockets to the thread-default
-/// main context of the thread that calls `listen`.
+/// libsoup's HTTP server, passing every request to one handler. Connections come from a `ConnectionGate`, which
+/// accepts them within its limits and hands each to libsoup. Everything here runs on the `GMainThread` the server
+/// was created on: libsoup attaches its sources to the thread-default main context of that thread.
 final class SoupHTTPServer {
     private let server: UnsafeMutablePointer<SoupServer>
     private var handlerInstalled = false
+    private(set) var gate: ConnectionGate!
 
     private final class Handler {
         let body: (HTTPExchange) -> Void
@@ -15,16 +17,24 @@ final class SoupHTTPServer {
     }
 
     /// Throws when libsoup (opened on first use, CSoup) is missing.
-    init() throws(ServeError) {
+    init(limits: ConnectionLimits, thread: GMainThread, log: ServeLog) throws(ServeError) {
         do throws(LibraryLoadError) {
             try LibraryLoadError.check("libsoup-3.0.so.0", roost_soup_load())
         } catch {
             throw .library(error)
         }
-        server = roost_soup_server_new()
+        let made = roost_soup_server_new()!
+        server = made
+        gate = ConnectionGate(limits: limits, thread: thread, log: log) { stream, local, remote in
+            var error: UnsafeMutablePointer<GError>?
+            let done = soup_server_accept_iostream(made, UnsafeMutablePointer<GIOStream>(OpaquePointer(stream)), local, remote, &error) != 0
+            if let error { g_error_free(error) }
+            return done
+        }
     }
 
     deinit {
+        gate.stop()
         soup_server_disconnect(server)
         g_object_unref(server)
     }
@@ -32,36 +42,22 @@ final class SoupHTTPServer {
     /// Listens on `host` (an IP address: `127.0.0.1`, `::1`, `0.0.0.0`) and `port` (0: any free port);
     /// returns the port bound.
     func listen(host: String, port: UInt16) throws(ServeError) -> UInt16 {
-        guard let address = g_inet_socket_address_new_from_string(host, UInt32(port)) else {
-            throw .badAddress(host)
-        }
-        defer { g_object_unref(address) }
-        var error: UnsafeMutablePointer<GError>?
-        if soup_server_listen(server, address, SoupServerListenOptions(rawValue: 0), &error) == 0 {
-            let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
-            if let error { g_error_free(error) }
-            throw .listen(host: host, port: port, reason: message)
-        }
-        var bound = port
-        var uris = soup_server_get_uris(server)
-        let head = uris
-        while let node = uris {
-            if let uri = node.pointee.data {
-                let uriPointer = OpaquePointer(uri)
-                if bound == 0 { bound = UInt16(clamping: g_uri_get_port(uriPointer)) }
-                g_uri_unref(uriPointer)
-            }
-            uris = node.pointee.next
-        }
-        g_slist_free(head)
-        return bound
+        try gate.listen(host: host, port: port)
     }
 
-    /// Every request, whatever its path, goes to `body`.
+    /// Every request, whatever its path, goes to `body`. Each response closes its connection (`Connection:
+    /// close`, which libsoup keeps to anyway without listeners of its own): no connection waits idle for another request.
     func handle(_ body: @escaping (HTTPExchange) -> Void) {
         precondition(!handlerInstalled, "one handler per server")
         handlerInstalled = true
-        let box = Unmanaged.passRetained(Handler(body)).toOpaque()
+        let gate = self.gate!
+        let box = Unmanaged.passRetained(Handler({ exchange in
+            gate.requestRead(remote: exchange.remoteKey)
+            exchange.setHeader("Connection", "close")
+            exchange.streamBacklogLimit = gate.limits.streamBacklogBytes
+            exchange.dropConnection = { [weak gate] in gate?.drop(remote: $0) }
+            body(exchange)
+        })).toOpaque()
         soup_server_add_handler(server, nil, { _, message, _, query, data in
             guard let message, let data else { return }
             let handler = Unmanaged<Handler>.fromOpaque(data).takeUnretainedValue()
@@ -71,8 +67,14 @@ final class SoupHTTPServer {
         })
     }
 
-    /// Closes the listening sockets and every connection.
+    /// Stops accepting connections (the listening socket is closed); those open go on.
+    func stopAccepting() {
+        gate.stopListening()
+    }
+
+    /// Closes the listening socket and every connection.
     func disconnect() {
+        gate.stop()
         soup_server_disconnect(server)
     }
 }
@@ -86,6 +88,11 @@ final class HTTPExchange {
     /// Set once libsoup is done with the message (sent, or the client went away).
     private(set) var finished = false
     private var onFinish: [() -> Void] = []
+    /// A streamed body's bytes handed to libsoup and not yet written to the connection, and how many may wait.
+    private(set) var backlog = 0
+    var streamBacklogLimit = Int.max
+    /// Ends the connection of the exchange whose remote address object is given (set by the server).
+    var dropConnection: (UnsafeMutableRawPointer?) -> Void = { _ in }
 
     private final class Weak {
         weak var exchange: HTTPExchange?
@@ -100,16 +107,24 @@ final class HTTPExchange {
         self.query = query
         context = g_main_context_ref_thread_default()
         g_object_ref(UnsafeMutableRawPointer(message))
-        let box = Unmanaged.passRetained(Weak(self)).toOpaque()
-        roost_message_on_finished(message, { _, data in
-            guard let data, let exchange = Unmanaged<Weak>.fromOpaque(data).takeUnretainedValue().exchange else { return }
-            exchange.finished = true
-            let callbacks = exchange.onFinish
-            exchange.onFinish = []
-            for callback in callbacks { callback() }
-        }, box, { data, _ in
-            if let data { Unmanaged<Weak>.fromOpaque(data).release() }
-        })
+        // "finished": sent, or given up. "disconnected": the connection went while the message was paused (libsoup then
+        // drops it without "finished"); unpausing it after that is an error, so it counts as done as well.
+        for signal in ["finished", "disconnected"] {
+            roost_message_on_signal(message, signal, { _, data in
+                guard let data, let exchange = Unmanaged<Weak>.fromOpaque(data).takeUnretainedValue().exchange else { return }
+                exchange.markFinished()
+            }, Unmanaged.passRetained(Weak(self)).toOpaque(), { data, _ in
+                if let data { Unmanaged<Weak>.fromOpaque(data).release() }
+            })
+        }
+    }
+
+    private func markFinished() {
+        guard !finished else { return }
+        finished = true
+        let callbacks = onFinish
+        onFinish = []
+        for callback in callbacks { callback() }
     }
 
     deinit {
@@ -202,16 +217,36 @@ final class HTTPExchange {
         soup_message_headers_set_content_type(headers, contentType, nil)
         soup_message_headers_set_encoding(headers, SOUP_ENCODING_CHUNKED)
         soup_message_body_set_accumulate(soup_server_message_get_response_body(message), 0)
+        roost_message_on_wrote_body_data(message, { _, size, data in
+            guard let data, let exchange = Unmanaged<Weak>.fromOpaque(data).takeUnretainedValue().exchange else { return }
+            exchange.backlog = max(0, exchange.backlog - Int(size))
+        }, Unmanaged.passRetained(Weak(self)).toOpaque(), { data, _ in
+            if let data { Unmanaged<Weak>.fromOpaque(data).release() }
+        })
     }
 
-    /// Adds a piece to a streamed body and wakes the connection to write it.
-    func append(_ text: String) {
-        guard !finished else { return }
+    /// Adds a piece to a streamed body and wakes the connection to write it. A reader that still leaves more than
+    /// `streamBacklogLimit` bytes untaken is dropped (its connection ended), rather than kept in memory: false then.
+    /// (The limit is on what waits before the piece: a reader that keeps up always gets the piece, however large.)
+    @discardableResult
+    func append(_ text: String) -> Bool {
+        guard !finished else { return false }
         var bytes = Array(text.utf8)
+        guard backlog <= streamBacklogLimit else {
+            dropConnection(remoteKey)
+            return false
+        }
+        backlog += bytes.count
         bytes.withUnsafeMutableBytes { raw in
             soup_message_body_append(soup_server_message_get_response_body(message), SOUP_MEMORY_COPY, raw.baseAddress, gsize(raw.count))
         }
         soup_server_message_unpause(message)
+        return true
+    }
+
+    /// The remote address object libsoup was handed for this request's connection: what the `ConnectionGate` knows it by.
+    var remoteKey: UnsafeMutableRawPointer? {
+        soup_server_message_get_remote_address(message).map { UnsafeMutableRawPointer($0) }
     }
 
     /// Holds the response back until `resume` (the handler returns before the answer is ready).

@@ -124,7 +124,10 @@ struct ConfigCommand: Command {
             "max_stanza_bytes": .int(config.maxStanzaBytes),
             "files": .object(["download": .string(config.files.download.rawValue), "max_size": .int(config.files.maxSize),
                               "allow_private_addresses": .bool(config.files.allowPrivateAddresses),
-                              "retry_seconds": .int(config.files.retrySeconds)]),
+                              "retry_seconds": .int(config.files.retrySeconds),
+                              "max_transfer_seconds": .int(config.files.maxTransferSeconds), "min_rate": .int(config.files.minRate),
+                              "quota": .int(config.files.quota), "quota_per_contact": .int(config.files.quotaPerContact),
+                              "min_free": .int(config.files.minFree)]),
             "accounts": .array(accountObjects),
             "notify_keys": .array(config.notify.keys.sorted().map { .string($0) }),
             "sinks": .array(config.sinks.keys.sorted().map { .string($0) }),
@@ -138,6 +141,10 @@ struct ConfigCommand: Command {
         if let account = config.defaultAccount { output.line("default:      \(account) (for reading commands)") }
         output.line("files:        download \(config.files.download.rawValue), up to \(config.files.maxSize) bytes (\(FileSize.text(config.files.maxSize)))"
                     + (config.files.allowPrivateAddresses ? ", private addresses allowed" : ""))
+        let quota = { (bytes: Int64) in bytes > 0 ? FileSize.text(bytes) : "no limit" }
+        output.line("              quota \(quota(config.files.quota)) (\(quota(config.files.quotaPerContact)) per contact), "
+                    + "\(FileSize.text(config.files.minFree)) kept free; a fetch ends after \(config.files.maxTransferSeconds) s "
+                    + "or below \(config.files.minRate > 0 ? FileSize.text(config.files.minRate) + "/s" : "no minimum rate")")
         for account in accounts {
             let server = (account.host ?? "(SRV lookup)") + (account.port.map { ":\($0)" } ?? "")
             var line = "account:      \(account.jid)/\(account.resource) \(account.enabled ? "enabled" : "disabled"), "

@@ -186,7 +186,7 @@ struct ExportFailure: CommandFailure {
             switch error {
             case .archive(let archive): return ArchiveFailure(error: archive).exitCode
             case .outputExists, .needsPath: return .usage
-            case .io: return .internalError
+            case .io, .cancelled: return .internalError
             }
         default: return .internalError
         }

@@ -1,5 +1,6 @@
 import Foundation
 import RoostAgent
+import RoostCore
 
 /// `roost run`: the agent in the foreground until SIGTERM/SIGINT.
 struct RunCommand: Command {
@@ -37,6 +38,7 @@ struct RunCommand: Command {
             selected.accounts = config.accounts.filter { $0.jid.caseInsensitiveCompare(only) == .orderedSame }
         }
         let signals = SignalWatcher()
+        DescriptorLimit.raise()
         // The control socket first: a second agent must refuse before it opens the archive or logs in.
         let control = try ControlServer.bind(path: ControlSocketPath.resolve(environment: context.environment))
         defer { control.stop() }

@@ -1,5 +1,6 @@
 import Foundation
 import RoostAgent
+import RoostCore
 import RoostServe
 
 /// `roost serve`: the archive in a browser (conversations, search, live updates), on 127.0.0.1.
@@ -61,6 +62,7 @@ struct ServeCommand: Command {
         let config = try context.loadConfig()
         guard FileManager.default.fileExists(atPath: config.archivePath) else { throw ArchiveMissing(path: config.archivePath) }
         let log = Logger(level: context.options.effectiveLogLevel(configured: config.logLevel, commandDefault: .info))
+        DescriptorLimit.raise()
         var options = ServeOptions(archivePath: config.archivePath, log: ServeLog(log))
         options.host = listen ?? "127.0.0.1"
         options.port = port ?? ServeOptions.defaultPort
@@ -68,7 +70,7 @@ struct ServeCommand: Command {
         options.hostNames = allowHosts
         options.timeZone = utc ? TimeZone(identifier: "UTC")! : .current
         options.thumbnails = PixbufThumbnails()
-        let runtime = (ControlSocketPath.resolve(environment: context.environment) as NSString).deletingLastPathComponent
+        let runtime = RuntimeFolder.path(environment: context.environment)
         func openBrowser(_ url: String) async {
             guard open, let warning = await ServeRuntimeFiles.open(url, folder: runtime) else { return }
             log.warning("could not open a browser (\(warning)); open the address above")
@@ -79,12 +81,18 @@ struct ServeCommand: Command {
         do {
             server = try await WebServer.start(options)
         } catch {
-            // The port is taken, maybe by `roost run` serving the same archive: then that is the web view to use.
-            if case .listen = error, let url = try? String(contentsOfFile: runtime + "/serve.url", encoding: .utf8)
-                .trimmingCharacters(in: .whitespacesAndNewlines), url.contains(":\(options.port)/") {
-                context.output.line("Roost web view (served by roost run): \(url)")
-                await openBrowser(url)
-                return .ok
+            // The port is taken, maybe by `roost run` serving the same archive: then that is the web view to use —
+            // when the file saying so is this user's own (another user may have planted one in /tmp/roost-<uid>).
+            if case .listen = error {
+                do {
+                    if let url = try ServeRuntimeFiles.readURL(folder: runtime), url.hasPrefix("http://"), url.contains(":\(options.port)/") {
+                        context.output.line("Roost web view (served by roost run): \(url)")
+                        await openBrowser(url)
+                        return .ok
+                    }
+                } catch {
+                    log.warning("\(error)")
+                }
             }
             throw ServeFailure(message: error.description, exitCode: .internalError)
         }
@@ -100,10 +108,11 @@ struct ServeCommand: Command {
         log.info("serving \(config.archivePath) at \(server.baseURL); stop with Ctrl-C")
         await openBrowser(server.url)
         for await signal in signals.signals where signal != SIGHUP { break }
-        let (served, refused) = await server.counters()
+        let counters = await server.counters()
         await server.stop()
         try? FileManager.default.removeItem(atPath: runtime + "/serve-open.html")
-        log.info("stopped serving (\(served) requests answered, \(refused) refused)")
+        log.info("stopped serving (\(counters.served) requests answered, \(counters.refused) refused; "
+                 + "\(counters.connectionsRefused) connections refused over the limits, \(counters.connectionsTimedOut) closed without a whole request)")
         return .ok
     }
 }
@@ -120,10 +129,16 @@ extension ServeCommand {
         options.allowRemote = config.serve.allowRemote
         options.hostNames = config.serve.allowHosts
         options.thumbnails = PixbufThumbnails()
-        let runtime = (ControlSocketPath.resolve(environment: context.environment) as NSString).deletingLastPathComponent
+        let runtime = RuntimeFolder.path(environment: context.environment)
         do {
             let server = try await WebServer.start(options)
-            let file = try ServeRuntimeFiles.writeURL(server.url, folder: runtime)
+            let file: String
+            do {
+                file = try ServeRuntimeFiles.writeURL(server.url, folder: runtime)
+            } catch {
+                await server.stop()
+                throw error
+            }
             if !ServeOptions.isLoopback(options.host) {
                 log.warning("serve: listening on \(options.host): anyone who can reach it and has the token can read the archive; HTTP is not encrypted")
             }

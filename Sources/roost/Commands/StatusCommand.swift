@@ -81,6 +81,13 @@ struct StatusCommand: Command {
                     }
                 }
             }
+        } else if let unsafe = ControlClient.unsafeFolder(path: socket) {
+            // Not asked at all: the folder may hold another user's socket.
+            if json {
+                output.jsonLine(["kind": "agent", "running": false, "socket": .string(socket), "refused": .string(unsafe.description)])
+            } else {
+                output.line("agent: not asked: \(unsafe)")
+            }
         } else if json {
             output.jsonLine(["kind": "agent", "running": false, "socket": .string(socket)])
         } else {

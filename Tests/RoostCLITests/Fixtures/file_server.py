@@ -10,6 +10,8 @@ request (stdout, flushed), so a test can prove a request did or did not reach it
   /loop/N        a redirect to /loop/N+1 (endless)
   /to/NAME       a redirect to /NAME
   /to-file       a redirect to file:///etc/passwd
+  /trickle/NAME?rate=N   the file DIR/NAME (its whole Content-Length first), sent at N bytes a second; when the
+                 client goes (or all is sent) a line {"event": "done", "path": ..., "sent": bytes} follows
 """
 import argparse
 import http.server
@@ -17,6 +19,8 @@ import json
 import os
 import ssl
 import sys
+import time
+import urllib.parse
 
 
 def emit(**fields):
@@ -39,6 +43,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.redirect("/" + self.path[4:])
         if self.path == "/to-file":
             return self.redirect("file:///etc/passwd")
+        if self.path.startswith("/trickle/"):
+            return self.trickle()
         name = os.path.basename(self.path.split("?")[0])
         path = os.path.join(self.root, name)
         if not name or not os.path.isfile(path):
@@ -55,6 +61,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self.wfile.write(data)
+
+    def trickle(self):
+        parts = urllib.parse.urlsplit(self.path)
+        rate = int(urllib.parse.parse_qs(parts.query).get("rate", ["2"])[0])
+        data = open(os.path.join(self.root, os.path.basename(parts.path)), "rb").read()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        sent = 0
+        try:
+            while sent < len(data):
+                piece = data[sent:sent + max(1, rate // 4)]
+                self.wfile.write(piece)
+                self.wfile.flush()
+                sent += len(piece)
+                time.sleep(0.25)
+        except OSError:
+            pass
+        emit(event="done", path=self.path, sent=sent)
+        self.close_connection = True
 
     def redirect(self, location):
         self.send_response(302)

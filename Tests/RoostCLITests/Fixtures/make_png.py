@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """make_png.py OUT WIDTH HEIGHT R G B: a PNG of one solid colour, with a one-pixel-wide noise column so that
-two pictures of the same colour and size still differ (written with zlib only, no imaging library)."""
+two pictures of the same colour and size still differ (written with zlib only, no imaging library). The rows are
+compressed as they are made, so a picture of 81 megapixels costs a row of memory, not 243 MB."""
 import os
 import struct
 import sys
@@ -8,7 +9,9 @@ import zlib
 
 out, width, height, r, g, b = sys.argv[1], *map(int, sys.argv[2:7])
 noise = os.urandom(height)
-rows = b"".join(b"\x00" + bytes((r, g, b)) * (width - 1) + bytes((noise[y], noise[y], noise[y])) for y in range(height))
+row = b"\x00" + bytes((r, g, b)) * (width - 1)
+compressor = zlib.compressobj(6)
+data = b"".join(compressor.compress(row + bytes((noise[y], noise[y], noise[y]))) for y in range(height)) + compressor.flush()
 
 
 def chunk(kind, data):
@@ -17,4 +20,4 @@ def chunk(kind, data):
 
 with open(out, "wb") as f:
     f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+            + chunk(b"IDAT", data) + chunk(b"IEND", b""))

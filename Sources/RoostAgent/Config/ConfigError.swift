@@ -10,6 +10,9 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalid(path: String, problems: [ConfigProblem])
     /// `password_command` of an account did not produce a password.
     case passwordCommandFailed(account: String, reason: String)
+    /// `password_command` could not be started for want of descriptors, memory or processes (see
+    /// `ResourceShortage`): nothing the user must change; tried again later.
+    case passwordCommandNotStarted(account: String, reason: String)
     /// Thrown by callers that need an account when the config defines none.
     case noAccountsConfigured(path: String)
 
@@ -30,6 +33,8 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
             return ([header] + problems.map { "  \($0)" }).joined(separator: "\n")
         case let .passwordCommandFailed(account, reason):
             return "password_command of account \(account) \(reason)"
+        case let .passwordCommandNotStarted(account, reason):
+            return "password_command of account \(account) \(reason) (this machine or process is short of descriptors, memory or processes)"
         case let .noAccountsConfigured(path):
             return "no accounts configured; add an [account you@example.org] group to \(path) "
                 + "(see config/roost.example.ini)"

@@ -1,0 +1,305 @@
+import Foundation
+import Testing
+import RoostTestSupport
+import RoostXMPP
+
+/// Once an account has logged in, nothing ends `roost run`: a password the server stops taking, a certificate that
+/// stops verifying, a password_command that hangs, a shortage of descriptors, another client with the same resource.
+/// The account waits (with the cause and the next try in `roost status`), the user is told once, SIGHUP tries again
+/// at once — and nothing sent meanwhile is lost.
+@Suite("roost run keeps running once an account has worked", .requires(.server))
+struct AgentKeepsRunningTests {
+    let server: TestServer
+
+    init() throws { server = try TestServer.require() }
+
+    private func config(_ dir: TestDirectory, account: JID, passwordLine: String, port: UInt16? = nil, caFile: String? = nil,
+                        extra: String = "") throws -> String {
+        try dir.write("config.ini", """
+            [general]
+            archive_poll_seconds = 2
+            reconnect_max_seconds = 2
+            [archive]
+            path = \(dir.path)/data/archive.sqlite
+            \(extra)
+            [account \(account)]
+            \(passwordLine)
+            host = \(server.host)
+            port = \(port ?? server.port)
+            \(caFile.map { "ca_file = \($0)" } ?? "")
+
+            """)
+    }
+
+    /// The account's line of `roost status --json`.
+    private func accountStatus(_ config: String) async throws -> [String: Any] {
+        let result = try await offPool { try RoostBinary.run(["status", "--json", "--config", config], timeout: 30) }
+        return result.jsonLines.first { $0["kind"] as? String == "account" } ?? [:]
+    }
+
+    @discardableResult
+    private func waitForAccount(_ what: String, _ config: String, _ roost: RunningRoost, timeout: Duration = .seconds(60),
+                                _ condition: @escaping ([String: Any]) -> Bool) async throws -> [String: Any] {
+        var last: [String: Any] = [:]
+        try await waitUntil(what, timeout: timeout, detail: { "last status: \(last)\nroost log:\n\(roost.stderrSoFar.suffix(3000))" }) {
+            last = try await accountStatus(config)
+            return condition(last)
+        }
+        return last
+    }
+
+    private static func occurrences(of text: String, in log: String) -> Int { log.components(separatedBy: text).count - 1 }
+
+    private static func nextTry(_ status: [String: Any]) -> Date? {
+        let parse = ISO8601DateFormatter()
+        parse.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return (status["next_try"] as? String).flatMap(parse.date(from:))
+    }
+
+    /// The lines of the suite's mock notification log (python3-dbusmock) that contain every one of `parts`.
+    private static func notifications(containing parts: String...) -> [String] {
+        let path = ProcessInfo.processInfo.environment["ROOST_TEST_NOTIFY_LOG"] ?? ""
+        let log = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").map(String.init).filter { line in parts.allSatisfy(line.contains) }
+    }
+
+    /// The server changes a working account's password (and ends its session): the agent keeps running, the
+    /// account waits with the cause and its next try, the desktop and the configured sinks are told once — not
+    /// again when SIGHUP retries with the password still wrong — and once the password is back and SIGHUP
+    /// sent, what a contact sent meanwhile is archived exactly once.
+    @Test(.requires(.notificationLog)) func passwordChangedOnTheServerMakesTheAccountWait() async throws {
+        try TestRequirement.check(.notificationLog)
+        let dir = try TestDirectory()
+        let (client, alice, password) = try await server.registeredClient("alice")
+        await client.disconnect()
+        let bob = try await XMPPPeer.registered(on: server, "bob")
+        defer { Task { await bob.stop() } }
+        let sinkLog = dir.path + "/sink.log"
+        let sink = try dir.write("sink.sh", "#!/bin/sh\nprintf '%s %s\\n' \"$ROOST_EVENT\" \"$ROOST_ACCOUNT\" >> '\(sinkLog)'\n", mode: 0o700)
+        let config = try config(dir, account: alice, passwordLine: "password = \(password)", caFile: server.caFile, extra: """
+            [sink desktop]
+            type = desktop
+            [sink file]
+            type = command
+            command = \(sink)
+            """)
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await ZeroLossRig.waitForLog(roost, "\(alice): online")
+
+        try server.changePassword(of: alice, to: "changed-\(UUID().uuidString.prefix(8))")
+        let waiting = try await waitForAccount("alice waiting for the user", config, roost) { $0["state"] as? String == "waiting" }
+        #expect((waiting["cause"] as? String)?.contains("not-authorized") == true, "\(waiting)")
+        let next = Self.nextTry(waiting)
+        #expect(next.map { $0 > Date() && $0 < Date().addingTimeInterval(3700) } == true, "the next try: \(waiting)")
+        #expect(roost.isRunning, "the agent must keep running: \(roost.stderrSoFar.suffix(2000))")
+        let status = try await offPool { try RoostBinary.run(["status", "--config", config]) }
+        #expect(status.status == 3 && status.stdout.contains("waiting for you"), "\(status.stdout)")
+        try await waitUntil("the desktop notification") { !Self.notifications(containing: "cannot log in to \(alice)").isEmpty }
+        try await waitUntil("the command sink's notification") {
+            ((try? String(contentsOfFile: sinkLog, encoding: .utf8)) ?? "").contains("account \(alice)")
+        }
+
+        // A contact writes while the account cannot log in.
+        let marker = "meanwhile-\(UUID().uuidString.prefix(8))"
+        for i in 1...5 { try await bob.send(to: alice, body: "\(marker) \(i)") }
+
+        // SIGHUP with the password still wrong: tried again at once, and nobody is told twice.
+        let refusals = Self.occurrences(of: "\(alice): authentication failed", in: roost.stderrSoFar)
+        kill(roost.pid, SIGHUP)
+        try await waitUntil("another login attempt after SIGHUP", detail: { roost.stderrSoFar.suffix(2000).description }) {
+            Self.occurrences(of: "\(alice): authentication failed", in: roost.stderrSoFar) > refusals
+        }
+        try await waitForAccount("alice waiting again", config, roost) { $0["state"] as? String == "waiting" }
+
+        // The admin puts the password back; SIGHUP.
+        try server.changePassword(of: alice, to: password)
+        kill(roost.pid, SIGHUP)
+        try await waitForAccount("alice online again", config, roost) { $0["state"] as? String == "online" }
+        try await RoostBinary.waitForServerArchiveRead(config: config, after: Date(), timeout: .seconds(60))
+        let archive = dir.path + "/data/archive.sqlite"
+        for i in 1...5 {
+            let copies = try ZeroLossSQL.scalar(archive, "SELECT count(*) FROM messages WHERE body = '\(marker) \(i)'")
+            #expect(copies == 1, "message \(i) archived \(copies) times")
+        }
+        #expect(Self.notifications(containing: "cannot log in to \(alice)").count == 1, "\(Self.notifications(containing: "\(alice)"))")
+        let sinkLines = ((try? String(contentsOfFile: sinkLog, encoding: .utf8)) ?? "").split(separator: "\n")
+        #expect(sinkLines.filter { $0 == "account \(alice)" }.count == 1, "\(sinkLines)")
+        let (exit, log) = roost.stop(signal: SIGTERM)
+        #expect(exit == 0, "\(log.suffix(2000))")
+        #expect(!log.contains("every account failed"), "\(log.suffix(2000))")
+    }
+
+    /// A certificate that stops verifying, then a password_command that hangs: the account waits for the user
+    /// each time (with the cause), the agent keeps running, and SIGHUP after the fix brings it back.
+    @Test(.requires(.tool("/usr/bin/openssl"))) func certificateAndHungPasswordCommandMakeTheAccountWait() async throws {
+        try TestRequirement.check(.tool("/usr/bin/openssl"))
+        let dir = try TestDirectory()
+        let (client, alice, password) = try await server.registeredClient("alice")
+        await client.disconnect()
+        let proxy = try TCPProxy(target: server.host, port: server.port)
+        defer { proxy.stop() }
+        let caFile = try dir.write("ca.pem", try String(contentsOfFile: server.caFile, encoding: .utf8))
+        let passwordFile = try dir.write("password", password + "\n")
+        let config = try config(dir, account: alice, passwordLine: "password_command = cat \(passwordFile)", port: proxy.port, caFile: caFile)
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await ZeroLossRig.waitForLog(roost, "\(alice): online")
+
+        // The server's certificate is no longer issued by a CA the account trusts (as when it is replaced by one
+        // of another CA): the next connection refuses it.
+        let other = try RoostBinary.runProgram("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                                                                     "-nodes", "-subj", "/CN=Another CA", "-days", "2",
+                                                                     "-keyout", dir.path + "/other.key", "-out", caFile])
+        #expect(other.status == 0, "\(other.stderr)")
+        proxy.cut()
+        let untrusted = try await waitForAccount("alice waiting after the certificate check", config, roost) {
+            $0["state"] as? String == "waiting"
+        }
+        #expect((untrusted["cause"] as? String)?.contains("not trusted") == true, "\(untrusted)")
+        #expect(Self.nextTry(untrusted) != nil && roost.isRunning, "\(untrusted)")
+
+        // The CA is back, but the password_command now hangs (it reads a pipe nobody writes): SIGHUP tries again,
+        // the command is stopped after its 30 s, and the account waits again, saying why.
+        _ = try dir.write("ca.pem", try String(contentsOfFile: server.caFile, encoding: .utf8))
+        try FileManager.default.removeItem(atPath: passwordFile)
+        #expect(mkfifo(passwordFile, 0o600) == 0)
+        kill(roost.pid, SIGHUP)
+        try await waitForAccount("alice connecting after SIGHUP", config, roost) { $0["state"] as? String == "connecting" }
+        let hung = try await waitForAccount("alice waiting for the hung password_command", config, roost, timeout: .seconds(90)) {
+            $0["state"] as? String == "waiting" && ($0["cause"] as? String)?.contains("password_command") == true
+        }
+        #expect((hung["cause"] as? String)?.contains("did not finish within 30 s") == true, "\(hung)")
+        #expect(roost.isRunning)
+
+        // Fixed: SIGHUP brings the account back.
+        try FileManager.default.removeItem(atPath: passwordFile)
+        _ = try dir.write("password", password + "\n")
+        kill(roost.pid, SIGHUP)
+        try await waitForAccount("alice online again", config, roost) { $0["state"] as? String == "online" }
+        let (exit, log) = roost.stop(signal: SIGTERM)
+        #expect(exit == 0, "\(log.suffix(2000))")
+        #expect(!log.contains(password), "the password must not be logged")
+    }
+
+    enum TrustSource: String, CaseIterable, Sendable {
+        /// `ca_file`: read when each connection's TLS context is made.
+        case caFile
+        /// The system's CA folder (`SSL_CERT_DIR`), which OpenSSL reads certificate by certificate while it checks.
+        case systemFolder
+    }
+
+    /// The agent runs out of descriptors (a low RLIMIT_NOFILE set from outside with prlimit, every descriptor below
+    /// it in use) and its connection drops: the new socket takes the one descriptor freed, and the CA certificates
+    /// cannot be read ("Too many open files"). That is no config problem: the agent keeps running, retries with
+    /// backoff, and reconnects once descriptors are free again.
+    @Test(.requires(.tool("/usr/bin/prlimit"), .tool("/usr/bin/openssl")), arguments: TrustSource.allCases)
+    func descriptorShortageAtAReconnectIsRetried(_ trust: TrustSource) async throws {
+        try TestRequirement.check(.tool("/usr/bin/prlimit"), .tool("/usr/bin/openssl"))
+        let dir = try TestDirectory()
+        let (client, alice, password) = try await server.registeredClient("alice")
+        await client.disconnect()
+        let proxy = try TCPProxy(target: server.host, port: server.port)
+        defer { proxy.stop() }
+        var environment: [String: String] = [:]
+        let config: String
+        switch trust {
+        case .caFile:
+            config = try self.config(dir, account: alice, passwordLine: "password = \(password)", port: proxy.port, caFile: server.caFile)
+        case .systemFolder:
+            let folder = dir.path + "/certs"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            _ = try dir.write("certs/test-ca.pem", try String(contentsOfFile: server.caFile, encoding: .utf8))
+            let rehash = try RoostBinary.runProgram("/usr/bin/openssl", ["rehash", folder])
+            #expect(rehash.status == 0, "\(rehash.stderr)")
+            environment = ["SSL_CERT_DIR": folder, "SSL_CERT_FILE": dir.path + "/no-bundle.pem"]
+            config = try self.config(dir, account: alice, passwordLine: "password = \(password)", port: proxy.port)
+        }
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"], environment: environment)
+        defer { roost.stop(signal: SIGKILL) }
+        try await ZeroLossRig.waitForLog(roost, "\(alice): online")
+        let logins = Self.occurrences(of: "\(alice): connected as", in: roost.stderrSoFar)
+
+        let original = try Self.softDescriptorLimit(of: roost.pid)
+        let limit = Self.lowestFreeDescriptor(of: roost.pid)
+        try Self.setSoftDescriptorLimit(of: roost.pid, to: limit)
+        #expect(Self.lowestFreeDescriptor(of: roost.pid) >= limit, "a descriptor below the limit was freed meanwhile")
+        proxy.cut()
+        try await waitUntil("the reconnect to fail for want of descriptors", detail: { roost.stderrSoFar.suffix(3000).description }) {
+            roost.stderrSoFar.split(separator: "\n").contains { $0.contains("Too many open files") && $0.contains("retrying in") }
+        }
+        #expect(roost.isRunning, "the agent must keep running: \(roost.stderrSoFar.suffix(3000))")
+
+        try Self.setSoftDescriptorLimit(of: roost.pid, to: original)
+        try await waitUntil("alice to reconnect once descriptors are free", detail: { roost.stderrSoFar.suffix(3000).description }) {
+            Self.occurrences(of: "\(alice): connected as", in: roost.stderrSoFar) > logins
+        }
+        let (exit, log) = roost.stop(signal: SIGTERM)
+        #expect(exit == 0, "\(log.suffix(2000))")
+        #expect(!log.contains("every account failed") && !log.contains("waiting for you"), "\(log.suffix(2000))")
+    }
+
+    static func lowestFreeDescriptor(of pid: pid_t) -> Int {
+        var fd = 0
+        while FileManager.default.fileExists(atPath: "/proc/\(pid)/fd/\(fd)") { fd += 1 }
+        return fd
+    }
+
+    static func softDescriptorLimit(of pid: pid_t) throws -> Int {
+        let result = try RoostBinary.runProgram("/usr/bin/prlimit", ["--pid", String(pid), "--nofile", "--raw", "--noheadings", "--output", "SOFT"])
+        guard result.status == 0, let value = Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw WaitTimedOut(what: "prlimit to read the descriptor limit: \(result.stdout) \(result.stderr)")
+        }
+        return value
+    }
+
+    static func setSoftDescriptorLimit(of pid: pid_t, to limit: Int) throws {
+        let result = try RoostBinary.runProgram("/usr/bin/prlimit", ["--pid", String(pid), "--nofile=\(limit):"])
+        guard result.status == 0 else { throw WaitTimedOut(what: "prlimit to set the descriptor limit to \(limit): \(result.stderr)") }
+    }
+
+    /// Two agents with the same config (a laptop and a server) on one account: each login replaces the other's
+    /// session. After a few rounds the one replaced stops reconnecting and says why (in `roost status` and the
+    /// log), the other stays online, and neither records its own comings and goings as presence. SIGHUP makes
+    /// the waiting one try again (and then the other is the one that stops).
+    @Test func twoAgentsOnOneAccountStopFighting() async throws {
+        let (client, alice, password) = try await server.registeredClient("alice")
+        await client.disconnect()
+        let firstDir = try TestDirectory(), secondDir = try TestDirectory()
+        let firstConfig = try config(firstDir, account: alice, passwordLine: "password = \(password)", caFile: server.caFile)
+        let secondConfig = try config(secondDir, account: alice, passwordLine: "password = \(password)", caFile: server.caFile)
+        let first = try RoostBinary.start(["run", "--config", firstConfig, "-v"])
+        defer { first.stop(signal: SIGKILL) }
+        try await ZeroLossRig.waitForLog(first, "\(alice): online")
+        let second = try RoostBinary.start(["run", "--config", secondConfig, "-v"])
+        defer { second.stop(signal: SIGKILL) }
+
+        // The first one started is replaced first, and so is the first to be replaced three times.
+        let stopped = try await waitForAccount("the first agent to stop reconnecting", firstConfig, first) {
+            $0["state"] as? String == "waiting"
+        }
+        #expect((stopped["cause"] as? String)?.contains("the same resource") == true, "\(stopped)")
+        #expect(stopped["next_try"] is NSNull, "it waits for SIGHUP only: \(stopped)")
+        #expect(first.stderrSoFar.contains("replaced Roost, 3 times in a row"), "\(first.stderrSoFar.suffix(2000))")
+        try await waitForAccount("the second agent online", secondConfig, second) { $0["state"] as? String == "online" }
+        let logins = Self.occurrences(of: "connected as", in: first.stderrSoFar + second.stderrSoFar)
+        #expect(logins <= 7, "\(logins) logins: they took turns more than three times each")
+        // Watched on purpose: the fight is over, nobody logs in again.
+        try await ZeroLossRig.observe(for: .seconds(5))
+        #expect(Self.occurrences(of: "connected as", in: first.stderrSoFar + second.stderrSoFar) == logins)
+        #expect(first.isRunning && second.isRunning)
+
+        // SIGHUP: the waiting one logs in again, replacing the other, which had already been replaced twice.
+        kill(first.pid, SIGHUP)
+        try await waitForAccount("the first agent online after SIGHUP", firstConfig, first) { $0["state"] as? String == "online" }
+        try await waitForAccount("the second agent to stop reconnecting", secondConfig, second) { $0["state"] as? String == "waiting" }
+
+        for dir in [firstDir, secondDir] {
+            let own = try ZeroLossSQL.scalar(dir.path + "/data/archive.sqlite",
+                                             "SELECT count(*) FROM presence_log WHERE contact = '\(alice)' AND resource = 'roost'")
+            #expect(own == 0, "\(own) presences of Roost's own resource recorded in \(dir.path)")
+        }
+        #expect(first.stop(signal: SIGTERM).status == 0)
+        #expect(second.stop(signal: SIGTERM).status == 0)
+    }
+}

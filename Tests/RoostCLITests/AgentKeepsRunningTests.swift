@@ -42,8 +42,13 @@ struct AgentKeepsRunningTests {
                                 _ condition: @escaping ([String: Any]) -> Bool) async throws -> [String: Any] {
         var last: [String: Any] = [:]
         try await waitUntil(what, timeout: timeout, detail: { "last status: \(last)\nroost log:\n\(roost.stderrSoFar.suffix(3000))" }) {
+            // An agent that stopped answers no more: said at once, with its log.
+            guard roost.isRunning else { throw WaitTimedOut(what: "\(what): roost run exited; its log ends:\n\(roost.stderrSoFar.suffix(3000))") }
             last = try await accountStatus(config)
-            return condition(last)
+            if condition(last) { return true }
+            // Each look starts a `roost status` (Foundation's Process): not more often than needed.
+            try await Task.sleep(for: .milliseconds(300))
+            return false
         }
         return last
     }
@@ -190,15 +195,18 @@ struct AgentKeepsRunningTests {
     }
 
     /// The agent runs out of descriptors (a low RLIMIT_NOFILE set from outside with prlimit, every descriptor below
-    /// it in use) and its connection drops: the new socket takes the one descriptor freed, and the CA certificates
-    /// cannot be read ("Too many open files"). That is no config problem: the agent keeps running, retries with
-    /// backoff, and reconnects once descriptors are free again.
-    @Test(.requires(.tool("/usr/bin/prlimit"), .tool("/usr/bin/openssl")), arguments: TrustSource.allCases)
+    /// it in use). A message that arrives meanwhile is archived, and its desktop notification is not shown (GLib
+    /// would abort the process making the D-Bus call's main context). Then the connection drops: the new socket
+    /// takes the one descriptor freed, and the CA certificates cannot be read ("Too many open files"). That is no
+    /// config problem: the agent keeps running, retries with backoff, and reconnects once descriptors are free.
+    @Test(.requires(.tool("/usr/bin/prlimit"), .tool("/usr/bin/openssl"), .notificationLog), arguments: TrustSource.allCases)
     func descriptorShortageAtAReconnectIsRetried(_ trust: TrustSource) async throws {
-        try TestRequirement.check(.tool("/usr/bin/prlimit"), .tool("/usr/bin/openssl"))
+        try TestRequirement.check(.tool("/usr/bin/prlimit"), .tool("/usr/bin/openssl"), .notificationLog)
         let dir = try TestDirectory()
         let (client, alice, password) = try await server.registeredClient("alice")
         await client.disconnect()
+        let bob = try await XMPPPeer.registered(on: server, "bob")
+        defer { Task { await bob.stop() } }
         let proxy = try TCPProxy(target: server.host, port: server.port)
         defer { proxy.stop() }
         var environment: [String: String] = [:]
@@ -224,6 +232,16 @@ struct AgentKeepsRunningTests {
         let limit = Self.lowestFreeDescriptor(of: roost.pid)
         try Self.setSoftDescriptorLimit(of: roost.pid, to: limit)
         #expect(Self.lowestFreeDescriptor(of: roost.pid) >= limit, "a descriptor below the limit was freed meanwhile")
+
+        let marker = "no-descriptor-\(UUID().uuidString.prefix(8))"
+        try await bob.send(to: try alice.with(resource: "roost"), body: marker)
+        let archive = dir.path + "/data/archive.sqlite"
+        try await waitUntil("the message archived", detail: { roost.stderrSoFar.suffix(3000).description }) {
+            try ZeroLossSQL.scalar(archive, "SELECT count(*) FROM messages WHERE body = '\(marker)'") == 1
+        }
+        try await ZeroLossRig.waitForLog(roost, "desktop notification failed: not shown: Too many open files")
+        #expect(roost.isRunning, "the agent must keep running: \(roost.stderrSoFar.suffix(3000))")
+
         proxy.cut()
         try await waitUntil("the reconnect to fail for want of descriptors", detail: { roost.stderrSoFar.suffix(3000).description }) {
             roost.stderrSoFar.split(separator: "\n").contains { $0.contains("Too many open files") && $0.contains("retrying in") }

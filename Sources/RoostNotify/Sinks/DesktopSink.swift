@@ -1,3 +1,5 @@
+import RoostCore
+
 /// Desktop notifications through libnotify. Every libnotify call runs on one process-wide GLib thread,
 /// and the caller waits at most `timeout_seconds` for it, so a slow or missing notification server
 /// never holds anything else up.
@@ -19,6 +21,12 @@ final class DesktopSink: NotificationSink {
     }
 
     func deliver(_ notification: OutgoingNotification) async throws(NotifyError) {
+        // GLib aborts the whole process when it cannot make the pipe or eventfd of a main context (its own thread's
+        // at first use, one per synchronous D-Bus call): with no descriptor free, this notification is not shown —
+        // and the agent goes on archiving.
+        if let shortage = ResourceShortage.descriptorShortageNow() {
+            throw .desktop("not shown: \(ResourceShortage.text(shortage)) (no file descriptor free for the D-Bus call)")
+        }
         let state = self.state
         let result: Result<Void, NotifyError> = await Deadline.race(
             seconds: timeoutSeconds, timedOut: .failure(.timedOut(sink: name, seconds: timeoutSeconds))

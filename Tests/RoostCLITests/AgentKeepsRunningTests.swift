@@ -78,6 +78,7 @@ struct AgentKeepsRunningTests {
         let (client, alice, password) = try await server.registeredClient("alice")
         await client.disconnect()
         let bob = try await XMPPPeer.registered(on: server, "bob")
+        // Stopped at the end; this only covers a test that throws before.
         defer { Task { await bob.stop() } }
         let sinkLog = dir.path + "/sink.log"
         let sink = try dir.write("sink.sh", "#!/bin/sh\nprintf '%s %s\\n' \"$ROOST_EVENT\" \"$ROOST_ACCOUNT\" >> '\(sinkLog)'\n", mode: 0o700)
@@ -130,6 +131,7 @@ struct AgentKeepsRunningTests {
         #expect(Self.notifications(containing: "cannot log in to \(alice)").count == 1, "\(Self.notifications(containing: "\(alice)"))")
         let sinkLines = ((try? String(contentsOfFile: sinkLog, encoding: .utf8)) ?? "").split(separator: "\n")
         #expect(sinkLines.filter { $0 == "account \(alice)" }.count == 1, "\(sinkLines)")
+        await bob.stop()
         let (exit, log) = roost.stop(signal: SIGTERM)
         #expect(exit == 0, "\(log.suffix(2000))")
         #expect(!log.contains("every account failed"), "\(log.suffix(2000))")
@@ -206,6 +208,7 @@ struct AgentKeepsRunningTests {
         let (client, alice, password) = try await server.registeredClient("alice")
         await client.disconnect()
         let bob = try await XMPPPeer.registered(on: server, "bob")
+        // Stopped at the end; this only covers a test that throws before.
         defer { Task { await bob.stop() } }
         let proxy = try TCPProxy(target: server.host, port: server.port)
         defer { proxy.stop() }
@@ -252,6 +255,7 @@ struct AgentKeepsRunningTests {
         try await waitUntil("alice to reconnect once descriptors are free", detail: { roost.stderrSoFar.suffix(3000).description }) {
             Self.occurrences(of: "\(alice): connected as", in: roost.stderrSoFar) > logins
         }
+        await bob.stop()
         let (exit, log) = roost.stop(signal: SIGTERM)
         #expect(exit == 0, "\(log.suffix(2000))")
         #expect(!log.contains("every account failed") && !log.contains("waiting for you"), "\(log.suffix(2000))")

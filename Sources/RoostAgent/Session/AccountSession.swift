@@ -50,6 +50,9 @@ actor AccountSession {
     private var replacementBackoff: Backoff
     private var waitingOutReplacement = false
     private var onlineSince: ContinuousClock.Instant?
+    /// SIGHUP came while an attempt was under way (a password_command running, a login in progress): when it
+    /// fails, the next one starts at once instead of after its backoff.
+    private var retryRequested = false
     private var eventTask: Task<Void, Never>?
     private var connectTask: Task<Void, Never>?
     private var setupTask: Task<Void, Never>?
@@ -241,9 +244,10 @@ actor AccountSession {
     /// `reconnect_max_seconds`.
     private func retryLater(_ why: String, level: LogLevelSetting) {
         waitingOutReplacement = false
-        let delay = backoff.nextDelay()
+        let now = takeRetryRequest()
+        let delay = now ? .zero : backoff.nextDelay()
         setState(.waitingToReconnect(nextTry: Date(timeIntervalSinceNow: delay / .seconds(1)), lastError: why))
-        let line = "\(jid): \(LogText.quote(why)); retrying in \(AccountState.duration(delay))"
+        let line = "\(jid): \(LogText.quote(why)); " + (now ? Self.retryingForSIGHUP : "retrying in \(AccountState.duration(delay))")
         if level == .error { log.error(line) } else { log.warning(line) }
         scheduleConnect(after: delay)
     }
@@ -255,13 +259,20 @@ actor AccountSession {
     /// stops (status 78) once every account failed; it says so itself. SIGHUP (`retryNow`) tries again at once.
     private func needsUser(_ why: String) {
         waitingOutReplacement = false
+        let now = takeRetryRequest()
         if loggedIn {
-            let delay = userBackoff.nextDelay()
+            let delay = now ? .zero : userBackoff.nextDelay()
             setState(.waitingForUser(nextTry: Date(timeIntervalSinceNow: delay / .seconds(1)), cause: why))
-            log.error("\(jid): \(LogText.quote(why)) — Roost keeps running and tries again in \(AccountState.duration(delay)) "
-                      + "(then less often, at least hourly), or at once on SIGHUP (systemctl --user reload roost)")
+            log.error("\(jid): \(LogText.quote(why)) — " + (now ? Self.retryingForSIGHUP : "Roost keeps running and tries again in "
+                      + "\(AccountState.duration(delay)) (then less often, at least hourly), or at once on SIGHUP (systemctl --user reload roost)"))
             tellUser(cause: why, loginRefused: true)
             scheduleConnect(after: delay)
+            return
+        }
+        if now {
+            setState(.failed(why, nextTry: Date()))
+            log.error("\(jid): \(LogText.quote(why)) — \(Self.retryingForSIGHUP)")
+            scheduleConnect(after: .zero)
             return
         }
         setState(.failed(why, nextTry: Date(timeIntervalSinceNow: Self.userFixRetry / .seconds(1))))
@@ -326,23 +337,40 @@ actor AccountSession {
         scheduleConnect(after: delay)
     }
 
+    private static let retryingForSIGHUP = "trying again now (SIGHUP came during this attempt)"
+
+    private func takeRetryRequest() -> Bool {
+        defer { retryRequested = false }
+        return retryRequested
+    }
+
     /// SIGHUP: an account that waits for the user (or for its backoff) tries again now, asking its
-    /// password_command again.
+    /// password_command again; one that is trying (its password_command may hang for 30 s) tries again as soon
+    /// as this attempt fails.
     func retryNow() {
         guard !stopping else { return }
         switch state {
+        case .connecting:
+            forgetFailures()
+            retryRequested = true
+            log.info("\(jid): an attempt is under way; if it fails, trying again at once")
         case .failed, .waitingToReconnect, .waitingForUser:
-            passwordKnown = false
-            backoff.reset()
-            userBackoff.reset()
-            replacements = 0
-            replacementBackoff.reset()
+            forgetFailures()
             waitingOutReplacement = false
             log.info("\(jid): trying again now")
             scheduleConnect(after: .zero)
         default:
             break
         }
+    }
+
+    /// The user acted (SIGHUP): backoffs and counts start again, and the password_command is asked again.
+    private func forgetFailures() {
+        passwordKnown = false
+        backoff.reset()
+        userBackoff.reset()
+        replacements = 0
+        replacementBackoff.reset()
     }
 
     /// The network changed (an address or route appeared): an account waiting out its backoff retries now —
@@ -391,6 +419,7 @@ actor AccountSession {
         loggedIn = true
         userTold = false
         waitingOutReplacement = false
+        retryRequested = false
         onlineSince = .now
         history.markLoggedIn()
         await rooms.sessionStarted(resumed: info.resumed)

@@ -4,6 +4,9 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     case fileNotFound(path: String, origin: String)
     /// The file exists but could not be read.
     case unreadable(path: String, reason: String)
+    /// The file could not be read for want of descriptors or memory (see `ResourceShortage`): nothing about the
+    /// config; reading it again later can work.
+    case unreadableForNow(path: String, reason: String)
     /// The file holds a secret (`key` at `line`: a password, a token, …) but group or others may read or write it.
     case insecurePermissions(path: String, mode: UInt32, key: String, line: Int)
     /// Syntax errors, unknown groups or keys, invalid values: all of them, sorted by line.
@@ -16,12 +19,23 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Thrown by callers that need an account when the config defines none.
     case noAccountsConfigured(path: String)
 
+    /// Short of descriptors, memory or processes: not the config's fault, so never the exit status (78) that stops
+    /// systemd from starting roost again.
+    public var isResourceShortage: Bool {
+        switch self {
+        case .unreadableForNow, .passwordCommandNotStarted: true
+        default: false
+        }
+    }
+
     public var description: String {
         switch self {
         case let .fileNotFound(path, origin):
             return "config file \(path) (from \(origin)) does not exist"
         case let .unreadable(path, reason):
             return "cannot read config file \(path): \(reason)"
+        case let .unreadableForNow(path, reason):
+            return "cannot read config file \(path) now: \(reason) (this machine or process is short of descriptors or memory)"
         case let .insecurePermissions(path, mode, key, line):
             let octal = String(mode & 0o777, radix: 8)
             return "refusing to use \(path): it contains a secret (\(key) at line \(line)) but its mode 0\(octal) lets group or "

@@ -12,17 +12,22 @@ public enum ResourceShortage {
         }
     }
 
-    /// The errno that stops this process from opening a descriptor right now (EMFILE, ENFILE, ENOMEM), or nil
-    /// when it can. For verdicts reached by reading files behind the caller's back (OpenSSL looking up an issuer in
-    /// the system's CA folder fails silently when no descriptor is left, which reads as "not trusted").
-    public static func descriptorShortageNow() -> Int32? {
-        let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        if fd >= 0 {
-            close(fd)
-            return nil
+    /// The errno that stops this process from opening `count` more descriptors right now (EMFILE, ENFILE, ENOMEM),
+    /// or nil when it can (they are opened and closed again). For verdicts reached by reading files behind the
+    /// caller's back (OpenSSL looking up an issuer in the system's CA folder fails silently when no descriptor is
+    /// left, which reads as "not trusted"), and before calling a library that aborts the process when it runs out.
+    public static func descriptorShortageNow(count: Int = 1) -> Int32? {
+        var opened: [Int32] = []
+        defer { for fd in opened { close(fd) } }
+        for _ in 0..<count {
+            let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                let code = errno
+                return isShortage(errno: code) ? code : nil
+            }
+            opened.append(fd)
         }
-        let code = errno
-        return isShortage(errno: code) ? code : nil
+        return nil
     }
 
     /// "Too many open files", for log lines.

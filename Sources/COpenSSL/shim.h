@@ -42,3 +42,12 @@ static inline int roost_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version)
 static inline long roost_SSL_get_extms_support(SSL *ssl) { return SSL_get_extms_support(ssl); }
 // SSL_OP_NO_EXTENDED_MASTER_SECRET is built by a macro Swift does not import; used by tests to play an old server.
 static inline void roost_SSL_CTX_disable_extms(SSL_CTX *ctx) { SSL_CTX_set_options(ctx, SSL_OP_NO_EXTENDED_MASTER_SECRET); }
+// The errno an error-queue entry carries when a system call failed inside OpenSSL (fopen of a CA file: EMFILE,
+// ENFILE, ENOMEM, …), else 0; and whether the entry is an allocation failure. ERR_SYSTEM_ERROR and
+// ERR_R_MALLOC_FAILURE are macros Swift does not import.
+static inline int roost_ERR_system_errno(unsigned long code) {
+    return ERR_SYSTEM_ERROR(code) ? (int)ERR_GET_REASON(code) : 0;
+}
+static inline int roost_ERR_is_malloc_failure(unsigned long code) {
+    return !ERR_SYSTEM_ERROR(code) && ERR_GET_REASON(code) == ERR_R_MALLOC_FAILURE;
+}

@@ -18,6 +18,8 @@ public final class Agent: Sendable {
     var sessions: [AccountSession] { sessionList.withLock { $0 } }
     private let sessionList = Mutex<[AccountSession]>([])
     private let notifications = NotificationHub()
+    /// Whether any account logged in during this run: until then a config that cannot log in stops the agent.
+    private let history = RunHistory()
     /// What `run` reacts to besides signals: every account failing, the archive stalling.
     private let happenings = BoundedQueue<Happening>(capacity: 64)
 
@@ -31,7 +33,9 @@ public final class Agent: Sendable {
     public enum Ending: Sendable, Equatable {
         /// SIGTERM or SIGINT.
         case stopped(signal: Int32)
-        /// Every account waits for the user (authentication or certificate): systemd should show a failure.
+        /// Every account's password or certificate was refused before any account logged in during this run: the
+        /// config is wrong, and systemd should show a failure. Once an account has logged in, the agent never
+        /// ends by itself.
         case everyAccountFailed
     }
     /// Downloads attachments after their message is committed (nil when the archive could not be read).
@@ -88,7 +92,7 @@ public final class Agent: Sendable {
             let happenings = self.happenings
             let session = try AccountSession(account: account, settings: settings, pipeline: pipeline,
                                              log: log, resumption: resumption, sync: sync, notifications: notifications,
-                                             contacts: contacts, pendingRequests: pending) {
+                                             contacts: contacts, pendingRequests: pending, history: history) {
                 happenings.offer(.accountStateChanged)
             }
             // XEP-0153: announce the account's own photo hash from the first presence on.
@@ -118,8 +122,8 @@ public final class Agent: Sendable {
 
     public var accountCount: Int { sessions.count }
 
-    /// Runs until a signal from `shutdown` (SIGTERM, SIGINT) or until every account waits for the user;
-    /// SIGHUP makes accounts that wait try again now. Then stops cleanly: commit, unavailable presence,
+    /// Runs until a signal from `shutdown` (SIGTERM, SIGINT), or until every account failed to log in before any
+    /// has (a wrong config); SIGHUP makes accounts that wait try again now. Then stops cleanly: commit, unavailable presence,
     /// close streams and archive.
     ///
     /// With `reload`, SIGHUP also reads the config again and applies it (see `reload(to:)`); a config that
@@ -143,6 +147,7 @@ public final class Agent: Sendable {
         defer { activity.cancel() }
         var stallWatch: Task<Void, Never>?
         var ending = Ending.stopped(signal: 0)
+        var announcedRunning = false
         loop: for await happening in happenings {
             switch happening {
             case .signal(SIGHUP):
@@ -161,8 +166,15 @@ public final class Agent: Sendable {
                 ending = .stopped(signal: signal)
                 break loop
             case .accountStateChanged:
-                if await everyAccountFailed() {
-                    log.error("every account failed (see above) and needs a change by you; stopping with a failure")
+                if history.anyAccountLoggedIn {
+                    // From now on nothing stops the agent: accounts that failed before say what they do next.
+                    if !announcedRunning {
+                        announcedRunning = true
+                        for session in sessions { await session.agentKeepsRunning() }
+                    }
+                } else if await everyAccountFailed() {
+                    log.error("every account failed to log in (see above), and none has since roost started: stopping with "
+                              + "exit status 78, which systemd does not restart — fix the config, then start roost again")
                     ending = .everyAccountFailed
                     break loop
                 }

@@ -122,3 +122,31 @@ public struct TestServerMissing: Error, CustomStringConvertible {
         "no test XMPP server: run the suite with contrib/scripts/test, or start one with `contrib/scripts/prosody-test-server start`"
     }
 }
+
+extension TestServer {
+    /// Sets the account's password on the server, as its admin would, and ends the account's sessions, so its clients
+    /// must log in again: Prosody closes them itself when a password changes (`<reset/>`, "Password changed"); ejabberd
+    /// is told to (`kick_user`). Through the server's control program (prosodyctl shell, ejabberdctl with
+    /// mod_admin_extra).
+    public func changePassword(of jid: JID, to password: String) throws {
+        guard let ctl = serverctl else { throw ServerCommandFailed(command: "serverctl", output: "ROOST_TEST_SERVERCTL is not set") }
+        let user = jid.localpart ?? "", host = jid.domain
+        let commands: [[String]] = switch kind {
+        case .prosody: [["shell", "user:password(\"\(jid.bare)\", \"\(password)\")"]]
+        case .ejabberd: [["change_password", user, host, password], ["kick_user", user, host]]
+        }
+        for arguments in commands {
+            let result = try RoostBinary.runProgram(ctl, arguments, timeout: 60)
+            // prosodyctl shell exits 0 with "OK: …" or 1 with the error; ejabberdctl exits non-zero on failure.
+            guard result.status == 0 else {
+                throw ServerCommandFailed(command: arguments.first ?? "", output: result.stdout + result.stderr)
+            }
+        }
+    }
+}
+
+public struct ServerCommandFailed: Error, CustomStringConvertible {
+    public let command: String
+    public let output: String
+    public var description: String { "the server's control program failed (\(command)): \(output.suffix(2000))" }
+}

@@ -28,7 +28,7 @@ struct ControlServerTests {
         func stopAccount(_ account: String) async {}
 
         func status() async -> [AccountStatus] {
-            [AccountStatus(account: "me@example.org", state: .failed("authentication failed: not-authorized"), server: "example.org",
+            [AccountStatus(account: "me@example.org", state: .failed("authentication failed: not-authorized", nextTry: Date(timeIntervalSinceNow: 3600)), server: "example.org",
                            boundResource: nil, streamManagement: false, lastCatchUp: nil, unacknowledgedOutbound: 0, rejectedStanzas: 0)]
         }
     }

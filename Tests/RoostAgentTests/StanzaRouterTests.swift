@@ -174,6 +174,20 @@ struct StanzaRouterTests {
         #expect(s.kind == .subscribe && s.direction == .incoming && s.message == "hi, it's Dave")
     }
 
+    /// Roost's own presence (the server reflects it; another client holding the same resource comes and goes under
+    /// the same full JID) is not recorded; the user's other clients are.
+    @Test func ownResourcePresenceIsNotRecorded() {
+        var context = self.context
+        context.ownResource = "roost"
+        for type in ["", " type='unavailable'"] {
+            let own = StanzaRouter.route(parse("<presence from='alice@roost.test/roost'\(type)/>"), context: context, now: now)
+            #expect(own.events.isEmpty && own.notes.isEmpty, "\(own.events)")
+        }
+        let phone = StanzaRouter.route(parse("<presence from='alice@roost.test/phone' type='unavailable'/>"), context: context, now: now)
+        guard case .presence(let p) = phone.events.first else { Issue.record("no presence of the user's phone"); return }
+        #expect(p.resource == "phone" && p.availability == .unavailable)
+    }
+
     @Test func correctionCarriesTheReplacedID() throws {
         let out = StanzaRouter.route(parse("<message from='bob@roost.test/x' type='chat' id='m2'><body>fixed</body><replace xmlns='urn:xmpp:message-correct:0' id='m1'/></message>"),
                                      context: context, now: now)

@@ -5,7 +5,8 @@ import RoostXMPP
 
 /// `roost run` stays in charge of itself whatever an account does: a `password_command` that hangs neither
 /// blocks start-up nor SIGTERM nor the control socket; an account whose password is refused waits for the
-/// user (and SIGHUP makes it try again), and when every account waits, the agent exits 78 so systemd shows it.
+/// user (and SIGHUP makes it try again), and when every account is refused before any has logged in (a wrong
+/// config), the agent exits 78 so systemd shows it. Once one has logged in, see AgentKeepsRunningTests.
 @Suite("roost run lifecycle", .requires(.server))
 struct AgentLifecycleTests {
     let server: TestServer
@@ -60,8 +61,10 @@ struct AgentLifecycleTests {
         try await waitUntil("roost run to exit", timeout: .seconds(60), detail: { roost.stderrSoFar }) { !roost.isRunning }
         let (exit, log) = roost.stop(signal: SIGTERM, timeout: 5)
         #expect(exit == 78, "\(log)")
-        #expect(log.contains("not-authorized"), "\(log)")
-        #expect(log.contains("every account failed"), "\(log)")
+        #expect(log.contains("\(alice): authentication failed: not-authorized") && log.contains("check the account's password"), "\(log)")
+        #expect(log.contains("every account failed to log in") && log.contains("stopping with exit status 78"), "\(log)")
+        // The log says what happens: no retry is promised by an agent that stops.
+        #expect(!log.contains("retrying in") && !log.contains("tries again"), "\(log)")
         #expect(!log.contains("definitely-wrong"), "the password must not be logged")
     }
 
@@ -92,8 +95,10 @@ struct AgentLifecycleTests {
             """)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await ZeroLossRig.waitForLog(roost, "retrying in 60 minutes")
+        // Once the other account is online, the agent keeps running, and the refused one says what it does next.
         try await ZeroLossRig.waitForLog(roost, "\(goodJID): online")
+        try await ZeroLossRig.waitForLog(roost, "\(badJID): authentication failed")
+        try await ZeroLossRig.waitForLog(roost, "tries this one again in 60 minutes, or at once on SIGHUP")
         let attemptsBefore = roost.stderrSoFar.components(separatedBy: "\(badJID): authentication failed").count
         kill(roost.pid, SIGHUP)
         try await ZeroLossRig.waitForLog(roost, "received SIGHUP")

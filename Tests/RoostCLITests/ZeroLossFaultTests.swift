@@ -227,5 +227,17 @@ final class TCPProxy: @unchecked Sendable {
     /// Stops forwarding on every relayed connection without closing it (prints "stalled N").
     func stall() { kill(process.pid, SIGUSR2) }
 
+    /// Keeps what arrives, forwarding nothing, until `release` (the proxy prints "held", then "released").
+    func hold() async throws { try await toggle(saying: "held") }
+
+    func release() async throws { try await toggle(saying: "released") }
+
+    private func toggle(saying word: String) async throws {
+        let lines = { [process] in process.stderrSoFar.split(separator: "\n").filter { $0 == word }.count }
+        let before = lines()
+        kill(process.pid, SIGWINCH)
+        try await waitUntil("the proxy to say \(word)") { lines() > before }
+    }
+
     func stop() { process.stop(signal: SIGTERM, timeout: 5) }
 }

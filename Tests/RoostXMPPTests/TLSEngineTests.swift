@@ -1,6 +1,6 @@
 internal import COpenSSL
 import Foundation
-import RoostXMPP
+@testable import RoostXMPP
 import Testing
 
 @Suite("TLS engine: successful sessions")
@@ -146,5 +146,42 @@ struct TLSEngineTests {
         let engine = try TLSEngine(configuration: TLSConfiguration(serverName: "example.test", pinnedSHA256: pin))
         try TLSTestPump.handshake(engine, server)
         #expect(engine.isTLS13)
+    }
+}
+
+/// What OpenSSL's error queue says decides whether a failure setting up TLS is the config's (a CA file that is
+/// not there or not PEM: the user must fix it) or a passing shortage (no descriptor or memory for it: retried).
+@Suite("TLS engine: a shortage is no config problem")
+struct TLSShortageTests {
+    private func push(systemError code: Int32) {
+        ERR_new()
+        ERR_set_debug("test", 1, "test")
+        withVaList([]) { ERR_vset_error(ERR_LIB_SYS, code, nil, $0) }
+    }
+
+    @Test func systemShortagesOnTheQueueAreTold() {
+        ERR_clear_error()
+        push(systemError: EMFILE)
+        let emfile = TLSEngine.drainErrorsNotingShortage()
+        #expect(emfile.shortage && emfile.text.contains("Too many open files"), "\(emfile)")
+        push(systemError: ENOENT)
+        let missing = TLSEngine.drainErrorsNotingShortage()
+        #expect(!missing.shortage, "\(missing)")
+        #expect(TLSEngine.drainErrorsNotingShortage().text == "unknown TLS error")
+    }
+
+    @Test func aMissingCAFileIsStillTheConfigs() {
+        do {
+            _ = try TLSEngine(configuration: TLSConfiguration(serverName: "example.test", caFile: "/nonexistent/roost-ca.pem"))
+            Issue.record("a missing CA file was accepted")
+        } catch {
+            guard case .invalidConfiguration = error else {
+                Issue.record("a missing CA file must stay a config problem: \(error)")
+                return
+            }
+            #expect(ClientError.tls(error).needsUser)
+        }
+        #expect(!ClientError.tls(.resourceShortage("x")).needsUser)
+        #expect(!ClientError.transport(.resourceShortage("Too many open files")).needsUser)
     }
 }

@@ -6,7 +6,9 @@ SIGUSR1 cuts every relayed connection at once (both sides see a reset), as a dro
 new connections are accepted afterwards as before. SIGUSR2 stalls every relayed connection instead: the
 proxy stops forwarding in both directions without closing anything (a blackholed route, a peer that went
 to sleep behind a NAT), so both sides' buffers fill and nothing arrives; connections made afterwards are
-relayed normally. It prints "stalled N" on stdout. SIGTERM stops it.
+relayed normally. It prints "stalled N" on stdout. SIGWINCH holds every connection, old and new: what arrives
+is read and kept, and nothing is forwarded, until the next SIGWINCH lets it all through (it prints "held" and
+"released"): a test can have data wait in the path, then arrive at the moment it chooses. SIGTERM stops it.
 """
 import asyncio
 import signal
@@ -19,6 +21,8 @@ async def main():
     listen_port, host, port = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     open_pairs = set()
     stall_flags = {}
+    flowing = asyncio.Event()
+    flowing.set()
 
     async def pipe(reader, writer, stalled):
         try:
@@ -30,6 +34,7 @@ async def main():
                     break
                 if stalled.is_set():
                     await asyncio.Event().wait()
+                await flowing.wait()
                 writer.write(data)
                 await writer.drain()
         except (ConnectionError, asyncio.CancelledError, OSError):
@@ -75,10 +80,19 @@ async def main():
             flag.set()
         print("stalled", len(flags), flush=True)
 
+    def hold_or_release():
+        if flowing.is_set():
+            flowing.clear()
+            print("held", flush=True)
+        else:
+            flowing.set()
+            print("released", flush=True)
+
     server = await asyncio.start_server(handle, "127.0.0.1", listen_port)
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGUSR1, cut)
     loop.add_signal_handler(signal.SIGUSR2, stall)
+    loop.add_signal_handler(signal.SIGWINCH, hold_or_release)
     stop = loop.create_future()
     loop.add_signal_handler(signal.SIGTERM, lambda: stop.done() or stop.set_result(None))
     print("ready", server.sockets[0].getsockname()[1], flush=True)

@@ -11,7 +11,9 @@ public enum OneShotLogin {
     /// Logs in on a resource of its own (`<resource>-TAG-XXXX`): no initial presence, no stream management.
     static func quietLogin(account: AccountConfig, config: RoostConfig, resourceTag: String, log: Logger) async throws(ActionFailure) -> XMPPClient {
         let password: String
-        do { password = try await account.resolvePassword() } catch { throw ActionFailure(.config, error.description) }
+        do { password = try await account.resolvePassword() } catch {
+            throw ActionFailure(error.isResourceShortage ? .internalError : .config, error.description)
+        }
         var configuration: ClientConfiguration
         do { configuration = try ClientConfiguration(account: account, password: password, maxStanzaBytes: config.maxStanzaBytes) } catch {
             throw ActionFailure(.config, error.description)

@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,13 +22,13 @@ struct ConfigFileContents {
         if descriptor < 0 {
             let code = errno
             if code == ENOENT { throw .missing }
-            throw .failed(.unreadable(path: path, reason: String(cString: strerror(code))))
+            throw .failed(failure(path, code))
         }
         defer { close(descriptor) }
 
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {
-            throw .failed(.unreadable(path: path, reason: String(cString: strerror(errno))))
+            throw .failed(failure(path, errno))
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw .failed(.unreadable(path: path, reason: "it is not a regular file (a config is read from a file, not a pipe or a device)"))
@@ -39,8 +40,9 @@ struct ConfigFileContents {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if count == 0 { break }
             if count < 0 {
-                if errno == EINTR { continue }
-                throw .failed(.unreadable(path: path, reason: String(cString: strerror(errno))))
+                let code = errno
+                if code == EINTR { continue }
+                throw .failed(failure(path, code))
             }
             bytes.append(contentsOf: buffer[0..<count])
         }
@@ -48,6 +50,11 @@ struct ConfigFileContents {
             throw .failed(.unreadable(path: path, reason: "it is not valid UTF-8 text"))
         }
         return ConfigFileContents(path: path, text: text, mode: UInt32(info.st_mode))
+    }
+
+    private static func failure(_ path: String, _ code: Int32) -> ConfigError {
+        let reason = String(cString: strerror(code))
+        return ResourceShortage.isShortage(errno: code) ? .unreadableForNow(path: path, reason: reason) : .unreadable(path: path, reason: reason)
     }
 
     /// Group or others may read or write the file.

@@ -20,6 +20,8 @@ struct PasswordCommand {
         switch await ProcessRunner.firstLine(ofCommand: command, input: .inherit, timeout: timeout) {
         case .success(let password):
             return password
+        case .failure(let failure) where failure.shortage:
+            throw .passwordCommandNotStarted(account: account, reason: "(`\(program)`) \(failure.reason)")
         case .failure(let failure):
             let hint = failure.reason.hasPrefix("printed an empty") ? "; it must print the password" : ""
             throw .passwordCommandFailed(account: account, reason: "(`\(program)`) \(failure.reason)\(hint)")

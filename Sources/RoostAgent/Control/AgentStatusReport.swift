@@ -4,10 +4,17 @@ import Foundation
 public struct AgentStatusReport: Codable, Sendable, Equatable {
     public struct Account: Codable, Sendable, Equatable {
         public var account: String
-        /// `idle`, `connecting`, `online`, `reconnecting`, `failed` or `stopped`.
+        /// `idle`, `connecting`, `online`, `reconnecting` (a passing problem), `waiting` (the account logged in during
+        /// this run and now needs the user: a refused password or certificate, a hung password_command, another
+        /// client with the same resource), `failed` (it never logged in during this run: the config is likely wrong)
+        /// or `stopped`.
         public var state: String
         /// The state in words, with the last error.
         public var detail: String
+        /// Why the account is not online, while it is reconnecting, waiting or failed (absent from older agents).
+        public var cause: String?
+        /// When it tries again by itself (UTC milliseconds); nil while it waits for SIGHUP only, or is not waiting.
+        public var nextTry: Int64?
         public var server: String?
         public var resource: String?
         public var streamManagement: Bool
@@ -24,6 +31,8 @@ public struct AgentStatusReport: Codable, Sendable, Equatable {
         public var roomsJoined: Int?
 
         public var isFailed: Bool { state == "failed" }
+        /// Failed or waiting for the user: `roost status` exits 3.
+        public var needsUser: Bool { state == "failed" || state == "waiting" }
 
         /// Online at a negative priority with no other client available: the server treats the account as
         /// offline, so messages to the bare JID go to offline storage (Roost archives them through MAM all
@@ -55,10 +64,13 @@ extension AgentStatusReport.Account {
         case .connecting: state = "connecting"
         case .online: state = "online"
         case .waitingToReconnect: state = "reconnecting"
+        case .waitingForUser: state = "waiting"
         case .failed: state = "failed"
         case .stopped: state = "stopped"
         }
         detail = status.state.description
+        cause = status.state.cause
+        nextTry = status.state.nextTry.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
         server = status.server
         resource = status.boundResource
         streamManagement = status.streamManagement

@@ -254,6 +254,10 @@ enum StanzaRouter {
         switch presence.type {
         case .available, .unavailable:
             if presence.element.child("x", namespace: Namespace.mucUser) != nil { return outcome }
+            // Roost's own presence, reflected by the server, says nothing; and when another client holds the same
+            // resource, its comings and goings under this full JID (replacing Roost, being replaced) would be recorded
+            // as Roost going offline and online.
+            if from.bare == context.account.bare, let resource = from.resource, resource == context.ownResource { return outcome }
             if from.bare != context.account.bare, presence.type == .available, case .some(let hash) = VCardAvatarUpdate.photoHash(in: presence) {
                 outcome.notes.append(.avatarHash(contact: from.bare.description, hash: hash))
             }

@@ -28,12 +28,31 @@ actor AccountSession {
     let rooms: RoomManager
     /// Heard when the state changes (the agent watches for "every account failed").
     private let stateChanged: @Sendable () -> Void
+    /// Whether any account logged in during this run (shared with the agent).
+    private let history: RunHistory
 
     // Connection lifecycle
     private(set) var state: AccountState = .idle
     private var backoff: Backoff
     private var stopping = false
     private var passwordKnown = false
+    /// Whether this account logged in during this run: from then on, what only the user can fix makes it wait
+    /// (`.waitingForUser`), with `userBackoff`, instead of failing.
+    private var loggedIn = false
+    private var userBackoff = Backoff(base: .seconds(60), cap: AccountSession.userFixRetry)
+    /// Whether the user was told (the log line saying what happens next, one notification) about the current wait
+    /// for them; told again only after the account was online in between.
+    private var userTold = false
+    /// Times in a row another client logged in with the same resource and the server replaced this one with it
+    /// (stream error `conflict`); waited out with `replacementBackoff`, and after `maxReplacements` no more
+    /// reconnecting until SIGHUP: two agents on one account would otherwise take turns forever.
+    private var replacements = 0
+    private var replacementBackoff: Backoff
+    private var waitingOutReplacement = false
+    private var onlineSince: ContinuousClock.Instant?
+    /// SIGHUP came while an attempt was under way (a password_command running, a login in progress): when it
+    /// fails, the next one starts at once instead of after its backoff.
+    private var retryRequested = false
     private var eventTask: Task<Void, Never>?
     private var connectTask: Task<Void, Never>?
     private var setupTask: Task<Void, Never>?
@@ -82,13 +101,20 @@ actor AccountSession {
     /// The photo hash of each contact's cached vCard ("" = none): a different hash in presence refetches it.
     private var avatarHashes: [String: String] = [:]
 
-    /// How long an account that needs the user (wrong password, untrusted certificate) waits before trying again.
+    /// How long an account that needs the user (wrong password, untrusted certificate) waits before trying again:
+    /// at most, once it had logged in during this run (starting at a minute); always, before.
     static let userFixRetry: Duration = .seconds(3600)
+    /// Replaced this many times in a row, the session stops reconnecting until SIGHUP.
+    static let maxReplacements = 3
+    /// Online this long, the session is in no fight: the count of replacements starts again.
+    static let replacementsForgottenAfter: Duration = .seconds(600)
 
     init(account: AccountConfig, settings: AgentSettings, pipeline: IngestPipeline, log: Logger,
          resumption: StreamResumptionState?, sync: SyncState?, notifications: NotificationHub,
-         contacts: [ContactRow], pendingRequests: [String], stateChanged: @escaping @Sendable () -> Void) throws(ConfigError) {
+         contacts: [ContactRow], pendingRequests: [String], history: RunHistory = RunHistory(),
+         stateChanged: @escaping @Sendable () -> Void) throws(ConfigError) {
         self.account = account
+        self.history = history
         self.notifications = notifications
         self.stateChanged = stateChanged
         var names: [String: String] = [:]
@@ -125,6 +151,7 @@ actor AccountSession {
         self.pipeline = pipeline
         self.log = log
         backoff = Backoff(cap: settings.reconnectCap)
+        replacementBackoff = Backoff(base: .seconds(10), cap: settings.reconnectCap)
         context = RoutingContext(account: configuration.jid, trustsOwnStanzaIDs: false, displayNames: [:])
         context.keepRetracted = settings.keepRetracted
         if account.omemo {
@@ -177,12 +204,15 @@ actor AccountSession {
                 client.updatePassword(try await account.resolvePassword())
                 passwordKnown = true
             } catch {
-                // Often passing (a keyring still locked): retried with backoff like a network problem.
-                let delay = backoff.nextDelay()
-                let seconds = Int((delay / .seconds(1)).rounded(.up))
-                setState(.waitingToReconnect(seconds: seconds, lastError: error.description))
-                log.error("\(jid): \(LogText.quote(error)); trying again in \(seconds)s")
-                scheduleConnect(after: delay)
+                guard !stopping else { return }
+                // Before the account logged in, often passing (a keyring still locked at login): retried with backoff
+                // like a network problem. Once it did, a command that fails or hangs needs the user; one that could
+                // not be started for want of descriptors or memory never does.
+                if loggedIn, case .passwordCommandFailed = error {
+                    needsUser(error.description)
+                } else {
+                    retryLater(error.description, level: .error)
+                }
                 return
             }
         }
@@ -203,29 +233,130 @@ actor AccountSession {
             needsUser(error.description)
             return
         }
-        let delay = backoff.nextDelay()
-        let seconds = Int((delay / .seconds(1)).rounded(.up))
-        setState(.waitingToReconnect(seconds: seconds, lastError: error.description))
-        log.warning("\(jid): \(LogText.quote(error)); retrying in \(seconds)s")
+        if case .streamError("conflict", let text) = error, text?.localizedCaseInsensitiveContains("removed") != true {
+            replaced()
+            return
+        }
+        retryLater(error.description, level: .warning)
+    }
+
+    /// A passing problem (network, server, a shortage of descriptors or memory): tried again with backoff, up to
+    /// `reconnect_max_seconds`.
+    private func retryLater(_ why: String, level: LogLevelSetting) {
+        waitingOutReplacement = false
+        let now = takeRetryRequest()
+        let delay = now ? .zero : backoff.nextDelay()
+        setState(.waitingToReconnect(nextTry: Date(timeIntervalSinceNow: delay / .seconds(1)), lastError: why))
+        let line = "\(jid): \(LogText.quote(why)); " + (now ? Self.retryingForSIGHUP : "retrying in \(AccountState.duration(delay))")
+        if level == .error { log.error(line) } else { log.warning(line) }
         scheduleConnect(after: delay)
     }
 
-    /// Authentication or certificate trouble: the user must act. Tried again hourly, and at once on SIGHUP
-    /// (`retryNow`).
+    /// Authentication or certificate trouble, or (once the account logged in) a password_command that fails or
+    /// hangs: the user must act. An account that logged in during this run waits for them, trying again with a
+    /// backoff from a minute up to an hour, and the agent keeps running whatever happens. An account that has not
+    /// is taken for a wrong config: tried again hourly — unless no account has logged in at all, and then the agent
+    /// stops (status 78) once every account failed; it says so itself. SIGHUP (`retryNow`) tries again at once.
     private func needsUser(_ why: String) {
-        setState(.failed(why))
-        log.error("\(jid): \(LogText.quote(why)) — retrying in \(Int(Self.userFixRetry / .seconds(60))) minutes, or now on SIGHUP (systemctl --user reload roost)")
+        waitingOutReplacement = false
+        let now = takeRetryRequest()
+        if loggedIn {
+            let delay = now ? .zero : userBackoff.nextDelay()
+            setState(.waitingForUser(nextTry: Date(timeIntervalSinceNow: delay / .seconds(1)), cause: why))
+            log.error("\(jid): \(LogText.quote(why)) — " + (now ? Self.retryingForSIGHUP : "Roost keeps running and tries again in "
+                      + "\(AccountState.duration(delay)) (then less often, at least hourly), or at once on SIGHUP (systemctl --user reload roost)"))
+            tellUser(cause: why, loginRefused: true)
+            scheduleConnect(after: delay)
+            return
+        }
+        if now {
+            setState(.failed(why, nextTry: Date()))
+            log.error("\(jid): \(LogText.quote(why)) — \(Self.retryingForSIGHUP)")
+            scheduleConnect(after: .zero)
+            return
+        }
+        setState(.failed(why, nextTry: Date(timeIntervalSinceNow: Self.userFixRetry / .seconds(1))))
         scheduleConnect(after: Self.userFixRetry)
+        if history.anyAccountLoggedIn {
+            announceWait(why)
+        } else {
+            // What happens next is the agent's to say: it stops if no account logs in, else `agentKeepsRunning` follows.
+            log.error("\(jid): \(LogText.quote(why))")
+        }
+    }
+
+    /// The agent keeps running (an account logged in): a session that failed before, and did not say what it does
+    /// next, says it now.
+    func agentKeepsRunning() {
+        guard !stopping, case .failed(let why, _) = state, !userTold else { return }
+        announceWait(why)
+    }
+
+    private func announceWait(_ why: String) {
+        log.error("\(jid): \(LogText.quote(why)) — Roost keeps running for the other accounts and tries this one again in "
+                  + "\(Int(Self.userFixRetry / .seconds(60))) minutes, or at once on SIGHUP (systemctl --user reload roost)")
+        tellUser(cause: why, loginRefused: true)
+    }
+
+    /// One notification (the configured sinks) per wait: not again at each retry, nor after SIGHUP.
+    private func tellUser(cause: String, loginRefused: Bool) {
+        guard !userTold else { return }
+        userTold = true
+        let title = loginRefused ? "Roost cannot log in to \(jid)" : "Roost stopped reconnecting \(jid)"
+        notifications.post(.accountNeedsUser(account: jid.description, title: title, cause: cause))
+    }
+
+    /// The server closed the stream with `conflict`: another client logged in with this resource and replaced this
+    /// one. Two agents sharing a config (a laptop and a server) would take turns forever, each login throwing the
+    /// other out — rejoining rooms, reading archives, republishing the OMEMO device list. So: wait a little longer
+    /// each time, and after `maxReplacements` in a row wait for the user (SIGHUP), leaving the account to the other.
+    private func replaced() {
+        if let since = onlineSince, ContinuousClock.now - since >= Self.replacementsForgottenAfter {
+            replacements = 0
+            replacementBackoff.reset()
+        }
+        replacements += 1
+        let resource = client.configuration.resource
+        let who = "another client logged in as \(jid)/\(resource) (the same resource as Roost) and replaced Roost"
+        guard replacements < Self.maxReplacements else {
+            waitingOutReplacement = false
+            let cause = "\(who), \(replacements) times in a row; Roost stopped reconnecting so the two stop taking turns — "
+                + "give one of them another `resource`, or stop the other one"
+            setState(.waitingForUser(nextTry: nil, cause: cause))
+            log.error("\(jid): \(cause). Roost keeps running and tries this account again only on SIGHUP (systemctl --user reload roost)")
+            tellUser(cause: cause, loginRefused: false)
+            return
+        }
+        waitingOutReplacement = true
+        let delay = replacementBackoff.nextDelay()
+        setState(.waitingToReconnect(nextTry: Date(timeIntervalSinceNow: delay / .seconds(1)),
+                                     lastError: "\(who) (\(replacements) of \(Self.maxReplacements) times in a row)"))
+        log.warning("\(jid): \(who) (\(replacements) of \(Self.maxReplacements) times in a row); reconnecting in "
+                    + "\(AccountState.duration(delay)); replaced \(Self.maxReplacements) times in a row, "
+                    + "Roost stops reconnecting until SIGHUP. Give one of them another `resource`.")
+        scheduleConnect(after: delay)
+    }
+
+    private static let retryingForSIGHUP = "trying again now (SIGHUP came during this attempt)"
+
+    private func takeRetryRequest() -> Bool {
+        defer { retryRequested = false }
+        return retryRequested
     }
 
     /// SIGHUP: an account that waits for the user (or for its backoff) tries again now, asking its
-    /// password_command again.
+    /// password_command again; one that is trying (its password_command may hang for 30 s) tries again as soon
+    /// as this attempt fails.
     func retryNow() {
         guard !stopping else { return }
         switch state {
-        case .failed, .waitingToReconnect:
-            passwordKnown = false
-            backoff.reset()
+        case .connecting:
+            forgetFailures()
+            retryRequested = true
+            log.info("\(jid): an attempt is under way; if it fails, trying again at once")
+        case .failed, .waitingToReconnect, .waitingForUser:
+            forgetFailures()
+            waitingOutReplacement = false
             log.info("\(jid): trying again now")
             scheduleConnect(after: .zero)
         default:
@@ -233,9 +364,19 @@ actor AccountSession {
         }
     }
 
-    /// The network changed (an address or route appeared): an account waiting out its backoff retries now.
+    /// The user acted (SIGHUP): backoffs and counts start again, and the password_command is asked again.
+    private func forgetFailures() {
+        passwordKnown = false
+        backoff.reset()
+        userBackoff.reset()
+        replacements = 0
+        replacementBackoff.reset()
+    }
+
+    /// The network changed (an address or route appeared): an account waiting out its backoff retries now —
+    /// not one waiting out another client that replaced it.
     func networkChanged() {
-        guard !stopping, case .waitingToReconnect = state else { return }
+        guard !stopping, case .waitingToReconnect = state, !waitingOutReplacement else { return }
         log.info("\(jid): the network changed; reconnecting now")
         backoff.reset()
         scheduleConnect(after: .zero)
@@ -274,6 +415,13 @@ actor AccountSession {
 
     private func connected(_ info: SessionInfo) async {
         backoff.reset()
+        userBackoff.reset()
+        loggedIn = true
+        userTold = false
+        waitingOutReplacement = false
+        retryRequested = false
+        onlineSince = .now
+        history.markLoggedIn()
         await rooms.sessionStarted(resumed: info.resumed)
         context.ownResource = info.boundJID.resource
         if let features = info.accountFeatures { learned(accountFeatures: features) }

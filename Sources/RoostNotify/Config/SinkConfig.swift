@@ -2,7 +2,8 @@
 public struct SinkConfig: Sendable, Hashable {
     public var name: String
     public var kind: SinkKind
-    /// Which notifications the sink receives (`events = message, request, invitation, summary`); the test event always.
+    /// Which notifications the sink receives (`events = message, request, invitation, summary, account`); the test
+    /// event always.
     public var events: Set<SinkEventKind>
     /// How long one delivery (including retries for webhooks) may take.
     public var timeoutSeconds: Int
@@ -10,9 +11,11 @@ public struct SinkConfig: Sendable, Hashable {
     public var typeName: String { kind.typeName }
 }
 
-/// `events = message, request, invitation, summary`.
+/// `events = message, request, invitation, summary, account`.
 public enum SinkEventKind: String, Sendable, CaseIterable {
     case message, request, invitation, summary
+    /// An account waits for the user: it cannot log in, or another client keeps replacing it.
+    case account
 }
 
 public enum SinkKind: Sendable, Hashable {

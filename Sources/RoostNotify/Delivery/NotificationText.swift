@@ -69,6 +69,11 @@ struct NotificationText {
                                     timestamp: messages.map(\.timestamp).max() ?? at)
     }
 
+    func accountNeedsUser(account: String, title: String, cause: String, at: Int64) -> OutgoingNotification {
+        OutgoingNotification(kind: .account, account: account, conversation: nil, from: nil, name: "Roost", title: title,
+                             text: "\(cause)\nFix it, then: systemctl --user reload roost (or send roost SIGHUP)", body: nil, timestamp: at)
+    }
+
     static func test(at: Int64) -> OutgoingNotification {
         OutgoingNotification(kind: .test, account: "", conversation: nil, from: nil, name: "Roost", title: "Roost test notification",
                              text: "If you can read this, Roost can reach you here.", body: nil, timestamp: at)

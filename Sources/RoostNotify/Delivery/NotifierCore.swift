@@ -57,6 +57,10 @@ actor NotifierCore {
             presence.recordActivity(account: account, conversation: conversation, at: at)
         case let .invitation(account, room, from, displayName, reason):
             await handleInvitation(account: account, room: room, from: from, displayName: displayName, reason: reason)
+        case let .accountNeedsUser(account, title, cause):
+            // Not a message: the rules about who wrote and when the user is present do not apply, and it comes once
+            // per wait, so no rate limit either.
+            submit(text.accountNeedsUser(account: account, title: title, cause: cause, at: clock.milliseconds))
         }
     }
 

@@ -9,6 +9,8 @@ struct OutgoingNotification: Sendable {
         case invitation
         /// One summary after a catch-up.
         case summary
+        /// An account waits for the user (it cannot log in, or another client keeps replacing it).
+        case account
         /// The conversation was read elsewhere: close its notification (only the desktop sink acts on it).
         case close
         /// `roost notify test`.
@@ -51,6 +53,7 @@ struct OutgoingNotification: Sendable {
         case .request: .request
         case .invitation: .invitation
         case .summary: .summary
+        case .account: .account
         case .close, .test: nil
         }
     }

@@ -17,4 +17,8 @@ public enum NotificationEvent: Sendable {
     case userActivity(account: String, conversation: String, at: Int64)
     /// Someone invited the user to a group chat (XEP-0249 or XEP-0045); `from` is the inviter's JID when known.
     case invitation(account: String, room: String, from: String?, displayName: String?, reason: String?)
+    /// An account that cannot log in (its password or certificate refused, its password_command hanging) or that
+    /// another client keeps replacing waits for the user: said once per wait, not at each retry. `title` is one line
+    /// ("Roost cannot log in to alice@example.org"), `cause` what failed.
+    case accountNeedsUser(account: String, title: String, cause: String)
 }

@@ -1,3 +1,5 @@
+import RoostCore
+
 /// Desktop notifications through libnotify. Every libnotify call runs on one process-wide GLib thread,
 /// and the caller waits at most `timeout_seconds` for it, so a slow or missing notification server
 /// never holds anything else up.
@@ -6,6 +8,10 @@ final class DesktopSink: NotificationSink {
     let typeName = "desktop"
     private let timeoutSeconds: Int
     private let state: DesktopState
+
+    /// What a notification may take at most at once: GLib's main contexts (a pipe each where there is no eventfd),
+    /// the bus socket, libnotify reading an icon.
+    static let descriptorsNeeded = 16
 
     /// libnotify keeps one D-Bus proxy per process, bound to the main context it was created on, so
     /// every desktop sink shares this thread.
@@ -19,6 +25,12 @@ final class DesktopSink: NotificationSink {
     }
 
     func deliver(_ notification: OutgoingNotification) async throws(NotifyError) {
+        // GLib aborts the whole process when it cannot make the pipe or eventfd of a main context (its own thread's
+        // at first use, one per synchronous D-Bus call, besides the bus connection's socket): with fewer descriptors
+        // free than such a call may take, this notification is not shown — and the agent goes on archiving.
+        if let shortage = ResourceShortage.descriptorShortageNow(count: Self.descriptorsNeeded) {
+            throw .desktop("not shown: \(ResourceShortage.text(shortage)) (fewer than \(Self.descriptorsNeeded) file descriptors free for the D-Bus call)")
+        }
         let state = self.state
         let result: Result<Void, NotifyError> = await Deadline.race(
             seconds: timeoutSeconds, timedOut: .failure(.timedOut(sink: name, seconds: timeoutSeconds))

@@ -47,8 +47,11 @@ final class DesktopState: @unchecked Sendable {
         notify_notification_set_app_name(handle.pointer, "Roost")
         notify_notification_set_category(handle.pointer, Self.category(notification.kind))
         notify_notification_clear_actions(handle.pointer)
-        if answerable {
+        // Stays until dismissed: it is said once, and the account archives nothing until the user acts.
+        if answerable || notification.kind == .account {
             notify_notification_set_timeout(handle.pointer, 0)
+        }
+        if answerable {
             if caps.contains("actions"), let actions, let jid = notification.conversation {
                 addAnswerActions(handle, account: notification.account, jid: jid, key: key, actions: actions,
                                  invitation: notification.kind == .invitation)
@@ -155,6 +158,7 @@ final class DesktopState: @unchecked Sendable {
         case .message, .summary: "im.received"
         case .request: "presence"
         case .invitation: "im"
+        case .account: "network.error"
         case .test, .close: "im"
         }
     }

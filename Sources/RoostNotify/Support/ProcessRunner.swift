@@ -1,5 +1,6 @@
 package import Foundation
 internal import CSystem
+import RoostCore
 import Synchronization
 
 /// Runs a program with a deadline: Roost's one way of starting other programs (notification commands,
@@ -20,6 +21,9 @@ package enum ProcessRunner {
         /// still writing then ended with SIGPIPE, which is no failure of its own.
         package var truncated = false
         package var launchFailure: String?
+        /// The errno of a launch that failed in a system call (pipe, posix_spawn): with `ResourceShortage`, whether
+        /// trying again later can work.
+        package var launchErrno: Int32?
     }
 
     package enum Input: Sendable {
@@ -74,7 +78,10 @@ package enum ProcessRunner {
                                   timeout: Duration = .seconds(30)) async -> Result<String, FirstLineFailure> {
         let limit = 64 * 1024
         let outcome = await run(argv: ["/bin/sh", "-c", command], input: input, output: .firstLine(limit: limit), timeout: timeout)
-        if let failure = outcome.launchFailure { return .failure(FirstLineFailure("could not be started: \(failure)")) }
+        if let failure = outcome.launchFailure {
+            return .failure(FirstLineFailure("could not be started: \(failure)",
+                                             shortage: outcome.launchErrno.map(ResourceShortage.isShortage(errno:)) ?? false))
+        }
         if outcome.timedOut {
             return .failure(FirstLineFailure("did not finish within \(Int(timeout / .seconds(1))) s and was stopped"))
         }
@@ -93,7 +100,12 @@ package enum ProcessRunner {
 
     package struct FirstLineFailure: Error, Sendable {
         package let reason: String
-        init(_ reason: String) { self.reason = reason }
+        /// The command could not even be started for want of descriptors, memory or processes: worth trying again.
+        package let shortage: Bool
+        init(_ reason: String, shortage: Bool = false) {
+            self.reason = reason
+            self.shortage = shortage
+        }
     }
 
     /// The first line of `output` without its line end, if it is UTF-8.
@@ -118,10 +130,11 @@ package enum ProcessRunner {
         }
         var stdinPipe: [Int32] = [-1, -1]
         var stdoutPipe: [Int32] = [-1, -1]
-        if case .data = input, !makePipe(&stdinPipe) { return Outcome(launchFailure: "pipe: \(String(cString: strerror(errno)))") }
+        if case .data = input, !makePipe(&stdinPipe) { return launchFailed("pipe", errno) }
         if output != .discard, !makePipe(&stdoutPipe) {
+            let code = errno
             closeAll(stdinPipe)
-            return Outcome(launchFailure: "pipe: \(String(cString: strerror(errno)))")
+            return launchFailed("pipe", code)
         }
         // A group of its own, so a deadline can kill everything the program started — except on a terminal,
         // where only the foreground group may read the keyboard (a passphrase prompt).
@@ -134,12 +147,18 @@ package enum ProcessRunner {
         guard rc == 0 else {
             if stdinPipe[1] >= 0 { close(stdinPipe[1]) }
             if stdoutPipe[0] >= 0 { close(stdoutPipe[0]) }
-            return Outcome(launchFailure: "could not start \(path): \(String(cString: strerror(rc)))")
+            return launchFailed("could not start \(path)", rc)
         }
         running.withLock { $0[pid] = ownGroup }
         defer { _ = running.withLock { $0.removeValue(forKey: pid) } }
         return supervise(pid: pid, ownGroup: ownGroup, stdin: stdinPipe[1], stdout: stdoutPipe[0], input: input, output: output,
                          deadline: .now + timeout)
+    }
+
+    private static func launchFailed(_ what: String, _ code: Int32) -> Outcome {
+        var outcome = Outcome(launchFailure: "\(what): \(String(cString: strerror(code)))")
+        outcome.launchErrno = code
+        return outcome
     }
 
     /// Feeds stdin, reads stdout, and waits for the exit — all with one poll(2) and one deadline.

@@ -1,4 +1,5 @@
 internal import COpenSSL
+import RoostCore
 
 /// Decides whether the server's certificate is acceptable, inside the handshake.
 ///
@@ -48,12 +49,25 @@ final class CertificateVerifier {
 
         if X509_verify_cert(store) == 1 { return true }
         let code = X509_STORE_CTX_get_error(store)
+        // The system's CA folder is read certificate by certificate during this check, and OpenSSL takes a file it
+        // could not open for a CA that is not there: with no descriptor left, "unknown authority" means nothing.
+        if Self.issuerLookupFailures.contains(code), let shortage = ResourceShortage.descriptorShortageNow() {
+            failure = .resourceShortage("the server certificate could not be checked: the CA certificates could not be read "
+                + "(\(ResourceShortage.text(shortage)))")
+            return false
+        }
         let failing = X509_STORE_CTX_get_current_cert(store).map(CertificateDetails.init) ?? leafDetails
         failure = Self.error(for: code, failing: failing, leaf: leafDetails, serverName: serverName)
         return false
     }
 
     let hostFlags = UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS)
+
+    /// Verdicts that come from not finding an issuer among the trusted certificates.
+    static let issuerLookupFailures: Set<Int32> = [
+        X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE,
+        X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN,
+    ]
 
     private func matchesSRVID(_ details: CertificateDetails) -> Bool {
         let domain = serverName.lowercased()

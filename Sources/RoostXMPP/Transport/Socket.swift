@@ -1,4 +1,5 @@
 import Glibc
+import RoostCore
 import Synchronization
 
 /// A connected TCP socket on a non-blocking descriptor.
@@ -51,6 +52,9 @@ public final class Socket: @unchecked Sendable {
                 failures.append("\(address): timed out")
             case let .failed(reason):
                 failures.append("\(address): \(reason)")
+            case let .shortage(code):
+                // Another address would fail the same way.
+                throw .resourceShortage(errorText(code))
             }
         }
         if timeouts > 0 && timeouts == failures.count {
@@ -176,6 +180,8 @@ public final class Socket: @unchecked Sendable {
         case connected(Int32)
         case timedOut
         case failed(String)
+        /// socket() itself failed for want of descriptors or memory (see `ResourceShortage`).
+        case shortage(Int32)
     }
 
     private static func resolve(host: String, port: UInt16) throws(TransportError) -> UnsafeMutablePointer<addrinfo> {
@@ -196,7 +202,10 @@ public final class Socket: @unchecked Sendable {
     private static func attemptConnect(_ info: addrinfo, timeout: Duration) -> Attempt {
         let fd = Glibc.socket(info.ai_family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue),
                               info.ai_protocol)
-        guard fd >= 0 else { return .failed(errorText(errno)) }
+        guard fd >= 0 else {
+            let code = errno
+            return ResourceShortage.isShortage(errno: code) ? .shortage(code) : .failed(errorText(code))
+        }
 
         if Glibc.connect(fd, info.ai_addr, info.ai_addrlen) == 0 { return .connected(fd) }
         let code = errno

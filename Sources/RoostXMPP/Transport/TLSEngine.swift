@@ -1,5 +1,6 @@
 internal import COpenSSL
 import Glibc
+import RoostCore
 import Synchronization
 
 /// A client TLS session that does no I/O: the caller feeds it what came from the network and sends
@@ -37,8 +38,10 @@ public final class TLSEngine: @unchecked Sendable {
             }
             pin = normalized
         }
+        // Creating the context, the session and their buffers reads no setting of the user's: failing, they ran
+        // short of memory (or descriptors), which passes.
         guard let context = SSL_CTX_new(TLS_client_method()) else {
-            throw .invalidConfiguration("cannot create a TLS context: \(Self.drainErrors())")
+            throw .resourceShortage("cannot create a TLS context: \(Self.drainErrors())")
         }
         let verifier = CertificateVerifier(serverName: configuration.serverName, pinnedSHA256: pin)
         do throws(TLSError) {
@@ -49,12 +52,12 @@ public final class TLSEngine: @unchecked Sendable {
         }
         guard let ssl = SSL_new(context) else {
             SSL_CTX_free(context)
-            throw .invalidConfiguration("cannot create a TLS session: \(Self.drainErrors())")
+            throw .resourceShortage("cannot create a TLS session: \(Self.drainErrors())")
         }
         guard let networkIn = BIO_new(BIO_s_mem()), let networkOut = BIO_new(BIO_s_mem()) else {
             SSL_free(ssl)
             SSL_CTX_free(context)
-            throw .invalidConfiguration("out of memory for TLS buffers")
+            throw .resourceShortage("out of memory for TLS buffers")
         }
         SSL_set_bio(ssl, networkIn, networkOut)
         self.context = context
@@ -299,8 +302,9 @@ public final class TLSEngine: @unchecked Sendable {
         }
         if let caFile = configuration.caFile {
             guard SSL_CTX_load_verify_file(context, caFile) == 1 else {
-                throw .invalidConfiguration("cannot load CA certificates from \(caFile): \(drainErrors()); "
-                    + "it must be a readable PEM file")
+                let (errors, shortage) = drainErrorsNotingShortage()
+                if shortage { throw .resourceShortage("cannot load CA certificates from \(caFile): \(errors)") }
+                throw .invalidConfiguration("cannot load CA certificates from \(caFile): \(errors); it must be a readable PEM file")
             }
         }
         verifier.install(on: context)
@@ -342,15 +346,24 @@ public final class TLSEngine: @unchecked Sendable {
     }
 
     /// Empties OpenSSL's per-thread error queue into one readable line.
-    static func drainErrors() -> String {
+    static func drainErrors() -> String { drainErrorsNotingShortage().text }
+
+    /// The queue as one line, and whether an entry says a system call ran short of descriptors or memory
+    /// (`ResourceShortage`) or an allocation failed: then the failure passes, whatever else the queue says.
+    static func drainErrorsNotingShortage() -> (text: String, shortage: Bool) {
         var messages: [String] = []
+        var shortage = false
         while true {
             let code = ERR_get_error()
             if code == 0 { break }
+            let systemError = roost_ERR_system_errno(code)
+            if (systemError != 0 && ResourceShortage.isShortage(errno: systemError)) || roost_ERR_is_malloc_failure(code) != 0 {
+                shortage = true
+            }
             var buffer = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &buffer, buffer.count)
             messages.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
-        return messages.isEmpty ? "unknown TLS error" : messages.joined(separator: "; ")
+        return (messages.isEmpty ? "unknown TLS error" : messages.joined(separator: "; "), shortage)
     }
 }

@@ -13,13 +13,16 @@ public enum TLSError: Error, CustomStringConvertible, Equatable {
     case protocolError(String)
     /// The configuration cannot be used (unreadable CA file, malformed pin, …).
     case invalidConfiguration(String)
+    /// Setting up TLS or checking the certificate failed for want of descriptors or memory (a CA file that
+    /// cannot be opened with "Too many open files"): nothing about the server or the config, tried again later.
+    case resourceShortage(String)
 
     /// The server's identity failed (or the TLS settings are wrong): retrying cannot fix it. A closed or broken
     /// session is a network event, retried like any other.
     public var isCertificateProblem: Bool {
         switch self {
         case .certificateExpired, .certificateNotYetValid, .hostnameMismatch, .untrusted, .fingerprintMismatch, .invalidConfiguration: true
-        case .handshakeFailed, .closed, .protocolError: false
+        case .handshakeFailed, .closed, .protocolError, .resourceShortage: false
         }
     }
 
@@ -50,6 +53,9 @@ public enum TLSError: Error, CustomStringConvertible, Equatable {
             return "TLS error: \(reason)"
         case let .invalidConfiguration(reason):
             return "TLS settings are invalid: \(reason)"
+        case let .resourceShortage(reason):
+            return "TLS could not be set up: \(reason) (this machine or process is short of descriptors or memory, "
+                + "e.g. too many connections open at once)"
         }
     }
 }

@@ -12,6 +12,9 @@ public enum TransportError: Error, CustomStringConvertible, Equatable {
     case writeTimedOut(seconds: Int)
     /// A read or write failed on an established connection (reset by peer, broken pipe, …).
     case ioError(String)
+    /// The process or the machine ran short of descriptors or memory for a socket (EMFILE, ENFILE, ENOBUFS,
+    /// ENOMEM; see `ResourceShortage`): nothing about the server or the config, tried again later.
+    case resourceShortage(String)
 
     public var description: String {
         switch self {
@@ -27,6 +30,9 @@ public enum TransportError: Error, CustomStringConvertible, Equatable {
             return "the server took nothing Roost sent for \(seconds)s; the connection is stalled"
         case let .ioError(reason):
             return "connection failed: \(reason)"
+        case let .resourceShortage(reason):
+            return "cannot open a connection: \(reason) (this machine or process is short of descriptors or memory, "
+                + "e.g. too many connections open at once)"
         }
     }
 }

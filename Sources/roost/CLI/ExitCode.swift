@@ -8,7 +8,8 @@ enum ExitCode: Int32, Sendable {
     case usage = 2
     /// Could not connect to, or authenticate with, a server.
     case connection = 3
-    /// A bug or an unexpected system failure (sysexits EX_SOFTWARE).
+    /// A bug or an unexpected system failure (sysexits EX_SOFTWARE), such as running short of descriptors or
+    /// memory: a systemd unit restarts on it.
     case internalError = 70
     /// The config file is missing something or is invalid (sysexits EX_CONFIG), so that a systemd unit
     /// can stop restarting with `RestartPreventExitStatus=78`.

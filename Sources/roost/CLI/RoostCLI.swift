@@ -52,7 +52,8 @@ struct RoostCLI: Sendable {
             return .usage
         } catch let error as ConfigError {
             output.error(error.description)
-            return .config
+            // Short of descriptors or memory is no config problem: systemd must start roost again.
+            return error.isResourceShortage ? .internalError : .config
         } catch let error as any CommandFailure {
             output.error(error.description)
             return error.exitCode

@@ -12,8 +12,13 @@ struct RunCommand: Command {
         contrib/systemd/roost.service). Every enabled account connects concurrently at priority -1, so \
         messages keep going to your real clients; message carbons and the server archive bring everything \
         you send and receive elsewhere into the local archive. An account that fails to connect is retried \
-        with backoff; an account whose password or certificate is refused waits for you (it tries again hourly, \
-        and at once on SIGHUP). When every account waits for you, roost exits with status 78. SIGHUP \
+        with backoff (also when roost runs short of file descriptors or memory). Once an account has logged in, \
+        nothing ends roost run: when its password or certificate is refused, or its password_command fails or \
+        hangs, it waits for you (`roost status`: waiting, with the cause and the next try; one notification, \
+        event `account`), trying again after about a minute, then less often up to hourly, and at once on \
+        SIGHUP. Only when every account is refused before any has logged in (a wrong config) does roost exit \
+        with status 78. Another client with the same resource replacing the session 3 times in a row makes \
+        that account wait for SIGHUP. SIGHUP \
         (`systemctl --user reload roost`) also reads the config again without a restart: accounts added, \
         removed, disabled or changed are started, stopped (after committing what they received) or \
         restarted, and the notification rules and sinks are replaced; a config with errors is logged and \

@@ -18,8 +18,13 @@ struct StatusCommand: Command {
         shows the archive only.
         When the archive cannot be written (locked by another program, disk full), it says since when and why: \
         the agent then acknowledges nothing to the servers, which keep every message until it can. \
-        Exit status: 0 when the agent runs and no account has failed; 3 when an account has failed (wrong \
-        password, certificate problem) or no agent is running; 1 while archive writes fail.
+        An account that cannot log in says why and when it tries again: `reconnecting` (a passing problem: the \
+        network, the server, too many open files), `waiting` (it worked in this run, and now its password or \
+        certificate is refused, its password_command hangs, or another client with the same resource replaced it \
+        again and again: the agent keeps running, tries again with a backoff up to an hour, or only on SIGHUP after \
+        such replacements) or `failed` (it has not logged in since the agent started: check its settings). \
+        Exit status: 0 when the agent runs and no account waits for you; 3 when an account has failed or waits for \
+        you, or no agent is running; 1 while archive writes fail.
         """
     static let options: [OptionSpec] = []
 
@@ -58,7 +63,10 @@ struct StatusCommand: Command {
             for account in accounts {
                 if json {
                     output.jsonLine(["kind": "account", "account": .string(account.account), "state": .string(account.state),
-                                     "detail": .string(account.detail), "server": .string(account.server),
+                                     "detail": .string(account.detail),
+                                     "cause": account.cause.map { .string($0) } ?? .null,
+                                     "next_try": account.nextTry.map { .string(TimeText.utc($0)) } ?? .null,
+                                     "server": .string(account.server),
                                      "resource": .string(account.resource), "stream_management": .bool(account.streamManagement),
                                      "last_catch_up": account.lastCatchUp.map { .string(TimeText.utc($0)) } ?? .null,
                                      "unacknowledged_outbound": .int(account.unacknowledgedOutbound),
@@ -95,7 +103,7 @@ struct StatusCommand: Command {
         }
         showArchive(config.archivePath, account: context.options.account, context: context)
         if report == nil { return .connection }
-        if accounts.contains(where: \.isFailed) { return .connection }
+        if accounts.contains(where: \.needsUser) { return .connection }
         return report?.archiveFailingSince == nil ? .ok : .nothingFound
     }
 

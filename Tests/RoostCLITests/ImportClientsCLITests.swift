@@ -53,8 +53,9 @@ struct ImportClientsCLITests {
         let dry = try sandbox.roost(["import", "--dry-run", home])
         #expect(dry.status == 0, "\(dry.stderr)")
         for client in ["Gajim 1.9 or later: \(home)/.local/share/gajim/logs.db", "Dino: \(home)/.local/share/dino/dino.db",
-                       "Profanity chat log database: \(home)/.local/share/profanity/database/me_at_example.org/chatlog.db",
-                       "Profanity chat logs (text): \(home)/.local/share/profanity/chatlogs/me_at_example.org",
+                       // Profanity's database and text logs of one account are one source (issue 28).
+                       "Profanity: chat log database \(home)/.local/share/profanity/database/me_at_example.org/chatlog.db (version 3) "
+                           + "with its text logs \(home)/.local/share/profanity/chatlogs/me_at_example.org",
                        "Pidgin XMPP logs: \(home)/.purple/logs/jabber"] {
             #expect(dry.stderr.contains("found \(client)"), "\(client) in \(dry.stderr)")
         }
@@ -69,7 +70,7 @@ struct ImportClientsCLITests {
         #expect(run.status == 0, "\(run.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let dryReport = try #require(try JSONSerialization.jsonObject(with: Data(try sandbox.roost(["import", "--json", "--dry-run", home]).stdout.utf8)) as? [String: Any])
-        #expect((report["sources"] as? [Any])?.count == 5)
+        #expect((report["sources"] as? [Any])?.count == 4)
         let added = report["added"] as? Int ?? -1
         #expect(added > Self.messageCount(manifest, "gajim-2"))
         #expect(try rows(sandbox).count == added)

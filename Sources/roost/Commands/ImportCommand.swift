@@ -5,7 +5,7 @@ import RoostArchive
 /// configured archive with the archive's dedup rules.
 struct ImportCommand: Command {
     static let name = "import"
-    static let summary = "import a jsonl export or Gajim, Dino, Profanity or Pidgin history (deduplicated)"
+    static let summary = "import a jsonl export or Gajim, Dino, Profanity, Pidgin or poezio history (deduplicated)"
     static let usage = "[options] PATH"
     static let discussion = """
         Imports PATH into the archive named by the config (created if missing). PATH is a jsonl file written by \
@@ -30,13 +30,14 @@ struct ImportCommand: Command {
         """
     static let options: [OptionSpec] = [
         .value("format", short: "f", placeholder: "FORMAT",
-               help: "what PATH holds: auto (the default), jsonl, gajim, dino, profanity or pidgin")
+               help: "what PATH holds: auto (the default), jsonl, gajim, dino, profanity, pidgin or poezio")
             .completing(.choices(Format.allCases.map(\.rawValue))),
         .flag("dry-run", short: "n", help: "report what would be added, found already archived, or refused; change nothing"),
         .flag("skip-invalid", help: "jsonl: import the valid lines and report the invalid ones"),
         .value("max-line-size", placeholder: "SIZE",
                help: "jsonl: a longer line is invalid and never read into memory (default 16M; K, M, G suffixes)"),
-        .values("me", placeholder: "NAME", help: "pidgin: a name you appear under in plain-text logs (repeatable)"),
+        .values("me", placeholder: "NAME",
+                help: "a name or room nick you appear under where the history does not say (Pidgin's plain-text logs, Gajim 1.8 and earlier rooms, poezio, Profanity's text logs alone; repeatable)"),
         .value("time-zone", placeholder: "ZONE",
                help: "zone of log times written without an offset (Profanity before 0.13); default: this machine's"),
     ]
@@ -44,7 +45,7 @@ struct ImportCommand: Command {
     static let arguments: [ArgumentKind] = [.file]
 
     enum Format: String, CaseIterable {
-        case auto, jsonl, gajim, dino, profanity, pidgin
+        case auto, jsonl, gajim, dino, profanity, pidgin, poezio
     }
 
     let path: String
@@ -234,6 +235,9 @@ struct ImportCommand: Command {
                 }),
                 "messages": .int(summary.lines), "added": .int(summary.messages), "duplicates": .int(summary.duplicates),
                 "corrections": .int(summary.corrections), "files": .int(summary.files),
+                "paths_refused": .int(summary.pathsRefused), "paths_refused_examples": Self.examples(summary.pathsRefusedExamples),
+                "unread": .int(summary.unreadCount), "unread_reasons": .object(Self.counts(summary.unread)),
+                "unread_examples": Self.examples(summary.unreadExamples),
                 "refused": .int(summary.refusedCount),
                 "refused_reasons": .object(Self.counts(summary.refused)),
                 "refused_examples": Self.examples(summary.refusedExamples),
@@ -257,6 +261,12 @@ struct ImportCommand: Command {
         text += " (\(Counted.noun(summary.lines, "message")) read in " + String(format: "%.1f s)", summary.seconds)
         context.output.line(text)
         refusals(summary.refused, summary.refusedExamples, heading: "refused", context: context)
+        // What could not be read at all, and files the history names outside the client's own folder: never silent.
+        refusals(summary.unread, summary.unreadExamples, heading: "not read", context: context)
+        if summary.pathsRefused > 0 {
+            let examples = summary.pathsRefusedExamples.map { "\($0.location) — \($0.reason)" }
+            context.output.line("  files not copied \(summary.pathsRefused): \(examples.joined(separator: "; "))\(summary.pathsRefused > examples.count ? "; …" : "")")
+        }
         let reactions = summary.reactions
         if reactions.read > 0 {
             var line = "  reactions: \(dryRun ? "would add" : "added") \(reactions.added)"

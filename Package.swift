@@ -69,6 +69,9 @@ let package = Package(
         // fuzzers themselves are built and run by contrib/scripts/fuzz (docs/fuzzing.md).
         .testTarget(name: "RoostFuzzTests", dependencies: ["RoostCore", "RoostXMPP", "RoostArchive", "RoostAgent"],
                     path: "Tests/Fuzz", exclude: ["corpus", "regressions"], swiftSettings: strict),
+        // The real-client tier (Profanity, Finch, poezio, Gajim against the test Prosody): not an end-to-end suite
+        // by name, so contrib/scripts/test runs it once, against Prosody only.
+        .testTarget(name: "RoostClientTests", dependencies: ["roost", "RoostTestSupport", "RoostXMPP"], swiftSettings: strict),
         .testTarget(name: "RoostCLITests", dependencies: ["RoostCore", "RoostArchive", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP", "RoostServe"],
                     exclude: ["Fixtures"], swiftSettings: strict),
     ],

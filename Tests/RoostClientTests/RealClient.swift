@@ -44,9 +44,10 @@ protocol RealClient: AnyObject, Sendable {
     func start() async throws
     func joinRoom(_ room: String, nick: String) async throws
     func sendChat(to peer: String, _ text: String) async throws
-    func correctChat(to peer: String, _ text: String) async throws
+    /// Corrects the last message sent there (`old`) to `text`.
+    func correctChat(to peer: String, from old: String, _ text: String) async throws
     func sendRoom(_ room: String, _ text: String) async throws
-    func correctRoom(_ room: String, _ text: String) async throws
+    func correctRoom(_ room: String, from old: String, _ text: String) async throws
     func sendPrivate(room: String, nick: String, _ text: String) async throws
     func sendFile(to peer: String, path: String) async throws
     /// Waits until the client's history on disk (or its screen, where the history is written late) holds `marker`.
@@ -58,8 +59,8 @@ protocol RealClient: AnyObject, Sendable {
 }
 
 extension RealClient {
-    func correctChat(to peer: String, _ text: String) async throws { throw ClientFailure("\(name) cannot correct") }
-    func correctRoom(_ room: String, _ text: String) async throws { throw ClientFailure("\(name) cannot correct") }
+    func correctChat(to peer: String, from old: String, _ text: String) async throws { throw ClientFailure("\(name) cannot correct") }
+    func correctRoom(_ room: String, from old: String, _ text: String) async throws { throw ClientFailure("\(name) cannot correct") }
     func sendFile(to peer: String, path: String) async throws { throw ClientFailure("\(name) cannot send files") }
     var importArguments: [String] { [] }
 }
@@ -165,7 +166,7 @@ final class ProfanityClient: RealClient, @unchecked Sendable {
         }
     }
 
-    func correctChat(to peer: String, _ text: String) async throws {
+    func correctChat(to peer: String, from old: String, _ text: String) async throws {
         try openChat(peer)
         try tty.enter("/correct \(text)")
     }
@@ -175,7 +176,7 @@ final class ProfanityClient: RealClient, @unchecked Sendable {
         try tty.enter(text)
     }
 
-    func correctRoom(_ room: String, _ text: String) async throws {
+    func correctRoom(_ room: String, from old: String, _ text: String) async throws {
         try tty.enter("/win \(room)")
         try tty.enter("/correct \(text)")
     }
@@ -298,7 +299,7 @@ final class PoezioClient: RealClient, @unchecked Sendable {
         try await typeThenEnter(text)
     }
 
-    func correctChat(to peer: String, _ text: String) async throws {
+    func correctChat(to peer: String, from old: String, _ text: String) async throws {
         try await command("/message \(peer)")
         try await command("/correct \(text)")
     }
@@ -308,7 +309,7 @@ final class PoezioClient: RealClient, @unchecked Sendable {
         try await typeThenEnter(text)
     }
 
-    func correctRoom(_ room: String, _ text: String) async throws {
+    func correctRoom(_ room: String, from old: String, _ text: String) async throws {
         try await focusRoom(room)
         try await command("/correct \(text)")
     }
@@ -599,13 +600,20 @@ final class GajimClient: RealClient, @unchecked Sendable {
         let display = try await VirtualDisplay(machine: machine)
         self.display = display
         let env = ["DBUS_SESSION_BUS_ADDRESS": bus.address, "DISPLAY": display.display, "NO_AT_BRIDGE": "1"]
-        let monitorLine = machine.command("/usr/bin/gdbus", ["monitor", "--session", "--dest", "org.gajim.Gajim"], environment: env)
+        // Line-buffered (its output is a file): each signal is in the log when it happens.
+        let monitorLine = machine.command("/usr/bin/stdbuf", ["-oL", "/usr/bin/gdbus", "monitor", "--session", "--dest", "org.gajim.Gajim"],
+                                          environment: env)
         let line = machine.command("/usr/bin/gajim", [], environment: env)
         gajim = try RoostBinary.startProgram(line[0], Array(line.dropFirst()))
         try await waitUntil("Gajim online", timeout: .seconds(90), detail: { self.describe() }) {
             (try? self.remote("get_status", self.label))?.contains("'online'") == true
         }
-        monitor = try RoostBinary.startProgram(monitorLine[0], Array(monitorLine.dropFirst()))
+        let monitor = try RoostBinary.startProgram(monitorLine[0], Array(monitorLine.dropFirst()))
+        self.monitor = monitor
+        // Listening once it says whose signals it follows (what arrives before that is only in Gajim's database).
+        try await waitUntil("gdbus monitor on Gajim's bus", timeout: .seconds(30), detail: { monitor.stderrSoFar }) {
+            monitor.stderrSoFar.contains("is owned by")
+        }
     }
 
     private var environment: [String: String] {
@@ -662,22 +670,25 @@ final class GajimClient: RealClient, @unchecked Sendable {
         try await send("send_chat_message", peer, text)
     }
 
-    private func correctLast(_ text: String) async throws {
+    /// Ctrl+Up puts the last message sent in the input; the user adds to its end and sends it again. Only the added text
+    /// is typed (xdotool types what a keyboard could: ASCII is sure, long Chinese text under load is not).
+    private func correctLast(from old: String, _ text: String) async throws {
+        guard text.hasPrefix(old) else { throw ClientFailure("Gajim's correction adds to the text: \(text.debugDescription)") }
         let found = try machine.run("/usr/bin/xdotool", ["search", "--onlyvisible", "--name", "^Gajim$"], environment: environment)
         guard let window = found.stdout.split(separator: "\n").last.map(String.init) else {
             throw ClientFailure("no Gajim window: \(found.stderr)")
         }
         try xdotool(["windowfocus", "--sync", window])
-        // X delivers the keys in order: the last message is in the input before Ctrl+A selects it.
+        // X delivers the keys in order: the last message is in the input before End moves to its end.
         try xdotool(["key", "--clearmodifiers", "ctrl+Up"])
-        try xdotool(["key", "--clearmodifiers", "ctrl+a"])
-        try xdotool(["type", "--delay", "15", text])
+        try xdotool(["key", "--clearmodifiers", "ctrl+End"])
+        try xdotool(["type", "--delay", "20", String(text.dropFirst(old.count))])
         try xdotool(["key", "--clearmodifiers", "Return"])
     }
 
-    func correctChat(to peer: String, _ text: String) async throws {
+    func correctChat(to peer: String, from old: String, _ text: String) async throws {
         try await open(peer)
-        try await correctLast(text)
+        try await correctLast(from: old, text)
     }
 
     func sendRoom(_ room: String, _ text: String) async throws {
@@ -686,9 +697,9 @@ final class GajimClient: RealClient, @unchecked Sendable {
         try await send("send_groupchat_message", room, text)
     }
 
-    func correctRoom(_ room: String, _ text: String) async throws {
+    func correctRoom(_ room: String, from old: String, _ text: String) async throws {
         try await open(room)
-        try await correctLast(text)
+        try await correctLast(from: old, text)
     }
 
     func sendPrivate(room: String, nick: String, _ text: String) async throws {
@@ -696,9 +707,13 @@ final class GajimClient: RealClient, @unchecked Sendable {
     }
 
     func waitForHistory(_ marker: String) async throws {
-        // Gajim commits its history lazily (with the next write, or at quit): what it received is heard on its bus.
+        // What Gajim received is heard on its bus (its remote control's signals) or found in its history once committed
+        // (Gajim commits with a delay, some changes only with the next write or at quit).
+        let database = historyPath + "/logs.db"
         try await waitUntil("Gajim to receive \(marker)", timeout: .seconds(60), detail: { self.describe() }) {
-            self.monitor?.stderrSoFar.contains(marker) == true
+            if self.monitor?.stderrSoFar.contains(marker) == true { return true }
+            let rows = try? sqliteJSON(database, "SELECT count(*) AS n FROM logs WHERE message LIKE '%\(marker.replacingOccurrences(of: "'", with: "''"))%'")
+            return (rows?.first?["n"] as? Int ?? 0) > 0
         }
     }
 

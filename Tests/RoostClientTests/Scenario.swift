@@ -180,8 +180,8 @@ final class Scenario: @unchecked Sendable {
         var c2Said = Said(marker: "c2", conversation: bob.jid.description, kind: "chat", direction: "out", body: c2)
         if client.abilities.contains(.correct) {
             let fixed = c2 + " (edited)"
-            try await client.correctChat(to: bob.jid.description, fixed)
-            try await heard(by: bob, "(edited)")
+            try await client.correctChat(to: bob.jid.description, from: c2, fixed)
+            try await heard(by: bob, fixed)
             c2Said.first = c2
             c2Said.body = fixed
             try await archived("c2 ", edited: true)
@@ -226,9 +226,9 @@ final class Scenario: @unchecked Sendable {
         try await heard(by: bob, "r2 ")
         var r2Said = Said(marker: "r2", conversation: room, kind: "groupchat", direction: "out", nick: nick, body: r2)
         if client.abilities.contains(.correct) {
-            let fixed = "r2 早上好 everyone (edited)"
-            try await client.correctRoom(room, fixed)
-            try await heard(by: bob, "r2 早上好 everyone (edited)")
+            let fixed = r2 + " (edited)"
+            try await client.correctRoom(room, from: r2, fixed)
+            try await heard(by: bob, fixed)
             r2Said.first = r2
             r2Said.body = fixed
             try await archived("r2 ", edited: true)

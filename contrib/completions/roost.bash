@@ -70,7 +70,7 @@ _roost_value_kind() {
         "export --format"|"export -f") echo 'words:jsonl txt md html mbox maildir csv' ;;
         "export --output"|"export -o") echo 'file' ;;
         "export --split") echo 'words:none conversation month' ;;
-        "import --format"|"import -f") echo 'words:auto jsonl gajim dino profanity pidgin' ;;
+        "import --format"|"import -f") echo 'words:auto jsonl gajim dino profanity pidgin poezio' ;;
         "files --state") echo 'words:stored pending too-large failed refused' ;;
         "send --file") echo 'file' ;;
         "vcard --photo") echo 'file' ;;

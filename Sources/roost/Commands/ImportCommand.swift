@@ -11,16 +11,23 @@ struct ImportCommand: Command {
         Imports PATH into the archive named by the config (created if missing). PATH is a jsonl file written by \
         `roost export --format jsonl`, or another client's history: Gajim's logs.db or data folder \
         (~/.local/share/gajim), Dino's dino.db or data folder (~/.local/share/dino), Profanity's data folder \
-        (~/.local/share/profanity: its chat log databases and text logs), Pidgin's ~/.purple or a folder or log \
-        file in logs/jabber — or a home folder, where each client's usual place is looked at. With --format auto \
-        (the default) roost says what it found. Messages go through the same dedup as live ones: ids first, \
+        (~/.local/share/profanity: its chat log databases and text logs, as one source), Pidgin's or Finch's \
+        ~/.purple (or ~/.purple/logs, or a folder or log file in logs/jabber), poezio's data folder \
+        (~/.local/share/poezio) — or a home folder, where each client's usual place is looked at. With --format auto \
+        (the default) roost says what it found. --me names your nick where the history does not say which room \
+        lines are yours (Gajim 1.8 and earlier, Pidgin's plain-text logs, poezio); importing into an archive that \
+        knows the room, the nick roost used there counts too. A private message in a room goes into the \
+        occupant's conversation; the placeholder a client kept for a message it could not decrypt is imported as \
+        undecryptable, never as text. Messages go through the same dedup as live ones: ids first, \
         otherwise the same sender and text within a time window (see docs/import.md), so importing twice, or a \
         history that overlaps what roost fetched from the server, adds nothing twice. Gajim's (1.9 and later) and \
         Dino's reactions are imported onto the messages they were made to; one the archive already shows for \
         that reactor and message is not added again. Clients' databases are \
         read from a private snapshot (the client may keep running) and checked first: a damaged or truncated \
-        source stops the import before anything is written. Files the client downloaded, when still on disk, \
-        are copied into the file store (see docs/files.md); so are the files of a jsonl export (in FILE_files/, \
+        source stops the import before anything is written, and so does a log file none of whose lines can be \
+        read; lines not read and refused messages are listed with examples. Files the client downloaded, when \
+        still on disk, are copied into the file store (see docs/files.md) — only regular files inside the \
+        client's own download folder; any other path a history names is reported and never read; so are the files of a jsonl export (in FILE_files/, \
         checked against their SHA-256). --account imports one account of a history that holds several. A jsonl file is checked \
         line by line first: if any line is invalid, nothing is imported unless --skip-invalid. While `roost run` \
         is running, the import writes in short transactions (about 50 ms each), so the agent keeps archiving \

@@ -40,6 +40,8 @@ extension RealClient {
     /// A private message sent with the room window's `/msg NICK TEXT`: libpurple sends it without a conversation, so
     /// Finch logs nothing of it.
     var keepsSentPrivateMessages: Bool { name != "finch" }
+    /// Downloads a shared picture into its own folder (Gajim's previews, `downloads/`), which an import copies.
+    var keepsDownloads: Bool { name == "gajim" }
 }
 
 extension Scenario {
@@ -62,6 +64,7 @@ extension Scenario {
             #expect(matches.count == 1, "\(client.name): \(said[index]) archived \(matches.count) times; rows:\n\(rows.map(\.description).joined(separator: "\n"))")
             if let row = matches.first { said[index].timestamp = row.timestamp }
             if said[index].encrypted { #expect(matches.first?.undecryptable == false, "\(client.name): Roost could not read \(said[index])") }
+            if said[index].file { #expect(matches.first?.files == 1, "\(client.name): \(said[index]) without its file") }
         }
         let extra = rows.filter { row in !said.contains { row.matches($0) } }
         #expect(extra.isEmpty, "\(client.name): rows nobody said:\n\(extra.map(\.description).joined(separator: "\n"))")
@@ -117,6 +120,9 @@ extension Scenario {
             #expect(extra.isEmpty, "\(client.name), import in \(zone): rows nobody said:\n\(extra.map(\.description).joined(separator: "\n"))\nreport: \(summary)")
             #expect(rows.allSatisfy { $0.body.map { !Self.placeholders.contains($0) } ?? true },
                     "\(client.name), import in \(zone): a placeholder imported as text")
+            // The picture bob shared, as the client downloaded it, is in Roost's file store now.
+            #expect(summary["files"] as? Int == (client.keepsDownloads ? 1 : 0), "\(client.name), import in \(zone): \(summary)")
+            #expect(summary["unread"] as? Int == 0 && summary["paths_refused"] as? Int == 0, "\(client.name), import in \(zone): \(summary)")
             byZone[zone] = rows.map(\.description)
 
             // The live archive (a copy): everything is there already.

@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(name: "RoostXMPPTests", dependencies: ["RoostCore", "RoostXMPP", "COpenSSL", "RoostTestSupport"], swiftSettings: strict),
         .testTarget(name: "RoostNotifyTests", dependencies: ["RoostCore", "RoostNotify", "RoostTestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "RoostOMEMOTests", dependencies: ["RoostOMEMO", "RoostXMPP"], swiftSettings: strict),
-        .testTarget(name: "RoostArchiveTests", dependencies: ["RoostCore", "RoostArchive"], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "RoostArchiveTests", dependencies: ["RoostCore", "RoostArchive", "RoostTestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "RoostAgentTests", dependencies: ["RoostCore", "RoostAgent", "RoostXMPP", "RoostArchive", "RoostTestSupport"], swiftSettings: strict),
         // The fuzz targets' properties (Tests/Fuzz/Targets), replayed over their seeds and saved crashes; the
         // fuzzers themselves are built and run by contrib/scripts/fuzz (docs/fuzzing.md).

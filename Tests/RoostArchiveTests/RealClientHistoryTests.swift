@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RoostArchive
+import RoostTestSupport
 
 /// Importers on what real clients wrote: the histories of Profanity 0.13.1, Finch 2.14.12 (libpurple), poezio 0.14 and
 /// Gajim 1.7.3 from the real-client tier (Tests/RoostClientTests), kept in Fixtures/ClientHistories/real/CLIENT with a
@@ -21,7 +22,7 @@ struct RealClientHistoryTests {
         for zone in Self.zones {
             let archive = TemporaryArchive()
             let summary = try fixture.importInto(archive, zone: zone)
-            let rows = try ImportedRow.read(archive.path)
+            let rows = try ArchivedRow.read(archive.path)
             fixture.expectRows(rows, "\(client) in \(zone)", summary: summary)
             #expect(summary.unread.isEmpty, "\(client) in \(zone): lines not read \(summary.unreadExamples)")
             byZone.append(rows.map(\.description).joined(separator: "\n"))
@@ -35,10 +36,10 @@ struct RealClientHistoryTests {
         let fixture = try RealClientFixture(client)
         let archive = TemporaryArchive()
         _ = try fixture.importInto(archive, zone: "UTC")
-        let before = try ImportedRow.read(archive.path)
+        let before = try ArchivedRow.read(archive.path)
         let again = try fixture.importInto(archive, zone: "Europe/Berlin")
         #expect(again.messages == 0 && again.corrections == 0, "\(client): \(again)")
-        #expect(try ImportedRow.read(archive.path).map(\.description) == before.map(\.description))
+        #expect(try ArchivedRow.read(archive.path).map(\.description) == before.map(\.description))
     }
 
     // MARK: Each finding of issue 28, on real output
@@ -51,7 +52,7 @@ struct RealClientHistoryTests {
         var found: [ClientImporter.Found] = []
         _ = try ClientImporter(archivePath: archive.path).importHistory(at: fixture.importPath, options: fixture.options(zone: "UTC")) { found = $0 }
         #expect(found.count == 1, "\(found.map(\.description))")
-        let rows = try ImportedRow.read(archive.path)
+        let rows = try ArchivedRow.read(archive.path)
         let own = rows.filter { $0.kind == "groupchat" && $0.body?.hasPrefix("r2 ") == true }
         #expect(own.count == 1 && own.first?.direction == "out" && own.first?.nick == "Alice" && own.first?.first != nil, "\(own)")
         #expect(!rows.contains { $0.body == fixture.manifest.said.first { $0.marker == "c2" }?.first }, "a correction's first text as a message")
@@ -75,7 +76,7 @@ struct RealClientHistoryTests {
             guard case ImportError.unrecognised(let path, let reason) = error else { return false }
             return path == html && reason.contains("none of its") && reason.contains("nothing was imported")
         }
-        #expect(try ImportedRow.read(archive.path).isEmpty)
+        #expect(try ArchivedRow.read(archive.path).isEmpty)
     }
 
     /// Lines the importer cannot read are reported with counts and examples (human and --json: `ImportCommand`).
@@ -94,7 +95,7 @@ struct RealClientHistoryTests {
         #expect(summary.unreadCount == 2, "\(summary.unread)")
         #expect(summary.unreadExamples.map(\.location).allSatisfy { $0.hasPrefix(log + ":") }, "\(summary.unreadExamples)")
         // The messages of the file are still all there.
-        fixture.expectRows(try ImportedRow.read(archive.path), "poezio with garbage", summary: summary)
+        fixture.expectRows(try ArchivedRow.read(archive.path), "poezio with garbage", summary: summary)
     }
 
     /// Finch's plain-text room log: the history a room sends at the join, with times before the session's start, no
@@ -115,7 +116,7 @@ struct RealClientHistoryTests {
         try lines.joined(separator: "\n").write(toFile: log, atomically: true, encoding: .utf8)
         let archive = TemporaryArchive()
         _ = try ClientImporter(archivePath: archive.path).importHistory(at: copy + "/" + fixture.manifest.path, options: fixture.options(zone: "UTC"))
-        let rows = try ImportedRow.read(archive.path)
+        let rows = try ArchivedRow.read(archive.path)
         for said in fixture.manifest.said where said.conversation == fixture.manifest.room && said.marker != "r0" {
             let row = try #require(rows.first { $0.body == said.body }, "\(said.marker)")
             #expect(abs(row.timestamp - said.timestamp) <= fixture.manifest.tolerance, "\(said.marker) at \(row.timestamp), said at \(said.timestamp)")
@@ -135,7 +136,7 @@ struct RealClientHistoryTests {
         var options = fixture.options(zone: "UTC")
         options.ownNames = []
         _ = try ClientImporter(archivePath: plain.path).importHistory(at: fixture.importPath, options: options)
-        #expect(try ImportedRow.read(plain.path).first { $0.body == own.body }?.direction == "in")
+        #expect(try ArchivedRow.read(plain.path).first { $0.body == own.body }?.direction == "in")
         // The archive knows the room (Roost is in it, as Roosty) and one message the user wrote there as Alice from another
         // client (as Roost archived it live): Alice is the user's nick there.
         let known = TemporaryArchive()
@@ -147,7 +148,7 @@ struct RealClientHistoryTests {
                                  timestamp: own.timestamp - 86_400_000, source: .live)
         _ = try known.writer().commit([.message(mine)])
         _ = try ClientImporter(archivePath: known.path).importHistory(at: fixture.importPath, options: options)
-        let row = try #require(try ImportedRow.read(known.path).first { $0.body == own.body })
+        let row = try #require(try ArchivedRow.read(known.path).first { $0.body == own.body })
         #expect(row.direction == "out" && row.nick == "Alice")
     }
 
@@ -155,9 +156,7 @@ struct RealClientHistoryTests {
     @Test(arguments: clients)
     func privateMessagesInARoomAreTheOccupantsConversation(_ client: String) throws {
         let fixture = try RealClientFixture(client)
-        let archive = TemporaryArchive()
-        _ = try fixture.importInto(archive, zone: "UTC")
-        let rows = try ImportedRow.read(archive.path)
+        let rows = try fixture.importedRows()
         let p1 = try #require(fixture.manifest.said.first { $0.marker == "p1" })
         #expect(rows.filter { $0.body == p1.body }.map(\.conversation) == [fixture.manifest.room + "/Bob"], "\(rows.filter { $0.body == p1.body })")
     }
@@ -167,9 +166,7 @@ struct RealClientHistoryTests {
     @Test(arguments: clients)
     func placeholdersAreUndecryptableNeverText(_ client: String) throws {
         let fixture = try RealClientFixture(client)
-        let archive = TemporaryArchive()
-        _ = try fixture.importInto(archive, zone: "UTC")
-        let rows = try ImportedRow.read(archive.path)
+        let rows = try fixture.importedRows()
         #expect(!rows.contains { ($0.body ?? "").contains("OMEMO") }, "\(rows.filter { ($0.body ?? "").contains("OMEMO") })")
         let o1 = try #require(fixture.manifest.said.first { $0.marker == "o1" })
         let row = try #require(rows.first { $0.undecryptable })
@@ -185,53 +182,15 @@ struct RealClientHistoryTests {
     }
 }
 
-/// A manifest of Fixtures/ClientHistories/real/CLIENT (written by the real-client tier).
-struct RealClientManifest: Decodable {
-    struct Said: Decodable {
-        var marker: String
-        var conversation: String
-        var kind: String
-        var direction: String
-        var nick: String?
-        var body: String
-        var first: String?
-        var encrypted: Bool
-        var timestamp: Int64
-    }
-
-    struct Expected: Decodable, CustomStringConvertible {
-        var conversation: String
-        var kind: String
-        var direction: String
-        var nick: String?
-        var body: String?
-        var first: String?
-        var timestamp: Int64
-
-        var description: String { "\(direction) \(conversation) \(nick ?? "") \((body ?? "(undecryptable)").prefix(50).debugDescription) @\(timestamp)" }
-    }
-
-    var client: String
-    var version: String
-    var timeZone: String
-    var account: String
-    var room: String
-    var path: String
-    var importArguments: [String]
-    var said: [Said]
-    var expected: [Expected]
-    var tolerance: Int64
-}
-
 struct RealClientFixture {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().path + "/Fixtures/ClientHistories/real"
 
     let folder: String
-    let manifest: RealClientManifest
+    let manifest: ClientFixtureManifest
 
     init(_ client: String) throws {
         folder = Self.root + "/" + client
-        manifest = try JSONDecoder().decode(RealClientManifest.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/manifest.json")))
+        manifest = try JSONDecoder().decode(ClientFixtureManifest.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/manifest.json")))
     }
 
     var importPath: String { folder + "/" + manifest.path }
@@ -250,6 +209,13 @@ struct RealClientFixture {
         try ClientImporter(archivePath: archive.path).importHistory(at: importPath, options: options(zone: zone))
     }
 
+    /// The rows of a fresh archive the history was imported into.
+    func importedRows(zone: String = "UTC") throws -> [ArchivedRow] {
+        let archive = TemporaryArchive()
+        _ = try importInto(archive, zone: zone)
+        return try ArchivedRow.read(archive.path)
+    }
+
     /// A private copy of the fixture folder, to change.
     func copy() throws -> String {
         let copy = NSTemporaryDirectory() + "roost-real-fixture-" + UUID().uuidString
@@ -258,55 +224,13 @@ struct RealClientFixture {
     }
 
     /// Each expected message exactly once (time within the tolerance), and nothing else.
-    func expectRows(_ rows: [ImportedRow], _ label: String, summary: ImportSummary) {
+    func expectRows(_ rows: [ArchivedRow], _ label: String, summary: ImportSummary) {
         for expected in manifest.expected {
-            let found = rows.filter { $0.matches(expected, tolerance: manifest.tolerance) }
+            let found = rows.filter { expected.matches($0, tolerance: manifest.tolerance) }
             #expect(found.count == 1, "\(label): \(expected) found \(found.count) times; imported:\n\(rows.map(\.description).joined(separator: "\n"))\n\(summary)")
         }
-        let extra = rows.filter { row in !manifest.expected.contains { row.matches($0, tolerance: manifest.tolerance) } }
+        let extra = rows.filter { row in !manifest.expected.contains { $0.matches(row, tolerance: manifest.tolerance) } }
         #expect(extra.isEmpty, "\(label): rows nobody said:\n\(extra.map(\.description).joined(separator: "\n"))")
-    }
-}
-
-/// A message row of an archive, with the first text of an edited one and why it has no text.
-struct ImportedRow: CustomStringConvertible {
-    var conversation: String
-    var kind: String
-    var direction: String
-    var nick: String?
-    var body: String?
-    var first: String?
-    var failure: String?
-    var timestamp: Int64
-    var undecryptable: Bool { failure != nil }
-
-    var description: String {
-        "\(direction) \(conversation) \(nick ?? "") \((body ?? "(undecryptable)").prefix(50).debugDescription)"
-            + (first.map { " (first \($0.prefix(30).debugDescription))" } ?? "") + " @\(timestamp)"
-    }
-
-    func matches(_ expected: RealClientManifest.Expected, tolerance: Int64) -> Bool {
-        conversation.lowercased() == expected.conversation.lowercased() && kind == expected.kind && direction == expected.direction
-            && (kind != "groupchat" || nick == expected.nick) && body == expected.body && first == expected.first
-            && undecryptable == (expected.body == nil) && abs(timestamp - expected.timestamp) <= tolerance
-    }
-
-    static func read(_ path: String) throws -> [ImportedRow] {
-        guard FileManager.default.fileExists(atPath: path) else { return [] }
-        var rows: [ImportedRow] = []
-        try Database(path: path, mode: .readOnly).cached("""
-            SELECT conversation, type, direction, from_jid, body, e2e_failure, timestamp,
-                   CASE WHEN edited = 1 THEN (SELECT body FROM message_revisions r WHERE r.message_row = m.id ORDER BY revision LIMIT 1) END
-            FROM messages m ORDER BY timestamp, id
-            """).forEachRow { row in
-            let from = row.text(3)
-            let kind = row.text(1)
-            rows.append(ImportedRow(conversation: row.text(0), kind: kind, direction: row.text(2),
-                                    nick: kind == "groupchat" ? from.firstIndex(of: "/").map { String(from[from.index(after: $0)...]) } : nil,
-                                    body: row.optionalText(4), first: row.optionalText(7), failure: row.optionalText(5), timestamp: row.int(6)))
-            return true
-        }
-        return rows
     }
 }
 

@@ -77,26 +77,51 @@ func fileTree(_ root: String, contains marker: String) -> Bool {
     return false
 }
 
-// MARK: - Profanity
+// MARK: - Clients in a terminal
 
-/// Profanity 0.13.1 in tmux: commands typed (`/msg`, `/correct`, `/join`, `/sendfile`, `/editor`), the account
-/// preset in its `accounts` file with `tls.policy=trust` (the test CA is not the system's), chat and room text logs
-/// on (`/logging chat on`, `/logging group on`) beside its `chatlog.db`, as the issue's user had them.
-final class ProfanityClient: RealClient, @unchecked Sendable {
-    let name = "profanity"
-    let version = "0.13.1"
-    let resource = "profanity"
+/// What Profanity, poezio and Finch share: a home, the account, and the tmux terminal they run in.
+class TerminalClient: @unchecked Sendable {
     let machine: ClientMachine
-    let abilities: ClientAbilities = [.correct, .multiLine, .sendFile, .keepsCorrections]
-    private let account: ClientAccount
-    private var terminal: Terminal?
-    private let socket: String
+    let account: ClientAccount
+    let socket: String
+    var terminal: Terminal?
+    /// The nick the client joined the room with.
+    var roomNick = ""
 
     init(machine: ClientMachine, account: ClientAccount, socket: String) {
         self.machine = machine
         self.account = account
         self.socket = socket
     }
+
+    var tty: Terminal {
+        get throws {
+            guard let terminal else { throw ClientFailure("\(type(of: self)) is not running") }
+            return terminal
+        }
+    }
+
+    /// Waits until the client has left its terminal (its exit status written there), then ends the terminal.
+    func waitForExit(_ name: String) async throws {
+        try await waitUntil("\(name) to quit", timeout: .seconds(30), detail: { self.terminal?.describe() ?? "" }) {
+            self.terminal?.exitNote != nil
+        }
+        terminal?.stop()
+    }
+
+    func describeTerminal(_ name: String) -> String { name + " " + (terminal?.describe() ?? "(not started)") }
+}
+
+// MARK: - Profanity
+
+/// Profanity 0.13.1 in tmux: commands typed (`/msg`, `/correct`, `/join`, `/sendfile`, `/editor`), the account
+/// preset in its `accounts` file with `tls.policy=trust` (the test CA is not the system's), chat and room text logs
+/// on (`/logging chat on`, `/logging group on`) beside its `chatlog.db`, as the issue's user had them.
+final class ProfanityClient: TerminalClient, RealClient, @unchecked Sendable {
+    let name = "profanity"
+    let version = "0.13.1"
+    let resource = "profanity"
+    let abilities: ClientAbilities = [.correct, .multiLine, .sendFile, .keepsCorrections]
 
     var historyPath: String { machine.home + "/.local/share/profanity" }
 
@@ -130,13 +155,6 @@ final class ProfanityClient: RealClient, @unchecked Sendable {
         try await terminal.waitForScreen("logged in successfully")
         try terminal.enter("/executable editor set \(machine.home)/editor.sh")
         try await terminal.waitForScreen("editor")
-    }
-
-    private var tty: Terminal {
-        get throws {
-            guard let terminal else { throw ClientFailure("profanity is not running") }
-            return terminal
-        }
     }
 
     func joinRoom(_ room: String, nick: String) async throws {
@@ -201,33 +219,21 @@ final class ProfanityClient: RealClient, @unchecked Sendable {
 
     func quit() async throws {
         try tty.enter("/quit")
-        try await waitUntil("profanity to quit", timeout: .seconds(30), detail: { self.describe() }) { self.terminal?.exitNote != nil }
-        terminal?.stop()
+        try await waitForExit(name)
     }
 
-    func describe() -> String { "profanity " + (terminal?.describe() ?? "(not started)") }
+    func describe() -> String { describeTerminal("profanity") }
 }
 
 // MARK: - poezio
 
 /// poezio 0.14 in tmux: `/message`, `/correct`, `/join`, `/query` typed; Ctrl-J puts a line break in the input.
 /// Its logs (`~/.local/share/poezio/logs/JID`) are its whole history.
-final class PoezioClient: RealClient, @unchecked Sendable {
+final class PoezioClient: TerminalClient, RealClient, @unchecked Sendable {
     let name = "poezio"
     let version = "0.14"
     let resource = "poezio"
-    let machine: ClientMachine
     let abilities: ClientAbilities = [.correct, .multiLine]
-    private let account: ClientAccount
-    private var terminal: Terminal?
-    private let socket: String
-    private var roomNick = ""
-
-    init(machine: ClientMachine, account: ClientAccount, socket: String) {
-        self.machine = machine
-        self.account = account
-        self.socket = socket
-    }
 
     var historyPath: String { machine.home + "/.local/share/poezio" }
 
@@ -247,13 +253,6 @@ final class PoezioClient: RealClient, @unchecked Sendable {
         let terminal = try Terminal(socket: socket, command: machine.command("/usr/bin/poezio", []))
         self.terminal = terminal
         try await terminal.waitForScreen("Your JID is")
-    }
-
-    private var tty: Terminal {
-        get throws {
-            guard let terminal else { throw ClientFailure("poezio is not running") }
-            return terminal
-        }
     }
 
     /// Types `text`, waits until the input line shows its end, then presses Enter alone. poezio reads what the terminal
@@ -326,11 +325,10 @@ final class PoezioClient: RealClient, @unchecked Sendable {
 
     func quit() async throws {
         try await command("/quit")
-        try await waitUntil("poezio to quit", timeout: .seconds(30), detail: { self.describe() }) { self.terminal?.exitNote != nil }
-        terminal?.stop()
+        try await waitForExit(name)
     }
 
-    func describe() -> String { "poezio " + (terminal?.describe() ?? "(not started)") }
+    func describe() -> String { describeTerminal("poezio") }
 }
 
 // MARK: - A private session bus and X server for one client
@@ -384,23 +382,12 @@ final class VirtualDisplay: @unchecked Sendable {
 /// server's certificate in libpurple's TLS peer cache (it names the host it connects to, 127.0.0.1). Finch writes
 /// HTML logs (the default); the room is logged as plain text (the format is switched before joining it and back
 /// after), so both of libpurple's formats are in one history.
-final class FinchClient: RealClient, @unchecked Sendable {
+final class FinchClient: TerminalClient, RealClient, @unchecked Sendable {
     let name = "finch"
     let version = "2.14.12"
     let resource = "finch"
-    let machine: ClientMachine
     let abilities: ClientAbilities = []
-    private let account: ClientAccount
-    private var terminal: Terminal?
     private var bus: ClientBus?
-    private let socket: String
-    private var roomNick = ""
-
-    init(machine: ClientMachine, account: ClientAccount, socket: String) {
-        self.machine = machine
-        self.account = account
-        self.socket = socket
-    }
 
     /// The folder a user sees (issue 28: `~/.purple/logs` was not recognised).
     var historyPath: String { machine.home + "/.purple/logs" }
@@ -436,13 +423,6 @@ final class FinchClient: RealClient, @unchecked Sendable {
         try await waitUntil("finch online", timeout: .seconds(60), detail: { self.describe() }) {
             (try? self.purple("PurpleAccountsGetAllActive").contains("[")) == true
                 && (try? self.purple("PurpleConnectionsGetAll")).map { !$0.contains("@ai []") } == true
-        }
-    }
-
-    private var tty: Terminal {
-        get throws {
-            guard let terminal else { throw ClientFailure("finch is not running") }
-            return terminal
         }
     }
 
@@ -530,12 +510,11 @@ final class FinchClient: RealClient, @unchecked Sendable {
                                                        "im.pidgin.purple.PurpleService"], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
         guard let pid = Self.numbers(owner.stdout).last.flatMap({ pid_t($0) }) else { throw ClientFailure("finch's process id: \(owner.stderr)") }
         kill(pid, SIGTERM)
-        try await waitUntil("finch to quit", timeout: .seconds(30), detail: { self.describe() }) { self.terminal?.exitNote != nil }
-        terminal?.stop()
+        try await waitForExit(name)
         bus.stop()
     }
 
-    func describe() -> String { "finch " + (terminal?.describe() ?? "(not started)") }
+    func describe() -> String { describeTerminal("finch") }
 }
 
 // MARK: - Gajim

@@ -2,37 +2,6 @@ import Foundation
 import Testing
 import RoostTestSupport
 
-/// A message as an import of one client's history must give it.
-struct ExpectedRow: Codable, Sendable, CustomStringConvertible {
-    var conversation: String
-    var kind: String
-    var direction: String
-    var nick: String?
-    /// nil: undecryptable (the client kept a placeholder, never imported as text).
-    var body: String?
-    var first: String?
-    /// The server's time; the client's own stamp may differ by `Scenario.timeTolerance`.
-    var timestamp: Int64
-
-    var description: String {
-        "\(direction) \(conversation)\(nick.map { " <\($0)>" } ?? "") \((body ?? "(undecryptable)").prefix(60).debugDescription)"
-            + (first.map { " (first \($0.prefix(30).debugDescription))" } ?? "") + " @\(timestamp)"
-    }
-
-    func matches(_ row: ArchivedRow, tolerance: Int64) -> Bool {
-        row.conversation.lowercased() == conversation.lowercased() && row.kind == kind && row.direction == direction
-            && (kind != "groupchat" || row.nick == nick) && row.body == body && row.first == first
-            && row.undecryptable == (body == nil) && abs(row.timestamp - timestamp) <= tolerance
-    }
-}
-
-extension ArchivedRow {
-    func matches(_ said: Said) -> Bool {
-        conversation.lowercased() == said.conversation.lowercased() && kind == said.kind && direction == said.direction
-            && (kind != "groupchat" || nick == said.nick) && body == said.body && edited == (said.first != nil) && first == said.first
-    }
-}
-
 /// What each client keeps, as found by running it (docs/import.md lists it per client).
 extension RealClient {
     /// The room's history sent at join (what was said before the client came): Profanity shows it, does not log it.
@@ -188,20 +157,4 @@ extension Scenario {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         try encoder.encode(manifest).write(to: URL(fileURLWithPath: folder + "/manifest.json"))
     }
-}
-
-/// What a fixture folder holds: which client wrote it, in which zone, what was said and what an import must give.
-struct ClientFixtureManifest: Codable {
-    var client: String
-    var version: String
-    var timeZone: String
-    var account: String
-    var room: String
-    /// The path to import, relative to the fixture folder (the client's home).
-    var path: String
-    var importArguments: [String]
-    var said: [Said]
-    var expected: [ExpectedRow]
-    var tolerance: Int64
-    var generated: String
 }

@@ -521,8 +521,9 @@ final class FinchClient: TerminalClient, RealClient, @unchecked Sendable {
 
 /// Gajim 1.7.3 under Xvfb. Its own D-Bus remote control (setting `remote_control`, `org.gajim.dbus.RemoteInterface`:
 /// `send_chat_message`, `send_groupchat_message`, signals for what arrives) sends and hears messages; its GApplication
-/// actions (`org.gtk.Actions`: `open-chat`, `quit`) open a chat and quit; a correction is made as a user makes it,
-/// with keys (xdotool: Ctrl+Up edits the last message, Ctrl+A, the new text, Return). The room is joined from the
+/// actions (`org.gtk.Actions`: `open-chat`, `quit`, and the main window's `correct-message`, what Ctrl+Up does) open a
+/// chat, quit and put the last message in the input for a correction, which is then typed as a user types it (xdotool:
+/// End, the added text, Return). The room is joined from the
 /// account's bookmark (autojoin) at login. The account is preset in `settings.sqlite` (`use_keyring` off, the
 /// password in it), the server's certificate in Gajim's `cert_store`.
 final class GajimClient: RealClient, @unchecked Sendable {
@@ -649,8 +650,10 @@ final class GajimClient: RealClient, @unchecked Sendable {
         try await send("send_chat_message", peer, text)
     }
 
-    /// Ctrl+Up puts the last message sent in the input; the user adds to its end and sends it again. Only the added text
-    /// is typed (xdotool types what a keyboard could: ASCII is sure, long Chinese text under load is not).
+    /// The main window's "Correct…" (its `win.correct-message` action, what Ctrl+Up does; exported on the bus with the
+    /// window) puts the last message sent in the input, in correction mode, and focuses it; the user adds to its end and
+    /// sends it again. Only the added text is typed (xdotool types what a keyboard could: ASCII is sure, long Chinese
+    /// text under load is not).
     private func correctLast(from old: String, _ text: String) async throws {
         guard text.hasPrefix(old) else { throw ClientFailure("Gajim's correction adds to the text: \(text.debugDescription)") }
         let found = try machine.run("/usr/bin/xdotool", ["search", "--onlyvisible", "--name", "^Gajim$"], environment: environment)
@@ -658,8 +661,11 @@ final class GajimClient: RealClient, @unchecked Sendable {
             throw ClientFailure("no Gajim window: \(found.stderr)")
         }
         try xdotool(["windowfocus", "--sync", window])
-        // X delivers the keys in order: the last message is in the input before End moves to its end.
-        try xdotool(["key", "--clearmodifiers", "ctrl+Up"])
+        let corrected = try machine.run("/usr/bin/gdbus", ["call", "--session", "--dest", "org.gajim.Gajim", "--object-path",
+                                                           "/org/gajim/Gajim/window/1", "--method", "org.gtk.Actions.Activate",
+                                                           "correct-message", "[]", "{}"], environment: environment)
+        guard corrected.status == 0 else { throw ClientFailure("Gajim's correct-message: \(corrected.stderr)") }
+        // X delivers the keys in order, after the action ran (the call returns once it has).
         try xdotool(["key", "--clearmodifiers", "ctrl+End"])
         try xdotool(["type", "--delay", "20", String(text.dropFirst(old.count))])
         try xdotool(["key", "--clearmodifiers", "Return"])

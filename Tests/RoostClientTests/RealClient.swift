@@ -211,7 +211,7 @@ final class ProfanityClient: TerminalClient, RealClient, @unchecked Sendable {
 
     func waitForHistory(_ marker: String) async throws {
         let database = self.database
-        try await waitUntil("profanity to log \(marker)", timeout: .seconds(60), detail: { self.describe() }) {
+        try await waitUntil("profanity to log \(marker)", timeout: .seconds(120), detail: { self.describe() }) {
             let count = try? ArchiveCount.sqlite(database, "SELECT count(*) FROM ChatLogs WHERE message LIKE '%\(marker)%'")
             return Int(count?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0 > 0
         }
@@ -320,7 +320,7 @@ final class PoezioClient: TerminalClient, RealClient, @unchecked Sendable {
 
     func waitForHistory(_ marker: String) async throws {
         let logs = historyPath + "/logs"
-        try await waitUntil("poezio to log \(marker)", timeout: .seconds(60), detail: { self.describe() }) { fileTree(logs, contains: marker) }
+        try await waitUntil("poezio to log \(marker)", timeout: .seconds(120), detail: { self.describe() }) { fileTree(logs, contains: marker) }
     }
 
     func quit() async throws {
@@ -420,7 +420,7 @@ final class FinchClient: TerminalClient, RealClient, @unchecked Sendable {
         let terminal = try Terminal(socket: socket, command: machine.command("/usr/bin/finch", [],
                                                                             environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]))
         self.terminal = terminal
-        try await waitUntil("finch online", timeout: .seconds(60), detail: { self.describe() }) {
+        try await waitUntil("finch online", timeout: .seconds(120), detail: { self.describe() }) {
             (try? self.purple("PurpleAccountsGetAllActive").contains("[")) == true
                 && (try? self.purple("PurpleConnectionsGetAll")).map { !$0.contains("@ai []") } == true
         }
@@ -498,7 +498,7 @@ final class FinchClient: TerminalClient, RealClient, @unchecked Sendable {
 
     func waitForHistory(_ marker: String) async throws {
         let logs = historyPath
-        try await waitUntil("finch to log \(marker)", timeout: .seconds(60), detail: { self.describe() }) { fileTree(logs, contains: marker) }
+        try await waitUntil("finch to log \(marker)", timeout: .seconds(120), detail: { self.describe() }) { fileTree(logs, contains: marker) }
     }
 
     func quit() async throws {
@@ -585,7 +585,7 @@ final class GajimClient: RealClient, @unchecked Sendable {
                                           environment: env)
         let line = machine.command("/usr/bin/gajim", [], environment: env)
         gajim = try RoostBinary.startProgram(line[0], Array(line.dropFirst()))
-        try await waitUntil("Gajim online", timeout: .seconds(90), detail: { self.describe() }) {
+        try await waitUntil("Gajim online", timeout: .seconds(180), detail: { self.describe() }) {
             (try? self.remote("get_status", self.label))?.contains("'online'") == true
         }
         let monitor = try RoostBinary.startProgram(monitorLine[0], Array(monitorLine.dropFirst()))
@@ -636,7 +636,7 @@ final class GajimClient: RealClient, @unchecked Sendable {
 
     private func send(_ method: String, _ jid: String, _ text: String) async throws {
         // A room can still be joining when Gajim is online: the remote control says false until it has joined.
-        try await waitUntil("Gajim to send to \(jid)", timeout: .seconds(60), detail: { self.describe() }) {
+        try await waitUntil("Gajim to send to \(jid)", timeout: .seconds(120), detail: { self.describe() }) {
             try self.remote(method, jid, text, self.label).contains("true")
         }
     }
@@ -695,7 +695,7 @@ final class GajimClient: RealClient, @unchecked Sendable {
         // What Gajim received is heard on its bus (its remote control's signals) or found in its history once committed
         // (Gajim commits with a delay, some changes only with the next write or at quit).
         let database = historyPath + "/logs.db"
-        try await waitUntil("Gajim to receive \(marker)", timeout: .seconds(60), detail: { self.describe() }) {
+        try await waitUntil("Gajim to receive \(marker)", timeout: .seconds(120), detail: { self.describe() }) {
             if self.monitor?.stderrSoFar.contains(marker) == true { return true }
             let rows = try? sqliteJSON(database, "SELECT count(*) AS n FROM logs WHERE message LIKE '%\(marker.replacingOccurrences(of: "'", with: "''"))%'")
             return (rows?.first?["n"] as? Int ?? 0) > 0

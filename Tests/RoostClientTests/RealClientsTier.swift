@@ -21,7 +21,7 @@ import RoostXMPP
 ///
 /// Clients run as an unprivileged user when the suite is root (Gajim and poezio refuse root). This suite is not an
 /// "EndToEnd" one: it runs once, against Prosody, in the first pass of contrib/scripts/test.
-@Suite("Real clients: Profanity, Finch, poezio and Gajim", .requires(.server, .tool("/usr/bin/tmux"), .tool("/usr/bin/profanity"),
+@Suite("Real clients: Profanity, Finch, poezio and Gajim", .serialized, .requires(.server, .tool("/usr/bin/tmux"), .tool("/usr/bin/profanity"),
                                                                        .tool("/usr/bin/finch"), .tool("/usr/bin/poezio"),
                                                                        .tool("/usr/bin/gajim"), .tool("/usr/bin/Xvfb"),
                                                                        .tool("/usr/bin/xdotool"), .tool("/usr/bin/setpriv"),
@@ -30,22 +30,22 @@ struct RealClientsTier {
     static let tools = ["/usr/bin/tmux", "/usr/bin/profanity", "/usr/bin/finch", "/usr/bin/poezio", "/usr/bin/gajim", "/usr/bin/Xvfb",
                         "/usr/bin/xdotool", "/usr/bin/setpriv", "/usr/bin/gdbus", "/usr/bin/dbus-daemon", "/usr/bin/sqlite3"]
 
-    @Test("Profanity 0.13.1", .timeLimit(.minutes(4)))
+    @Test("Profanity 0.13.1", .timeLimit(.minutes(10)))
     func profanity() async throws {
         try await Scenario.run(client: "profanity", timeZone: "Asia/Tokyo")
     }
 
-    @Test("Finch 2.14.12 (libpurple)", .timeLimit(.minutes(4)))
+    @Test("Finch 2.14.12 (libpurple)", .timeLimit(.minutes(10)))
     func finch() async throws {
         try await Scenario.run(client: "finch", timeZone: "America/New_York")
     }
 
-    @Test("poezio 0.14", .timeLimit(.minutes(4)))
+    @Test("poezio 0.14", .timeLimit(.minutes(10)))
     func poezio() async throws {
         try await Scenario.run(client: "poezio", timeZone: "Europe/Berlin")
     }
 
-    @Test("Gajim 1.7.3 under Xvfb", .timeLimit(.minutes(4)))
+    @Test("Gajim 1.7.3 under Xvfb", .timeLimit(.minutes(10)))
     func gajim() async throws {
         try await Scenario.run(client: "gajim", timeZone: "Asia/Tokyo")
     }

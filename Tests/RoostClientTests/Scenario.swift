@@ -71,9 +71,12 @@ final class Scenario: @unchecked Sendable {
         }
         await bob.stop()
         await carol.stop()
-        try scenario.checkLiveArchive()
-        try scenario.checkImports()
-        try scenario.keepFixture()
+        // Blocking work (sqlite3, roost import) off the cooperative pool: the whole suite shares its two threads.
+        try await offPool {
+            try scenario.checkLiveArchive()
+            try scenario.checkImports()
+            try scenario.keepFixture()
+        }
     }
 
     // MARK: The conversation
@@ -85,26 +88,33 @@ final class Scenario: @unchecked Sendable {
     private func startRoost() async throws {
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         self.roost = roost
-        try await waitUntil("Roost in \(room)", timeout: .seconds(60), detail: { roost.stderrSoFar.suffix(3000).description }) {
-            let rooms = try RoostBinary.run(["rooms", "--json", "--config", self.config]).jsonLines
-            return rooms.contains { $0["room"] as? String == self.room && $0["state"] as? String == "joined" }
+        try await waitUntil("Roost in \(room)", timeout: .seconds(120), detail: { roost.stderrSoFar.suffix(3000).description }) {
+            let (config, room) = (self.config, self.room)
+            return try await offPool {
+                try RoostBinary.run(["rooms", "--json", "--config", config]).jsonLines
+                    .contains { $0["room"] as? String == room && $0["state"] as? String == "joined" }
+            }
         }
     }
 
     /// Waits until Roost has archived `count` messages whose text contains `marker` (the current text).
     private func archived(_ marker: String, _ count: Int = 1, edited: Bool = false) async throws {
         let escaped = marker.replacingOccurrences(of: "'", with: "''")
-        try await waitUntil("Roost to archive \(marker)\(edited ? " (edited)" : "")", timeout: .seconds(60),
+        try await waitUntil("Roost to archive \(marker)\(edited ? " (edited)" : "")", timeout: .seconds(120),
                             detail: { self.roost?.stderrSoFar.suffix(3000).description ?? "" }) {
-            let rows = try sqliteJSON(self.archive, "SELECT count(*) AS n FROM messages WHERE (body LIKE '%\(escaped)%' OR (e2e_failure IS NULL AND encryption IS NOT NULL AND body LIKE '%\(escaped)%')) \(edited ? "AND edited = 1" : "")")
-            return (rows.first?["n"] as? Int ?? 0) >= count
+            let archive = self.archive
+            let found = try await offPool {
+                try sqliteJSON(archive, "SELECT count(*) AS n FROM messages WHERE body LIKE '%\(escaped)%' \(edited ? "AND edited = 1" : "")")
+                    .first?["n"] as? Int ?? 0
+            }
+            return found >= count
         }
     }
 
     /// bob or carol heard a message whose text contains `text` from the account (chat, room or private).
     @discardableResult
     private func heard(by peer: XMPPPeer, _ text: String) async throws -> XMPPPeer.Event {
-        try await peer.message(timeout: .seconds(60)) { ($0["body"] ?? "").contains(text) }
+        try await peer.message(timeout: .seconds(120)) { ($0["body"] ?? "").contains(text) }
     }
 
     /// The peer joins the room (created on the first join), with no history, and waits for its own presence.
@@ -116,11 +126,12 @@ final class Scenario: @unchecked Sendable {
     }
 
     /// One-shot commands of contrib/scripts/xmpp-peer.py (bookmarks, uploads) as `jid`.
-    private func peerCommand(_ jid: JID, _ password: String, resource: String, _ arguments: [String]) throws -> [[String: Any]] {
-        let result = try RoostBinary.runProgram("/usr/bin/python3", [TestServer.packageRoot + "/contrib/scripts/xmpp-peer.py",
+    private func peerCommand(_ jid: JID, _ password: String, resource: String, _ arguments: [String]) async throws -> [[String: Any]] {
+        let server = self.server
+        let result = try await offPool { try RoostBinary.runProgram("/usr/bin/python3", [TestServer.packageRoot + "/contrib/scripts/xmpp-peer.py",
             "--jid", jid.bare.description, "--host", server.host, "--port", String(server.port), "--ca", server.caFile,
             "--resource", resource] + arguments, environment: ProcessInfo.processInfo.environment.merging(["XMPP_PEER_PASSWORD": password]) { $1 },
-            timeout: 90)
+            timeout: 90) }
         guard result.status == 0 else { throw ClientFailure("xmpp-peer \(arguments.first ?? ""): \(result.stderr.suffix(2000))") }
         return result.jsonLines
     }
@@ -130,7 +141,7 @@ final class Scenario: @unchecked Sendable {
         // The room: bob made it, carol is there; the user's bookmark (Roost and Gajim join from it).
         try await Self.join(bob, room, nick: "Bob")
         try await Self.join(carol, room, nick: "Carol")
-        _ = try peerCommand(alice.jid, alice.password, resource: "phone", ["bookmark", room, "--autojoin", "--nick", nick])
+        _ = try await peerCommand(alice.jid, alice.password, resource: "phone", ["bookmark", room, "--autojoin", "--nick", nick])
         try dir.write("config.ini", """
             [general]
             archive_poll_seconds = 2
@@ -160,7 +171,7 @@ final class Scenario: @unchecked Sendable {
         try await client.joinRoom(room, nick: nick)
         // The client is in when the room tells its owner (bob sees real JIDs) that Alice is there from its session too.
         let session = "\(alice.jid)/\(client.resource)"
-        _ = try await bob.next(timeout: .seconds(90), "\(client.name) in the room") {
+        _ = try await bob.next(timeout: .seconds(180), "\(client.name) in the room") {
             $0.kind == "presence" && $0["from"] == "\(self.room)/\(self.nick)" && ($0["xml"] ?? "").contains(session)
         }
         let r1 = "r1 welcome, 欢迎 🎉"
@@ -257,7 +268,7 @@ final class Scenario: @unchecked Sendable {
         // Files: bob shares a picture (an upload link with XEP-0066); a client that can, sends one.
         let picture = try dir.write("f1-\(UUID().uuidString.prefix(6)).png", "", mode: 0o644)
         try Data(Self.png).write(to: URL(fileURLWithPath: picture))
-        let sent = try peerCommand(bob.jid, bobPassword, resource: "uploader", ["upload", alice.jid.description, picture])
+        let sent = try await peerCommand(bob.jid, bobPassword, resource: "uploader", ["upload", alice.jid.description, picture])
         guard let url = sent.first(where: { $0["event"] as? String == "sent" })?["url"] as? String else {
             throw ClientFailure("bob's upload printed no URL: \(sent)")
         }
@@ -267,7 +278,7 @@ final class Scenario: @unchecked Sendable {
         if client.abilities.contains(.sendFile) {
             let mine = try client.machine.write("f2-\(UUID().uuidString.prefix(6)).txt", "f2 a file from \(client.name)\n", mode: 0o644)
             try await client.sendFile(to: bob.jid.description, path: mine)
-            let link = try await bob.message(timeout: .seconds(60)) { ($0["body"] ?? "").contains((mine as NSString).lastPathComponent) }
+            let link = try await bob.message(timeout: .seconds(120)) { ($0["body"] ?? "").contains((mine as NSString).lastPathComponent) }
             let body = link["body"] ?? ""
             try await archived(body)
             record(Said(marker: "f2", conversation: bob.jid.description, kind: "chat", direction: "out", body: body, file: true))
@@ -276,7 +287,7 @@ final class Scenario: @unchecked Sendable {
         // An OMEMO message (slixmpp-omemo as bob): Roost is one of the account's devices and reads it; the client has no
         // keys for it and keeps a placeholder.
         let o1 = "o1 an encrypted secret 秘密"
-        try omemoSend(o1)
+        try await omemoSend(o1)
         try await archived("o1 ")
         try await client.waitForHistory("OMEMO")
         record(Said(marker: "o1", conversation: bob.jid.description, kind: "chat", direction: "in", body: o1, encrypted: true))
@@ -305,14 +316,15 @@ final class Scenario: @unchecked Sendable {
     }
 
     /// bob's OMEMO device (slixmpp-omemo, the suite's virtualenv) sends one encrypted message to the account.
-    private func omemoSend(_ text: String) throws {
+    private func omemoSend(_ text: String) async throws {
         guard let python = ProcessInfo.processInfo.environment["ROOST_TEST_OMEMO_PYTHON"], !python.isEmpty else {
             throw ClientFailure("ROOST_TEST_OMEMO_PYTHON is not set: run the suite with contrib/scripts/test (it makes the slixmpp-omemo virtualenv)")
         }
-        let result = try RoostBinary.runProgram(python, ["-W", "ignore", TestServer.packageRoot + "/contrib/scripts/omemo-peer.py", "send",
+        let (alice, bob, bobPassword, server, dir) = (self.alice, self.bob, self.bobPassword, self.server, self.dir)
+        let result = try await offPool { try RoostBinary.runProgram(python, ["-W", "ignore", TestServer.packageRoot + "/contrib/scripts/omemo-peer.py", "send",
             alice.jid.description, text, "--jid", bob.jid.description, "--password", bobPassword, "--resource", "omemo",
             "--data", dir.path + "/bob-omemo.json", "--host", server.host, "--port", String(server.port), "--ca", server.caFile],
-            timeout: 120)
+            timeout: 120) }
         guard result.status == 0 else { throw ClientFailure("omemo-peer send: \(result.stderr.suffix(2000))") }
     }
 

@@ -269,6 +269,30 @@ struct CrossSourceDedupTests {
         guard case .inserted = outcome[0] else { Issue.record("\(outcome)"); return }
     }
 
+    /// A client without the keys kept a placeholder (imported without text, marked undecryptable); Roost read the
+    /// message itself: the same message, from a history without ids (Pidgin, poezio). Another sender's, or one far
+    /// off, or an ordinary message, is not it.
+    @Test func anUndecryptableImportIsTheEncryptedMessageOfTheSameSender() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        var read = MessageRecord(account: Fixture.account, conversation: Fixture.peer, direction: .incoming, from: Fixture.peer + "/phone",
+                                 to: Fixture.account, body: "the secret", timestamp: Fixture.baseTime, stanzaId: "S1",
+                                 stanzaIdBy: Fixture.account, stanzaIdTrusted: true, messageId: "m-1", source: .live)
+        read.encryption = MessageEncryption(protocolNamespace: "eu.siacs.conversations.axolotl", senderDevice: 7)
+        _ = try writer.commit([.message(read), imported("a plain one", at: 30)])
+        func placeholder(at seconds: Int64, direction: MessageDirection = .incoming) -> ArchiveEvent {
+            guard case .message(var record) = imported("", at: seconds, direction: direction) else { fatalError() }
+            record.body = nil
+            record.encryption = MessageEncryption(protocolNamespace: nil, failure: "not decrypted by Finch")
+            return .message(record)
+        }
+        let outcomes = try writer.commit([placeholder(at: 1), placeholder(at: 2), placeholder(at: 31, direction: .outgoing), placeholder(at: 400)])
+        guard case .duplicate = outcomes[0] else { Issue.record("\(outcomes)"); return }
+        // One copy each: the second placeholder is another message; from the other side or far off, too.
+        #expect(outcomes.dropFirst().allSatisfy { if case .inserted = $0 { true } else { false } }, "\(outcomes)")
+        #expect(try archive.rows().count == 5)
+    }
+
     @Test func disagreeingMessageIDsVetoTheTextMatchButEqualOnesMatchFarApart() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()

@@ -53,8 +53,9 @@ struct ImportClientsCLITests {
         let dry = try sandbox.roost(["import", "--dry-run", home])
         #expect(dry.status == 0, "\(dry.stderr)")
         for client in ["Gajim 1.9 or later: \(home)/.local/share/gajim/logs.db", "Dino: \(home)/.local/share/dino/dino.db",
-                       "Profanity chat log database: \(home)/.local/share/profanity/database/me_at_example.org/chatlog.db",
-                       "Profanity chat logs (text): \(home)/.local/share/profanity/chatlogs/me_at_example.org",
+                       // Profanity's database and text logs of one account are one source (issue 28).
+                       "Profanity: chat log database \(home)/.local/share/profanity/database/me_at_example.org/chatlog.db (version 3) "
+                           + "with its text logs \(home)/.local/share/profanity/chatlogs/me_at_example.org",
                        "Pidgin XMPP logs: \(home)/.purple/logs/jabber"] {
             #expect(dry.stderr.contains("found \(client)"), "\(client) in \(dry.stderr)")
         }
@@ -69,7 +70,7 @@ struct ImportClientsCLITests {
         #expect(run.status == 0, "\(run.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let dryReport = try #require(try JSONSerialization.jsonObject(with: Data(try sandbox.roost(["import", "--json", "--dry-run", home]).stdout.utf8)) as? [String: Any])
-        #expect((report["sources"] as? [Any])?.count == 5)
+        #expect((report["sources"] as? [Any])?.count == 4)
         let added = report["added"] as? Int ?? -1
         #expect(added > Self.messageCount(manifest, "gajim-2"))
         #expect(try rows(sandbox).count == added)
@@ -177,6 +178,60 @@ struct ImportClientsCLITests {
         #expect(old.status == 0, "\(old.stderr)")
         let hello = try rows(sandbox).first { $0["body"] as? String == "text log: hello 👋" }
         #expect(hello?["timestamp"] as? String == "2022-05-01T03:00:01.000Z")
+    }
+
+    /// What an importer could not read, and the files a history names that it would not copy, are in the report —
+    /// human and --json — with counts and examples; a file of which nothing could be read fails the import (exit 1,
+    /// nothing imported). On the real Finch and poezio histories of the fixtures (RealClientHistoryTests).
+    @Test func linesNotReadAndFilesNotCopiedAreReported() throws {
+        let sandbox = try ExportCLISandbox()
+        let real = TestServer.packageRoot + "/Tests/RoostArchiveTests/Fixtures/ClientHistories/real"
+        let poezio = sandbox.folder + "/poezio"
+        try FileManager.default.copyItem(atPath: real + "/poezio", toPath: poezio)
+        let logs = poezio + "/.local/share/poezio/logs"
+        let chat = try #require(try FileManager.default.contentsOfDirectory(atPath: logs).first { $0.hasPrefix("bob-") })
+        let handle = try #require(FileHandle(forWritingAtPath: logs + "/" + chat))
+        try handle.seekToEnd()
+        handle.write(Data("a line poezio never wrote\nanother\nand a third\nand a fourth\n".utf8))
+        try handle.close()
+
+        let human = try sandbox.roost(["import", "--dry-run", poezio + "/.local/share/poezio"])
+        #expect(human.status == 0, "\(human.stderr)")
+        #expect(human.stdout.contains("\n  not read 4: not a poezio log line (MR/MI, a time, a count) (\(logs)/\(chat):"), "\(human.stdout)")
+        #expect(human.stdout.contains("; …)"), "three examples of four: \(human.stdout)")
+        let json = try sandbox.roost(["import", "--dry-run", "--json", poezio + "/.local/share/poezio"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(report["unread"] as? Int == 4)
+        #expect((report["unread_reasons"] as? [String: Int])?["not a poezio log line (MR/MI, a time, a count)"] == 4)
+        #expect((report["unread_examples"] as? [[String: Any]])?.count == 3)
+        #expect(report["paths_refused"] as? Int == 0)
+
+        // Gajim's real history with its one download replaced by a link to a file of the user's elsewhere.
+        let gajim = sandbox.folder + "/gajim"
+        try FileManager.default.copyItem(atPath: real + "/gajim", toPath: gajim)
+        let downloads = gajim + "/.local/share/gajim/downloads"
+        let download = try #require(try FileManager.default.contentsOfDirectory(atPath: downloads).first)
+        try FileManager.default.removeItem(atPath: downloads + "/" + download)
+        try "private".write(toFile: sandbox.folder + "/private.txt", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: downloads + "/" + download, withDestinationPath: sandbox.folder + "/private.txt")
+        let linked = try sandbox.roost(["import", "--dry-run", "--me", "Alice", gajim + "/.local/share/gajim"])
+        #expect(linked.status == 0, "\(linked.stderr)")
+        #expect(linked.stdout.contains("\n  files not copied 1: logs row ") && linked.stdout.contains("a symbolic link, refused"), "\(linked.stdout)")
+        let linkedJSON = try #require(try JSONSerialization.jsonObject(with: Data(try sandbox.roost(
+            ["import", "--dry-run", "--json", "--me", "Alice", gajim + "/.local/share/gajim"]).stdout.utf8)) as? [String: Any])
+        #expect(linkedJSON["paths_refused"] as? Int == 1 && linkedJSON["files"] as? Int == 0, "\(linkedJSON)")
+
+        // A Finch log in a markup no libpurple wrote: exit 1, the file named, nothing imported.
+        let finch = sandbox.folder + "/finch"
+        try FileManager.default.copyItem(atPath: real + "/finch", toPath: finch)
+        let html = try #require(FileManager.default.enumerator(atPath: finch)?.allObjects.compactMap { $0 as? String }.first { $0.hasSuffix(".html") })
+        let text = try String(contentsOfFile: finch + "/" + html, encoding: .utf8)
+        try text.replacingOccurrences(of: "<span", with: "<div").write(toFile: finch + "/" + html, atomically: true, encoding: .utf8)
+        let unknown = try sandbox.roost(["import", finch + "/.purple/logs"])
+        #expect(unknown.status == 1, "\(unknown.stdout)")
+        #expect(unknown.stderr.contains(html) && unknown.stderr.contains("is in a format Roost knows") && unknown.stderr.contains("nothing was imported"),
+                "\(unknown.stderr)")
+        #expect(try rows(sandbox).isEmpty)
     }
 
     @Test func progressIsShownOnATerminal() throws {

@@ -71,7 +71,7 @@ _roost_value_kind() {
         "export --output"|"export -o") echo 'file' ;;
         "export --conversation") echo 'contacts' ;;
         "export --split") echo 'words:none conversation month' ;;
-        "import --format"|"import -f") echo 'words:auto jsonl gajim dino profanity pidgin' ;;
+        "import --format"|"import -f") echo 'words:auto jsonl gajim dino profanity pidgin poezio' ;;
         "files --state") echo 'words:stored pending too-large failed refused' ;;
         "send --file") echo 'file' ;;
         "vcard --photo") echo 'file' ;;

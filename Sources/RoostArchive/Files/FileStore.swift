@@ -38,10 +38,16 @@ public struct FileStore: Sendable {
     }
 
     /// Copies the file at `path` into the store.
-    public func put(contentsOf path: String, checking hashes: [FileHash] = []) throws(FileStoreError) -> StoredFile {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    /// `regularOnly`: the path's last component must not be a symbolic link, and what it opens must be a regular file
+    /// (another program's history names the file: `ClientFileFolder` checked it; this closes the window after).
+    public func put(contentsOf path: String, checking hashes: [FileHash] = [], regularOnly: Bool = false) throws(FileStoreError) -> StoredFile {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | (regularOnly ? O_NOFOLLOW | O_NONBLOCK : 0))
         guard fd >= 0 else { throw .io(path: path, operation: "open", errno: errno) }
         defer { close(fd) }
+        if regularOnly {
+            var info = stat()
+            guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw .io(path: path, operation: "open", errno: EINVAL) }
+        }
         let writer = try writer(checking: hashes)
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
@@ -65,8 +71,10 @@ public struct FileStore: Sendable {
     /// Copies the file at `path` into the store for `attachment` (checked against `hashes`), which then names
     /// it by its SHA-256 (state `stored`, no `localPath`); false, and `attachment` unchanged, when the file
     /// cannot be read or does not match.
-    public func adopt(_ attachment: inout AttachmentRecord, from path: String, checking hashes: [FileHash] = []) -> Bool {
-        guard FileManager.default.isReadableFile(atPath: path), let stored = try? put(contentsOf: path, checking: hashes) else { return false }
+    public func adopt(_ attachment: inout AttachmentRecord, from path: String, checking hashes: [FileHash] = [],
+                      regularOnly: Bool = false) -> Bool {
+        guard FileManager.default.isReadableFile(atPath: path),
+              let stored = try? put(contentsOf: path, checking: hashes, regularOnly: regularOnly) else { return false }
         attachment.sha256 = stored.sha256
         attachment.size = stored.size
         attachment.state = .stored

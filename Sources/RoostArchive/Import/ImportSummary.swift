@@ -18,8 +18,13 @@ public struct ImportSummary: Sendable, Equatable {
     public var files = 0
     public var filesMissing = 0
     /// Attachment and avatar paths that did not resolve inside the archive's own folders (the file store,
-    /// `avatars/`) or, for an export's copies, inside the export's folder: dropped, never read or linked.
+    /// `avatars/`) or, for an export's copies, inside the export's folder — or, in another client's history, inside
+    /// the client's own download folder (`ClientFileFolder`): dropped, never read or linked; the first few of the latter.
     public var pathsRefused = 0
+    public var pathsRefusedExamples: [ImportRefusal] = []
+    /// Lines (and files) of another client's history in no format the importer knows, by reason, and the first few.
+    public var unread: [String: Int] = [:]
+    public var unreadExamples: [ImportRefusal] = []
     /// Messages of another client's history that were not imported, by reason, and the first few of them.
     public var refused: [String: Int] = [:]
     public var refusedExamples: [ImportRefusal] = []
@@ -54,6 +59,7 @@ public struct ImportSummary: Sendable, Equatable {
     }
 
     public var refusedCount: Int { refused.values.reduce(0, +) }
+    public var unreadCount: Int { unread.values.reduce(0, +) }
 
     /// Counts what a commit did with each event (`BatchCommitter`'s report).
     public mutating func count(_ events: [ArchiveEvent], _ outcomes: [InsertOutcome]) {

@@ -13,7 +13,9 @@
 /// 3. Otherwise the same sender (chat: the same direction; group chat: the same nick) and the same text
 ///    (whitespace runs folded; for an edited message its text or any earlier one) within `contentWindow` is the
 ///    same message; the nearest in time wins. Ids that disagree veto this: two trusted stanza-ids, two
-///    stanza-ids from the same archive, two origin-ids, or two message ids in a one-to-one chat.
+///    stanza-ids from the same archive, two origin-ids, or two message ids in a one-to-one chat. An imported
+///    message the client could not decrypt (no text, only the mark) stands for "an encrypted message": it is the
+///    same as an encrypted message (decrypted or not) of the same sender in the window.
 ///
 /// Why windows and not equal times: clients store their own receipt or send time, in whole seconds (Dino,
 /// Pidgin, Profanity's text logs) or floats (Gajim), while the server archive stamps its own arrival time;
@@ -39,12 +41,21 @@ enum CrossSourceMatch {
         let messageId: String?
     }
 
+    /// What an imported message without a text that was encrypted compares as: a stored encrypted message (one
+    /// Roost decrypted, or could not) lists it among its texts.
+    static let encryptedText = "\u{0}encrypted"
+
+    /// The text `record` is compared by: its body, or `encryptedText` for an undecryptable message.
+    static func matchText(_ record: MessageRecord) -> String {
+        record.body == nil && record.encryption != nil ? encryptedText : comparableText(record.body)
+    }
+
     /// The candidate that is the same message as `record`, if any.
     static func best(for record: MessageRecord, among candidates: [Candidate]) -> Candidate? {
         if let byID = candidates.filter({ sameByID(record, $0) }).min(by: { distance(record, $0) < distance(record, $1) }) {
             return byID
         }
-        let text = comparableText(record.body)
+        let text = matchText(record)
         return candidates
             .filter { distance(record, $0) <= contentWindow && !idsDisagree(record, $0) && sameSender(record, $0)
                 && $0.texts.contains(text) }
@@ -145,7 +156,7 @@ extension Ingestor {
         // in an archive that never imported anything.
         let sql = """
             SELECT id, timestamp, direction, type, from_jid, body, stanza_id, stanza_id_by, stanza_id_trusted, origin_id,
-                   message_id, edited
+                   message_id, edited, encryption IS NOT NULL
             FROM messages
             WHERE conversation = ?1 AND id >= ?2 AND id < ?3 AND account_id = ?4
             """ + (imported ? "" : " AND source = 'import' AND stanza_id_trusted = 0")
@@ -158,7 +169,7 @@ extension Ingestor {
             candidates.append(CrossSourceMatch.Candidate(
                 id: id, timestamp: row.int(1), direction: MessageDirection(rawValue: row.text(2)) ?? .incoming,
                 kind: MessageKind(rawValue: row.text(3)) ?? .chat, from: row.text(4),
-                texts: [CrossSourceMatch.comparableText(row.optionalText(5))],
+                texts: [CrossSourceMatch.comparableText(row.optionalText(5))] + (row.bool(12) ? [CrossSourceMatch.encryptedText] : []),
                 stanzaId: row.optionalText(6), stanzaIdBy: row.optionalText(7), stanzaIdTrusted: row.bool(8),
                 originId: row.optionalText(9), messageId: row.optionalText(10)))
             return true
@@ -176,7 +187,7 @@ extension Ingestor {
             }
         }
         guard let match = CrossSourceMatch.best(for: record, among: candidates) else { return nil }
-        if imported { importClaims[match.id, default: .texts([])].add(CrossSourceMatch.comparableText(record.body)) }
+        if imported { importClaims[match.id, default: .texts([])].add(CrossSourceMatch.matchText(record)) }
         let adoptStanzaID = record.stanzaIdTrusted && record.stanzaId != nil && !match.stanzaIdTrusted
         if adoptStanzaID || (match.originId == nil && record.originId != nil) || (match.messageId == nil && record.messageId != nil) {
             // The exact rules then see later copies of this message (a resend, a MAM page) as duplicates, and

@@ -163,7 +163,7 @@ final class Ingestor {
                 try database.cached("UPDATE messages SET delivery = 'sent' WHERE id = ? AND delivery IN ('pending', 'failed')")
                     .run([.integer(duplicate)])
             }
-            if record.source == .import { importClaims[duplicate, default: .texts([])].add(CrossSourceMatch.comparableText(record.body)) }
+            if record.source == .import { importClaims[duplicate, default: .texts([])].add(CrossSourceMatch.matchText(record)) }
             return .duplicate(existingId: duplicate)
         }
         if let replaces = record.replaces, let target = try correctionTarget(of: record, replaces: replaces, account: account) {

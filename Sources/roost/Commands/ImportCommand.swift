@@ -5,22 +5,29 @@ import RoostArchive
 /// configured archive with the archive's dedup rules.
 struct ImportCommand: Command {
     static let name = "import"
-    static let summary = "import a jsonl export or Gajim, Dino, Profanity or Pidgin history (deduplicated)"
+    static let summary = "import a jsonl export or Gajim, Dino, Profanity, Pidgin or poezio history (deduplicated)"
     static let usage = "[options] PATH"
     static let discussion = """
         Imports PATH into the archive named by the config (created if missing). PATH is a jsonl file written by \
         `roost export --format jsonl`, or another client's history: Gajim's logs.db or data folder \
         (~/.local/share/gajim), Dino's dino.db or data folder (~/.local/share/dino), Profanity's data folder \
-        (~/.local/share/profanity: its chat log databases and text logs), Pidgin's ~/.purple or a folder or log \
-        file in logs/jabber — or a home folder, where each client's usual place is looked at. With --format auto \
-        (the default) roost says what it found. Messages go through the same dedup as live ones: ids first, \
+        (~/.local/share/profanity: its chat log databases and text logs, as one source), Pidgin's or Finch's \
+        ~/.purple (or ~/.purple/logs, or a folder or log file in logs/jabber), poezio's data folder \
+        (~/.local/share/poezio) — or a home folder, where each client's usual place is looked at. With --format auto \
+        (the default) roost says what it found. --me names your nick where the history does not say which room \
+        lines are yours (Gajim 1.8 and earlier, Pidgin's plain-text logs, poezio); importing into an archive that \
+        knows the room, the nick roost used there counts too. A private message in a room goes into the \
+        occupant's conversation; the placeholder a client kept for a message it could not decrypt is imported as \
+        undecryptable, never as text. Messages go through the same dedup as live ones: ids first, \
         otherwise the same sender and text within a time window (see docs/import.md), so importing twice, or a \
         history that overlaps what roost fetched from the server, adds nothing twice. Gajim's (1.9 and later) and \
         Dino's reactions are imported onto the messages they were made to; one the archive already shows for \
         that reactor and message is not added again. Clients' databases are \
         read from a private snapshot (the client may keep running) and checked first: a damaged or truncated \
-        source stops the import before anything is written. Files the client downloaded, when still on disk, \
-        are copied into the file store (see docs/files.md); so are the files of a jsonl export (in FILE_files/, \
+        source stops the import before anything is written, and so does a log file none of whose lines can be \
+        read; lines not read and refused messages are listed with examples. Files the client downloaded, when \
+        still on disk, are copied into the file store (see docs/files.md) — only regular files inside the \
+        client's own download folder; any other path a history names is reported and never read; so are the files of a jsonl export (in FILE_files/, \
         checked against their SHA-256). --account imports one account of a history that holds several. A jsonl file is checked \
         line by line first: if any line is invalid, nothing is imported unless --skip-invalid. While `roost run` \
         is running, the import writes in short transactions (about 50 ms each), so the agent keeps archiving \
@@ -30,13 +37,14 @@ struct ImportCommand: Command {
         """
     static let options: [OptionSpec] = [
         .value("format", short: "f", placeholder: "FORMAT",
-               help: "what PATH holds: auto (the default), jsonl, gajim, dino, profanity or pidgin")
+               help: "what PATH holds: auto (the default), jsonl, gajim, dino, profanity, pidgin or poezio")
             .completing(.choices(Format.allCases.map(\.rawValue))),
         .flag("dry-run", short: "n", help: "report what would be added, found already archived, or refused; change nothing"),
         .flag("skip-invalid", help: "jsonl: import the valid lines and report the invalid ones"),
         .value("max-line-size", placeholder: "SIZE",
                help: "jsonl: a longer line is invalid and never read into memory (default 16M; K, M, G suffixes)"),
-        .values("me", placeholder: "NAME", help: "pidgin: a name you appear under in plain-text logs (repeatable)"),
+        .values("me", placeholder: "NAME",
+                help: "a name or room nick you appear under where the history does not say (Pidgin's plain-text logs, Gajim 1.8 and earlier rooms, poezio, Profanity's text logs alone; repeatable)"),
         .value("time-zone", placeholder: "ZONE",
                help: "zone of log times written without an offset (Profanity before 0.13); default: this machine's"),
     ]
@@ -44,7 +52,7 @@ struct ImportCommand: Command {
     static let arguments: [ArgumentKind] = [.file]
 
     enum Format: String, CaseIterable {
-        case auto, jsonl, gajim, dino, profanity, pidgin
+        case auto, jsonl, gajim, dino, profanity, pidgin, poezio
     }
 
     let path: String
@@ -234,6 +242,9 @@ struct ImportCommand: Command {
                 }),
                 "messages": .int(summary.lines), "added": .int(summary.messages), "duplicates": .int(summary.duplicates),
                 "corrections": .int(summary.corrections), "files": .int(summary.files),
+                "paths_refused": .int(summary.pathsRefused), "paths_refused_examples": Self.examples(summary.pathsRefusedExamples),
+                "unread": .int(summary.unreadCount), "unread_reasons": .object(Self.counts(summary.unread)),
+                "unread_examples": Self.examples(summary.unreadExamples),
                 "refused": .int(summary.refusedCount),
                 "refused_reasons": .object(Self.counts(summary.refused)),
                 "refused_examples": Self.examples(summary.refusedExamples),
@@ -257,6 +268,12 @@ struct ImportCommand: Command {
         text += " (\(Counted.noun(summary.lines, "message")) read in " + String(format: "%.1f s)", summary.seconds)
         context.output.line(text)
         refusals(summary.refused, summary.refusedExamples, heading: "refused", context: context)
+        // What could not be read at all, and files the history names outside the client's own folder: never silent.
+        refusals(summary.unread, summary.unreadExamples, heading: "not read", context: context)
+        if summary.pathsRefused > 0 {
+            let examples = summary.pathsRefusedExamples.map { "\($0.location) — \($0.reason)" }
+            context.output.line("  files not copied \(summary.pathsRefused): \(examples.joined(separator: "; "))\(summary.pathsRefused > examples.count ? "; …" : "")")
+        }
         let reactions = summary.reactions
         if reactions.read > 0 {
             var line = "  reactions: \(dryRun ? "would add" : "added") \(reactions.added)"

@@ -57,7 +57,9 @@ public struct ClientImporter: Sendable {
             guard let jid = ClientText.bareJID(text) else { throw .accountNeeded(path: path, reason: "\(text) is not a JID") }
             return jid
         }
-        let sources = try ClientSources.open(path: path, format: options.format, timeZone: options.timeZone, ownNames: options.ownNames)
+        var ownNames = OwnNames(given: Set(options.ownNames))
+        ownNames.roomNicks = try Self.roomNicks(in: archivePath)
+        let sources = try ClientSources.open(path: path, format: options.format, timeZone: options.timeZone, ownNames: ownNames)
         var descriptions: [Found] = []
         var allAccounts: Set<String> = []
         for source in sources {
@@ -83,6 +85,16 @@ public struct ClientImporter: Sendable {
                         summary.refusedExamples.append(ImportRefusal(reason: reason, location: location))
                     }
                 case .notMessage(let kind): summary.notMessages[kind, default: 0] += 1
+                case .unread(let reason, let location):
+                    summary.unread[reason, default: 0] += 1
+                    if summary.unread[reason]! <= Self.reportedRefusalsPerReason {
+                        summary.unreadExamples.append(ImportRefusal(reason: reason, location: location))
+                    }
+                case .fileRefused(let reason, let location):
+                    summary.pathsRefused += 1
+                    if summary.pathsRefusedExamples.count < Self.reportedRefusalsPerReason * 2 {
+                        summary.pathsRefusedExamples.append(ImportRefusal(reason: reason, location: location))
+                    }
                 case .reaction: summary.reactions.read += 1
                 case .refusedReaction(let reason, let location):
                     summary.reactions.read += 1
@@ -130,7 +142,9 @@ public struct ClientImporter: Sendable {
                 // file store, so the archive no longer depends on the client's folder; one that cannot be read
                 // keeps linking the client's copy.
                 for index in record.attachments.indices {
-                    if let path = record.attachments[index].localPath { _ = store.adopt(&record.attachments[index], from: path) }
+                    if let path = record.attachments[index].localPath {
+                        _ = store.adopt(&record.attachments[index], from: path, regularOnly: true)
+                    }
                 }
                 do throws(ArchiveError) { try committer.add(.message(record)) } catch { throw .archive(error) }
             }
@@ -145,6 +159,37 @@ public struct ClientImporter: Sendable {
 }
 
 extension ClientImporter {
+    /// The nicks the archive knows as the user's in each room (`OwnNames`): the one Roost joined with, the bookmark's,
+    /// and those of the user's own messages it archived there. Empty for a new archive.
+    fileprivate static func roomNicks(in path: String) throws(ImportError) -> [String: Set<String>] {
+        guard FileManager.default.fileExists(atPath: path) else { return [:] }
+        var nicks: [String: Set<String>] = [:]
+        do throws(SQLiteError) {
+            let database = try Database(path: path, mode: .readOnly)
+            // An archive from before rooms were kept (migrated when the import writes) knows none.
+            guard try database.cached("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'rooms'").scalarInt() == 1 else {
+                return [:]
+            }
+            // Per room Roost knows, through the conversation index: the user's own messages there name their nick.
+            try database.cached("""
+                SELECT a.jid, r.jid, r.nick, r.bookmark_nick,
+                       (SELECT group_concat(nick, char(10)) FROM (SELECT DISTINCT substr(m.from_jid, instr(m.from_jid, '/') + 1) AS nick
+                            FROM messages m WHERE m.conversation = r.jid AND m.account_id = r.account_id AND m.direction = 'out'
+                                AND m.type = 'groupchat' AND instr(m.from_jid, '/') > 0))
+                FROM rooms r JOIN accounts a ON a.id = r.account_id
+                """).forEachRow { row in
+                let key = OwnNames.key(row.text(0), row.text(1))
+                let found = [row.optionalText(2), row.optionalText(3)].compactMap { $0 }
+                    + (row.optionalText(4)?.split(separator: "\n").map(String.init) ?? [])
+                for nick in found where !nick.isEmpty { nicks[key, default: []].insert(nick) }
+                return true
+            }
+        } catch {
+            throw .archive(.sqlite(error))
+        }
+        return nicks
+    }
+
     /// The newest reaction row of the archive, before an import.
     fileprivate static func newestReaction(in path: String) throws(ImportError) -> Int64 {
         do throws(SQLiteError) {

@@ -29,6 +29,7 @@ final class DinoHistory: ClientHistoryReader {
     private let snapshot: SourceSnapshot
     private let version: Int
     private let filesFolder: String
+    private let files: ClientFileFolder
 
     static func open(_ snapshot: SourceSnapshot) throws(ImportError) -> DinoHistory? {
         let tables = try snapshot.tables()
@@ -45,6 +46,7 @@ final class DinoHistory: ClientHistoryReader {
         self.snapshot = snapshot
         self.version = version
         filesFolder = (snapshot.originalPath as NSString).deletingLastPathComponent + "/files"
+        files = ClientFileFolder(path: filesFolder, label: "Dino's files folder")
     }
 
     var description: String { "Dino: \(snapshot.originalPath) (database version \(version))" }
@@ -68,6 +70,8 @@ final class DinoHistory: ClientHistoryReader {
         let fileName: String?
         let attachment: AttachmentRecord
         let messageRow: Int64?
+        /// The path the row names, refused (`ClientFileFolder`): reported, never read.
+        let refused: ClientFileFolder.Refusal?
     }
 
     func read(account wanted: String?, _ body: (ClientItem) throws(ImportError) -> Void) throws(ImportError) {
@@ -83,19 +87,29 @@ final class DinoHistory: ClientHistoryReader {
                 FROM file_transfer f LEFT JOIN account a ON a.id = f.account_id LEFT JOIN jid j ON j.id = f.counterpart_id
                 ORDER BY f.id
                 """) { row in
-                let path = row.optionalText(8).map { $0.hasPrefix("/") ? $0 : filesFolder + "/" + $0 }
-                let local = path.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+                // Relative to files/, or absolute: taken only inside files/ (a path out of it is refused, issue 29).
+                var local: String?
+                var refused: ClientFileFolder.Refusal?
+                switch row.optionalText(8).map({ files.file($0) }) {
+                case .success(let path)?: local = path
+                case .failure(let refusal)? where refusal.reason != "not on disk": refused = refusal
+                default: break
+                }
                 let attachment = AttachmentRecord(url: local.map { "file://" + $0 } ?? "", localPath: local,
                                                   mime: row.optionalText(9), size: row.optionalInt(10).flatMap { $0 >= 0 ? $0 : nil })
                 transfers.append(Transfer(
                     id: row.int(0), account: ClientText.bareJID(row.optionalText(1)), conversation: ClientText.bareJID(row.optionalText(2)),
                     resource: ClientText.nonEmpty(row.optionalText(3)), direction: row.int(4) == 1 ? .outgoing : .incoming,
                     time: row.int(5) * 1000, localTime: row.optionalInt(6).map { $0 * 1000 }, fileName: ClientText.nonEmpty(row.optionalText(7)),
-                    attachment: attachment, messageRow: row.optionalText(11).flatMap { Int64($0) }))
+                    attachment: attachment, messageRow: row.optionalText(11).flatMap { Int64($0) }, refused: refused))
             }
         }
         var transfersByMessage: [Int64: [Transfer]] = [:]
         for transfer in transfers { if let row = transfer.messageRow { transfersByMessage[row, default: []].append(transfer) } }
+        for transfer in transfers {
+            guard let refusal = transfer.refused, transfer.account.map({ wanted == nil || wanted == $0 }) ?? true else { continue }
+            try body(.fileRefused(reason: refusal.reason, location: "file_transfer row \(transfer.id): \(refusal.path)"))
+        }
 
         // Correcting message row → the id of the message it corrects (resolved below to the original's message id).
         var correctionOf: [Int64: (toStanzaID: String?, toRow: Int64?)] = [:]
@@ -131,7 +145,9 @@ final class DinoHistory: ClientHistoryReader {
                 return try body(.refused(reason: "no valid contact JID", location: location))
             }
             let type = row.int(6)
-            reactable[rowID] = Reactable(account: account, conversation: conversation, type: type,
+            // A private message in a room is the occupant's own conversation (`room@service/nick`), its reactions too.
+            let occupant = type == 3 ? ClientText.occupantJID(room: conversation, nick: ClientText.nonEmpty(row.optionalText(3))) : nil
+            reactable[rowID] = Reactable(account: account, conversation: occupant ?? conversation, type: type,
                                          messageID: ClientText.nonEmpty(row.optionalText(10)), serverID: ClientText.nonEmpty(row.optionalText(11)))
             if type == 2, row.int(5) == 1, let nick = ClientText.nonEmpty(row.optionalText(4)) { ownNicks.insert("\(account)|\(conversation)|\(nick)") }
             guard (1...3).contains(type) else {
@@ -145,16 +161,21 @@ final class DinoHistory: ClientHistoryReader {
             }
             guard !row.isNull(7) else { return try body(.refused(reason: "no time recorded", location: location)) }
             let direction: MessageDirection = row.int(5) == 1 ? .outgoing : .incoming
-            var message = ClientMessage(account: account, conversation: conversation, kind: type == 2 ? .groupchat : .chat,
+            if type == 3 && occupant == nil {
+                return try body(.refused(reason: "a private message in a room without the occupant's nick", location: location))
+            }
+            var message = ClientMessage(account: account, conversation: occupant ?? conversation, kind: type == 2 ? .groupchat : .chat,
                                         direction: direction, body: text, timestamp: row.int(7) * 1000,
                                         receivedAt: row.optionalInt(8).map { $0 * 1000 })
             let peerResource = ClientText.nonEmpty(row.optionalText(3))
             let ownResource = ClientText.nonEmpty(row.optionalText(4))
             switch (type, direction) {
             case (2, .outgoing): message.resource = ownResource ?? peerResource
-            case (_, .incoming), (3, _): message.resource = peerResource
+            case (3, _): message.resource = nil
+            case (_, .incoming): message.resource = peerResource
             default: message.resource = nil
             }
+            message.undecryptable = EncryptedPlaceholder.recognise(text, client: .dino)
             message.messageId = ClientText.nonEmpty(row.optionalText(10))
             if let serverID = ClientText.nonEmpty(row.optionalText(11)) {
                 message.stanzaId = serverID

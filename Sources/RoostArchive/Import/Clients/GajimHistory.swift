@@ -11,7 +11,9 @@ import Foundation
 ///   A correction rewrote `message` and kept the first text in `additional_data.corrected.original_text`;
 ///   XEP-0066 links are in `additional_data.gajim.oob_url`. Before 1.0 (version 0) rows have no account and
 ///   no ids. Messages Gajim sent itself have `stanza_id = message_id` (its own id, not the server's).
-///   A private message in a room has the occupant's full JID as its `jid`.
+///   A private message in a room has the occupant's full JID as its `jid` (kind 4 in, 6 out). A group chat row
+///   (kind 2) has the sender's nick and no direction: the user's own are told by the nick (`OwnNames`: `--me`, or
+///   the nicks the archive imported into knows as the user's in that room). Checked on Gajim 1.7.3 (version 7).
 /// - **Gajim 1.9 and later** (version 8 and up; 19 in Gajim 2.4): tables `account` (pk, jid), `remote` (pk, jid),
 ///   `occupant` (pk, nickname, …) and `message` (fk_account_pk, fk_remote_pk, resource (the sender's resource
 ///   or nick), type (1 chat, 2 group chat, 3 private message in a room), direction (1 in, 2 out), timestamp =
@@ -31,24 +33,26 @@ final class GajimHistory: ClientHistoryReader {
     private let legacy: Bool
     private let version: Int
     private let downloads: DownloadFolder
+    private let ownNames: OwnNames
 
     /// nil when the database is not Gajim's.
-    static func open(_ snapshot: SourceSnapshot) throws(ImportError) -> GajimHistory? {
+    static func open(_ snapshot: SourceSnapshot, ownNames: OwnNames = OwnNames()) throws(ImportError) -> GajimHistory? {
         let tables = try snapshot.tables()
         if tables.isSuperset(of: ["jids", "logs"]) {
-            return GajimHistory(snapshot: snapshot, legacy: true, version: try snapshot.userVersion())
+            return GajimHistory(snapshot: snapshot, legacy: true, version: try snapshot.userVersion(), ownNames: ownNames)
         }
         if tables.isSuperset(of: ["account", "remote", "message"]),
            try snapshot.columns(of: "message").isSuperset(of: ["fk_account_pk", "fk_remote_pk", "direction", "text"]) {
-            return GajimHistory(snapshot: snapshot, legacy: false, version: try snapshot.userVersion())
+            return GajimHistory(snapshot: snapshot, legacy: false, version: try snapshot.userVersion(), ownNames: ownNames)
         }
         return nil
     }
 
-    private init(snapshot: SourceSnapshot, legacy: Bool, version: Int) {
+    private init(snapshot: SourceSnapshot, legacy: Bool, version: Int, ownNames: OwnNames) {
         self.snapshot = snapshot
         self.legacy = legacy
         self.version = version
+        self.ownNames = ownNames
         downloads = DownloadFolder(path: (snapshot.originalPath as NSString).deletingLastPathComponent + "/downloads")
     }
 
@@ -123,14 +127,17 @@ final class GajimHistory: ClientHistoryReader {
             if extra?["retracted"] != nil {
                 return try body(.refused(reason: "retracted by a moderator", location: location))
             }
-            var message = ClientMessage(account: account, conversation: conversation, kind: messageKind, direction: direction,
+            let nick = ClientText.nonEmpty(row.optionalText(3))
+            // Group chat rows carry no direction: the user's own are those of the user's nicks in that room.
+            let groupDirection: MessageDirection = nick.map { ownNames.inRoom(conversation, account: account).contains($0) } == true
+                ? .outgoing : .incoming
+            // A private message in a room: the jid is the occupant's full JID, its own conversation.
+            let occupant = messageKind == .groupchat ? nil : ClientText.occupantJID(room: conversation, nick: JIDText.resource(jidText))
+            var message = ClientMessage(account: account, conversation: occupant ?? conversation, kind: messageKind,
+                                        direction: messageKind == .groupchat ? groupDirection : direction,
                                         body: text, timestamp: ClientText.milliseconds(seconds: row.double(4)))
-            if messageKind == .groupchat {
-                message.resource = ClientText.nonEmpty(row.optionalText(3))
-            } else {
-                // A private message in a room: the jid is the occupant's full JID.
-                message.resource = JIDText.resource(jidText)
-            }
+            if messageKind == .groupchat { message.resource = nick }
+            message.undecryptable = EncryptedPlaceholder.recognise(text, client: .gajim)
             let messageID = ClientText.nonEmpty(row.optionalText(9))
             message.messageId = messageID
             if let stanzaID = ClientText.nonEmpty(row.optionalText(8)), stanzaID != messageID {
@@ -138,7 +145,7 @@ final class GajimHistory: ClientHistoryReader {
                 message.stanzaIdBy = messageKind == .groupchat ? conversation : account
             }
             if let url = extra?["gajim"]?["oob_url"]?.string {
-                message.attachments = [downloads.attachment(url: url)]
+                message.attachments = [try downloads.attachment(url: url, at: location, body)]
             }
             if let original = extra?["corrected"]?["original_text"]?.string, original != text, let messageID {
                 // Gajim kept the first text and the last; the edits in between are gone.
@@ -181,14 +188,22 @@ final class GajimHistory: ClientHistoryReader {
             }
         }
         var transfers: [Int64: [AttachmentRecord]] = [:]
+        var refusedFiles: [Int64: [ClientFileFolder.Refusal]] = [:]
         if tables.contains("filetransfer") {
             let columns = try snapshot.columns(of: "filetransfer")
             let path = columns.contains("path") ? "path" : "NULL"
-            // Only transfers whose file is still on disk add anything to the message's links.
+            // Only transfers whose file is still on disk, in Gajim's downloads folder, add anything to the message's
+            // links; a path elsewhere is refused (issue 29: a history may name any file).
             try snapshot.query("SELECT fk_message_pk, media_type, size, \(path) FROM filetransfer ORDER BY pk") { row in
-                guard let local = row.optionalText(3), FileManager.default.fileExists(atPath: local) else { return }
-                transfers[row.int(0), default: []].append(AttachmentRecord(url: "file://" + local, localPath: local,
-                                                                           mime: row.optionalText(1), size: row.optionalInt(2)))
+                guard let named = row.optionalText(3) else { return }
+                switch downloads.folder.file(named) {
+                case .success(let local):
+                    transfers[row.int(0), default: []].append(AttachmentRecord(url: "file://" + local, localPath: local,
+                                                                               mime: row.optionalText(1), size: row.optionalInt(2)))
+                case .failure(let refusal) where refusal.reason != "not on disk":
+                    refusedFiles[row.int(0), default: []].append(refusal)
+                case .failure: break
+                }
             }
         }
         var corrections: [ClientMessage] = []
@@ -225,21 +240,31 @@ final class GajimHistory: ClientHistoryReader {
             if let stanzaID, moderated.contains("\(scope)|\(stanzaID)") {
                 return try body(.refused(reason: "retracted by a moderator", location: location))
             }
-            var message = ClientMessage(account: account, conversation: conversation, kind: type == 2 ? .groupchat : .chat,
+            // A private message in a room: the occupant's own conversation (`room@service/nick`).
+            let occupant = type == 3
+                ? ClientText.occupantJID(room: conversation, nick: ClientText.nonEmpty(row.optionalText(3)) ?? JIDText.resource(remote)) : nil
+            if type == 3 && occupant == nil {
+                return try body(.refused(reason: "a private message in a room without the occupant's nick", location: location))
+            }
+            var message = ClientMessage(account: account, conversation: occupant ?? conversation, kind: type == 2 ? .groupchat : .chat,
                                         direction: direction, body: text,
                                         timestamp: ClientText.milliseconds(seconds: row.double(6)))
             switch type {
             case 2: message.resource = ClientText.nonEmpty(row.optionalText(3)) ?? ClientText.nonEmpty(row.optionalText(11))
-            case 3: message.resource = ClientText.nonEmpty(row.optionalText(3)) ?? JIDText.resource(remote)
+            case 3: message.resource = nil
             default: message.resource = direction == .incoming ? ClientText.nonEmpty(row.optionalText(3)) : nil
             }
+            message.undecryptable = EncryptedPlaceholder.recognise(text, client: .gajim)
             message.messageId = messageID
             if let stanzaID {
                 message.stanzaId = stanzaID
                 message.stanzaIdBy = type == 2 ? conversation : account
             }
             let pk = row.int(0)
-            message.attachments = (links[pk] ?? []).map { downloads.attachment(url: $0) }
+            for refusal in refusedFiles[pk] ?? [] {
+                try body(.fileRefused(reason: refusal.reason, location: "\(location): \(refusal.path)"))
+            }
+            message.attachments = try (links[pk] ?? []).map { url throws(ImportError) in try downloads.attachment(url: url, at: location, body) }
             message.attachments += transfers[pk] ?? []
             if let corrected = ClientText.nonEmpty(row.optionalText(10)) {
                 message.replaces = corrected
@@ -291,9 +316,10 @@ final class GajimHistory: ClientHistoryReader {
                                                from: "\(conversation)/\(nick ?? "")", direction: direction, groupchat: true,
                                                occupantId: occupantID, senderName: nick, timestamp: timestamp, source: .import)
             default:
-                // A chat, or a private message in a room (the occupant's JID, as its messages have it).
+                // A chat, or a private message in a room (the occupant's JID, as its messages have it: their conversation).
                 let peer = type == 3 ? nick.map { "\(conversation)/\($0)" } ?? remote : conversation
-                annotation = MessageAnnotation(account: account, conversation: conversation, kind: .reactions(emojis), target: target,
+                let privateConversation = type == 3 ? ClientText.occupantJID(room: conversation, nick: JIDText.resource(peer)) : nil
+                annotation = MessageAnnotation(account: account, conversation: privateConversation ?? conversation, kind: .reactions(emojis), target: target,
                                                from: direction == .outgoing ? account : peer, direction: direction,
                                                senderName: type == 3 ? nick : nil, timestamp: timestamp, source: .import)
             }
@@ -323,11 +349,13 @@ extension JSONNode {
 ///
 /// Gajim names a download `STEM_SHA1(URL)EXT`, STEM and EXT taken from the URL's path (STEM cut to fit 50
 /// characters). Without hashing the URL a file is recognised by STEM, EXT and the 40 hex digits in between,
-/// and attached only when exactly one file fits.
+/// and attached only when exactly one file fits — and only a regular file inside the folder (`ClientFileFolder`).
 struct DownloadFolder {
     private var byName: [String: [String]] = [:]
+    let folder: ClientFileFolder
 
     init(path: String) {
+        folder = ClientFileFolder(path: path, label: "Gajim's downloads folder")
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return }
         for name in names {
             let ext = (name as NSString).pathExtension
@@ -340,8 +368,9 @@ struct DownloadFolder {
         }
     }
 
-    /// The link, with the downloaded copy when it is still on disk.
-    func attachment(url: String) -> AttachmentRecord {
+    /// The link, with the downloaded copy when it is still on disk; a copy that may not be taken (a link out of the
+    /// folder) is reported through `body` and left out.
+    func attachment(url: String, at location: String, _ body: (ClientItem) throws(ImportError) -> Void) throws(ImportError) -> AttachmentRecord {
         var record = AttachmentRecord(url: url)
         let fileName = (URL(string: url)?.path).flatMap { ($0.removingPercentEncoding ?? $0) as String? } ?? ""
         let ext = (fileName as NSString).pathExtension
@@ -349,9 +378,14 @@ struct DownloadFolder {
         stem.removeAll { $0 == "\u{202E}" }
         let limit = max(0, 50 - (ext.isEmpty ? 0 : min(ext.count + 1, 11)))
         if let files = byName[Self.key(stem: String(stem.prefix(limit)), ext: ext)], files.count == 1 {
-            record.localPath = files[0]
-            if let size = (try? FileManager.default.attributesOfItem(atPath: files[0]))?[.size] as? NSNumber {
-                record.size = size.int64Value
+            switch folder.file(files[0]) {
+            case .success(let local):
+                record.localPath = local
+                if let size = (try? FileManager.default.attributesOfItem(atPath: local))?[.size] as? NSNumber {
+                    record.size = size.int64Value
+                }
+            case .failure(let refusal):
+                try body(.fileRefused(reason: refusal.reason, location: "\(location): \(refusal.path)"))
             }
         }
         return record

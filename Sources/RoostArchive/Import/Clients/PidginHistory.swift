@@ -7,29 +7,41 @@ import Foundation
 /// letters, digits and `@-_.#` written `%xx`; `.system` holds connection logs. One file per conversation
 /// session, named after its start in local time with the zone: `2010-01-15.102345+0100CET.html` (or `.txt`).
 ///
-/// - HTML: a header line (`<title>Conversation with … on ACCOUNT/RESOURCE (jabber)</title>…<h3>…</h3>`),
-///   then one line per message: `<font color="#A82F2F"><font size="2">(TIME)</font> <b>NAME:</b></font> TEXT<br/>`
-///   where the colour says the direction (#16569E sent, #A82F2F received, #062585 `/me`, #6C2585 whisper,
-///   #FF0000 error) and TEXT is the message's XHTML. System lines are `<font size="2">(TIME)</font><b> TEXT</b><br/>`.
+/// - HTML: a header line (`<title>Conversation with … on ACCOUNT/RESOURCE (jabber)</title>…<h1>…</h1><p>`),
+///   then one line per message, in one of two markups: libpurple 2.14 (checked on Finch 2.14.12) writes
+///   `<span style="color: #A82F2F"><span style="font-size: smaller">(TIME)</span> <b>NAME:</b></span> TEXT<br>`,
+///   older 2.x `<font color="#A82F2F"><font size="2">(TIME)</font> <b>NAME:</b></font> TEXT<br/>`. The colour says
+///   the direction (#16569E sent, #A82F2F received, #062585 `/me`, #6C2585 whisper, #FF0000 error) and TEXT is the
+///   message's XHTML (its line breaks `<br/>`). System lines have no colour and no `NAME:`. A closed file ends with
+///   `</p>`, `</body>`, `</html>`.
 /// - Text: a header line `Conversation with … on ACCOUNT/RESOURCE (jabber)`, then `(TIME) NAME: TEXT`,
 ///   `(TIME) ***NAME TEXT` for `/me`, and `(TIME) TEXT` for system lines; a message's line breaks continue it
 ///   on the next lines. NAME is a display name (an alias, a nick, a JID), so whose a line is must be inferred:
-///   see `speakers(in:)`.
+///   see `speakers(in:)`. In a room some system lines look like messages: `(TIME) List of 2 users: [ bob, carol ]`,
+///   and the topic, written in the room's name: `(TIME) room@service/nick: The topic is: …`.
+///
+/// A room is logged in `ROOM/NICK.chat` (escaped: `room%40…%2fnick.chat`), a private message in a room in
+/// `ROOM/NICK` — imported into the occupant's conversation, `room@service/nick`.
 ///
 /// TIME is the local time in the locale's format (`%X`: `10:23:45`, `10:23:45 AM`, …), with the date
-/// (`%x %X`) for messages older than 20 minutes when written (offline messages). The file name's offset turns
-/// local times into UTC; a session that crosses midnight moves on to the next day.
+/// (`%x %X`) for messages older than 20 minutes when written (offline messages, a room's older history:
+/// libpurple/log.c `log_get_timestamp`). The file name's offset turns local times into UTC. A time without a date is
+/// at most 20 minutes older than the moment it was written, and lines are written in order: one more than 20
+/// minutes earlier than the latest seen (the session's start at first) is on the next day — a session that crosses
+/// midnight — and one earlier by less (the history a room sends at the join) is not.
 final class PidginHistory: ClientHistoryReader {
     /// The `logs/jabber` folder, and the part of it to import (everything, one account, one conversation or one file).
     private let jabberRoot: String
     private let only: (account: String, conversation: String?, file: String?)?
     private let extraOwnNames: Set<String>
+    private let knownNames: OwnNames
     private let clock: ZoneClock
     /// Per account: the names Pidgin's HTML logs show on the account's own lines (learned in a first pass).
     private var learnedOwnNames: [String: Set<String>]?
 
-    init(path: String, ownNames: [String], timeZone: TimeZone) throws(ImportError) {
-        extraOwnNames = Set(ownNames)
+    init(path: String, ownNames: OwnNames, timeZone: TimeZone) throws(ImportError) {
+        extraOwnNames = ownNames.given
+        knownNames = ownNames
         clock = ZoneClock(timeZone: timeZone)
         var url = URL(fileURLWithPath: path).standardizedFileURL
         var isFolder: ObjCBool = false
@@ -41,7 +53,7 @@ final class PidginHistory: ClientHistoryReader {
             tail.insert(url.lastPathComponent, at: 0)
             url.deleteLastPathComponent()
         }
-        for candidate in [url.path + "/.purple/logs/jabber", url.path + "/logs/jabber"]
+        for candidate in [url.path + "/.purple/logs/jabber", url.path + "/logs/jabber", url.path + "/jabber"]
         where FileManager.default.fileExists(atPath: candidate) && tail.isEmpty {
             url = URL(fileURLWithPath: candidate)
             break
@@ -108,13 +120,21 @@ final class PidginHistory: ClientHistoryReader {
                 let name = ClientText.percentDecoded(conversationFolder)
                 let isRoom = name.hasSuffix(".chat")
                 let jidText = isRoom ? String(name.dropLast(5)) : name
-                guard let conversation = ClientText.bareJID(jidText) else {
+                guard let bare = ClientText.bareJID(jidText) else {
                     try body(.refused(reason: "folder name is not a contact or room JID", location: folder))
                     continue
                 }
-                let context = Conversation(account: account, conversation: conversation, isRoom: isRoom,
-                                           nick: isRoom ? nil : JIDText.resource(jidText), peerNames: Self.names(of: jidText),
-                                           ownNames: own)
+                // A conversation with a full JID is a private message with an occupant of a room (libpurple names a
+                // contact's conversation by the bare JID).
+                let occupant = isRoom ? nil : JIDText.resource(jidText).flatMap { ClientText.occupantJID(room: bare, nick: $0) }
+                var roomOwn = own
+                if isRoom || occupant != nil {
+                    roomOwn.formUnion(knownNames.inRoom(bare, account: account))
+                    // The room's folder names the nick the user joined with (`ROOM/NICK.chat`).
+                    if isRoom, let nick = JIDText.resource(jidText) { roomOwn.insert(nick) }
+                }
+                let context = Conversation(account: account, conversation: occupant ?? bare, room: isRoom ? bare : nil,
+                                           peerNames: Self.names(of: jidText), ownNames: roomOwn)
                 let paths = files(accountFolder, conversationFolder).map { folder + "/" + $0 }
                 let speakers = isRoom ? [:] : try speakers(in: paths, context)
                 for path in paths {
@@ -128,10 +148,11 @@ final class PidginHistory: ClientHistoryReader {
 
     private struct Conversation {
         let account: String
+        /// The contact's bare JID, the room's, or `room@service/nick` for a private message in a room.
         let conversation: String
-        let isRoom: Bool
-        /// A private message in a room: the occupant's nick.
-        let nick: String?
+        /// A room's bare JID (its system lines are written in its name).
+        let room: String?
+        var isRoom: Bool { room != nil }
         /// Names the peer goes by: its JID, full JID, local part.
         let peerNames: Set<String>
         /// Names the account goes by: its JID and local part, full JIDs from the headers, names the HTML logs
@@ -228,6 +249,8 @@ final class PidginHistory: ClientHistoryReader {
         case message(Line)
         case system(String)
         case refused(reason: String, line: Int)
+        /// A line in no format the reader knows.
+        case unread(reason: String, line: Int)
     }
 
     /// When the session began (local milliseconds since 1970) and the UTC offset in seconds its name gives.
@@ -266,12 +289,25 @@ final class PidginHistory: ClientHistoryReader {
         let startDay = CivilTime.floorDivide(start.local, 86_400_000).0
         var latest = start.local
         let html = path.hasSuffix(".html")
+        var read = 0
+        var unread: [(reason: String, line: Int)] = []
         let handle = { (entry: Entry) throws(ImportError) -> Void in
             switch entry {
             case .header: return
-            case .system: return try body(.notMessage("Pidgin status and system lines"))
-            case .refused(let reason, let line): return try body(.refused(reason: reason, location: "\(path):\(line)"))
+            case .system:
+                read += 1
+                return try body(.notMessage("Pidgin status and system lines"))
+            case .refused(let reason, let line):
+                read += 1
+                return try body(.refused(reason: reason, location: "\(path):\(line)"))
+            case .unread(let reason, let line):
+                unread.append((reason, line))
+                return try body(.unread(reason: reason, location: "\(path):\(line)"))
             case .message(let line):
+                read += 1
+                if context.isRoom, let name = line.name, Self.isSystemName(name, room: context.room ?? "") {
+                    return try body(.notMessage("Pidgin status and system lines"))
+                }
                 let location = "\(path):\(line.number)"
                 guard let time = PidginTime(line.time) else {
                     return try body(.refused(reason: "unreadable time (\(line.time))", location: location))
@@ -281,8 +317,9 @@ final class PidginHistory: ClientHistoryReader {
                     local = date * 86_400_000 + time.millisecondOfDay
                 } else {
                     local = startDay * 86_400_000 + time.millisecondOfDay
-                    // Undated lines follow one another; one earlier than the last means the next day.
-                    while local < latest - 300_000 { local += 86_400_000 }
+                    // An undated line is at most 20 minutes older than when it was written, and lines are written in
+                    // order: one more than 20 minutes before the latest is on the next day.
+                    while local < latest - Self.undatedAge { local += 86_400_000 }
                     latest = max(latest, local)
                 }
                 let direction: MessageDirection
@@ -310,13 +347,25 @@ final class PidginHistory: ClientHistoryReader {
                 if context.isRoom {
                     message.resource = line.name
                 } else {
-                    message.resource = context.nick
                     message.senderName = line.name
                 }
+                message.undecryptable = EncryptedPlaceholder.recognise(text, client: .pidgin)
                 try body(.message(message.record))
             }
         }
         if html { try parseHTML(path, handle) } else { try parseText(path, handle) }
+        try ClientLogFile.check(path, read: read, unread: unread)
+    }
+
+    /// How much older than the moment it was written an undated line can be (libpurple writes a date beyond).
+    private static let undatedAge: Int64 = 20 * 60_000
+
+    /// A room's lines that look like messages but are libpurple's own: the topic, written in the room's name
+    /// (`room@service/nick: The topic is: …`), and the occupant list at the join (`List of 2 users: [ … ]`).
+    private static func isSystemName(_ name: String, room: String) -> Bool {
+        if ClientText.bareJID(name) == room.lowercased() { return true }
+        let words = name.split(separator: " ")
+        return words.count == 4 && words[0] == "List" && words[1] == "of" && Int(words[2]) != nil && (words[3] == "user" || words[3] == "users")
     }
 
     private func parseHTML(_ path: String, _ handle: (Entry) throws(ImportError) -> Void) throws(ImportError) {
@@ -330,34 +379,40 @@ final class PidginHistory: ClientHistoryReader {
                 try flush()
                 return try handle(.refused(reason: "not valid UTF-8", line: number))
             }
-            if let on = text.range(of: " on "), text.contains("<title>") || text.contains("<h3>"),
-               let end = text[on.upperBound...].range(of: " (") {
-                try handle(.header(accountFullJID: String(text[on.upperBound..<end.lowerBound])))
+            if text.contains("<title>") || text.contains("<h3>") || text.contains("<h1>") {
+                if let on = text.range(of: " on "), let end = text[on.upperBound...].range(of: " (") {
+                    try handle(.header(accountFullJID: String(text[on.upperBound..<end.lowerBound])))
+                }
+                return
             }
-            guard text.hasPrefix("<font") else {
-                if text.hasPrefix("</body>") || text.hasPrefix("<html>") || text.isEmpty { return }
-                // A line break inside the previous message.
-                pending?.text += "<br/>" + text
+            guard text.hasPrefix("<font") || text.hasPrefix("<span") else {
+                // The file's frame (`</p>`, `</body></html>`): nothing of a message.
+                if Self.isFrame(text) { return }
+                // A line break inside the previous message (older logs wrote them as they came).
+                if pending != nil {
+                    pending?.text += "<br/>" + text
+                } else {
+                    try handle(.unread(reason: "a line in no format Roost knows of Pidgin's HTML logs", line: number))
+                }
                 return
             }
             try flush()
-            guard let timeOpen = text.range(of: "<font size=\"2\">("), let timeClose = text[timeOpen.upperBound...].range(of: ")</font>") else {
-                return try handle(.refused(reason: "no time in the line", line: number))
+            // The time: `<font size="2">(TIME)</font>` (libpurple before 2.14) or `<span style="font-size: smaller">(TIME)</span>`.
+            guard let timeOpen = text.range(of: "\">("),
+                  let timeClose = text[timeOpen.upperBound...].range(of: ")</") else {
+                return try handle(.unread(reason: "no time in the line", line: number))
             }
-            var color: String?
-            if text.hasPrefix("<font color=\""), let end = text.dropFirst(13).firstIndex(of: "\"") {
-                color = text[text.index(text.startIndex, offsetBy: 13)..<end].lowercased()
-            }
+            let color = Self.color(text)
             var rest = text[timeClose.upperBound...]
             guard let boldOpen = rest.range(of: "<b>"), let boldClose = rest[boldOpen.upperBound...].range(of: "</b>") else {
-                return try handle(.refused(reason: "no sender in the line", line: number))
+                return try handle(.unread(reason: "no sender in the line", line: number))
             }
             var label = HTMLText.plainText(String(rest[boldOpen.upperBound..<boldClose.lowerBound]))
             rest = rest[boldClose.upperBound...]
-            if rest.hasPrefix("</font>") { rest = rest.dropFirst(7) }
+            for close in ["</font>", "</span>"] where rest.hasPrefix(close) { rest = rest.dropFirst(close.count) }
             if rest.hasPrefix(" ") { rest = rest.dropFirst() }
             var message = String(rest)
-            if message.hasSuffix("<br/>") { message = String(message.dropLast(5)) }
+            for end in ["<br/>", "<br>"] where message.hasSuffix(end) { message = String(message.dropLast(end.count)) }
             let time = String(text[timeOpen.upperBound..<timeClose.lowerBound])
             if color == Self.actionColor, label.hasPrefix("***") {
                 pending = Line(number: number, time: time, name: String(label.dropFirst(3)), color: color, isAction: true, text: message)
@@ -372,11 +427,33 @@ final class PidginHistory: ClientHistoryReader {
         try flush()
     }
 
+    /// A line of nothing but the document's own tags (`<p>`, `</p>`, `</body></html>`) or blanks.
+    private static func isFrame(_ line: String) -> Bool {
+        var rest = Substring(line.trimmingCharacters(in: .whitespaces))
+        while !rest.isEmpty {
+            guard let tag = ["<html>", "</html>", "<body>", "</body>", "<p>", "</p>"].first(where: { rest.hasPrefix($0) }) else { return false }
+            rest = rest.dropFirst(tag.count).drop { $0 == " " }
+        }
+        return true
+    }
+
+    /// The line's colour, lowercase: `<font color="#16569E">` or `<span style="color: #16569E">`; nil for none.
+    private static func color(_ line: String) -> String? {
+        for opening in ["<font color=\"", "<span style=\"color: "] where line.hasPrefix(opening) {
+            let value = line.dropFirst(opening.count).prefix { $0 != "\"" && $0 != ";" }
+            return value.lowercased()
+        }
+        return nil
+    }
+
     private func parseText(_ path: String, _ handle: (Entry) throws(ImportError) -> Void) throws(ImportError) {
         var pending: Line?
+        // A system line's further lines (the occupant list of older versions) belong to it.
+        var inSystemLine = false
         func flush() throws(ImportError) {
             if let line = pending { try handle(.message(line)) }
             pending = nil
+            inSystemLine = false
         }
         try TextLogFile.forEachLine(path) { number, text throws(ImportError) in
             guard let text else {
@@ -388,7 +465,11 @@ final class PidginHistory: ClientHistoryReader {
                 return try handle(.header(accountFullJID: String(text[on.upperBound..<end.lowerBound])))
             }
             guard text.hasPrefix("("), let close = text.firstIndex(of: ")"), PidginTime(String(text[text.index(after: text.startIndex)..<close])) != nil else {
-                if pending != nil { pending?.text += "\n" + text }
+                if pending != nil {
+                    pending?.text += "\n" + text
+                } else if !text.isEmpty && !inSystemLine {
+                    try handle(.unread(reason: "no time at the start of the line", line: number))
+                }
                 return
             }
             try flush()
@@ -404,6 +485,7 @@ final class PidginHistory: ClientHistoryReader {
                 pending = Line(number: number, time: time, name: name, color: nil, isAction: false, text: String(rest[colon.upperBound...]))
             } else {
                 try handle(.system(String(rest)))
+                inSystemLine = true
             }
         }
         try flush()

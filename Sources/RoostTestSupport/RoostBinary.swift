@@ -302,7 +302,7 @@ extension RoostBinary {
     /// ended). Then whatever the server had archived by `instant` went through a catch-up, e.g. so that a test
     /// can show the archive's copy of live messages did not duplicate them.
     public static func waitForServerArchiveRead(config: String, after instant: Date, environment: [String: String] = [:],
-                                                timeout: Duration = .seconds(30)) async throws {
+                                                timeout: Duration = .seconds(90)) async throws {
         let parse = ISO8601DateFormatter()
         parse.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         var first: Date?

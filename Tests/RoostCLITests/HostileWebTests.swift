@@ -22,15 +22,20 @@ struct HostileWebTests {
         defer { served.process.stop() }
         let account = try sandbox.accountID()
         let path = "/events?a=\(account)&j=alice%40example.com&after=0&since=0"
-        async let stalled = WebClient.run(["stall", "--url", served.url, "--path", path, "--seconds", "12"])
+        // The reader sleeps until the test has seen the server drop it (at most 120 s), however slow the machine.
+        let woken = sandbox.directory.path + "/wake-the-reader"
+        async let stalled = WebClient.run(["stall", "--url", served.url, "--path", path, "--seconds", "120", "--until", woken])
+        try await offPool { try served.process.waitForLog("GET /events", timeout: 60) }
         // More arrives while the reader sleeps: each commit wakes the stream, which is sent what is new.
-        try await Task.sleep(for: .seconds(2))
-        for round in 1...6 {
+        let deadline = ContinuousClock.now + .seconds(90)
+        var round = 0
+        while !served.process.stderrSoFar.contains("dropped a live page"), ContinuousClock.now < deadline {
+            round += 1
             try sandbox.commit((0..<150).map { WebSandbox.message("r\(round) \($0) \(filler)", seconds: Int64(round * 1000 + $0)) })
-            if served.process.stderrSoFar.contains("dropped a live page") { break }
-            try await Task.sleep(for: .seconds(1))
+            try await Task.sleep(for: .milliseconds(500))
         }
         try await offPool { try served.process.waitForLog("dropped a live page that does not take its updates", timeout: 30) }
+        FileManager.default.createFile(atPath: woken, contents: nil)
         let reader = try await stalled
         #expect(reader["closed"] as? Bool == true, "the stream was closed by the server: \(reader)")
         #expect(served.process.isRunning)

@@ -14,13 +14,15 @@ and http.client, independent of Roost. Prints one JSON object (stdout) with what
     web_client.py events --url URL --path P --seconds S
         reads the event stream at P for S seconds and splits it as a browser does (CR, LF and CRLF all end a line):
         every event with its fields.
-    web_client.py stall --url URL --path P --seconds S
-        opens the event stream at P with a small receive buffer and reads nothing for S seconds (a tab asleep), then
-        reads what is there: whether the server closed the stream meanwhile, and how many bytes had come.
+    web_client.py stall --url URL --path P --seconds S [--until FILE]
+        opens the event stream at P with a small receive buffer and reads nothing for S seconds, or until FILE exists
+        if given (at most S seconds; a tab asleep), then reads what is there: whether the server closed the stream
+        meanwhile, and how many bytes had come.
 """
 import argparse
 import http.client
 import json
+import os
 import re
 import socket
 import sys
@@ -192,7 +194,12 @@ def events(args):
 def stall(args):
     session = Session(args.url)
     s = open_stream(session, args.path, receive_buffer=4096)
-    time.sleep(args.seconds)
+    deadline = time.monotonic() + args.seconds
+    if args.until:
+        while time.monotonic() < deadline and not os.path.exists(args.until):
+            time.sleep(0.1)
+    else:
+        time.sleep(args.seconds)
     s.settimeout(10)
     received = 0
     closed = False
@@ -232,6 +239,7 @@ def main():
         p.add_argument("--url", required=True)
         p.add_argument("--path", required=True)
         p.add_argument("--seconds", type=float, required=True)
+        p.add_argument("--until")
     args = parser.parse_args()
     {"hold": hold, "get": get, "post": post, "events": events, "stall": stall}[args.command](args)
 

@@ -35,7 +35,7 @@ struct HostileWebTests {
             try await Task.sleep(for: .milliseconds(500))
         }
         try await offPool { try served.process.waitForLog("dropped a live page that does not take its updates", timeout: 30) }
-        FileManager.default.createFile(atPath: woken, contents: nil)
+        _ = FileManager.default.createFile(atPath: woken, contents: nil)
         let reader = try await stalled
         #expect(reader["closed"] as? Bool == true, "the stream was closed by the server: \(reader)")
         #expect(served.process.isRunning)

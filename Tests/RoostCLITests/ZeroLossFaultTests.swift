@@ -9,31 +9,34 @@ import RoostXMPP
 /// for the server's acks, so "sent" means "the server accepted it".
 @Suite("Zero loss under faults", .serialized, .enabled(if: PrivateServer.isAvailable))
 struct ZeroLossFaultTests {
-    let floodSize = 10_000
+    let floodSize = FaultSize.pick(suite: 2000, soak: 10_000)
 
     @Test func killNineAtRandomMomentsDuringAFlood() async throws {
         let rig = try await ZeroLossRig.make(hibernationSeconds: 30)
         let roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
         try await roost.start(waitingFor: "online")
         let prefix = "kill-\(UUID().uuidString.prefix(6))"
-        // Paced at 100 a second (100 s), so that kills land while it comes in however slow or fast the machine is
-        // (in the whole suite, with everything else running, a kill and restart can take seconds).
+        // Paced at 100 a second (20 s; 100 s at soak size), so that kills land while it comes in however slow or fast
+        // the machine is (in the whole suite, with everything else running, a kill and restart can take seconds).
         var floods = [(prefix: prefix, flood: try PeerFlood(rig, to: rig.roostJID, count: floodSize, prefix: prefix, perSecond: 100))]
         func stored(_ flood: String) throws -> Int { try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(flood)-%'") }
-        // Kills at random moments: at least 22, and on (up to 40) until 8 of them hit while the archive still lacked
-        // part of the flood or it is all in. On a loaded machine a restart takes seconds (15 s and more were seen),
-        // so few kills fit into one flood: while fewer than 5 hit one, another flood follows (up to four in all).
+        // Kills at random moments: at least 10 (22 at soak size), and on (up to twice that) until 4 (8) of them hit
+        // while the archive still lacked part of the flood or it is all in. On a loaded machine a restart takes
+        // seconds (15 s and more were seen), so few kills fit into one flood: while fewer than 3 (5) hit one, another
+        // flood follows (up to four in all).
+        let leastKills = FaultSize.pick(suite: 10, soak: 22), leastMidFlood = FaultSize.pick(suite: 4, soak: 8)
+        let floodAgainBelow = FaultSize.pick(suite: 3, soak: 5)
         var kills = 0
         var killsMidFlood = 0
-        while kills < 40 {
+        while kills < 2 * leastKills - 4 {
             try await Task.sleep(for: .milliseconds(Int.random(in: 150...450)))
             let midFlood = try stored(floods[floods.count - 1].prefix) < floodSize
-            if !midFlood && killsMidFlood < 5 && floods.count < 4 {
+            if !midFlood && killsMidFlood < floodAgainBelow && floods.count < 4 {
                 let next = prefix + "x\(floods.count)"
                 floods.append((next, try PeerFlood(rig, to: rig.roostJID, count: floodSize, prefix: next, perSecond: 100)))
                 continue
             }
-            if kills >= 22 && (!midFlood || killsMidFlood >= 8) { break }
+            if kills >= leastKills && (!midFlood || killsMidFlood >= leastMidFlood) { break }
             if midFlood { killsMidFlood += 1 }
             try await roost.killAndRestart()
             kills += 1

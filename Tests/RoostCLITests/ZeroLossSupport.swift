@@ -4,6 +4,15 @@ import RoostArchive
 import RoostTestSupport
 import RoostXMPP
 
+/// Sizes of the fault tests. The suite runs a shorter honest run of each fault (the whole suite must fit in
+/// 15 minutes on two cores); `contrib/scripts/soak --tests` sets ROOST_TEST_SOAK=1 and runs them at soak size,
+/// as before a release (docs/zero-loss.md).
+enum FaultSize {
+    static let soak = ProcessInfo.processInfo.environment["ROOST_TEST_SOAK"] == "1"
+
+    static func pick(suite: Int, soak soakSize: Int) -> Int { soak ? soakSize : suite }
+}
+
 /// What the zero-loss suites share: a private server with alice (Roost's account) and bob (the sender),
 /// floods by an independent client, and waits on conditions (the archive's rows, `roost status`).
 struct ZeroLossRig {

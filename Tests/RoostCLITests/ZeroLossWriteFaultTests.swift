@@ -253,50 +253,54 @@ struct ZeroLossWriteFaultTests {
 
     // MARK: - Catch-up and other writers
 
-    /// 50,000 messages wait in the server archive when Roost starts for the first time: one run reads them
-    /// all, paced (no `policy-violation`/`resource-constraint` from the server), and the summary counts
+    /// 5,000 messages (50,000 at soak size) wait in the server archive when Roost starts for the first time: one run
+    /// reads them all, paced (no `policy-violation`/`resource-constraint` from the server), and the summary counts
     /// exactly what was inserted.
-    @Test func firstRunCatchUpOf50000() async throws {
+    @Test func firstRunCatchUpOfABigServerArchive() async throws {
         let rig = try await ZeroLossRig.make()
         let prefix = "mam-\(UUID().uuidString.prefix(6))"
-        let flood = try PeerFlood(rig, to: rig.alice, count: 50_000, prefix: prefix, timeoutSeconds: 600)
+        let total = FaultSize.pick(suite: 5000, soak: 50_000)
+        let flood = try PeerFlood(rig, to: rig.alice, count: total, prefix: prefix, timeoutSeconds: 600)
         try await flood.finish(timeout: .seconds(900))
         let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
         try await ZeroLossRig.waitForLog(roost, "server archive read", timeout: .seconds(600))
         let log = roost.stderrSoFar
-        #expect(try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") == 50_000)
-        try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix, messages: 50_000, chatStates: 0, log: log)
-        #expect(log.contains(": 50000 new messages"), "the summary must count what was inserted:\n\(log.suffix(2000))")
+        #expect(try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") == total)
+        try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix, messages: total, chatStates: 0, log: log)
+        #expect(log.contains(": \(total) new messages"), "the summary must count what was inserted:\n\(log.suffix(2000))")
         #expect(!log.contains("the server closed the stream"), "the server must not have ended the stream:\n\(log.suffix(3000))")
         #expect(ZeroLossRig.reconnectsNotForAKeepalive(in: log, expected: 1) == 0, "one connection did it all:\n\(log.suffix(3000))")
-        // Issue 17, 11: the progress of a first catch-up in a log (not a terminal) is a line per 10 %, not one per page.
+        // Issue 17, 11: the progress of a first catch-up in a log (not a terminal) is a line per 10 %, not one per page
+        // (20 pages here, 200 at soak size).
         let progress = log.split(separator: "\n").filter { $0.contains("reading the server archive: ") }
         #expect((2...12).contains(progress.count) && progress.allSatisfy { $0.contains("% (page ") }, "\(progress)")
     }
 
-    /// `roost import` of 200,000 messages while a live flood of 5,000 arrives: both complete, nothing lost.
+    /// `roost import` of 20,000 messages (200,000 at soak size) while a live flood of 1,000 (5,000) arrives: both
+    /// complete, nothing lost.
     @Test func importDuringALiveFlood() async throws {
         let rig = try await ZeroLossRig.make()
         let export = rig.dir.path + "/import.jsonl"
         let importPrefix = "imp-\(UUID().uuidString.prefix(6))"
-        try ImportFile.write(export, account: rig.alice.description, count: 200_000, prefix: importPrefix)
+        let imported = FaultSize.pick(suite: 20_000, soak: 200_000), live = FaultSize.pick(suite: 1000, soak: 5000)
+        try ImportFile.write(export, account: rig.alice.description, count: imported, prefix: importPrefix)
         let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
         try await ZeroLossRig.waitForLog(roost, "online")
         let prefix = "live-\(UUID().uuidString.prefix(6))"
         let importer = try RoostBinary.start(["import", "--config", rig.config, export])
         defer { importer.stop(signal: SIGKILL) }
-        let flood = try PeerFlood(rig, to: rig.roostJID, count: 5000, prefix: prefix)
+        let flood = try PeerFlood(rig, to: rig.roostJID, count: live, prefix: prefix)
         try await flood.finish()
         try await waitUntil("the import to finish", timeout: .seconds(600)) { !importer.isRunning }
         try await waitUntil("the live flood", timeout: .seconds(120)) {
-            try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") >= 5000
+            try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") >= live
         }
         try await rig.settleAfterAnArchiveRead()
-        #expect(try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(importPrefix)-%'") == 200_000,
+        #expect(try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(importPrefix)-%'") == imported,
                 "\(importer.stderrSoFar.suffix(2000))")
-        try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix, messages: 5000, chatStates: 0, log: roost.stderrSoFar)
+        try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix, messages: live, chatStates: 0, log: roost.stderrSoFar)
         #expect(roost.isRunning)
     }
 

@@ -17,19 +17,11 @@ extension Scenario {
     // MARK: 1. Roost archived each message once
 
     func checkLiveArchive() throws {
-        var rows = try ArchivedRow.read(archive)
+        let rows = try ArchivedRow.read(archive)
         for index in said.indices {
-            var matches = rows.filter { $0.matches(said[index]) }
-            if said[index].conversation.contains("/") && said[index].direction == "in" && matches.count == 2 {
-                // Issue 28, fixed on another branch (rooms): the user is in the room twice under one nick (Roost and
-                // the client), the server delivers a private message once per session, each with a stanza-id of its
-                // own, and both are stored. Known here so the rest of the tier runs; a single copy passes below.
-                withKnownIssue("a private message in a room stored twice (issue 28, the rooms branch)") {
-                    #expect(matches.count == 1, "\(client.name): \(said[index])")
-                }
-                rows.removeAll { $0 == matches[1] }
-                matches.removeLast()
-            }
+            let matches = rows.filter { $0.matches(said[index]) }
+            // A private message in a room reaches the user's every session under the nick (Roost's and the client's),
+            // each copy with a stanza-id of its own: archived once all the same (issue 28).
             #expect(matches.count == 1, "\(client.name): \(said[index]) archived \(matches.count) times; rows:\n\(rows.map(\.description).joined(separator: "\n"))")
             if let row = matches.first { said[index].timestamp = row.timestamp }
             if said[index].encrypted { #expect(matches.first?.undecryptable == false, "\(client.name): Roost could not read \(said[index])") }

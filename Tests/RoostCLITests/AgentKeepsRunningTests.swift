@@ -31,6 +31,18 @@ struct AgentKeepsRunningTests {
             """)
     }
 
+    /// Whether a process running exactly `argv` waits in open(2) for the other end of a named pipe.
+    static func processesBlockedOnPipe(running argv: [String]) -> Bool {
+        let wanted = argv.joined(separator: "\0") + "\0"
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { $0.allSatisfy(\.isNumber) } ?? []
+        return pids.contains { pid in
+            guard let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+                  String(decoding: cmdline, as: UTF8.self) == wanted,
+                  let wchan = try? String(contentsOfFile: "/proc/\(pid)/wchan", encoding: .utf8) else { return false }
+            return wchan.contains("wait_for_partner")
+        }
+    }
+
     /// The account's line of `roost status --json`.
     private func accountStatus(_ config: String) async throws -> [String: Any] {
         let result = try await offPool { try RoostBinary.run(["status", "--json", "--config", config], timeout: 30) }
@@ -185,6 +197,11 @@ struct AgentKeepsRunningTests {
         kill(roost.pid, SIGHUP)
         try await waitUntil("alice trying again after SIGHUP", detail: { roost.stderrSoFar.suffix(2000).description }) {
             Self.occurrences(of: "\(alice): trying again now", in: roost.stderrSoFar) > retries
+        }
+        // The command is hung only once it waits in open(2) for a writer to the pipe (the kernel's wait_for_partner):
+        // replacing the file before would let it read the password at once.
+        try await waitUntil("the password_command to hang on the pipe", detail: { roost.stderrSoFar.suffix(2000).description }) {
+            Self.processesBlockedOnPipe(running: ["cat", passwordFile])
         }
 
         // While it hangs, the user fixes it and reloads: the attempt under way is not cut short (the command has its

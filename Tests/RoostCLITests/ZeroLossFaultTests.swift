@@ -130,7 +130,7 @@ struct ZeroLossFaultTests {
         let flood = try PeerFlood(rig, to: rig.roostJID, count: floodSize, prefix: prefix)
         // Cut twice while Roost is in the middle of taking the flood in, each time on a connection of its own: the
         // second cut waits until Roost is connected again (what it stores meanwhile may be its backlog).
-        for (cut, threshold) in [3000, 6500].enumerated() {
+        for (cut, threshold) in [floodSize * 3 / 10, floodSize * 65 / 100].enumerated() {
             try await waitUntil("\(threshold) messages stored", timeout: .seconds(120)) {
                 try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") >= threshold
             }

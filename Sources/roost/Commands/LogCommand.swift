@@ -41,6 +41,9 @@ struct LogCommand: Command {
     let around: String?
     let follow: Bool
     var pagesOutput: Bool { !follow }
+    /// At the newest messages, as a chat client opens a conversation (older ones: scroll up); a message's
+    /// surroundings (--around) from their start.
+    var pagerOpensAtEnd: Bool { around == nil }
 
     init(parsed: ParsedArguments) throws(UsageError) {
         who = try parsed.onePositional(named: "WHO")

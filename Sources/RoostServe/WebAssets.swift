@@ -1,6 +1,6 @@
 /// The web view's additions to the export's styles, and its one script (served from /static/roost.js, the
 /// only script the Content-Security-Policy allows). Pages read fully without the script; it adds keyboard
-/// shortcuts, loading older messages while scrolling up, and live updates (Server-Sent Events).
+/// shortcuts, loading older messages while scrolling up, search as you type, and live updates (Server-Sent Events).
 enum WebAssets {
     /// Scripts from this server only; styles inline (as in exports); images from here or data: URLs;
     /// connections (fetch, EventSource) to here; forms post here; never framed; no <base>.
@@ -169,8 +169,8 @@ enum WebAssets {
           if (query === shownQuery) return;
           if (!onSearchPage && !query.trim()) { shownQuery = query; asked++; restorePage(); return; }
           var ticket = ++asked;
-          fetch('/search?q=' + encodeURIComponent(query), {credentials: 'same-origin'}).then(function (response) {
-            // A malformed query is a 400 whose page says where it is wrong: shown like results.
+          fetch('/search?q=' + encodeURIComponent(query) + '&typing=1', {credentials: 'same-origin'}).then(function (response) {
+            // A query not (yet) well formed: the page says where it is wrong, shown like results.
             return response.text();
           }).then(function (html) {
             if (ticket !== asked) return;  // an answer to an older query: a newer one is on its way

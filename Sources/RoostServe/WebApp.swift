@@ -190,7 +190,10 @@ final class WebApp {
             let results = try browser.search(query, before: before)
             page(exchange, WebPages.search(query: query, results: results, error: nil, before: before))
         } catch ArchiveError.query(let error) {
-            page(exchange, status: 400, WebPages.search(query: query, results: nil, error: error, before: nil))
+            // While typing (the script's `typing=1`) a query is often unfinished: the page saying where is the answer,
+            // not a failed request.
+            page(exchange, status: exchange.query["typing"] == "1" ? 200 : 400,
+                 WebPages.search(query: query, results: nil, error: error, before: nil))
         } catch {
             failed(exchange, error)
         }

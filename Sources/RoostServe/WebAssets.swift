@@ -1,6 +1,6 @@
 /// The web view's additions to the export's styles, and its one script (served from /static/roost.js, the
 /// only script the Content-Security-Policy allows). Pages read fully without the script; it adds keyboard
-/// shortcuts, loading older messages while scrolling up, and live updates (Server-Sent Events).
+/// shortcuts, loading older messages while scrolling up, search as you type, and live updates (Server-Sent Events).
 enum WebAssets {
     /// Scripts from this server only; styles inline (as in exports); images from here or data: URLs;
     /// connections (fetch, EventSource) to here; forms post here; never framed; no <base>.
@@ -42,7 +42,9 @@ enum WebAssets {
       // Keyboard: "/" focuses the search box, j/k move through conversations, messages or hits, Enter opens.
       var selected = null;
       function items() {
-        return Array.prototype.slice.call(document.querySelectorAll('ul.conversations li, main .msg'));
+        // What is on screen: not the page that search results stand in for (hidden).
+        return Array.prototype.slice.call(document.querySelectorAll('ul.conversations li, main .msg'))
+          .filter(function (element) { return element.offsetParent !== null; });
       }
       function select(element) {
         if (selected) selected.classList.remove('selected');
@@ -127,6 +129,65 @@ enum WebAssets {
         requestAnimationFrame(function () { if (older) observeOlder(older); });
       }
 
+      // Search as you type: the results for the query typed so far, fetched (debounced) from /search — the page Enter
+      // opens, with the query language and the one query builder of `roost search` — and shown in place. On the list
+      // or a conversation they stand in for the page, which comes back when the box is emptied (or Esc clears it).
+      var box = document.querySelector('form.search input[name=q]');
+      if (box && window.fetch && window.DOMParser) {
+        var onSearchPage = location.pathname === '/search';
+        var timer = null, asked = 0, shownQuery = box.value, hiddenPage = null;
+        var showResults = function (html, query) {
+          var fetched = new DOMParser().parseFromString(html, 'text/html');
+          var fresh = fetched.querySelector('main');
+          if (!fresh) return;
+          fresh.dataset.search = query;
+          var current = document.querySelector('main[data-search]') || (onSearchPage ? document.querySelector('main') : null);
+          if (current) {
+            current.replaceWith(fresh);
+          } else {
+            hiddenPage = Array.prototype.slice.call(document.querySelectorAll('body > main, body > nav.tools'));
+            hiddenPage.forEach(function (element) { element.hidden = true; });
+            document.querySelector('header.top').after(fresh);
+          }
+          if (onSearchPage) {
+            var sub = document.querySelector('header.top .sub'), freshSub = fetched.querySelector('header.top .sub');
+            if (sub && freshSub) sub.textContent = freshSub.textContent;
+            document.title = fetched.title;
+            history.replaceState(null, '', '/search?q=' + encodeURIComponent(query));
+          }
+          if (selected) selected.classList.remove('selected');
+          selected = null;
+        };
+        var restorePage = function () {
+          var results = document.querySelector('main[data-search]');
+          if (results) results.remove();
+          if (hiddenPage) hiddenPage.forEach(function (element) { element.hidden = false; });
+          hiddenPage = null;
+        };
+        var searchNow = function () {
+          var query = box.value;
+          if (query === shownQuery) return;
+          if (!onSearchPage && !query.trim()) { shownQuery = query; asked++; restorePage(); return; }
+          var ticket = ++asked;
+          fetch('/search?q=' + encodeURIComponent(query) + '&typing=1', {credentials: 'same-origin'}).then(function (response) {
+            // A query not (yet) well formed: the page says where it is wrong, shown like results.
+            return response.text();
+          }).then(function (html) {
+            if (ticket !== asked) return;  // an answer to an older query: a newer one is on its way
+            shownQuery = query;
+            showResults(html, query);
+          }).catch(function () {});
+        };
+        box.addEventListener('input', function () {
+          clearTimeout(timer);
+          timer = setTimeout(searchNow, 250);
+        });
+        box.addEventListener('keydown', function (event) {
+          if (event.key === 'Escape' && !onSearchPage && box.value) { box.value = ''; clearTimeout(timer); searchNow(); }
+          if (event.key === 'Enter') clearTimeout(timer);
+        });
+      }
+
       // Live: new messages of this conversation, or a changed list of conversations.
       var end = document.getElementById('end');
       if (main && main.dataset.live && window.EventSource) {
@@ -138,7 +199,7 @@ enum WebAssets {
           if (atBottom) window.scrollTo(0, document.documentElement.scrollHeight);
           // New messages from others are unread until marked: the button comes back.
           var count = document.querySelector('form.mark-read .unread-count');
-          var incoming = (event.data.match(/class="msg in"/g) || []).length;
+          var incoming = (event.data.match(/class="msg in[" ]/g) || []).length;
           if (count && incoming) {
             var unread = Number(count.dataset.unread || 0) + incoming;
             count.dataset.unread = unread;

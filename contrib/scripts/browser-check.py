@@ -6,6 +6,7 @@ as a person would, and prints what it saw as JSON lines (one per step) for a tes
                      [--list-command CMD --list-expect N]... [--live-command CMD --live-text TEXT]
                      [--update-command CMD --update-text TEXT [--update-gone TEXT]...] [--mark-read]
                      [--screenshots DIR] [--probe] [--export FORMAT] [--no-script] [--timeout S]
+    browser-check.py --url URL [--read PAGE]... [--type-search QUERY] [--timeout S]
 
 URL is the address `roost serve` printed (with its token). Steps, each printing {"step": NAME, ...}:
   list          open URL; the conversation list (titles, whether the list's live stream opened)
@@ -36,6 +37,14 @@ URL is the address `roost serve` printed (with its token). Steps, each printing 
                 export POST without and with the form token, a path instead of a file id
   noscript      scripts switched off: the conversation, its older page by the link, search by address
   console       console errors, exceptions and Content-Security-Policy violations seen throughout
+With --read or --type-search only these steps run (URL may also be an export's index.html, as file://):
+  read          (once per --read PAGE: a path of the web view, or a page relative to the export's index) the page's
+                title, the list's titles, every link in message text (href, rel, target, text), every message (id,
+                classes, text, which side it is drawn on, its bubble's colour), and anything injected: attributes
+                starting with "on", javascript: links, script elements, elements a message's markup would make
+  typed         on the list, type QUERY into the search box key by key (no Enter): the hits shown in place, and
+                whether the page stayed (no navigation); then Enter: the results page's hits; then back on the list,
+                typing and Esc: the list comes back
 Each screenshot is checked for content (decoded here: distinct colours, not one flat fill).
 Exit status: 0 when every step could run (the test judges the results), 1 otherwise.
 """
@@ -172,7 +181,7 @@ class Chromium:
         self.wait("document.readyState === 'complete' && location.href !== 'about:blank'", "the page to load")
 
     def key(self, key, text=None):
-        code = {"Enter": 13, "/": 191, "j": 74, "k": 75}.get(key, 0)
+        code = {"Enter": 13, "/": 191, "j": 74, "k": 75, "Escape": 27}.get(key, 0)
         down = {"type": "keyDown", "key": key, "windowsVirtualKeyCode": code}
         if text is not None:
             down["text"] = text
@@ -250,7 +259,77 @@ def http_request(base, method, path, headers=None, body=None):
     return response.status, dict(response.getheaders()), content
 
 
+READ_PAGE = """(() => {
+    const text = (e) => e ? e.textContent : null;
+    const messages = Array.from(document.querySelectorAll('main .msg')).map(m => ({
+        id: m.id, classes: Array.from(m.classList), text: text(m.querySelector('.text')), name: text(m.querySelector('.name')),
+        direction: getComputedStyle(m).flexDirection, background: getComputedStyle(m.querySelector('.bubble')).backgroundColor}));
+    const links = Array.from(document.querySelectorAll('main .msg .text a')).map(a => ({
+        href: a.getAttribute('href'), rel: a.getAttribute('rel'), target: a.getAttribute('target'), text: a.textContent,
+        marks: Array.from(a.querySelectorAll('mark')).map(m => m.textContent)}));
+    return {
+        title: text(document.querySelector('h1')),
+        list: Array.from(document.querySelectorAll('ul.conversations .title')).map(e => e.textContent),
+        messages: messages, links: links,
+        on_attributes: Array.from(document.querySelectorAll('*')).filter(e => Array.from(e.attributes).some(a => /^on/i.test(a.name))).length,
+        javascript_links: Array.from(document.querySelectorAll('[href],[src],[action]')).filter(e =>
+            /^\\s*javascript:/i.test(e.getAttribute('href') || e.getAttribute('src') || e.getAttribute('action') || '')).length,
+        scripts: Array.from(document.scripts).map(s => s.getAttribute('src')),
+        markup: document.querySelectorAll('main .text b, main .text i, main .text img, main .text iframe, main .text a:not([rel])').length,
+    }; })()"""
+
+
+def read_pages(args, browser):
+    browser.navigate(args.url)
+    # The web view forwards from the address with the token to the same without it; an export's index is at once.
+    browser.wait("!location.search.includes('token=') && document.readyState === 'complete' && !!document.querySelector('ul.conversations')",
+                 "the conversation list")
+    base = browser.evaluate("location.href")
+    for page in args.read or []:
+        browser.navigate(urllib.parse.urljoin(base, page))
+        emit("read", page=page, url=browser.evaluate("location.href"), **browser.evaluate(READ_PAGE))
+    if args.type_search:
+        type_search(args, browser, base)
+
+
+def type_search(args, browser, base):
+    query = args.type_search
+    hits = "Array.from(document.querySelectorAll('main[data-search] .msg')).map(m => m.id)"
+    browser.navigate(base)
+    browser.wait("!!document.querySelector('ul.conversations')", "the conversation list")
+    browser.evaluate("window.roostCheckStayed = true; document.querySelector('form.search input[name=q]').focus()")
+    for character in query:
+        browser.call("Input.insertText", text=character)
+        time.sleep(0.04)
+    browser.wait("(() => { const m = document.querySelector('main[data-search]'); return !!m && m.dataset.search === %s; })()"
+                 % json.dumps(query), "the results of the typed query")
+    typed = browser.evaluate(hits)
+    stayed = browser.evaluate("window.roostCheckStayed === true && location.pathname === '/'")
+    list_hidden = browser.evaluate("document.querySelector('ul.conversations').offsetParent === null")
+    notice = browser.evaluate("(() => { const n = document.querySelector('main[data-search] p.notice'); return n ? n.textContent : null; })()")
+    # Enter still opens the results page.
+    browser.key("Enter", "\r")
+    browser.wait("location.pathname === '/search' && document.readyState === 'complete' && window.roostCheckStayed === undefined",
+                 "the results page")
+    entered = browser.evaluate("Array.from(document.querySelectorAll('main .msg')).map(m => m.id)")
+    entered_query = browser.evaluate("new URLSearchParams(location.search).get('q')")
+    # On the list again: typing shows results, Esc brings the list back.
+    browser.navigate(base)
+    browser.wait("!!document.querySelector('ul.conversations')", "the conversation list")
+    browser.evaluate("document.querySelector('form.search input[name=q]').focus()")
+    for character in query[:3]:
+        browser.call("Input.insertText", text=character)
+    browser.wait("!!document.querySelector('main[data-search]')", "results while typing")
+    browser.key("Escape")
+    browser.wait("!document.querySelector('main[data-search]')", "the results to go")
+    restored = browser.evaluate("document.querySelector('ul.conversations').offsetParent !== null")
+    emit("typed", query=query, hits=typed, stayed=stayed, list_hidden=list_hidden, notice=notice,
+         entered=entered, entered_query=entered_query, restored=restored)
+
+
 def run(args, browser):
+    if args.read or args.type_search:
+        return read_pages(args, browser)
     shots = args.screenshots
     if shots:
         os.makedirs(shots, exist_ok=True)
@@ -654,6 +733,8 @@ def main():
     parser.add_argument("--export", metavar="FORMAT")
     parser.add_argument("--no-script", action="store_true")
     parser.add_argument("--timeout", type=float, default=30)
+    parser.add_argument("--read", action="append", metavar="PAGE")
+    parser.add_argument("--type-search", metavar="QUERY")
     args = parser.parse_args()
     browser = None
     try:

@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import RoostArchive
 import RoostXMPP
 
@@ -144,27 +145,7 @@ enum RoomRouter {
         let referenced = References.mentions(in: message)
         if referenced.contains(where: { $0.bare == account.bare && $0.resource == nil || $0 == room.occupantJID }) { return true }
         guard let body else { return false }
-        return room.mentionNames.contains { containsWord($0, in: body) }
-    }
-
-    /// `word` in `text` with no letter, digit or underscore right before or after it.
-    static func containsWord(_ word: String, in text: String) -> Bool {
-        let needle = word.lowercased()
-        let haystack = text.lowercased()
-        guard !needle.isEmpty else { return false }
-        var searchStart = haystack.startIndex
-        while let range = haystack.range(of: needle, range: searchStart..<haystack.endIndex) {
-            let before = range.lowerBound == haystack.startIndex ? nil : haystack[haystack.index(before: range.lowerBound)]
-            let after = range.upperBound == haystack.endIndex ? nil : haystack[range.upperBound]
-            if !isWordCharacter(before) && !isWordCharacter(after) { return true }
-            searchStart = haystack.index(after: range.lowerBound)
-        }
-        return false
-    }
-
-    private static func isWordCharacter(_ character: Character?) -> Bool {
-        guard let character else { return false }
-        return character.isLetter || character.isNumber || character == "_"
+        return Mention.containsAnyWord(of: room.mentionNames, in: body)
     }
 }
 

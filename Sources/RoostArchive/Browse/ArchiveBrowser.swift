@@ -62,7 +62,6 @@ package final class ArchiveBrowser: Sendable {
         try reader.withSnapshot { database in
             let accounts = try Self.accounts(database)
             let contacts = try ContactDirectory(database: database, accounts: accounts)
-            let rooms = try Self.rooms(database)
             let clock = ZoneClock(timeZone: timeZone)
             let reading = try ArchivedMessageReading(database: database, accounts: accounts)
             // One seek per conversation on messages_account_conversation (schema v9): the next conversation of
@@ -107,8 +106,8 @@ package final class ArchiveBrowser: Sendable {
                 }
                 guard let message else { continue }
                 let contact = contacts.contact(accountID: accountID, jid: jid)
-                let room = rooms[SliceKey(accountID: accountID, conversation: jid.lowercased())]
-                let title = contact?.displayName ?? room?.name ?? jid
+                let room = contacts.rooms.room(accountID: accountID, jid: jid)
+                let title = contacts.title(accountID: accountID, jid: jid)
                 let isRoom = room != nil || message.kind == .groupchat
                 let avatar = TranscriptHTML.avatar(name: title, key: jid,
                                                    link: contact?.photoPath == nil ? nil : links.avatar(accountID: accountID, jid: jid))
@@ -118,7 +117,7 @@ package final class ArchiveBrowser: Sendable {
                 if accounts.count > 1 { detail.append("account " + HTMLText.escape(accounts[accountID] ?? "")) }
                 let time = clock.civil(message.timestamp)
                 detail.append("<time datetime=\"\(time.rfc3339)\">\(time.dateText == today ? time.minuteText : time.dateText)</time>")
-                let sender = message.direction == .outgoing && !isRoom ? "me" : contacts.sender(of: message, accountID: accountID)
+                let sender = contacts.isOwn(message, accountID: accountID) ? "me" : contacts.sender(of: message, accountID: accountID)
                 var text = TranscriptPhrases.shownBody(of: message) ?? TranscriptPhrases.placeholder(for: message)
                 if text.isEmpty, let file = message.attachments.first { text = "(\(file.isImage ? "picture" : "file")) " + file.displayName }
                 let snippet = "<span class=\"snippet\">" + HTMLText.escape(Self.snippet(VisibleText.name(sender) + ": " + text))
@@ -292,7 +291,7 @@ package final class ArchiveBrowser: Sendable {
             var (events, omitted) = try sideEvents(database: database, accounts: accounts, accountID: accountID, jid: jid,
                                                    from: lower, to: upper, states: states, presence: presence)
             events = Self.merge(messages, events)
-            let room = try Self.rooms(database)[SliceKey(accountID: accountID, conversation: jid.lowercased())]
+            let room = contacts.rooms.room(accountID: accountID, jid: jid)
             var page = try render(events, messages: messages, account: account, accountID: accountID, jid: jid, contacts: contacts, room: room,
                                   older: moreOlder ? messages.first?.id : nil, newer: moreNewer ? messages.last?.id : nil, omitted: omitted)
             page.live.marks = try AnnotationMarks.current(database)
@@ -303,10 +302,10 @@ package final class ArchiveBrowser: Sendable {
 
     /// `room`: nil for a chat (or a room the account no longer knows of).
     private func render(_ events: [TranscriptHTML.Event], messages: [ArchivedMessage], account: String, accountID: Int64, jid: String,
-                        contacts: ContactDirectory, room: RoomDetails?, older: Int64?, newer: Int64?, omitted: Int) throws -> TranscriptPage {
+                        contacts: ContactDirectory, room: RoomDirectory.Room?, older: Int64?, newer: Int64?, omitted: Int) throws -> TranscriptPage {
         let clock = ZoneClock(timeZone: timeZone)
         let contact = contacts.contact(accountID: accountID, jid: jid)
-        let title = contact?.displayName ?? room?.name ?? jid
+        let title = contacts.title(accountID: accountID, jid: jid)
         let avatar = TranscriptHTML.avatar(name: title, key: jid,
                                            link: contact?.photoPath == nil ? nil : links.avatar(accountID: accountID, jid: jid))
         var transcript = TranscriptHTML(clock: clock, contacts: contacts, accountID: accountID, peerAvatar: avatar)
@@ -359,7 +358,7 @@ package final class ArchiveBrowser: Sendable {
             guard !events.isEmpty || !changed.isEmpty || marks != cursor.marks else { return nil }
             let contacts = try ContactDirectory(database: database, accounts: accounts, where: "c.account_id = ?", [.integer(accountID)])
             let contact = contacts.contact(accountID: accountID, jid: jid)
-            let title = contact?.displayName ?? jid
+            let title = contacts.title(accountID: accountID, jid: jid)
             let avatar = TranscriptHTML.avatar(name: title, key: jid,
                                                link: contact?.photoPath == nil ? nil : links.avatar(accountID: accountID, jid: jid))
             let clock = ZoneClock(timeZone: timeZone)
@@ -513,7 +512,6 @@ package final class ArchiveBrowser: Sendable {
             let selection = try ExportSelection(compiled: compiled, account: nil, everything: false, database: database)
             let accounts = selection.accounts
             let contacts = try ContactDirectory(database: database, accounts: accounts)
-            let rooms = try Self.rooms(database)
             let reading = try ArchivedMessageReading(database: database, accounts: accounts)
             var (sql, parameters) = selection.messages(columns: ArchivedMessageReading.columns(includeRaw: false), scope: .init(),
                                                        orderByID: false, suffix: before == nil ? "" : " AND \(selection.idColumn) < ?")
@@ -538,7 +536,7 @@ package final class ArchiveBrowser: Sendable {
                     if group != nil { html += "</section>\n" }
                     group = key
                     let contact = contacts.contact(accountID: accountID, jid: message.conversation)
-                    let title = contact?.displayName ?? rooms[key]?.name ?? message.conversation
+                    let title = contacts.title(accountID: accountID, jid: message.conversation)
                     let avatar = TranscriptHTML.avatar(name: title, key: message.conversation,
                                                        link: contact?.photoPath == nil ? nil : links.avatar(accountID: accountID, jid: message.conversation))
                     transcript = TranscriptHTML(clock: clock, contacts: contacts, accountID: accountID, peerAvatar: avatar)
@@ -597,34 +595,6 @@ package final class ArchiveBrowser: Sendable {
     /// The archive's accounts: id → bare JID.
     package func accounts() throws -> [Int64: String] {
         try reader.withSnapshot { database in try Self.accounts(database) }
-    }
-
-    /// What the archive knows of a room (schema v6): its name, its subject, the account's nick there, whether
-    /// it is joined now.
-    struct RoomDetails {
-        var name: String?
-        var subject: String?
-        var nick: String?
-        var joined: Bool
-
-        /// The conversation header's room parts (escaped HTML): `room (joined as Alice)`, `subject “…”`.
-        var headerDetails: [String] {
-            var room = "room"
-            if let nick { room += " (\(joined ? "joined" : "left") as \(HTMLText.name(nick)))" }
-            return [room] + (subject.map { ["subject “\(HTMLText.name($0))”"] } ?? [])
-        }
-    }
-
-    /// The rooms the accounts know of (schema v6: bookmarks, joined rooms).
-    private static func rooms(_ database: Database) throws(SQLiteError) -> [SliceKey: RoomDetails] {
-        var rooms: [SliceKey: RoomDetails] = [:]
-        func text(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }
-        try database.cached("SELECT account_id, jid, name, subject, nick, joined FROM rooms").forEachRow { row in
-            rooms[SliceKey(accountID: row.int(0), conversation: row.text(1).lowercased())] =
-                RoomDetails(name: text(row.optionalText(2)), subject: text(row.optionalText(3)), nick: text(row.optionalText(4)), joined: row.bool(5))
-            return true
-        }
-        return rooms
     }
 
     private static func accounts(_ database: Database) throws(SQLiteError) -> [Int64: String] {

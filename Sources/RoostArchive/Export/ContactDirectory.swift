@@ -1,7 +1,12 @@
+import RoostCore
+
 /// The contacts of the exported accounts, for names and avatars (vCard XML is left out: only jsonl needs
-/// it, and reads it row by row).
+/// it, and reads it row by row), and the rooms they know (`RoomDirectory`): who is who on the pages.
 struct ContactDirectory {
     private var contacts: [SliceKey: ContactRow] = [:]
+    private(set) var rooms = RoomDirectory()
+    /// Account id → bare JID.
+    private var accounts: [Int64: String] = [:]
 
     static let columns = """
         c.account_id, c.jid, c.in_roster, c.name, c.groups, c.subscription, c.ask, c.roster_updated_at, c.nickname,
@@ -17,6 +22,8 @@ struct ContactDirectory {
 
     /// Every contact of `accounts` (account id → bare JID), or those matching `where` on `contacts c`.
     init(database: Database, accounts: [Int64: String], where filter: String = "1", _ parameters: [SQLValue] = []) throws(SQLiteError) {
+        self.accounts = accounts
+        rooms = try RoomDirectory(database: database)
         let sql = "SELECT \(Self.columns.replacingOccurrences(of: "%RAW%", with: "NULL")) FROM contacts c WHERE \(filter)"
         try database.prepare(sql).forEachRow(parameters) { row in
             let contact = Self.contact(row, accounts: accounts)
@@ -37,9 +44,33 @@ struct ContactDirectory {
         contacts[SliceKey(accountID: accountID, conversation: jid.lowercased())]
     }
 
-    /// The heading of a conversation: the contact's name, else its address.
+    /// The heading of a conversation: the contact's name, else the room's, else its address.
     func title(of slice: ConversationSlice) -> String {
-        contact(accountID: slice.accountID, jid: slice.conversation)?.displayName ?? slice.conversation
+        title(accountID: slice.accountID, jid: slice.conversation)
+    }
+
+    func title(accountID: Int64, jid: String) -> String {
+        contact(accountID: accountID, jid: jid)?.displayName ?? rooms.room(accountID: accountID, jid: jid)?.name ?? jid
+    }
+
+    /// The user wrote this message: the archive stored it as sent by the account (from Roost or, in a room, any of
+    /// the user's clients: see docs/rooms.md), or — a room message stored as received, e.g. imported from another
+    /// client's log — it came from one of the user's nicks in that room.
+    func isOwn(_ message: ArchivedMessage, accountID: Int64) -> Bool {
+        if message.direction == .outgoing { return true }
+        guard message.kind == .groupchat, let nick = JIDText.resource(message.from), !nick.isEmpty,
+              let room = rooms.room(accountID: accountID, jid: message.conversation) else { return false }
+        return room.ownNicks.contains(nick)
+    }
+
+    /// A room message of someone else that names the user — one of the user's nicks there or the account's local
+    /// part, as a whole word, case-insensitive (the rule of the agent's mention notifications, `Mention`). In a
+    /// one-to-one chat every message is to the user: none is singled out.
+    func mentionsUser(_ message: ArchivedMessage, accountID: Int64) -> Bool {
+        guard message.kind == .groupchat, let body = message.body, !body.isEmpty, !isOwn(message, accountID: accountID) else { return false }
+        var names = rooms.room(accountID: accountID, jid: message.conversation)?.ownNicks ?? []
+        if let account = accounts[accountID], let at = account.firstIndex(of: "@") { names.append(String(account[..<at])) }
+        return Mention.containsAnyWord(of: names, in: body)
     }
 
     /// Who wrote a message, as people read it: "me" for the account's own messages, the nick in a room, the

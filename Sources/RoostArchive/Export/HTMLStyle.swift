@@ -5,8 +5,8 @@ package enum HTMLStyle {
     static let contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:"
 
     static let css = """
-    :root{--bg:#f4f5f7;--fg:#1d2026;--muted:#6b7280;--in:#ffffff;--out:#d9f2e3;--line:#e3e5e8;--accent:#2f6f4f}
-    @media (prefers-color-scheme:dark){:root{--bg:#15171b;--fg:#e8eaed;--muted:#9aa0a6;--in:#23262c;--out:#1f4a35;--line:#2c3037;--accent:#7fd1a5}}
+    :root{--bg:#f4f5f7;--fg:#1d2026;--muted:#6b7280;--in:#ffffff;--out:#d9f2e3;--line:#e3e5e8;--accent:#2f6f4f;--mention:#fff1c7}
+    @media (prefers-color-scheme:dark){:root{--bg:#15171b;--fg:#e8eaed;--muted:#9aa0a6;--in:#23262c;--out:#1f4a35;--line:#2c3037;--accent:#7fd1a5;--mention:#4a3d12}}
     *{box-sizing:border-box}
     body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC",sans-serif}
     a{color:var(--accent)}
@@ -21,6 +21,7 @@ package enum HTMLStyle {
     .msg.out{flex-direction:row-reverse}
     .bubble{max-width:80%;background:var(--in);border-radius:1rem;padding:.4rem .7rem;box-shadow:0 1px 1px rgba(0,0,0,.08)}
     .out .bubble{background:var(--out)}
+    .mention .bubble{background:var(--mention);box-shadow:inset 3px 0 0 #e0a800}
     .name{font-weight:600;font-size:.8rem;color:var(--accent)}
     .name.occupant{color:hsl(var(--hue),55%,36%)}
     @media (prefers-color-scheme:dark){.name.occupant{color:hsl(var(--hue),60%,72%)}}

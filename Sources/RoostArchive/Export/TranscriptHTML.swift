@@ -89,13 +89,16 @@ package struct TranscriptHTML {
 
     private mutating func messageHTML(_ message: ArchivedMessage, time: CivilTime, attachmentLink: AttachmentLink,
                                       extraMeta: String) rethrows -> String {
-        let outgoing = message.direction == .outgoing && message.kind != .groupchat
+        // The user's own messages on the right, in a room as in a chat (from any of the user's clients, or under
+        // the user's nick there); someone else's room message that names the user is marked as a mention.
+        let outgoing = contacts.isOwn(message, accountID: accountID)
+        let mention = !outgoing && contacts.mentionsUser(message, accountID: accountID)
         let sender = contacts.sender(of: message, accountID: accountID)
         // In a room each occupant keeps one colour, from the nick (as Gajim and Profanity colour nicks, XEP-0392).
         // Not from the occupant id: subject changes, our own sent messages and older history come without one,
         // and the same person would change colour within a page.
         let occupantKey = message.kind == .groupchat ? sender : message.from
-        var html = "<div class=\"msg \(outgoing ? "out" : "in")\" id=\"m\(message.id)\">"
+        var html = "<div class=\"msg \(outgoing ? "out" : "in")\(mention ? " mention" : "")\" id=\"m\(message.id)\">"
         if outgoing {
             html += "<span class=\"spacer\"></span>"
         } else if message.kind == .groupchat {
@@ -127,8 +130,8 @@ package struct TranscriptHTML {
         } else {
             let text = (body ?? (retracted || message.body != nil ? "" : TranscriptPhrases.placeholder(for: message)))
                 + TranscriptPhrases.encryptionMark(for: message)
-            // XEP-0393 styling of the body; placeholders are shown as they are.
-            let shown = body != nil ? MessageStyling.html(text, escape: HTMLText.escape) : HTMLText.escape(text)
+            // XEP-0393 styling of the body, its addresses as links; placeholders are shown as they are.
+            let shown = body != nil ? MessageStyling.html(text, escape: { HTMLText.linkified($0) }) : HTMLText.escape(text)
             if !text.isEmpty { html += "<div class=\"text\">\(shown)</div>" }
         }
         for (index, attachment) in message.attachments.enumerated() {
@@ -164,21 +167,14 @@ package struct TranscriptHTML {
             return "<a class=\"file\" href=\"\(link)\">\(label)</a>\(size)"
         }
         if HTMLText.isSafeExternalURL(attachment.url) {
-            return "<a class=\"file\" href=\"\(HTMLText.escape(attachment.url))\" rel=\"noreferrer noopener\">\(label)</a>\(size)"
+            return HTMLText.externalLink(attachment.url, label: label, attributes: " class=\"file\"") + size
         }
         return "<span class=\"file\">\(HTMLText.escape(attachment.url))</span>"
     }
 
-    /// `text` escaped, with the highlighter's matches in `<mark>`.
+    /// `text` escaped, with the highlighter's matches in `<mark>` (and its addresses as links).
     static func highlighted(_ text: String, _ highlighter: Highlighter) -> String {
-        var html = ""
-        var cursor = text.startIndex
-        for range in highlighter.ranges(in: text) {
-            html += HTMLText.escape(String(text[cursor..<range.lowerBound]))
-            html += "<mark>" + HTMLText.escape(String(text[range])) + "</mark>"
-            cursor = range.upperBound
-        }
-        return html + HTMLText.escape(String(text[cursor...]))
+        HTMLText.linkified(text, marks: highlighter.ranges(in: text))
     }
 
     // MARK: Page parts

@@ -24,6 +24,9 @@ protocol Command: Sendable {
 
     /// This invocation's output is long and goes through a pager on a terminal (`$PAGER`, `--no-pager`).
     var pagesOutput: Bool { get }
+
+    /// The pager opens at the end of the output (a transcript: the newest messages), not at its start.
+    var pagerOpensAtEnd: Bool { get }
 }
 
 extension Command {
@@ -32,4 +35,5 @@ extension Command {
     static var takesQuery: Bool { false }
     static var arguments: [ArgumentKind] { [] }
     var pagesOutput: Bool { false }
+    var pagerOpensAtEnd: Bool { false }
 }

@@ -107,7 +107,7 @@ struct RoostCLI: Sendable {
         output.verbosity = options.verbosity
         var pager: Pager?
         if command.pagesOutput, output.standardOutputIsTTY, !options.noPager, !options.json {
-            pager = Pager.start(environment: environment)
+            pager = Pager.start(environment: environment, atEnd: command.pagerOpensAtEnd)
         }
         guard let pager else {
             return try await command.run(context: CommandContext(options: options, output: output, environment: environment, commands: commands))

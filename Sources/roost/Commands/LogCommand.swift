@@ -18,8 +18,10 @@ struct LogCommand: Command {
         default 10) before and after one message; --follow prints the messages archived from now on as they \
         arrive, until interrupted. --states interleaves chat-state notifications (composing, paused, ...) and \
         --presence the contact's presence changes — for a room, its timeline: who joined, left, changed nick, \
-        role or affiliation, was kicked or banned — in time order. Long output goes through a pager on a \
-        terminal. Exit status: 0, 1 nothing to show (or WHO matches nobody), 2 WHO is ambiguous.
+        role or affiliation, was kicked or banned — in time order. On a terminal, a transcript longer than the \
+        screen goes through the pager opened at its newest messages, as a chat client opens a conversation \
+        (with less: scroll up or press g for older ones; --around opens at the start); one that fits is \
+        printed as it is. Exit status: 0, 1 nothing to show (or WHO matches nobody), 2 WHO is ambiguous.
         """
     static let options: [OptionSpec] = [
         .value("lines", short: "n", placeholder: "N", help: "only the last N messages (with --around: N before and N after, default 10)"),
@@ -41,6 +43,9 @@ struct LogCommand: Command {
     let around: String?
     let follow: Bool
     var pagesOutput: Bool { !follow }
+    /// At the newest messages, as a chat client opens a conversation (older ones: scroll up); a message's
+    /// surroundings (--around) from their start.
+    var pagerOpensAtEnd: Bool { around == nil }
 
     init(parsed: ParsedArguments) throws(UsageError) {
         who = try parsed.onePositional(named: "WHO")

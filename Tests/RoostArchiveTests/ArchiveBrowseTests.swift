@@ -229,4 +229,36 @@ struct ArchiveBrowseTests {
         // carol's message is only the file's address: the file is shown, the address not repeated as text.
         #expect(page.html.contains("href=\"\(link)\"") && !page.html.contains("<div class=\"text\">\(link)"))
     }
+
+    /// A room joined without a named bookmark (`roost rooms join`, the config) is titled by the name its disco#info
+    /// gives (schema v15), in the web view and `roost rooms`; a bookmark's name, the user's choice, wins (issue 30, 9).
+    @Test func aRoomWithoutANamedBookmarkIsTitledByTheNameItGivesItself() throws {
+        let scratch = ExportScratch()
+        let writer = try ArchiveWriter(path: scratch.archive, durability: .off)
+        let account = ExportFixture.account, t0 = ExportFixture.t0
+        let plain = "lobby@conference.example.org", bookmarked = "trip@conference.example.org"
+        func message(_ room: String, at minute: Int64) -> ArchiveEvent {
+            .message(MessageRecord(account: account, conversation: room, direction: .incoming, kind: .groupchat, from: room + "/bob",
+                                   to: account, body: "hi", timestamp: t0 + minute * 60_000, stanzaId: "s\(room)\(minute)",
+                                   stanzaIdBy: room, stanzaIdTrusted: true, messageId: "m\(room)\(minute)"))
+        }
+        _ = try writer.commit([
+            .room(RoomUpdate(account: account, room: plain, change: .joined(nick: "Alice", occupantID: nil, mam: true, nonAnonymous: false,
+                                                                              discoName: "The Lobby"), timestamp: t0)),
+            .room(RoomUpdate(account: account, room: bookmarked, change: .bookmark(present: true, name: "Our trip", nick: "Alice",
+                                                                                     autojoin: true, hasPassword: false), timestamp: t0)),
+            .room(RoomUpdate(account: account, room: bookmarked, change: .joined(nick: "Alice", occupantID: nil, mam: true, nonAnonymous: false,
+                                                                                   discoName: "trip-2026"), timestamp: t0)),
+            // A later join whose disco#info gave no name keeps the one known.
+            .room(RoomUpdate(account: account, room: plain, change: .joined(nick: "Alice", occupantID: nil, mam: true, nonAnonymous: false),
+                             timestamp: t0 + 1)),
+            message(plain, at: 1), message(bookmarked, at: 2),
+        ])
+        let reader = try ArchiveReader(path: scratch.archive)
+        let browser = ArchiveBrowser(reader: reader, links: Links(), timeZone: Self.utc)
+        let titles = Dictionary(uniqueKeysWithValues: try browser.conversations().map { ($0.jid, $0.title) })
+        #expect(titles[plain] == "The Lobby" && titles[bookmarked] == "Our trip", "\(titles)")
+        let rooms = Dictionary(uniqueKeysWithValues: try reader.rooms(account: nil).map { ($0.jid, $0.name) })
+        #expect(rooms[plain] == "The Lobby" && rooms[bookmarked] == "Our trip", "\(rooms)")
+    }
 }

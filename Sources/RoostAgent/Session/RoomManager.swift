@@ -53,6 +53,8 @@ actor RoomManager {
     struct Room {
         let jid: JID
         var name: String?
+        /// The name in the room's disco#info identity (archived apart from the bookmark's).
+        var discoName: String?
         var bookmark: Bookmark?
         var configured: RoomConfig?
         var joinedByUser = false
@@ -364,8 +366,9 @@ actor RoomManager {
             let info = Disco.info(in: try await client.request(Disco.infoRequest(to: room), timeout: .seconds(20)))
             rooms[room]?.mam = info?.supports(Namespace.mam) ?? false
             rooms[room]?.nonAnonymous = info?.supports(MUC.nonAnonymousFeature) ?? false
-            if let name = info?.identities.first(where: { $0.category == "conference" })?.name, !name.isEmpty, rooms[room]?.name == nil {
-                rooms[room]?.name = name
+            if let name = info?.identities.first(where: { $0.category == "conference" })?.name, !name.isEmpty {
+                rooms[room]?.discoName = name
+                if rooms[room]?.name == nil { rooms[room]?.name = name }
             }
         } catch {
             if case .stanzaError(let e) = error, e.condition == "item-not-found" {
@@ -435,7 +438,8 @@ actor RoomManager {
             if !updated.mentionNames.contains(nick) { updated.mentionNames.append(nick) }
             route = updated
         }
-        await submit(room, .joined(nick: nick, occupantID: state.occupantID, mam: state.mam == true, nonAnonymous: state.nonAnonymous == true))
+        await submit(room, .joined(nick: nick, occupantID: state.occupantID, mam: state.mam == true, nonAnonymous: state.nonAnonymous == true,
+                                   discoName: state.discoName))
         finishWaiters(room, .joined(nick: nick))
         guard !wasJoined else { return }
         log.info("\(jid): joined \(LogText.quote(room)) as \(LogText.quote(nick))\(codes.contains(MUC.Status.roomCreated) ? " (the room was created by this join)" : "")")

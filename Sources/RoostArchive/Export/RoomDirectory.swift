@@ -1,6 +1,7 @@
 import RoostCore
 
-/// What the archive knows of the accounts' rooms (schema v6), for the pages: a room's name (its bookmark's), its
+/// What the archive knows of the accounts' rooms (schema v6), for the pages: a room's name (its bookmark's, else the
+/// one its disco#info gives: schema v15), its
 /// subject, and the nicks that are the user's there — the one Roost uses and the one the bookmark gives (what the
 /// user's other clients use). One place decides, for the web view and `roost export --format html` alike, which
 /// room messages are the user's own and which mention the user.
@@ -30,7 +31,7 @@ struct RoomDirectory {
 
     init(database: Database) throws(SQLiteError) {
         func text(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }
-        try database.cached("SELECT account_id, jid, name, subject, nick, bookmark_nick, joined FROM rooms").forEachRow { row in
+        try database.cached("SELECT account_id, jid, coalesce(name, disco_name), subject, nick, bookmark_nick, joined FROM rooms").forEachRow { row in
             rooms[SliceKey(accountID: row.int(0), conversation: row.text(1).lowercased())] =
                 Room(name: text(row.optionalText(2)), subject: text(row.optionalText(3)), nick: text(row.optionalText(4)),
                      bookmarkNick: text(row.optionalText(5)), joined: row.bool(6))

@@ -31,9 +31,10 @@ extension Ingestor {
         case .joining(let nick, let source):
             try set("nick = ?4, password_source = coalesce(?5, password_source)", [.text(nick), SQLValue(source)])
             try database.cached("DELETE FROM room_occupants WHERE account_id = ? AND room = ?").run([.integer(account), .text(update.room)])
-        case .joined(let nick, let occupantID, let mam, let nonAnonymous):
-            try set("joined = 1, joined_at = ?3, nick = ?4, occupant_id = ?5, mam = ?6, non_anonymous = ?7, last_error = NULL",
-                    [.text(nick), SQLValue(occupantID), SQLValue(mam), SQLValue(nonAnonymous)])
+        case .joined(let nick, let occupantID, let mam, let nonAnonymous, let discoName):
+            try set("joined = 1, joined_at = ?3, nick = ?4, occupant_id = ?5, mam = ?6, non_anonymous = ?7, last_error = NULL, "
+                    + "disco_name = coalesce(?8, disco_name)",
+                    [.text(nick), SQLValue(occupantID), SQLValue(mam), SQLValue(nonAnonymous), SQLValue(discoName)])
         case .left(let error):
             try set("joined = 0, left_at = ?3, last_error = ?4", [SQLValue(error)])
             try database.cached("DELETE FROM room_occupants WHERE account_id = ? AND room = ?").run([.integer(account), .text(update.room)])

@@ -9,8 +9,8 @@ public struct RoomUpdate: Sendable, Equatable {
         case leftByUser
         /// Roost is about to join as `nick`: the occupant list is rebuilt from the room's answer.
         case joining(nick: String, passwordSource: String?)
-        /// The room accepted Roost as `nick`; what its disco#info said.
-        case joined(nick: String, occupantID: String?, mam: Bool, nonAnonymous: Bool)
+        /// The room accepted Roost as `nick`; what its disco#info said (`discoName`: its identity's name, if any).
+        case joined(nick: String, occupantID: String?, mam: Bool, nonAnonymous: Bool, discoName: String? = nil)
         /// Roost is out of the room (left, kicked, the connection ended); `error` says why when it was not asked for.
         case left(error: String?)
         /// A join was refused (`error`: what the room said and what to do).

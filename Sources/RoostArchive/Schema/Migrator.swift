@@ -16,6 +16,7 @@ enum Migrator {
         Migration(version: 12, name: "stored stanzas compressed", sql: SchemaV12.sql, batches: SchemaV12.compressRows),
         Migration(version: 13, name: "origin-id dedup keys not stored twice", sql: SchemaV13.sql, batches: SchemaV13.markOriginKeys),
         Migration(version: 14, name: "full-text updates indexed at the end of each batch", sql: SchemaV14.sql),
+        Migration(version: 15, name: "the name a room gives itself", sql: SchemaV15.sql),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -3,7 +3,7 @@ extension ArchiveReader {
     /// Every room of the account (all accounts when nil), by JID.
     public func rooms(account: String?) throws(ArchiveError) -> [RoomRow] {
         let sql = """
-            SELECT a.jid, r.jid, r.name, r.nick, r.bookmarked, r.bookmark_nick, r.autojoin, r.joined_by_user, r.password_source,
+            SELECT a.jid, r.jid, coalesce(r.name, r.disco_name), r.nick, r.bookmarked, r.bookmark_nick, r.autojoin, r.joined_by_user, r.password_source,
                 r.password_command, r.joined, r.joined_at, r.last_error, r.mam, r.non_anonymous, r.occupant_id, r.subject,
                 r.catch_up_id, r.catch_up_timestamp,
                 (SELECT count(*) FROM room_occupants o WHERE o.account_id = r.account_id AND o.room = r.jid),

@@ -222,6 +222,15 @@ public final class ArchiveReader: Sendable {
         return rows
     }
 
+    /// What `roost show` adds to a message's row: its stored versions (revision 0 the original text, then each
+    /// correction in the order it arrived; empty when never corrected) and every reaction update, oldest first.
+    public func history(ofMessage id: Int64) throws(ArchiveError) -> (revisions: [MessageRevision], reactions: [ReactionUpdate]) {
+        try withDatabase { database throws(SQLiteError) in
+            let reading = try ArchivedMessageReading(database: database, accounts: [:])
+            return (try reading.revisions(of: id, includeRaw: false), try reading.reactionHistory(of: id))
+        }
+    }
+
     /// How many messages match `query` (all of them for ""), without reading them.
     public func count(query: String, account: String? = nil, now: Date = Date(), timeZone: TimeZone = .current) throws(ArchiveError) -> Int {
         let compiled = try compile(query, now: now, timeZone: timeZone, account: account)

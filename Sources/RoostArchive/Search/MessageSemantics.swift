@@ -15,16 +15,31 @@ public struct MessageSemantics: Sendable, Equatable {
         public var author: String?
         /// The archived message answered, when Roost has it.
         public var messageRow: Int64?
+        /// Its sender's name (a room nick, the name it came with, else the bare JID); nil when it is the user's.
         public var sender: String?
         /// Its text, nil when retracted or unknown.
         public var text: String?
+        /// The message answered is the user's own: named `me`.
+        public var own = false
     }
 
     public struct Retraction: Sendable, Equatable {
-        /// The sender, or the room / its moderator for a moderation.
+        /// The sender, or the room / its moderator for a moderation (as stored: a full JID).
         public var by: String
         public var at: Int64
         public var reason: String?
+        /// The user retracted it (from Roost or another of their clients).
+        public var own = false
+        /// Retracted in a room: `by` is an occupant (`room@service/nick`) or the room.
+        public var inRoom = false
+
+        /// Who retracted it as people name them: `me`, an occupant's nick (the room for a moderation by the
+        /// room), else the bare JID — never a resource.
+        public var byName: String {
+            if own { return "me" }
+            guard let slash = by.firstIndex(of: "/") else { return by }
+            return inRoom ? String(by[by.index(after: slash)...]) : String(by[..<slash])
+        }
     }
 
     /// How far the contact's clients got with an outgoing message (XEP-0184 receipts, XEP-0333 markers).
@@ -54,16 +69,16 @@ public struct MessageSemantics: Sendable, Equatable {
         return order.map { "\($0) \(names[$0]!.joined(separator: ", "))" }.joined(separator: "  ")
     }
 
-    /// `message retracted (by bob@example.org/phone, at 2026-11-30 14:02: spam)`, with `time` formatting the instant.
+    /// `message retracted (by bob@example.org, at 2026-11-30 14:02: spam)`, with `time` formatting the instant.
     public func tombstone(time: (Int64) -> String) -> String? {
-        retraction.map { "message retracted (by \($0.by), at \(time($0.at))\($0.reason.map { ": \($0)" } ?? ""))" }
+        retraction.map { "message retracted (by \($0.byName), at \(time($0.at))\($0.reason.map { ": \($0)" } ?? ""))" }
     }
 
     /// `↪ bob: the first line of what bob wrote…`, shown above a reply.
     public var replyContext: String? {
         guard let reply else { return nil }
         guard reply.messageRow != nil else { return "↪ (a message not in the archive)" }
-        let who = reply.sender ?? reply.author ?? "?"
+        let who = reply.own ? "me" : reply.sender ?? reply.author ?? "?"
         guard let text = reply.text else { return "↪ \(who): (retracted)" }
         let line = text.split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? ""
         return "↪ \(who): " + (line.count > 60 ? line.prefix(59) + "…" : line)
@@ -110,7 +125,9 @@ enum MessageSemanticsReading {
         """
         \(reactions),
         m.reply_to, m.reply_to_jid,
-        CASE WHEN m.reply_to IS NOT NULL THEN (SELECT json_array(t.id, coalesce(t.sender_name, t.from_jid), t.body) FROM messages t
+        CASE WHEN m.reply_to IS NOT NULL THEN (SELECT json_array(t.id, coalesce(t.sender_name, CASE WHEN t.type = 'groupchat'
+             THEN substr(t.from_jid, instr(t.from_jid, '/') + 1) ELSE \(bareJID("t.from_jid")) END), t.body, t.direction = 'out')
+         FROM messages t
          WHERE t.id = (SELECT max(id) FROM (
              SELECT id FROM messages INDEXED BY messages_account_message_id
                  WHERE account_id = m.account_id AND conversation = m.conversation AND message_id = m.reply_to
@@ -120,8 +137,22 @@ enum MessageSemanticsReading {
              UNION ALL
              SELECT id FROM messages INDEXED BY messages_stanza_id
                  WHERE conversation = m.conversation AND stanza_id = m.reply_to AND account_id = m.account_id) WHERE id != m.id)) END,
-        m.retracted, m.retracted_by, m.retracted_at, m.retraction_reason
+        \(retractedColumn), m.retracted_by, m.retracted_at, m.retraction_reason
         """
+    }
+
+    /// 0 not retracted; else 1, plus 2 when the user retracted it (the sender of an outgoing message: in a room the
+    /// same occupant, elsewhere the same bare JID), plus 4 in a room.
+    static let retractedColumn = """
+        (CASE WHEN m.retracted = 0 THEN 0 ELSE 1
+            + CASE WHEN m.direction = 'out' AND CASE WHEN m.type = 'groupchat' THEN m.retracted_by = m.from_jid
+                ELSE lower(\(bareJID("m.retracted_by"))) = lower(\(bareJID("m.from_jid"))) END THEN 2 ELSE 0 END
+            + CASE WHEN m.type = 'groupchat' THEN 4 ELSE 0 END END)
+        """
+
+    /// SQL: the JID in `column` without its resource.
+    static func bareJID(_ column: String) -> String {
+        "substr(\(column), 1, instr(\(column) || '/', '/') - 1)"
     }
 
     /// Whether `m` is incoming, not retracted, and after its conversation's read mark (also the `is:unread` filter).
@@ -151,16 +182,18 @@ enum MessageSemanticsReading {
         }
         if let id = row.optionalText(column + 1) {
             var reply = MessageSemantics.Reply(id: id, author: row.optionalText(column + 2))
-            if let json = row.optionalText(column + 3), case .array(let fields)? = try? JSONParser.parse(Array(json.utf8)), fields.count == 3 {
+            if let json = row.optionalText(column + 3), case .array(let fields)? = try? JSONParser.parse(Array(json.utf8)), fields.count == 4 {
                 if case .integer(let target) = fields[0] { reply.messageRow = target }
                 if case .string(let sender) = fields[1] { reply.sender = sender }
                 if case .string(let text) = fields[2] { reply.text = text }
+                if case .integer(let own) = fields[3] { reply.own = own != 0 }
             }
             semantics.reply = reply
         }
-        if row.bool(column + 4) {
+        let retracted = row.int(column + 4)
+        if retracted != 0 {
             semantics.retraction = .init(by: row.optionalText(column + 5) ?? "?", at: row.optionalInt(column + 6) ?? 0,
-                                         reason: row.optionalText(column + 7))
+                                         reason: row.optionalText(column + 7), own: retracted & 2 != 0, inRoom: retracted & 4 != 0)
         }
         if incoming {
             semantics.unread = semantics.retraction == nil && id > (marks?.read ?? 0)

@@ -10,9 +10,11 @@ struct ShowCommand: Command {
     static let discussion = """
         ID is the short id at the start of every line of `roost search` and `roost log` (at least four of its \
         characters when that is unique), or the decimal `id` of --json output. Prints who wrote the message \
-        to whom and when (server time and receipt time), its kind and source, ids, corrections, encryption, \
-        files and the whole text. --context N shows N messages of the conversation before and after it as a \
-        transcript, the message marked with `*`. Exit status: 0 shown, 1 no such message, 2 an id prefix \
+        to whom and when (server time and receipt time), its kind and how it arrived, the message it answers, \
+        its reactions, ids, encryption, files and the whole text; a retracted message shows who retracted it and \
+        when in place of its text; then every earlier version of a corrected message with its time, and every \
+        change of its reactions. The user is `me` throughout. --json adds `versions` and `reaction_history`. \
+        --context N shows N messages of the conversation before and after it as a transcript. Exit status: 0 shown, 1 no such message, 2 an id prefix \
         that fits several messages (they are listed).
         """
     static let options: [OptionSpec] = [
@@ -54,14 +56,17 @@ struct ShowCommand: Command {
         do { rows = context > 0 ? try view.reader.context(of: row, before: context, after: context) : [row] } catch {
             throw ArchiveFailure(error: error)
         }
+        let history: (revisions: [MessageRevision], reactions: [ReactionUpdate])
+        do { history = try view.reader.history(ofMessage: row.id) } catch { throw ArchiveFailure(error: error) }
         for other in rows {
             if commandContext.options.json {
                 var object = view.text.json(other)
                 if context > 0 { object["target"] = .bool(other.id == row.id) }
+                if other.id == row.id { Self.addHistory(history, of: row, view: view, to: &object) }
                 output.jsonLine(object)
             } else if other.id == row.id {
                 if context > 0 { output.line("") }
-                for line in details(of: row, view: view) { output.line(line) }
+                for line in details(of: row, history: history, view: view) { output.line(line) }
                 if context > 0 { output.line("") }
             } else {
                 output.line("  " + view.text.logLine(other))
@@ -70,26 +75,31 @@ struct ShowCommand: Command {
         return .ok
     }
 
-    private func details(of row: MessageRow, view: ArchiveView) -> [TerminalText] {
+    private func details(of row: MessageRow, history: (revisions: [MessageRevision], reactions: [ReactionUpdate]),
+                         view: ArchiveView) -> [TerminalText] {
         let text = view.text
         let output = text.output
         func field(_ label: String, _ value: String?) -> TerminalText? {
             value.map { output.styled((label + ":").padding(toLength: 14, withPad: " ", startingAt: 0), .dim) + TerminalText($0) }
         }
+        func time(_ at: Int64) -> String { TimeText.local(at, seconds: true) }
         let conversationName = text.conversationName(of: row)
         let conversation = conversationName == row.conversation ? row.conversation : "\(conversationName) (\(row.conversation))"
         let sender = text.sender(of: row)
+        let semantics = row.semantics
         var lines: [TerminalText?] = [
             field("message", ShortID.text(for: row.id) + " (id \(row.id))"),
             field("account", row.account),
             field("conversation", conversation),
             field("from", sender == row.from ? row.from : "\(sender) <\(row.from)>"),
             field("to", row.to),
-            field("time", TimeText.local(row.timestamp, seconds: true) + (row.receivedAt != row.timestamp
-                ? " (received \(TimeText.local(row.receivedAt, seconds: true)))" : "")),
-            field("kind", "\(row.kind.rawValue), \(row.direction == .incoming ? "incoming" : "outgoing"), \(row.source.rawValue)"
-                + (row.isCarbon ? " (carbon)" : "")),
-            field("edited", row.edited ? Counted.noun(row.revisions, "correction") : nil),
+            field("time", time(row.timestamp) + (row.receivedAt != row.timestamp ? " (received \(time(row.receivedAt)))" : "")),
+            field("kind", "\(row.kind.rawValue), \(row.direction == .incoming ? "incoming" : "outgoing")"),
+            field("arrived", Self.arrival(of: row)),
+            field("answers", semantics.replyContext.map { String($0.dropFirst(2)) }),
+            field("retracted", semantics.retraction.map { "by \($0.byName) at \(time($0.at))" + ($0.reason.map { ": \($0)" } ?? "") }),
+            field("reactions", semantics.reactionSummary),
+            field("edited", row.edited ? Counted.noun(row.revisions, "correction") + " (versions below)" : nil),
             field("encryption", row.encryption.map { e in
                 [e.scheme, e.trust.map { "trust \($0)" }, e.failure.map { "could not be decrypted: \($0)" }].compactMap { $0 }.joined(separator: ", ")
             }),
@@ -104,7 +114,61 @@ struct ShowCommand: Command {
         }
         var result = lines.compactMap { $0 }
         result.append("")
-        result.append(TerminalText(row.displayBody ?? ""))
+        // A retracted message: the tombstone in place of its text (above it when `keep_retracted` kept the text).
+        if let tombstone = semantics.tombstone(time: time) { result.append(output.styled("[\(tombstone)]", .dim)) }
+        if semantics.retraction == nil || row.body != nil { result.append(TerminalText(row.displayBody ?? "")) }
+        if !history.revisions.isEmpty {
+            result.append("")
+            result.append(output.styled("versions, oldest first:", .dim))
+            for revision in history.revisions {
+                let label = revision.revision == 0 ? "original" : "correction \(revision.revision)"
+                let body = (revision.body ?? "").replacingOccurrences(of: "\n", with: "\n    ")
+                result.append("  " + output.styled(time(revision.timestamp), .dim) + " \(label): " + TerminalText(body))
+            }
+        }
+        if !history.reactions.isEmpty {
+            result.append("")
+            result.append(output.styled("reactions over time:", .dim))
+            for update in history.reactions {
+                let emojis = update.emojis.isEmpty ? "(took back every reaction)" : update.emojis.joined(separator: " ")
+                result.append("  " + output.styled(time(update.timestamp), .dim) + " "
+                              + output.styled(Self.reactor(update, of: row, view: view), .name) + ": " + TerminalText(emojis))
+            }
+        }
         return result
+    }
+
+    /// How the archive learnt of it, in words (a carbon is a copy of what another client of the user sent or got).
+    private static func arrival(of row: MessageRow) -> String {
+        let how = switch row.source {
+        case .live: "live"
+        case .carbon: "as a carbon copy"
+        case .mam: "from the server archive"
+        case .import: "imported"
+        }
+        return row.isCarbon && row.source != .carbon ? how + ", a carbon copy" : how
+    }
+
+    /// A reactor as `show` names everyone: `me`, a room occupant by nick, a contact by the name they have now.
+    private static func reactor(_ update: ReactionUpdate, of row: MessageRow, view: ArchiveView) -> String {
+        if update.direction == .outgoing { return "me" }
+        if row.kind == .groupchat || row.conversation.contains("/") {
+            return update.name ?? update.reactor.split(separator: "/", maxSplits: 1).last.map(String.init) ?? update.reactor
+        }
+        return view.names.displayName(of: update.reactor, account: row.account)
+    }
+
+    /// `show --json`: the message's versions and reaction updates, named as the text output names them.
+    private static func addHistory(_ history: (revisions: [MessageRevision], reactions: [ReactionUpdate]), of row: MessageRow,
+                                   view: ArchiveView, to object: inout JSONObject) {
+        object["versions"] = .array(history.revisions.map {
+            .object(["revision": .int($0.revision), "body": .string($0.body), "from": .string($0.from),
+                     "timestamp": .string(TimeText.utc($0.timestamp)), "source": .string($0.source.rawValue)])
+        })
+        object["reaction_history"] = .array(history.reactions.map {
+            .object(["from": .string(reactor($0, of: row, view: view)), "reactor": .string($0.reactor),
+                     "direction": .string($0.direction.rawValue), "emojis": .array($0.emojis.map { .string($0) }),
+                     "timestamp": .string(TimeText.utc($0.timestamp))])
+        })
     }
 }

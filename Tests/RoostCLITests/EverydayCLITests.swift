@@ -298,6 +298,30 @@ struct EverydayCLITests {
         #expect(tested.status == 3 && tested.stderr.contains("the test login failed"), "\(tested.stderr)")
     }
 
+    /// Issue 30, 7 and 6: an archive path that cannot be an archive, and a CA file that cannot be loaded, are config
+    /// errors (78) naming the file, line and key and saying what is there — for every command, `roost config` too.
+    @Test func badArchivePathsAndCAFilesAreConfigErrors() throws {
+        let fixture = try EverydayFixture()
+        try "shopping list\n".write(toFile: fixture.folder + "/notes.txt", atomically: true, encoding: .utf8)
+        let cases: [(text: String, expected: String)] = [
+            ("[general]\n[archive]\npath = /proc/archive.sqlite\n", ":3: path: the archive /proc/archive.sqlite cannot be created: /proc is not a directory Roost can write"),
+            ("[archive]\npath = \(fixture.folder)/notes.txt\n", ":2: path: \(fixture.folder)/notes.txt is not an SQLite database (it is a text file of 14 bytes)"),
+            ("[archive]\npath = \(fixture.folder)\n", ":2: path: \(fixture.folder) is a directory, not an archive file"),
+            ("[account a@example.org]\npassword_command = true\nca_file = /nonexistent.pem\n", ":3: ca_file: /nonexistent.pem: No such file or directory"),
+        ]
+        for (index, (text, expected)) in cases.enumerated() {
+            let config = fixture.folder + "/bad\(index).ini"
+            try text.write(toFile: config, atomically: true, encoding: .utf8)
+            for command in [["config"], ["search", "x"], ["log", "bob"], ["run"]] {
+                let result = try RoostBinary.run(command + ["--config", config], environment: fixture.environment)
+                #expect(result.status == 78, "\(command) \(text): \(result.stderr)")
+                #expect(result.stderr.contains(config + expected), "\(command): \(result.stderr)")
+                #expect(!result.stderr.contains("SQLite error") && !result.stderr.contains("internal error")
+                        && !result.stderr.contains("backup"), "\(result.stderr)")
+            }
+        }
+    }
+
     static var repository: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     }

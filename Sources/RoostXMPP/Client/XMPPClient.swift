@@ -132,7 +132,9 @@ public final class XMPPClient: Sendable {
         let info = SessionInfo(boundJID: negotiated.boundJID, mechanism: negotiated.authentication.mechanism,
                                channelBinding: negotiated.authentication.channelBinding,
                                streamManagement: state.withLock { $0.sm != nil }, resumed: resumed,
-                               tlsPeerFingerprint: connection.peerCertificateSHA256, accountFeatures: negotiated.accountFeatures,
+                               tlsPeerFingerprint: connection.peerCertificateSHA256,
+                               tlsProtocol: connection.tlsProtocol, certificatePinned: configuration.pinnedSHA256 != nil,
+                               accountFeatures: negotiated.accountFeatures,
                                maxStanzaBytes: negotiated.maxStanzaBytes)
         connection.startWriter(name: "roost.xmpp.write.\(configuration.jid)",
                                acknowledgement: { [weak self] in self?.takeAcknowledgement() },

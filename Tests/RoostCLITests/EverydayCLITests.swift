@@ -237,7 +237,7 @@ struct EverydayCLITests {
         let man = try String(contentsOfFile: Self.repository + "/contrib/man/roost.1", encoding: .utf8)
         #expect(man.split(separator: "\n").first?.contains("\"\(version)\"") == true, "the man page footer names \(version)")
         let statusHelp = try fixture.roost(["status", "--help"]).stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        #expect(statusHelp.contains("the server has not acknowledged yet (stream management, XEP-0198"), "\(statusHelp)")
+        #expect(statusHelp.contains("sent stanzas the server has not acknowledged (stream management, XEP-0198) only when they have waited"), "\(statusHelp)")
         let vcards = try fixture.roost(["vcard", "--account", "me@example.org"])
         #expect(vcards.status == 0 && vcards.stdout.contains("bob@example.org  Bobby B, Robert Example"), "\(vcards.stdout)")
         let notify = try fixture.roost(["notify"])

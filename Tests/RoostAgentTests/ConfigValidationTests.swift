@@ -65,7 +65,7 @@ struct ConfigValidationTests {
             contact.dave@example.org = always
             """)
         let messages = problems.map { "\($0.line ?? 0) \($0.key ?? "-"): \($0.message)" }
-        #expect(problems.map(\.line) == [1, 3, 5, 6, 7], "\(messages)")
+        try #require(problems.map(\.line) == [1, 3, 5, 6, 7], "\(messages)")
         #expect(messages[0].contains("(did you mean [account a@example.org]?)"), "\(messages)")
         #expect(messages[1].contains("log_levl: unknown key in [general] (did you mean `log_level`?)"), "\(messages)")
         #expect(messages[2].contains("quiet_hour: unknown key (did you mean `quiet_hours`?)"), "\(messages)")

@@ -252,12 +252,14 @@ struct EverydayEndToEndTests {
         let path = directory.path + "/config.ini"
         let result = try runOnTerminal(directory, answers: [
             ("Your XMPP address", alice.description), ("leave empty to type the password", ""), ("Password for", password),
-            ("Server host", server.host), ("Port", "99999"), ("Port", "\(server.port)"), ("CA certificate file", ""),
+            ("Server host", server.host), ("Port", "99999"), ("Port", "\(server.port)"), ("CA certificate file", path + ".missing"),
+            ("CA certificate file", ""),
             ("Trust exactly this certificate", "y"),
         ], ["config", "init", "--config", path])
         let transcript = result.stdout + result.stderr
         #expect(result.status == 0, "\(transcript)")
-        #expect(transcript.contains("'99999' is not a port"), "\(transcript)")
+        #expect(transcript.contains("'99999' is not a port") && transcript.contains("cannot load CA certificates from \(path).missing"),
+                "\(transcript)")
         #expect(transcript.contains("the test login failed") && transcript.contains("not trusted"), "\(transcript)")
         #expect(transcript.contains("logged in as \(alice)"), "\(transcript)")
         #expect(!transcript.contains(password), "the password is not echoed: \(transcript)")

@@ -111,8 +111,8 @@ enum FileChecks {
 
     /// What a file that is not SQLite looks like: text, or some other binary file.
     private static func contentKind(_ head: [UInt8], size: Int64) -> String {
-        let isText = !head.contains(0) && String(validating: head, as: UTF8.self) != nil
-            || (!head.contains(0) && String(validating: head.dropLast(3), as: UTF8.self) != nil)
+        // UTF-8 without NULs, allowing for a character cut at the end of the bytes read.
+        let isText = !head.contains(0) && (0...3).contains { String(validating: head.dropLast($0), as: UTF8.self) != nil }
         return (isText ? "a text file of " : "a binary file of ") + FileSize.text(size)
     }
 }

@@ -305,8 +305,14 @@ struct ConfigInit {
                                                    + "(empty: the system's CAs): ").trimmingCharacters(in: .whitespaces)
                 if typed.isEmpty { break }
                 let absolute = RegisterCommand.absolute(typed)
-                if FileManager.default.isReadableFile(atPath: absolute) { caFile = absolute; break }
-                context.output.error("cannot read \(absolute)")
+                // Loaded as a connection loads it, so the file written is one `roost config` accepts.
+                do throws(TLSError) {
+                    try TLSEngine.checkCAFile(absolute)
+                    caFile = absolute
+                    break
+                } catch {
+                    context.output.error(error.description)
+                }
             }
         }
         var settings = ConfigFormat.FirstAccount(jid: jid, passwordCommand: command, password: password, host: host, port: port,

@@ -17,4 +17,6 @@ public struct AccountStatus: Sendable {
     public var otherClientsOnline: Int = 0
     /// Group chats Roost is in now.
     public var roomsJoined: Int = 0
+    /// How long the oldest unacknowledged outbound stanza has waited for the server's acknowledgement, in seconds.
+    public var unacknowledgedOldestSeconds: Int?
 }

@@ -159,8 +159,12 @@ public final class Agent: Sendable {
                         log.error("reloading the config failed; keeping the running one: \(error)")
                     }
                 }
-                log.info("accounts waiting to reconnect try again now")
-                for session in sessions { await session.retryNow() }
+                // Each account that waits says it tries again; with none waiting there is nothing to say.
+                var retrying = 0
+                for session in sessions {
+                    if await session.retryNow() { retrying += 1 }
+                }
+                if retrying == 0 { log.debug("SIGHUP: no account waits to reconnect") }
             case .signal(let signal):
                 log.info("received signal \(signal); shutting down")
                 ending = .stopped(signal: signal)

@@ -57,6 +57,7 @@ struct ConfigLoadingTests {
 
     @Test func everyKeyIsRead() throws {
         let sandbox = try ConfigSandbox()
+        let caFile = try sandbox.write(ConfigSandbox.certificatePEM, to: "private-ca.pem")
         let config = try sandbox.load("""
             # a comment
             [general]
@@ -71,7 +72,7 @@ struct ConfigLoadingTests {
             host = xmpp.example.org
             port = 5223
             tls = direct
-            ca_file = /etc/ssl/private-ca.pem
+            ca_file = \(caFile)
             fingerprint = AB:cd:01:23:45:67:89:ab:cd:ef:01:23:45:67:89:ab:cd:ef:01:23:45:67:89:ab:cd:ef:01:23:45:67:89:ab
             resource = laptop
             priority = 10
@@ -86,7 +87,7 @@ struct ConfigLoadingTests {
         #expect(account.host == "xmpp.example.org")
         #expect(account.port == 5223)
         #expect(account.tls == .direct)
-        #expect(account.caFile == "/etc/ssl/private-ca.pem")
+        #expect(account.caFile == caFile)
         #expect(account.fingerprint == "abcd0123456789abcdef0123456789abcdef0123456789abcdef0123456789ab")
         #expect(account.resource == "laptop")
         #expect(account.priority == 10)

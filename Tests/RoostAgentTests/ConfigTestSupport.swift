@@ -40,6 +40,22 @@ final class ConfigSandbox {
         return try RoostConfig.load(explicitPath: path, environment: environment)
     }
 
+    /// A self-signed CA certificate (valid to 2126), for `ca_file`, which must be a loadable PEM file.
+    static let certificatePEM = """
+        -----BEGIN CERTIFICATE-----
+        MIIBljCCATugAwIBAgIUHnJyb0Hv/VBQ6CcF/aqTh1SKbUswCgYIKoZIzj0EAwIw
+        HzEdMBsGA1UEAwwUUm9vc3QgY29uZmlnIHRlc3QgQ0EwIBcNMjYxMjA2MTY0NDA1
+        WhgPMjEyNjExMTIxNjQ0MDVaMB8xHTAbBgNVBAMMFFJvb3N0IGNvbmZpZyB0ZXN0
+        IENBMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEl8UPuJN+IGlnquDX0npdNKNl
+        vtXI72Hn3k2m13or2h54OBBvu3ZdXwwBoZS1CXyuzj/r8uIkzTQBl0c1ifAD2aNT
+        MFEwHQYDVR0OBBYEFMye7MjGihJhPOp2T96MqWO1RR5PMB8GA1UdIwQYMBaAFMye
+        7MjGihJhPOp2T96MqWO1RR5PMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwID
+        SQAwRgIhAJL09VALWcPayzaX0v7Gb5QM01lxeFV1qx+CJtektqPVAiEAwt67/v4r
+        dSp0naV0Y7b9A0I61T3CMcKOLhDGfV3C5NU=
+        -----END CERTIFICATE-----
+
+        """
+
     /// The problems of an invalid config, or an empty list when it loaded or failed otherwise.
     func problems(_ text: String) -> [ConfigProblem] {
         do {

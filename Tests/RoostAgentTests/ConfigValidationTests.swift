@@ -50,6 +50,29 @@ struct ConfigValidationTests {
         #expect(problems[1].description == sandbox.home + "/config.ini:4: port: expected a port number from 1 to 65535, got '70000'")
     }
 
+    /// Mistyped keys and groups get "did you mean", from the suggestion code `roost` uses for commands and search
+    /// filters; `contact.bob` (a name, not an address) is refused, since it would never match (issue 30, 6).
+    @Test func typosAreSuggestedAndContactKeysNeedAnAddress() throws {
+        let sandbox = try ConfigSandbox()
+        let problems = sandbox.problems("""
+            [acount a@example.org]
+            [general]
+            log_levl = debug
+            [notify]
+            quiet_hour = 22:00-07:00
+            contact.bob = always
+            contacts.carol@example.org = never
+            contact.dave@example.org = always
+            """)
+        let messages = problems.map { "\($0.line ?? 0) \($0.key ?? "-"): \($0.message)" }
+        try #require(problems.map(\.line) == [1, 3, 5, 6, 7], "\(messages)")
+        #expect(messages[0].contains("(did you mean [account a@example.org]?)"), "\(messages)")
+        #expect(messages[1].contains("log_levl: unknown key in [general] (did you mean `log_level`?)"), "\(messages)")
+        #expect(messages[2].contains("quiet_hour: unknown key (did you mean `quiet_hours`?)"), "\(messages)")
+        #expect(messages[3].contains("contact.bob: 'bob' is not a JID"), "\(messages)")
+        #expect(messages[4].contains("(did you mean `contact.carol@example.org`?)"), "\(messages)")
+    }
+
     @Test func errorDescriptionListsEveryProblem() throws {
         let sandbox = try ConfigSandbox()
         do {
@@ -119,7 +142,46 @@ struct ConfigValidationTests {
     @Test func pathsMustBeAbsoluteOrStartWithTilde() throws {
         let sandbox = try ConfigSandbox()
         #expect(sandbox.problems("[archive]\npath = data/archive.sqlite\n").map(\.key) == ["path"])
-        #expect(try sandbox.load("[archive]\npath = ~\n").archivePath == sandbox.home)
+        #expect(try sandbox.load("[archive]\npath = ~/a.sqlite\n").archivePath == sandbox.home + "/a.sqlite")
+    }
+
+    /// The archive path is checked when the config is read: a directory, a file that is not SQLite, a folder no
+    /// file can be made in are each refused with the key and line, saying what is there (issue 30, 7).
+    @Test func archivePathMustBeAnArchiveRoostCanUse() throws {
+        let sandbox = try ConfigSandbox()
+        let directory = sandbox.problems("[archive]\npath = ~\n")
+        #expect(directory.map(\.key) == ["path"] && directory.first?.line == 2)
+        #expect(directory.first?.message.contains("is a directory") == true, "\(directory)")
+
+        let notes = try sandbox.write("shopping list\n", to: "notes.txt")
+        let text = sandbox.problems("[archive]\npath = \(notes)\n")
+        #expect(text.first?.message.contains("is not an SQLite database (it is a text file of") == true, "\(text)")
+        #expect(text.first?.message.contains("backup") == false)
+
+        let proc = sandbox.problems("\n[archive]\npath = /proc/archive.sqlite\n")
+        #expect(proc.first?.line == 3 && proc.first?.key == "path", "\(proc)")
+        #expect(proc.first?.message.contains("/proc is not a directory Roost can write") == true, "\(proc)")
+
+        // A file that is not there yet, in folders that are not there yet, is made by Roost; an empty file too.
+        #expect(try sandbox.load("[archive]\npath = ~/new/deeper/archive.sqlite\n").archivePath == sandbox.home + "/new/deeper/archive.sqlite")
+        let empty = try sandbox.write("", to: "empty.sqlite")
+        #expect(try sandbox.load("[archive]\npath = \(empty)\n").archivePath == empty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.home).allSatisfy { !$0.hasPrefix(".roost-write-check") })
+    }
+
+    /// `ca_file` must be a PEM file of certificates, as TLS loads it: `roost config` refuses what `roost run` would
+    /// (issue 30, 6).
+    @Test func caFileMustBeLoadable() throws {
+        let sandbox = try ConfigSandbox()
+        let missing = sandbox.problems("[account a@example.org]\npassword_command = true\nca_file = /nonexistent.pem\n")
+        #expect(missing.map(\.key) == ["ca_file"] && missing.first?.line == 3, "\(missing)")
+        #expect(missing.first?.message.contains("/nonexistent.pem") == true)
+        let notPEM = try sandbox.write("not a certificate\n", to: "ca.pem")
+        let garbage = sandbox.problems("[account a@example.org]\npassword_command = true\nca_file = \(notPEM)\n")
+        #expect(garbage.map(\.key) == ["ca_file"], "\(garbage)")
+        #expect(sandbox.problems("[account a@example.org]\npassword_command = true\nca_file = ~\n").first?.message.contains("not a regular file") == true)
+        let good = try sandbox.write(ConfigSandbox.certificatePEM, to: "good.pem")
+        #expect(try sandbox.load("[account a@example.org]\npassword_command = true\nca_file = \(good)\n").accounts.first?.caFile == good)
     }
 
     @Test func groupsThatTakeNoNameRejectOne() throws {

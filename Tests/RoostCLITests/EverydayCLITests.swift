@@ -237,7 +237,7 @@ struct EverydayCLITests {
         let man = try String(contentsOfFile: Self.repository + "/contrib/man/roost.1", encoding: .utf8)
         #expect(man.split(separator: "\n").first?.contains("\"\(version)\"") == true, "the man page footer names \(version)")
         let statusHelp = try fixture.roost(["status", "--help"]).stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        #expect(statusHelp.contains("the server has not acknowledged yet (stream management, XEP-0198"), "\(statusHelp)")
+        #expect(statusHelp.contains("sent stanzas the server has not acknowledged (stream management, XEP-0198) only when they have waited"), "\(statusHelp)")
         let vcards = try fixture.roost(["vcard", "--account", "me@example.org"])
         #expect(vcards.status == 0 && vcards.stdout.contains("bob@example.org  Bobby B, Robert Example"), "\(vcards.stdout)")
         let notify = try fixture.roost(["notify"])
@@ -296,6 +296,30 @@ struct EverydayCLITests {
         let tested = try RoostBinary.run(["config", "init", "--config", path, "--force", "--jid", "me@example.org", "--password-command",
                                           "echo x", "--host", "127.0.0.1", "--port", "9"], environment: fixture.environment)
         #expect(tested.status == 3 && tested.stderr.contains("the test login failed"), "\(tested.stderr)")
+    }
+
+    /// Issue 30, 7 and 6: an archive path that cannot be an archive, and a CA file that cannot be loaded, are config
+    /// errors (78) naming the file, line and key and saying what is there — for every command, `roost config` too.
+    @Test func badArchivePathsAndCAFilesAreConfigErrors() throws {
+        let fixture = try EverydayFixture()
+        try "shopping list\n".write(toFile: fixture.folder + "/notes.txt", atomically: true, encoding: .utf8)
+        let cases: [(text: String, expected: String)] = [
+            ("[general]\n[archive]\npath = /proc/archive.sqlite\n", ":3: path: the archive /proc/archive.sqlite cannot be created: /proc is not a directory Roost can write"),
+            ("[archive]\npath = \(fixture.folder)/notes.txt\n", ":2: path: \(fixture.folder)/notes.txt is not an SQLite database (it is a text file of 14 bytes)"),
+            ("[archive]\npath = \(fixture.folder)\n", ":2: path: \(fixture.folder) is a directory, not an archive file"),
+            ("[account a@example.org]\npassword_command = true\nca_file = /nonexistent.pem\n", ":3: ca_file: /nonexistent.pem: No such file or directory"),
+        ]
+        for (index, (text, expected)) in cases.enumerated() {
+            let config = fixture.folder + "/bad\(index).ini"
+            try text.write(toFile: config, atomically: true, encoding: .utf8)
+            for command in [["config"], ["search", "x"], ["log", "bob"], ["run"]] {
+                let result = try RoostBinary.run(command + ["--config", config], environment: fixture.environment)
+                #expect(result.status == 78, "\(command) \(text): \(result.stderr)")
+                #expect(result.stderr.contains(config + expected), "\(command): \(result.stderr)")
+                #expect(!result.stderr.contains("SQLite error") && !result.stderr.contains("internal error")
+                        && !result.stderr.contains("backup"), "\(result.stderr)")
+            }
+        }
     }
 
     static var repository: String {

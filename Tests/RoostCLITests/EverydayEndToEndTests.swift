@@ -187,11 +187,27 @@ struct EverydayEndToEndTests {
         await own.disconnect()
         let directory = try TestDirectory("roost-init-tty")
         let path = directory.path + "/config.ini"
-        // Answers each prompt once it is shown; prints the whole terminal transcript; exits as roost did.
+        let result = try runOnTerminal(directory, answers: [("Your XMPP address", alice.description), ("leave empty to type the password", ""),
+                                                            ("Password for", password), ("Server host", server.host)],
+                                       ["config", "init", "--config", path, "--port", "\(server.port)", "--ca-file", server.caFile])
+        let transcript = result.stdout + result.stderr
+        #expect(result.status == 0, "\(transcript)")
+        #expect(transcript.contains("logged in as \(alice)"), "\(transcript)")
+        #expect(!transcript.contains(password), "the password is not echoed: \(transcript)")
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(written.contains("[account \(alice)]") && written.contains("host = \(server.host)") && written.contains("password = "))
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    /// Runs roost on a pseudo-terminal (Python's `pty`), answering each prompt once it is shown; returns the whole
+    /// terminal transcript as stdout and roost's exit status.
+    private func runOnTerminal(_ directory: TestDirectory, answers: [(prompt: String, answer: String)],
+                               _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        try TestRequirement.check(.tool("/usr/bin/python3"))
         let terminal = try directory.write("terminal.py", """
-            import os, pty, select, sys, time
-            answers = [("Your XMPP address", os.environ["ANSWER_JID"]), ("leave empty to type the password", ""),
-                       ("Password for", os.environ["ANSWER_PASSWORD"]), ("Server host", os.environ["ANSWER_HOST"])]
+            import json, os, pty, select, sys, time
+            answers = json.loads(os.environ["TERMINAL_ANSWERS"])
             pid, fd = pty.fork()
             if pid == 0:
                 os.execv(sys.argv[1], sys.argv[1:])
@@ -220,20 +236,73 @@ struct EverydayEndToEndTests {
             sys.exit(os.waitstatus_to_exitcode(status))
             """)
         var environment = ProcessInfo.processInfo.environment
-        environment["ANSWER_JID"] = alice.description
-        environment["ANSWER_PASSWORD"] = password
-        environment["ANSWER_HOST"] = server.host
-        let result = try RoostBinary.runProgram("/usr/bin/python3", [terminal, RoostBinary.path, "config", "init", "--config", path,
-                                                                    "--port", "\(server.port)", "--ca-file", server.caFile],
+        let pairs = answers.map { [$0.prompt, $0.answer] }
+        environment["TERMINAL_ANSWERS"] = String(decoding: try JSONSerialization.data(withJSONObject: pairs), as: UTF8.self)
+        let result = try RoostBinary.runProgram("/usr/bin/python3", [terminal, RoostBinary.path] + arguments,
                                                 environment: environment, timeout: 120)
+        return (result.status, result.stdout, result.stderr)
+    }
+
+    // Issue 30, 6: on a terminal `roost config init` also asks for the port and a CA file; when the system does not
+    // trust the server's certificate it offers to pin the one shown, and tests the login again.
+    @Test func configInitAsksForThePortAndOffersToPin() async throws {
+        let (own, alice, password) = try await server.registeredClient("alice")
+        await own.disconnect()
+        let directory = try TestDirectory("roost-init-pin")
+        let path = directory.path + "/config.ini"
+        let result = try runOnTerminal(directory, answers: [
+            ("Your XMPP address", alice.description), ("leave empty to type the password", ""), ("Password for", password),
+            ("Server host", server.host), ("Port", "99999"), ("Port", "\(server.port)"), ("CA certificate file", path + ".missing"),
+            ("CA certificate file", ""),
+            ("Trust exactly this certificate", "y"),
+        ], ["config", "init", "--config", path])
         let transcript = result.stdout + result.stderr
         #expect(result.status == 0, "\(transcript)")
+        #expect(transcript.contains("'99999' is not a port") && transcript.contains("cannot load CA certificates from \(path).missing"),
+                "\(transcript)")
+        #expect(transcript.contains("the test login failed") && transcript.contains("not trusted"), "\(transcript)")
         #expect(transcript.contains("logged in as \(alice)"), "\(transcript)")
         #expect(!transcript.contains(password), "the password is not echoed: \(transcript)")
         let written = try String(contentsOfFile: path, encoding: .utf8)
-        #expect(written.contains("[account \(alice)]") && written.contains("host = \(server.host)") && written.contains("password = "))
-        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
-        #expect(mode == 0o600)
+        #expect(written.contains("port = \(server.port)\n") && written.contains("fingerprint = ") && !written.contains("ca_file"), "\(written)")
+        let check = try RoostBinary.run(["config", "--config", path, "--check", "--json"])
+        let login = (check.jsonLines.first?["accounts"] as? [[String: Any]])?.first?["check"] as? [String: Any]
+        #expect(check.status == 0 && login?["certificate"] as? String == "pinned", "\(check.stdout)\(check.stderr)")
+    }
+
+    // Issue 30, 6: `roost config --check` logs in once with an existing config and says how: TLS version, the
+    // certificate verified or pinned, the SASL mechanism; never the password; non-zero when the login fails.
+    @Test func configCheckLogsInOnce() async throws {
+        let (own, alice, password) = try await server.registeredClient("alice")
+        await own.disconnect()
+        let directory = try TestDirectory("roost-check")
+        let head = "[archive]\npath = \(directory.path)/data/archive.sqlite\n"
+        let verified = try directory.write("verified.ini", head + accountGroup(alice, password))
+        let json = try RoostBinary.run(["config", "--config", verified, "--check", "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let check = try #require((json.jsonLines.first?["accounts"] as? [[String: Any]])?.first?["check"] as? [String: Any], "\(json.stdout)")
+        #expect(check["login"] as? String == "ok" && check["certificate"] as? String == "verified", "\(check)")
+        #expect((check["tls"] as? String)?.hasPrefix("TLSv1.") == true && (check["sasl"] as? String)?.hasPrefix("SCRAM-SHA-") == true, "\(check)")
+        let fingerprint = try #require(check["fingerprint"] as? String)
+        let human = try RoostBinary.run(["config", "--config", verified, "--check"])
+        #expect(human.status == 0 && human.stdout.contains("check:      logged in: TLSv1.")
+                && human.stdout.contains("certificate verified against the trusted CAs, SASL SCRAM-SHA-"), "\(human.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/data/archive.sqlite"), "a check writes no archive")
+
+        let pinnedGroup = "[account \(alice)]\npassword = \(password)\nhost = \(server.host)\nport = \(server.port)\nfingerprint = \(fingerprint)\n"
+        let pinned = try directory.write("pinned.ini", head + pinnedGroup)
+        let pinnedCheck = try RoostBinary.run(["config", "--config", pinned, "--check", "--json"])
+        let pinnedResult = (pinnedCheck.jsonLines.first?["accounts"] as? [[String: Any]])?.first?["check"] as? [String: Any]
+        #expect(pinnedCheck.status == 0 && pinnedResult?["certificate"] as? String == "pinned", "\(pinnedCheck.stdout)\(pinnedCheck.stderr)")
+
+        let wrong = try directory.write("wrong.ini", head + accountGroup(alice, "not-\(password)"))
+        let refused = try RoostBinary.run(["config", "--config", wrong, "--check", "--json"])
+        #expect(refused.status == 3, "\(refused.stdout)\(refused.stderr)")
+        let failed = (refused.jsonLines.first?["accounts"] as? [[String: Any]])?.first?["check"] as? [String: Any]
+        #expect(failed?["login"] as? String == "failed", "\(refused.stdout)")
+        for output in [json, human, pinnedCheck, refused] {
+            #expect(!output.stdout.contains(password) && !output.stderr.contains(password), "never the password")
+        }
     }
 
     // 16. `roost register` prints the [account] group with the connection settings it used.

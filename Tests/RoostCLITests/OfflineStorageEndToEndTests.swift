@@ -27,6 +27,9 @@ struct OfflineStorageEndToEndTests {
         let human = try roost.run(["status"])
         #expect(human.stdout.contains("the server counts it as offline"), "\(human.stdout)")
         #expect(human.stdout.contains("priority = 0"))
+        // Shown at each `roost status`, so one short line, not a paragraph: the man page explains (issue 30, 11).
+        let note = human.stdout.split(separator: "\n").filter { $0.contains("counts it as offline") }
+        #expect(note.count == 1 && note.allSatisfy { $0.count <= 120 }, "\(note)")
 
         // The user's phone comes online: the server delivers to it, and the note goes away.
         let phone = try await XMPPPeer.start(on: server, jid: alice, password: password, resource: "phone")

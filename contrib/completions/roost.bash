@@ -191,7 +191,7 @@ _roost_options() {
         passwd) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --password-command' ;;
         unregister) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --yes -y' ;;
         notify) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --sink' ;;
-        config) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --check-passwords --jid --password-command --password-stdin --host --port --tls --ca-file --force --no-test' ;;
+        config) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --check-passwords --check --jid --password-command --password-stdin --host --port --tls --ca-file --force --no-test' ;;
         completions) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version' ;;
         *) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version' ;;
     esac

@@ -25,6 +25,9 @@ public struct ActionFailure: Error, Codable, Sendable, Equatable, CustomStringCo
 
     public var kind: Kind
     public var message: String
+    /// When a login failed on the server's certificate: its SHA-256 fingerprint, to offer pinning it
+    /// (`roost config init`).
+    public var refusedCertificate: String?
 
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind

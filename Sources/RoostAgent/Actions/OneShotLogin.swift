@@ -1,7 +1,7 @@
 import RoostCore
 import Foundation
 import RoostArchive
-import RoostXMPP
+public import RoostXMPP
 
 /// Runs an action when no agent is running: logs the account in once (priority from the config, normally -1,
 /// without initial presence so contacts do not see it come and go), acts, archives, and logs out.
@@ -10,6 +10,12 @@ import RoostXMPP
 public enum OneShotLogin {
     /// Logs in on a resource of its own (`<resource>-TAG-XXXX`): no initial presence, no stream management.
     static func quietLogin(account: AccountConfig, config: RoostConfig, resourceTag: String, log: Logger) async throws(ActionFailure) -> XMPPClient {
+        try await quietSession(account: account, config: config, resourceTag: resourceTag, log: log).client
+    }
+
+    /// `quietLogin`, with what the login established (TLS version, certificate check, SASL mechanism).
+    static func quietSession(account: AccountConfig, config: RoostConfig, resourceTag: String,
+                             log: Logger) async throws(ActionFailure) -> (client: XMPPClient, info: SessionInfo) {
         let password: String
         do { password = try await account.resolvePassword() } catch {
             throw ActionFailure(error.isResourceShortage ? .internalError : .config, error.description)
@@ -29,17 +35,23 @@ public enum OneShotLogin {
             case .debug: log.debug(message)
             }
         }
-        do { _ = try await client.connect() } catch {
-            throw ActionFailure(.connection, "could not log in as \(account.jid): \(error)")
+        let info: SessionInfo
+        do { info = try await client.connect() } catch {
+            var failure = ActionFailure(.connection, "could not log in as \(account.jid): \(error)")
+            if case let .tls(tls) = error { failure.refusedCertificate = tls.refusedFingerprint }
+            throw failure
         }
-        return client
+        return (client, info)
     }
 
     /// Logs in once and out again: proves the account's password (or password_command), server and
-    /// certificate work (`roost config init`). Changes nothing on the server and writes no archive.
-    public static func testLogin(account: AccountConfig, config: RoostConfig, log: Logger) async throws(ActionFailure) {
-        let client = try await quietLogin(account: account, config: config, resourceTag: "check", log: log)
+    /// certificate work (`roost config init`, `roost config --check`). Changes nothing on the server and writes
+    /// no archive. Returns what the login established.
+    @discardableResult
+    public static func testLogin(account: AccountConfig, config: RoostConfig, log: Logger) async throws(ActionFailure) -> SessionInfo {
+        let (client, info) = try await quietSession(account: account, config: config, resourceTag: "check", log: log)
         await client.disconnect()
+        return info
     }
 
     public static func perform<Action: AccountAction>(_ action: Action, account: AccountConfig, config: RoostConfig, log: Logger,

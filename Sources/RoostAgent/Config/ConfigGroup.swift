@@ -1,3 +1,5 @@
+import RoostCore
+
 /// The kinds of `[group]` a config file may contain.
 enum ConfigGroup: Equatable {
     case general
@@ -36,7 +38,9 @@ enum ConfigGroup: Equatable {
         case ("general", false), ("archive", false), ("notify", false), ("files", false), ("serve", false):
             throw ConfigValueError("[\(kind)] takes no name; write it as [\(kind)]")
         default:
-            throw ConfigValueError("unknown group [\(name)]; expected \(Self.summary)")
+            let kinds = ["general", "archive", "notify", "files", "serve", "account", "sink", "room"]
+            let meant = Suggestion.candidates(for: kind, among: kinds).map { "[" + ([$0] + parts.dropFirst().map(String.init)).joined(separator: " ") + "]" }
+            throw ConfigValueError("unknown group [\(name)]\(Suggestion.phrase(meant, quote: { $0 })); expected \(Self.summary)")
         }
     }
 }

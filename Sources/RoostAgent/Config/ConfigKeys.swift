@@ -33,7 +33,11 @@ enum ConfigKeys {
     ]
 
     static let archive: [String: ConfigKeySetter<SettingsDraft>] = [
-        "path": { draft, value, paths throws(ConfigValueError) in draft.archivePath = try Parse.path(value, paths: paths) },
+        "path": { draft, value, paths throws(ConfigValueError) in
+            let path = try Parse.path(value, paths: paths)
+            try FileChecks.archive(path)
+            draft.archivePath = path
+        },
         "keep_retracted": { draft, value, _ throws(ConfigValueError) in draft.keepRetracted = try Parse.boolean(value) },
     ]
 
@@ -73,7 +77,11 @@ enum ConfigKeys {
         "host": { draft, value, _ throws(ConfigValueError) in draft.host = try Parse.hostname(value) },
         "port": { draft, value, _ throws(ConfigValueError) in draft.port = try Parse.port(value) },
         "tls": { draft, value, _ throws(ConfigValueError) in draft.tls = try Parse.choice(value, of: TLSModeSetting.self) },
-        "ca_file": { draft, value, paths throws(ConfigValueError) in draft.caFile = try Parse.path(value, paths: paths) },
+        "ca_file": { draft, value, paths throws(ConfigValueError) in
+            let path = try Parse.path(value, paths: paths)
+            try FileChecks.certificates(path)
+            draft.caFile = path
+        },
         "fingerprint": { draft, value, _ throws(ConfigValueError) in draft.fingerprint = try Parse.fingerprint(value) },
         "resource": { draft, value, _ throws(ConfigValueError) in draft.resource = try Parse.nonEmpty(value) },
         "priority": { draft, value, _ throws(ConfigValueError) in draft.priority = try Parse.integer(value, in: -128...127, what: "a priority") },

@@ -1,3 +1,4 @@
+import RoostCore
 import RoostNotify
 
 /// Reads, checks and assembles a `RoostConfig`, collecting every problem instead of stopping at the first.
@@ -51,6 +52,12 @@ struct ConfigLoader {
             assembly.read(group: group, from: keyFile)
         }
         assembly.attachRooms()
+        // [notify] and [sink NAME] are checked here too, so `roost config` refuses exactly what `roost run` refuses,
+        // and lists their problems with the others.
+        let locations = index.locations(path: path)
+        assembly.problems += NotifyConfig.parse(notify: assembly.notify, sinks: assembly.sinks).1.map {
+            locations.problem(group: $0.group, key: $0.key, message: $0.message)
+        }
         if !assembly.problems.isEmpty {
             throw .invalid(path: path, problems: assembly.problems.sorted { ($0.line ?? 0) < ($1.line ?? 0) })
         }
@@ -62,7 +69,7 @@ struct ConfigLoader {
             notify: assembly.notify,
             sinks: assembly.sinks,
             sourcePath: path,
-            locations: index.locations(path: path)
+            locations: locations
         )
         if let v = assembly.settings.keepaliveSeconds { config.keepaliveSeconds = v }
         if let v = assembly.settings.reconnectMaxSeconds { config.reconnectMaxSeconds = v }
@@ -73,13 +80,6 @@ struct ConfigLoader {
         config.files = assembly.files
         if let v = assembly.settings.roomPingSeconds { config.roomPingSeconds = v }
         if let v = assembly.settings.keepRetracted { config.keepRetracted = v }
-        // [notify] and [sink NAME] are checked here too, so `roost config` refuses exactly what `roost run` refuses.
-        let notifyProblems = NotifyConfig.parse(notify: config.notify, sinks: config.sinks).1
-        if !notifyProblems.isEmpty {
-            throw .invalid(path: path, problems: notifyProblems.map {
-                config.locations.problem(group: $0.group, key: $0.key, message: $0.message)
-            }.sorted { ($0.line ?? 0) < ($1.line ?? 0) })
-        }
         config.serve = assembly.serve
         return config
     }
@@ -220,7 +220,8 @@ extension ConfigLoader {
             for (key, value) in values.sorted(by: { $0.key < $1.key }) {
                 guard let setter = table[key] else {
                     let known = table.keys.sorted().joined(separator: ", ")
-                    problems.append(problem(group: group, key: key, message: "unknown key in [\(group)]; known keys: \(known)"))
+                    let meant = Suggestion.phrase(Suggestion.candidates(for: key, among: table.keys.sorted()))
+                    problems.append(problem(group: group, key: key, message: "unknown key in [\(group)]\(meant); known keys: \(known)"))
                     continue
                 }
                 do {

@@ -22,6 +22,8 @@ public struct AgentStatusReport: Codable, Sendable, Equatable {
         public var lastCatchUp: Int64?
         /// Sent stanzas the server has not acknowledged yet.
         public var unacknowledgedOutbound: Int
+        /// How long the oldest of them has waited, in seconds (absent from older agents, and when none waits).
+        public var unacknowledgedOldestSeconds: Int?
         public var rejectedStanzas: Int
         /// Roost's presence priority and how many other clients of the account are available (absent from
         /// agents older than these fields).
@@ -37,6 +39,12 @@ public struct AgentStatusReport: Codable, Sendable, Equatable {
         /// Online at a negative priority with no other client available: the server treats the account as
         /// offline, so messages to the bare JID go to offline storage (Roost archives them through MAM all
         /// the same), and once that is full — ejabberd's default keeps 100 — senders get error bounces.
+        /// Sent stanzas have waited for the server's acknowledgement longer than a healthy link takes: Roost asks
+        /// for one after half the keepalive interval, so after two intervals the server is not answering.
+        public func acknowledgementOverdue(keepaliveSeconds: Int) -> Bool {
+            unacknowledgedOutbound > 0 && (unacknowledgedOldestSeconds ?? 0) >= 2 * keepaliveSeconds
+        }
+
         public var serverStoresOffline: Bool {
             state == "online" && (priority ?? 0) < 0 && otherClientsOnline == 0
         }
@@ -76,6 +84,7 @@ extension AgentStatusReport.Account {
         streamManagement = status.streamManagement
         lastCatchUp = status.lastCatchUp.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
         unacknowledgedOutbound = status.unacknowledgedOutbound
+        unacknowledgedOldestSeconds = status.unacknowledgedOldestSeconds
         rejectedStanzas = status.rejectedStanzas
         priority = status.priority
         otherClientsOnline = status.otherClientsOnline

@@ -358,7 +358,8 @@ enum WriteFailureDiagnosis {
         }
     }
 
-    /// Processes other than this one holding POSIX locks on the archive, its WAL index or journal.
+    /// Processes other than this one holding write locks on the archive, its WAL index or journal. Readers (`roost
+    /// serve`, `roost search`, an `sqlite3` reading) hold read locks on the WAL index, and never keep a writer out.
     static func lockHolders(of path: String) -> [String] {
         var inodes: Set<String> = []
         for file in [path, path + "-shm", path + "-wal", path + "-journal"] {
@@ -372,7 +373,7 @@ enum WriteFailureDiagnosis {
         for line in locks.split(separator: "\n") {
             // "1: POSIX  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 6, let pid = Int32(fields[4]), pid != getpid() else { continue }
+            guard fields.count >= 6, fields[3] == "WRITE", let pid = Int32(fields[4]), pid != getpid() else { continue }
             let id = fields[5].split(separator: ":")
             guard id.count == 3, let maj = UInt32(id[0], radix: 16), let min = UInt32(id[1], radix: 16) else { continue }
             if inodes.contains("\(maj):\(min):\(id[2])"), !pids.contains(pid) { pids.append(pid) }

@@ -168,15 +168,22 @@ final class OMEMOService: Sendable {
             return true
         }) else { return }
         defer { state.withLock { $0.publishing = false } }
+        var published = true
         for namespace in OMEMONamespace.allCases {
             do {
                 try await publishBundle(namespace, client: client)
                 try await addToDeviceList(namespace, client: client)
             } catch {
+                published = false
+                // The connection ended meanwhile (a stop, a drop, already told): the next login publishes again.
+                guard client.isConnected else {
+                    log.debug("\(account): publishing the OMEMO device (\(namespace.shortName)) ended with the connection: \(LogText.quote(error))")
+                    return
+                }
                 log.warning("\(account): publishing the OMEMO device (\(namespace.shortName)) failed: \(LogText.quote(error))")
             }
         }
-        log.info("\(account): OMEMO device \(device.deviceID) published (fingerprint \(device.fingerprint))")
+        if published { log.info("\(account): OMEMO device \(device.deviceID) published (fingerprint \(device.fingerprint))") }
     }
 
     func publishBundle(_ namespace: OMEMONamespace, client: XMPPClient) async throws {

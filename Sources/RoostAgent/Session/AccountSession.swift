@@ -347,20 +347,24 @@ actor AccountSession {
     /// SIGHUP: an account that waits for the user (or for its backoff) tries again now, asking its
     /// password_command again; one that is trying (its password_command may hang for 30 s) tries again as soon
     /// as this attempt fails.
-    func retryNow() {
-        guard !stopping else { return }
+    /// Returns whether the account was waiting (or connecting), so SIGHUP says nothing about accounts that are not.
+    @discardableResult
+    func retryNow() -> Bool {
+        guard !stopping else { return false }
         switch state {
         case .connecting:
             forgetFailures()
             retryRequested = true
             log.info("\(jid): an attempt is under way; if it fails, trying again at once")
+            return true
         case .failed, .waitingToReconnect, .waitingForUser:
             forgetFailures()
             waitingOutReplacement = false
             log.info("\(jid): trying again now")
             scheduleConnect(after: .zero)
+            return true
         default:
-            break
+            return false
         }
     }
 
@@ -856,7 +860,8 @@ actor AccountSession {
                              streamManagement: online && client.resumptionState != nil, lastCatchUp: lastCatchUp,
                              unacknowledgedOutbound: client.unacknowledgedCount, rejectedStanzas: rejectedStanzas,
                              priority: account.priority, otherClientsOnline: otherClients.count,
-                             roomsJoined: await rooms.joinedCount)
+                             roomsJoined: await rooms.joinedCount,
+                             unacknowledgedOldestSeconds: client.oldestUnacknowledgedAge.map { Int($0.components.seconds) })
     }
 
     static func nowMilliseconds() -> Int64 {

@@ -1,3 +1,4 @@
+import RoostCore
 /// Splits a query into tokens. Any character is allowed inside words and phrases except control
 /// characters (NUL and friends), which are refused with their position.
 struct QueryLexer {
@@ -97,23 +98,10 @@ struct QueryLexer {
         // Two-letter keys (to, in, is) are left out: too many words are one edit away from them.
         let close = filterKeys.filter { candidate in
             guard candidate.count >= 4 else { return false }
-            let distance = editDistance(candidate, key)
+            let distance = Suggestion.editDistance(candidate, key)
             return distance <= (candidate.count >= 6 ? 2 : 1)
         }
         return close.count == 1 ? close.first : nil
-    }
-
-    private static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        var previous = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...max(b.count, 1) where !b.isEmpty {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return a.isEmpty ? b.count : previous[b.count]
     }
 
     /// Reads `"…"` starting at the opening quote; a phrase ends at the next quote.

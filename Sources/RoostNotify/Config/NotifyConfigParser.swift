@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 
 /// Reads `[notify]` and `[sink NAME]` values into `NotifyConfig`, collecting problems instead of stopping
 /// at the first, so `roost config` can list them all.
@@ -47,6 +48,11 @@ struct NotifyConfigParser {
                         problem(group, key, "expected contact.JID with a bare JID (no /resource)")
                         continue
                     }
+                    // `contact.bob`: a name, not an address; the override would never match a conversation.
+                    guard jid.contains("@") || jid.contains(".") else {
+                        problem(group, key, "'\(jid)' is not a JID; write the contact's address, e.g. contact.\(jid)@example.org")
+                        continue
+                    }
                     if let when: NotifyWhen = choice(value, group: group, key: key) { config.contactOverrides[jid] = when }
                 } else if key.hasPrefix(Self.roomPrefix) {
                     let jid = String(key.dropFirst(Self.roomPrefix.count)).lowercased()
@@ -56,11 +62,22 @@ struct NotifyConfigParser {
                     }
                     if let policy: GroupchatPolicy = choice(value, group: group, key: key) { config.roomOverrides[jid] = policy }
                 } else {
-                    problem(group, key, "unknown key; known keys: \((Self.ruleKeys + ["contact.JID", "room.JID"]).joined(separator: ", "))")
+                    problem(group, key, "unknown key" + Self.suggestion(for: key)
+                            + "; known keys: \((Self.ruleKeys + ["contact.JID", "room.JID"]).joined(separator: ", "))")
                 }
             }
         }
         return config
+    }
+
+    /// " (did you mean `quiet_hours`?)" for a mistyped rule key; `contacts.bob@x` → `contact.bob@x`.
+    static func suggestion(for key: String) -> String {
+        if let dot = key.firstIndex(of: "."), dot != key.startIndex {
+            let rest = key[key.index(after: dot)...]
+            let prefixes = Suggestion.candidates(for: String(key[..<dot]), among: [contactPrefix, roomPrefix].map { String($0.dropLast()) })
+            return Suggestion.phrase(prefixes.map { "\($0).\(rest)" })
+        }
+        return Suggestion.phrase(Suggestion.candidates(for: key, among: ruleKeys))
     }
 
     mutating func sink(name: String, values: [String: String]) -> SinkConfig? {
@@ -78,7 +95,8 @@ struct NotifyConfigParser {
         for key in values.keys.sorted() where !Self.commonSinkKeys.contains(key) && !allowed.contains(key)
             && !(typeName == "webhook" && key.hasPrefix(Self.headerPrefix)) {
             let known = Self.commonSinkKeys + allowed + (typeName == "webhook" ? ["header.NAME"] : [])
-            problem(group, key, "unknown key for a \(typeName) sink; known keys: \(known.joined(separator: ", "))")
+            problem(group, key, "unknown key for a \(typeName) sink\(Suggestion.phrase(Suggestion.candidates(for: key, among: known))); "
+                    + "known keys: \(known.joined(separator: ", "))")
         }
         var events = Set(SinkEventKind.allCases)
         if let text = value("events") {

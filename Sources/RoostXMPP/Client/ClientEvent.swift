@@ -69,6 +69,11 @@ public struct SessionInfo: Sendable {
     /// True when a previous session was resumed (no roster/presence re-sync needed, nothing was lost).
     public let resumed: Bool
     public let tlsPeerFingerprint: String?
+    /// The TLS version negotiated, e.g. "TLSv1.3".
+    public let tlsProtocol: String?
+    /// True when the server's certificate was accepted because it is the pinned one (`fingerprint`), false when
+    /// its chain was verified against the trusted CAs.
+    public let certificatePinned: Bool
     /// The account's disco#info features (MAM, stanza-ids, …); nil when the server did not say.
     public let accountFeatures: Set<String>?
     /// XEP-0478: the largest stanza the server accepts, when it said.

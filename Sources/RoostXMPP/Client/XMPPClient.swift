@@ -51,6 +51,8 @@ public final class XMPPClient: Sendable {
         var deliveryWaiters: [(upTo: UInt32, continuation: CheckedContinuation<Bool, Never>)] = []
         /// Woken when the reader has finished (clean `disconnect`).
         var finishWaiters: [CheckedContinuation<Void, Never>] = []
+        /// When the reader last asked for an acknowledgement on a busy link (`requestAcknowledgementIfDue`).
+        var lastAckRequest: ContinuousClock.Instant?
     }
 
     public init(configuration: ClientConfiguration, resumption: StreamResumptionState? = nil, eventCapacity: Int = 512,
@@ -132,7 +134,9 @@ public final class XMPPClient: Sendable {
         let info = SessionInfo(boundJID: negotiated.boundJID, mechanism: negotiated.authentication.mechanism,
                                channelBinding: negotiated.authentication.channelBinding,
                                streamManagement: state.withLock { $0.sm != nil }, resumed: resumed,
-                               tlsPeerFingerprint: connection.peerCertificateSHA256, accountFeatures: negotiated.accountFeatures,
+                               tlsPeerFingerprint: connection.peerCertificateSHA256,
+                               tlsProtocol: connection.tlsProtocol, certificatePinned: configuration.pinnedSHA256 != nil,
+                               accountFeatures: negotiated.accountFeatures,
                                maxStanzaBytes: negotiated.maxStanzaBytes)
         connection.startWriter(name: "roost.xmpp.write.\(configuration.jid)",
                                acknowledgement: { [weak self] in self?.takeAcknowledgement() },
@@ -269,6 +273,7 @@ public final class XMPPClient: Sendable {
                 continue
             }
             probeSentAt = nil
+            requestAcknowledgementIfDue(on: connection, every: interval / 2)
             switch event {
             case .stanza(let element):
                 if element.name == "error", element.namespace == Namespace.stream {
@@ -284,6 +289,20 @@ public final class XMPPClient: Sendable {
             }
         }
         finish(connection: connection, generation: generation, error: endError)
+    }
+
+    /// On a busy link the keepalive probe (the idle `<r/>`) never goes out, and what Roost sent (answers, receipts,
+    /// presence) would stay unacknowledged for as long as traffic flows: once the oldest unacknowledged stanza is
+    /// `every` old, ask for an acknowledgement — at most once per `every`.
+    private func requestAcknowledgementIfDue(on connection: StreamConnection, every: Duration) {
+        let now = ContinuousClock.now
+        let due = state.withLock { s -> Bool in
+            guard let sm = s.sm, let oldest = sm.outbound.oldestQueuedAt, now - oldest >= every else { return false }
+            if let last = s.lastAckRequest, now - last < every { return false }
+            s.lastAckRequest = now
+            return true
+        }
+        if due { connection.outbox.request() }
     }
 
     private func sendKeepaliveProbe(on connection: StreamConnection) {
@@ -314,7 +333,11 @@ public final class XMPPClient: Sendable {
         connection.close()
         let reason = aborted ?? error ?? (wasClosing ? nil : .disconnected("the server ended the stream"))
         for p in pending { p.continuation.resume(throwing: reason ?? ClientError.notConnected) }
-        if let reason { log(.warning, "\(configuration.jid): \(LogText.quote(reason))") }
+        if let reason {
+            // After Roost's own `</stream:stream>` (a clean stop) the server may close TLS and the socket in any
+            // order: how the session ends then is no problem of anyone's.
+            log(wasClosing && aborted == nil ? .debug : .warning, "\(configuration.jid): \(LogText.quote(reason))")
+        }
         events.put(.disconnected(reason))
         for waiter in waiters { waiter.resume() }
     }
@@ -577,6 +600,11 @@ public final class XMPPClient: Sendable {
 
     /// Number of sent stanzas the server has not acknowledged yet.
     public var unacknowledgedCount: Int { state.withLock { $0.sm?.outbound.count ?? 0 } }
+
+    /// How long the oldest stanza the server has not acknowledged has waited; nil when it acknowledged everything.
+    public var oldestUnacknowledgedAge: Duration? {
+        state.withLock { $0.sm?.outbound.oldestQueuedAt }.map { ContinuousClock.now - $0 }
+    }
 
     private func rawSend(_ element: Element) throws(ClientError) {
         guard let connection = state.withLock({ $0.connection }) else { throw .notConnected }

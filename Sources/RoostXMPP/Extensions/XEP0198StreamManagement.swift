@@ -181,6 +181,8 @@ struct OutboundQueue: Sendable {
         var element: Element
         /// Set by the layer above for stanzas whose delivery it records (an outgoing message's origin-id).
         var tracking: String?
+        /// When it was queued for the wire: how long the server has left it unacknowledged.
+        var queuedAt = ContinuousClock.now
     }
 
     private(set) var unacked = Ring<Entry>(minimumCapacity: 16)
@@ -232,4 +234,7 @@ struct OutboundQueue: Sendable {
     }
 
     var count: Int { unacked.count }
+
+    /// When the oldest stanza the server has not acknowledged was queued; nil when it acknowledged everything.
+    var oldestQueuedAt: ContinuousClock.Instant? { unacked.first?.queuedAt }
 }

@@ -36,6 +36,7 @@ final class StreamConnection: StreamChannel, @unchecked Sendable {
 
     var isTLSActive: Bool { tls != nil }
     var isTLS13: Bool { tls?.isTLS13 ?? false }
+    var tlsProtocol: String? { tls?.negotiatedProtocol }
     var peerCertificateSHA256: String? { tls?.peerCertificateSHA256 }
     var peerDescription: String { socket.peerDescription }
 

@@ -301,13 +301,26 @@ public final class TLSEngine: @unchecked Sendable {
             _ = SSL_CTX_set_default_verify_paths(context)
         }
         if let caFile = configuration.caFile {
-            guard SSL_CTX_load_verify_file(context, caFile) == 1 else {
-                let (errors, shortage) = drainErrorsNotingShortage()
-                if shortage { throw .resourceShortage("cannot load CA certificates from \(caFile): \(errors)") }
-                throw .invalidConfiguration("cannot load CA certificates from \(caFile): \(errors); it must be a readable PEM file")
-            }
+            try loadCAFile(caFile, into: context)
         }
         verifier.install(on: context)
+    }
+
+    private static func loadCAFile(_ caFile: String, into context: OpaquePointer) throws(TLSError) {
+        guard SSL_CTX_load_verify_file(context, caFile) == 1 else {
+            let (errors, shortage) = drainErrorsNotingShortage()
+            if shortage { throw .resourceShortage("cannot load CA certificates from \(caFile): \(errors)") }
+            throw .invalidConfiguration("cannot load CA certificates from \(caFile): \(errors); it must be a readable PEM file")
+        }
+    }
+
+    /// Loads `caFile` as a session would, so reading a config can refuse a CA file a connection would refuse.
+    public static func checkCAFile(_ caFile: String) throws(TLSError) {
+        guard let context = SSL_CTX_new(TLS_client_method()) else {
+            throw .resourceShortage("cannot create a TLS context: \(drainErrors())")
+        }
+        defer { SSL_CTX_free(context) }
+        try loadCAFile(caFile, into: context)
     }
 
     private static func configure(_ ssl: OpaquePointer, _ configuration: TLSConfiguration) throws(TLSError) {

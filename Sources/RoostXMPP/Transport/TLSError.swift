@@ -26,6 +26,16 @@ public enum TLSError: Error, CustomStringConvertible, Equatable {
         }
     }
 
+    /// The SHA-256 fingerprint of the certificate the check refused (colon-separated), when it was refused.
+    public var refusedFingerprint: String? {
+        switch self {
+        case let .certificateExpired(_, _, fingerprint), let .certificateNotYetValid(_, fingerprint),
+             let .hostnameMismatch(_, _, fingerprint), let .untrusted(_, _, _, fingerprint): fingerprint
+        case let .fingerprintMismatch(_, actual): actual
+        default: nil
+        }
+    }
+
     public var description: String {
         switch self {
         case let .certificateExpired(subject, notAfter, fingerprint):

@@ -1,27 +1,34 @@
 import Foundation
 import RoostAgent
 import RoostArchive
+import RoostXMPP
 
 /// `roost config`: checks the config file and shows what Roost will use, never a password. With
 /// `--check-passwords` it also runs each `password_command`. `roost config init` writes a first config.
 struct ConfigCommand: Command {
     static let name = "config"
     static let summary = "check the config file and show the settings Roost will use; `config init` writes a first one"
-    static let usage = "[options] [init [--jid JID] [--password-command CMD | --password-stdin] [--host H] [--port P] [--tls MODE] [--ca-file F]]"
+    static let usage = "[--check] [--check-passwords] [init [--jid JID] [--password-command CMD | --password-stdin] [--host H] [--port P] [--tls MODE] [--ca-file F]]"
     static let discussion = """
         Reads the config file (--config, else $ROOST_CONFIG, else $XDG_CONFIG_HOME/roost/config.ini), \
         reports every problem with its line number — the same checks `roost run` makes, [notify] and [sink] \
-        groups included — and prints the resulting settings. Passwords are never shown.
+        groups included, "did you mean" for a mistyped key or group — and prints the resulting settings. \
+        Passwords are never shown. The files it names are checked too: [archive] path must be an SQLite \
+        database (or a file Roost can create), ca_file a PEM file of certificates. \
+        --check logs in once with each enabled account and reports the TLS version, whether the server \
+        certificate was verified against the trusted CAs or pinned, and the SASL mechanism.
         init writes a first config file with one account: on a terminal it asks for the JID and for a \
         password_command (recommended: e.g. `pass show xmpp/JID`; empty: the password is asked without echo \
-        and stored in the file); otherwise the options give them (--jid, and --password-command or \
-        --password-stdin, which reads the password from standard input). The file is created with mode 0600 \
-        (an existing one is only replaced with --force), then Roost logs in once to test it (--no-test skips \
-        that). Exit status: 0, 1 when a password_command failed (--check-passwords), 3 when the test login \
-        failed, 78 when the config is invalid.
+        and stored in the file), the host, the port and a CA file; otherwise the options give them (--jid, and \
+        --password-command or --password-stdin, which reads the password from standard input). The file is \
+        created with mode 0600 (an existing one is only replaced with --force), then Roost logs in once to test \
+        it (--no-test skips that); on a terminal, a server certificate the system does not trust is shown with \
+        its fingerprint and can be pinned. Exit status: 0, 1 when a password_command failed \
+        (--check-passwords), 3 when a login failed (--check, the test login), 78 when the config is invalid.
         """
     static let options: [OptionSpec] = [
         .flag("check-passwords", help: "also run every password_command and report whether it printed a password"),
+        .flag("check", help: "also log in once with each enabled account and report the TLS version, the certificate check and the SASL mechanism"),
         .value("jid", placeholder: "JID", help: "init: the account's address"),
         .value("password-command", placeholder: "CMD", help: "init: a command printing the password on its first line"),
         .flag("password-stdin", help: "init: read the password from standard input (it is stored in the file)"),
@@ -35,6 +42,7 @@ struct ConfigCommand: Command {
     static let arguments: [ArgumentKind] = [.subcommands([Subcommand("init")])]
 
     let checkPasswords: Bool
+    let checkLogin: Bool
     let initialise: Bool
     let parsed: ParsedArguments
 
@@ -48,6 +56,11 @@ struct ConfigCommand: Command {
             throw UsageError("unknown config subcommand '\(other)' (init)", command: parsed.command)
         }
         checkPasswords = parsed.flag("check-passwords")
+        checkLogin = parsed.flag("check")
+        if initialise && (checkPasswords || checkLogin) {
+            throw UsageError("--check\(checkPasswords ? "-passwords" : "") checks an existing config; `roost config init` tests its login itself",
+                             command: parsed.command)
+        }
         let initOnly = ["jid", "password-command", "password-stdin", "host", "port", "tls", "ca-file", "force", "no-test"]
             .filter { parsed.flag($0) || parsed.value($0) != nil }
         if !initialise, let first = initOnly.first {
@@ -81,11 +94,27 @@ struct ConfigCommand: Command {
                 }
             }
         }
-        if context.options.json {
-            context.output.jsonLine(json(config, accounts: accounts, passwordStatus: passwordStatus))
-        } else {
-            printHuman(config, accounts: accounts, passwordStatus: passwordStatus, output: context.output)
+        var logins: [String: LoginCheck] = [:]
+        var loginExit: ExitCode?
+        if checkLogin {
+            let level = context.options.effectiveLogLevel(configured: config.logLevel, commandDefault: .warning)
+            for account in accounts where account.enabled || context.options.account != nil {
+                do {
+                    let info = try await OneShotLogin.testLogin(account: account, config: config, log: Logger(level: level))
+                    logins[account.jid] = .ok(info)
+                } catch {
+                    logins[account.jid] = .failed(error.description)
+                    loginExit = loginExit ?? error.exitCode
+                    context.output.error(error.description)
+                }
+            }
         }
+        if context.options.json {
+            context.output.jsonLine(json(config, accounts: accounts, passwordStatus: passwordStatus, logins: logins))
+        } else {
+            printHuman(config, accounts: accounts, passwordStatus: passwordStatus, logins: logins, output: context.output)
+        }
+        if let loginExit { return loginExit }
         if config.accounts.isEmpty {
             context.output.warning(ConfigError.noAccountsConfigured(path: config.sourcePath
                 ?? RoostConfig.searchedPath(explicitPath: context.options.configPath, environment: context.environment)).description
@@ -95,7 +124,39 @@ struct ConfigCommand: Command {
         return failures == 0 ? .ok : .nothingFound
     }
 
-    private func json(_ config: RoostConfig, accounts: [AccountConfig], passwordStatus: [String: String]) -> JSONObject {
+    /// What `--check` found for one account.
+    enum LoginCheck {
+        case ok(SessionInfo)
+        case failed(String)
+
+        var json: JSONObject {
+            switch self {
+            case let .ok(info):
+                return ["login": "ok", "tls": .string(info.tlsProtocol), "certificate": .string(info.certificatePinned ? "pinned" : "verified"),
+                        "fingerprint": .string(info.tlsPeerFingerprint),
+                        "sasl": .string(info.mechanism), "channel_binding": .string(info.channelBinding),
+                        "stream_management": .bool(info.streamManagement)]
+            case let .failed(message):
+                return ["login": "failed", "error": .string(message)]
+            }
+        }
+
+        /// `logged in: TLSv1.3, certificate verified against the trusted CAs, SASL SCRAM-SHA-256-PLUS (tls-exporter)`.
+        var text: String {
+            switch self {
+            case let .ok(info):
+                let certificate = info.certificatePinned ? "certificate pinned (fingerprint matches)" : "certificate verified against the trusted CAs"
+                return "logged in: \(info.tlsProtocol ?? "no TLS"), \(certificate), SASL \(info.mechanism)"
+                    + (info.channelBinding.map { " (\($0))" } ?? "")
+                    + (info.tlsPeerFingerprint.map { "\n              server certificate SHA-256 \($0)" } ?? "")
+            case .failed:
+                return "login failed (see above)"
+            }
+        }
+    }
+
+    private func json(_ config: RoostConfig, accounts: [AccountConfig], passwordStatus: [String: String],
+                      logins: [String: LoginCheck]) -> JSONObject {
         let accountObjects: [JSONValue] = accounts.map { account in
             var object: JSONObject = [
                 "jid": .string(account.jid),
@@ -114,6 +175,7 @@ struct ConfigCommand: Command {
                 "accept_invitations": .string(account.acceptInvitations.rawValue),
             ]
             if let status = passwordStatus[account.jid] { object["password_check"] = .string(status) }
+            if let login = logins[account.jid] { object["check"] = .object(login.json) }
             return .object(object)
         }
         return [
@@ -134,7 +196,8 @@ struct ConfigCommand: Command {
         ]
     }
 
-    private func printHuman(_ config: RoostConfig, accounts: [AccountConfig], passwordStatus: [String: String], output: Output) {
+    private func printHuman(_ config: RoostConfig, accounts: [AccountConfig], passwordStatus: [String: String],
+                            logins: [String: LoginCheck], output: Output) {
         output.line("config file:  \(config.sourcePath ?? "(none)")")
         output.line("archive:      \(config.archivePath)")
         output.line("log level:    \(config.logLevel?.rawValue ?? "(command default)")")
@@ -151,6 +214,7 @@ struct ConfigCommand: Command {
                 + "\(server) \(account.tls.rawValue), priority \(account.priority), \(Self.sourceName(account.password))"
             if let status = passwordStatus[account.jid] { line += " (\(status))" }
             output.line(line)
+            if let login = logins[account.jid] { output.line("  check:      \(login.text)") }
             if !account.rooms.isEmpty || !account.excludedRooms.isEmpty {
                 output.line("  rooms:      \(account.rooms.map(\.jid).joined(separator: ", "))"
                     + (account.excludedRooms.isEmpty ? "" : "; never: \(account.excludedRooms.sorted().joined(separator: ", "))"))
@@ -225,23 +289,63 @@ struct ConfigInit {
             let typed = try TerminalInput.line("Server host (empty: found through DNS): ").trimmingCharacters(in: .whitespaces)
             host = typed.isEmpty ? nil : typed
         }
-        let text = ConfigFormat.firstConfig(jid: jid, passwordCommand: command, password: password, host: host,
-                                            port: parsed.value("port"), tls: parsed.value("tls"),
-                                            caFile: parsed.value("ca-file").map(RegisterCommand.absolute))
-        try ConfigFormat.writePrivate(text, to: path, replacing: parsed.flag("force"))
-        let config = try RoostConfig.load(explicitPath: path, environment: context.environment)
+        var port = parsed.value("port")
+        if port == nil && interactive {
+            while true {
+                let typed = try TerminalInput.line("Port (empty: \(host == nil ? "found through DNS" : "5222")): ").trimmingCharacters(in: .whitespaces)
+                if typed.isEmpty { break }
+                if let number = Int(typed), (1...65535).contains(number) { port = typed; break }
+                context.output.error("'\(typed)' is not a port (1 to 65535)")
+            }
+        }
+        var caFile = parsed.value("ca-file").map(RegisterCommand.absolute)
+        if caFile == nil && interactive {
+            while true {
+                let typed = try TerminalInput.line("CA certificate file, for a server whose certificate the system does not trust "
+                                                   + "(empty: the system's CAs): ").trimmingCharacters(in: .whitespaces)
+                if typed.isEmpty { break }
+                let absolute = RegisterCommand.absolute(typed)
+                // Loaded as a connection loads it, so the file written is one `roost config` accepts.
+                do throws(TLSError) {
+                    try TLSEngine.checkCAFile(absolute)
+                    caFile = absolute
+                    break
+                } catch {
+                    context.output.error(error.description)
+                }
+            }
+        }
+        var settings = ConfigFormat.FirstAccount(jid: jid, passwordCommand: command, password: password, host: host, port: port,
+                                                 tls: parsed.value("tls"), caFile: caFile)
+        try ConfigFormat.writePrivate(ConfigFormat.firstConfig(settings), to: path, replacing: parsed.flag("force"))
+        var config = try RoostConfig.load(explicitPath: path, environment: context.environment)
         context.output.note("wrote \(path) (mode 0600) with the account \(jid)")
-        guard !parsed.flag("no-test"), let account = config.account(jid) else {
+        guard !parsed.flag("no-test"), var account = config.account(jid) else {
             context.output.note("next: `roost config` to check it, `roost run` to start archiving")
             return .ok
         }
         let level = context.options.effectiveLogLevel(configured: config.logLevel, commandDefault: .warning)
-        do {
-            try await OneShotLogin.testLogin(account: account, config: config, log: Logger(level: level))
-        } catch {
-            context.output.error("the test login failed: \(error.description)")
-            context.output.note("fix \(path) (then `roost config --check-passwords`), or run `roost config init --force` again")
-            return error.exitCode
+        while true {
+            do {
+                try await OneShotLogin.testLogin(account: account, config: config, log: Logger(level: level))
+                break
+            } catch {
+                context.output.error("the test login failed: \(error.description)")
+                // A certificate the system does not trust (self-signed, a private CA): offer to trust exactly this one.
+                if interactive, settings.fingerprint == nil, let fingerprint = error.refusedCertificate,
+                   try TerminalInput.line("Trust exactly this certificate (SHA-256 \(fingerprint)) by pinning it? [y/N] ")
+                    .trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("y") {
+                    settings.fingerprint = fingerprint
+                    try ConfigFormat.writePrivate(ConfigFormat.firstConfig(settings), to: path, replacing: true)
+                    config = try RoostConfig.load(explicitPath: path, environment: context.environment)
+                    guard let pinned = config.account(jid) else { return .internalError }
+                    account = pinned
+                    context.output.note("pinned the certificate in \(path); testing again")
+                    continue
+                }
+                context.output.note("fix \(path) (then `roost config --check`), or run `roost config init --force` again")
+                return error.exitCode
+            }
         }
         if context.options.json {
             context.output.jsonLine(["ok": true, "config_file": .string(path), "account": .string(jid), "login": "ok"])
@@ -270,6 +374,25 @@ enum ConfigFormat {
         var text = value.replacingOccurrences(of: "\\", with: "\\\\")
         text = text.replacingOccurrences(of: "#", with: "\\#").replacingOccurrences(of: ";", with: "\\;")
         if text.first == " " { text = "\\s" + text.dropFirst() }
+        return text
+    }
+
+    /// What `roost config init` asked for.
+    struct FirstAccount {
+        var jid: String
+        var passwordCommand: String?
+        var password: String?
+        var host: String?
+        var port: String?
+        var tls: String?
+        var caFile: String?
+        var fingerprint: String?
+    }
+
+    static func firstConfig(_ account: FirstAccount) -> String {
+        var text = firstConfig(jid: account.jid, passwordCommand: account.passwordCommand, password: account.password, host: account.host,
+                               port: account.port, tls: account.tls, caFile: account.caFile)
+        if let fingerprint = account.fingerprint { text += "fingerprint = \(fingerprint)\n" }
         return text
     }
 

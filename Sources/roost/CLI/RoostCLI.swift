@@ -1,3 +1,4 @@
+import RoostCore
 import RoostAgent
 
 /// The `roost` entry point: global options, `--help`/`--version`, dispatch to a subcommand, and the
@@ -143,26 +144,7 @@ struct RoostCLI: Sendable {
     /// " (did you mean `search`?)" for a close typo — every close command when several are (`stat`: `stats`
     /// or `status`) — else nothing.
     private func suggestion(for name: String) -> String {
-        let names = commands.map { $0.name } + ["help"]
-        let close = names.filter { $0.hasPrefix(name) || Self.editDistance($0, name) <= 2 }
-        guard !close.isEmpty, close.count <= 4 else { return "" }
-        let listed = close.map { "`\($0)`" }
-        let text = listed.count == 1 ? listed[0] : listed.dropLast().joined(separator: ", ") + " or " + listed.last!
-        return " (did you mean \(text)?)"
-    }
-
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...b.count {
-                let cost = a[i - 1] == b[j - 1] ? 0 : 1
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
-            }
-            previous = current
-        }
-        return previous[b.count]
+        Suggestion.phrase(Suggestion.candidates(for: name, among: commands.map { $0.name } + ["help"], prefixes: true,
+                                                maxDistance: { _ in 2 }))
     }
 }

@@ -10,9 +10,11 @@ struct StatusCommand: Command {
     static let discussion = """
         Asks the running agent (over its control socket, $XDG_RUNTIME_DIR/roost/control.sock) for each account's \
         connection state, server, bound resource, whether stream management is on, the last read of the server \
-        archive and how many stanzas Roost sent that the server has not acknowledged yet (stream management, \
-        XEP-0198: a few for a moment is normal; they are sent again if the connection drops, so a number that \
-        stays high means the server does not answer); then shows the archive's size and counts, and the unread \
+        archive; sent stanzas the server has not acknowledged (stream management, XEP-0198) only when they have \
+        waited more than twice keepalive_seconds (Roost asks for an acknowledgement after half of it, so the server \
+        does not answer; --json always has unacknowledged_outbound, unacknowledged_oldest_seconds and \
+        acknowledgement_overdue); a one-line note when the server counts the account as offline (priority); \
+        then shows the archive's size and counts, and the unread \
         messages per conversation (incoming messages after the last one the user displayed on any client, wrote \
         after, or marked read with `roost read`). --account shows one account. When no agent runs it says so and \
         shows the archive only.
@@ -70,6 +72,8 @@ struct StatusCommand: Command {
                                      "resource": .string(account.resource), "stream_management": .bool(account.streamManagement),
                                      "last_catch_up": account.lastCatchUp.map { .string(TimeText.utc($0)) } ?? .null,
                                      "unacknowledged_outbound": .int(account.unacknowledgedOutbound),
+                                     "unacknowledged_oldest_seconds": account.unacknowledgedOldestSeconds.map { .int($0) } ?? .null,
+                                     "acknowledgement_overdue": .bool(account.acknowledgementOverdue(keepaliveSeconds: config.keepaliveSeconds)),
                                      "rejected_stanzas": .int(account.rejectedStanzas),
                                      "priority": account.priority.map { .int($0) } ?? .null,
                                      "other_clients_online": account.otherClientsOnline.map { .int($0) } ?? .null,
@@ -79,13 +83,16 @@ struct StatusCommand: Command {
                     output.line("\(account.account): \(account.detail)")
                     output.line("  server \(account.server ?? "-"), resource \(account.resource ?? "-"), stream management \(account.streamManagement ? "on" : "off")")
                     output.line("  last server-archive read \(account.lastCatchUp.map { TimeText.local($0, seconds: true) } ?? "never"), "
-                        + "\(Counted.noun(account.unacknowledgedOutbound, "sent stanza")) not yet acknowledged by the server, "
                         + "\(Counted.noun(account.rejectedStanzas, "stanza")) refused, in \(Counted.noun(account.roomsJoined ?? 0, "room"))")
+                    // A few sent stanzas always wait for their acknowledgement for a moment: only ones that waited
+                    // far longer than a healthy link takes say something.
+                    if account.acknowledgementOverdue(keepaliveSeconds: config.keepaliveSeconds) {
+                        output.line("  warning: \(Counted.noun(account.unacknowledgedOutbound, "sent stanza")) not acknowledged by the server, "
+                            + "the oldest for \(account.unacknowledgedOldestSeconds ?? 0) s (sent again if the connection drops)")
+                    }
                     if account.serverStoresOffline, let priority = account.priority {
-                        output.line("  note: priority \(priority) and no other client of this account online: the server counts it as offline. "
-                            + "Messages to \(account.account) go to its offline storage (Roost still archives them); when that is full "
-                            + "(ejabberd keeps 100 by default) senders get errors. Set `priority = 0` for this account, or raise the "
-                            + "server's offline limit; see `man roost`, PRIORITY.")
+                        output.line("  note: priority \(priority), no other client online: the server counts it as offline "
+                            + "(set `priority = 0`; `man roost`, PRIORITY)")
                     }
                 }
             }

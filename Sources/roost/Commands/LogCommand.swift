@@ -77,14 +77,17 @@ struct LogCommand: Command {
         let account = conversation.account.isEmpty ? view.account : conversation.account
         var from = try since.map { try Self.span($0, "since").start }
         var upTo = try until.map { try Self.span($0, "until").end }
+        var fromMessage: Int64?
         if let around {
             let (first, last) = try window(around: around, view: view, account: account, conversation: conversation.jid)
             from = first
             upTo = last + 1
         } else if let lines {
             do {
-                if let start = try view.reader.startOfLast(lines, account: account, conversation: conversation.jid) {
-                    from = max(from ?? start, start)
+                // Counted in messages: those stored in the same millisecond as the first are cut by id.
+                if let first = try view.reader.firstOfLast(lines, account: account, conversation: conversation.jid) {
+                    from = max(from ?? first.timestamp, first.timestamp)
+                    fromMessage = first.id
                 }
             } catch { throw ArchiveFailure(error: error) }
         }
@@ -104,13 +107,14 @@ struct LogCommand: Command {
             if !context.options.json && !output.color {
                 // Plain lines straight from the columns (`MessageText.appendLogLine`), the rest as events.
                 try view.reader.transcriptLines(account: account, conversation: conversation.jid, includeStates: states,
-                                                includePresence: presence, from: from, until: upTo) { item in
+                                                includePresence: presence, from: from, until: upTo,
+                                                fromMessage: fromMessage) { item in
                     printer.print(item)
                     return true
                 }
             } else {
                 try view.reader.transcript(account: account, conversation: conversation.jid, includeStates: states,
-                                           includePresence: presence, from: from, until: upTo,
+                                           includePresence: presence, from: from, until: upTo, fromMessage: fromMessage,
                                            forLines: !context.options.json) { event in
                     printer.print(event)
                     return true

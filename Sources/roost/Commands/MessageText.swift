@@ -24,26 +24,38 @@ struct ArchiveView {
         return ArchiveView(config: config, reader: reader, account: account, names: names, text: text)
     }
 
-    /// The one conversation `typed` names (a JID, the start of one, a roster name, nickname or full name),
-    /// with its account. Several accounts holding it without `--account` (or `default_account`) is an error
-    /// that lists them.
+    /// The one conversation `typed` names (a JID, the start of one, a roster name, nickname or full name, a
+    /// room's name), with its account. Several accounts holding it without `--account` (or `default_account`)
+    /// is an error that lists them.
     func conversation(_ typed: String, kinds: Set<NameDirectory.Kind> = [.contact, .room]) throws -> NameDirectory.Entry {
-        // room@service/nick: a private conversation with a room's occupant, named exactly.
-        if typed.contains("@"), let slash = typed.firstIndex(of: "/") {
-            // The room's address in lower case, the nick as it is (nicks differ by case).
-            let jid = typed[..<slash].lowercased() + typed[slash...]
-            return NameDirectory.Entry(account: account ?? "", jid: jid, kind: .contact, names: [])
-        }
-        let entries: [NameDirectory.Entry]
-        do { entries = try reader.resolve(typed, account: account, kinds: kinds) } catch { throw ArchiveFailure(error: error) }
-        guard let first = entries.first else {
-            throw ArchiveFailure(error: .names(.unknown(typed: typed, what: "conversation")))
-        }
+        let entries = try Self.resolve(typed, reader: reader, account: account, kinds: kinds)
         if entries.count > 1 {
             let listed = entries.map { $0.described(withAccount: true) }
             throw ArchiveFailure(error: .names(.ambiguous(typed: typed, candidates: listed)))
         }
-        return first
+        return entries[0]
+    }
+
+    /// What WHO means, for every command that takes one (log, read, send, roster, vcard, omemo, presence,
+    /// rooms leave, export --conversation): the conversations of one JID `typed` names — a whole JID, the
+    /// start of one, a roster name, nickname or full name, a room's name — one per account holding it (within
+    /// `account` when given). A full JID (`room@service/nick`, `bob@example.org/phone`) is that address, as it
+    /// is. Nothing fitting is `.names(.unknown)`, several JIDs fitting `.names(.ambiguous)` (listing them),
+    /// both as `ArchiveFailure`.
+    static func resolve(_ typed: String, reader: ArchiveReader, account: String?,
+                        kinds: Set<NameDirectory.Kind> = [.contact, .room]) throws -> [NameDirectory.Entry] {
+        // room@service/nick: a private conversation with a room's occupant (or a contact's resource), named exactly.
+        if typed.contains("@"), let slash = typed.firstIndex(of: "/") {
+            // The bare address in lower case, the resource as it is (nicks differ by case).
+            let jid = typed[..<slash].lowercased() + typed[slash...]
+            return [NameDirectory.Entry(account: account ?? "", jid: jid, kind: .contact, names: [])]
+        }
+        let entries: [NameDirectory.Entry]
+        do { entries = try reader.resolve(typed, account: account, kinds: kinds) } catch { throw ArchiveFailure(error: error) }
+        guard !entries.isEmpty else {
+            throw ArchiveFailure(error: .names(.unknown(typed: typed, what: "conversation")))
+        }
+        return entries
     }
 }
 

@@ -113,10 +113,12 @@ struct RoomsCommand: Command {
             } else {
                 output.line("joined \(joined.room) as \(joined.nick)" + (join.bookmark == true ? " (bookmarked, autojoin)" : ""))
             }
-        case .leave(let leave):
+        case .leave(var leave):
+            leave.room = try link.contact(leave.room, kinds: [.room])
             let (done, _) = try await link.perform(leave)
             if json { output.jsonLine(["ok": true, "room": .string(leave.room.lowercased())]) } else { output.line(done.message) }
-        case .decline(let decline):
+        case .decline(var decline):
+            decline.room = try link.contact(decline.room, kinds: [.room])
             let (done, _) = try await link.perform(decline)
             if json { output.jsonLine(["ok": true, "room": .string(decline.room.lowercased()), "declined": true]) } else { output.line(done.message) }
         }

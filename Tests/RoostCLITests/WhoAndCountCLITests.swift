@@ -4,9 +4,9 @@ import RoostArchive
 import RoostTestSupport
 @testable import roost
 
-/// Issue 30, items 2 and 3, through the built binary against an everyday archive (`EverydayFixture`) with a
+/// Issue 30, items 2, 3 and 4, through the built binary against an everyday archive (`EverydayFixture`) with a
 /// room named by its bookmark and a burst of messages stored within one millisecond.
-@Suite("Everyday use, round two: WHO everywhere, log -n by count")
+@Suite("Everyday use, round two: WHO everywhere, log -n by count, search lines say who wrote to whom")
 struct WhoAndCountCLITests {
     static let room = "lounge-7@conference.example.org"
 
@@ -21,6 +21,9 @@ struct WhoAndCountCLITests {
             .message(MessageRecord(account: me, conversation: Self.room, direction: .incoming, kind: .groupchat, from: Self.room + "/carol",
                                    to: me, senderName: "carol", body: "standup in five", timestamp: t, stanzaId: "s-room-1",
                                    stanzaIdBy: Self.room, stanzaIdTrusted: true, messageId: "room-1")),
+            .message(MessageRecord(account: me, conversation: Self.room, direction: .outgoing, kind: .groupchat, from: Self.room + "/me",
+                                   to: Self.room, senderName: "me", body: "standup with me too", timestamp: t - 500, stanzaId: "s-room-2",
+                                   stanzaIdBy: Self.room, stanzaIdTrusted: true, messageId: "room-2")),
         ]
         for n in 1...13 {
             events.append(.message(MessageRecord(account: me, conversation: "alice@example.org", direction: .incoming,
@@ -92,5 +95,25 @@ struct WhoAndCountCLITests {
         #expect(rows.count == 2 && rows.allSatisfy { $0["resource"] as? String == "phone" }, "\(phone.stdout)")
         #expect(try fixture.roost(["presence", "bob@example.org/laptop", "--account", "me@example.org"]).status == 1)
         #expect(try fixture.roost(["presence", "Bob", "--account", "me@example.org"]).status == 0, "a name, as before")
+    }
+
+    // Item 4: a search hit reads sender → recipient, so the user's own messages never read as the contact's.
+    @Test func searchLinesSaySenderToRecipient() throws {
+        let fixture = try fixture()
+        let mine = try fixture.roost(["search", "see you", "--account", "me@example.org"])
+        #expect(mine.status == 0 && mine.lines.count == 1, "\(mine.stdout)\(mine.stderr)")
+        #expect(mine.stdout.contains(" me → Bob: see you at 5"), "\(mine.stdout)")
+        let theirs = try fixture.roost(["search", "good morning", "--account", "me@example.org"])
+        #expect(theirs.stdout.contains(" Bob → me: good morning Bob"), "\(theirs.stdout)")
+        let room = try fixture.roost(["search", "standup", "--oldest-first"])
+        #expect(room.lines.count == 2, "\(room.stdout)")
+        #expect(room.lines.first?.contains(" me (me) → \(Self.room): standup with me too") == true, "\(room.stdout)")
+        #expect(room.lines.last?.contains(" carol → \(Self.room): standup in five") == true, "\(room.stdout)")
+        // The coloured lines (from whole rows) say the same.
+        let coloured = try fixture.roost(["search", "see you", "--account", "me@example.org", "--color", "always"])
+        let plain = coloured.stdout.replacingOccurrences(of: "\u{1B}\\[[0-9;]*m", with: "", options: .regularExpression)
+        #expect(plain.contains(" me → Bob: see you at 5"), "\(coloured.stdout)")
+        let all = try fixture.roost(["search", "--limit", "0"])
+        #expect(!all.lines.contains { $0.contains(" < ") || $0.contains(" > ") }, "no bare arrows left: \(all.stdout)")
     }
 }

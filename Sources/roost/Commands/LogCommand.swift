@@ -11,7 +11,8 @@ struct LogCommand: Command {
         Prints the messages with WHO — a contact's or room's JID, the start of one, or a roster name, nickname \
         or full name (one that fits several conversations is an error listing them), or room@service/nick for \
         private messages with an occupant — oldest first, each line \
-        starting with the message's short id (see `roost show`). When the conversation is held by several \
+        starting with the message's short id (see `roost show`), then "<" for an incoming message or ">" for \
+        yours, and the sender ("< Bob: …", "> me: …"). When the conversation is held by several \
         accounts, choose one with --account (or [general] default_account). -n N shows the last N messages; \
         --since and --until keep to a time window (YYYY-MM-DD, YYYY-MM, YYYY-MM-DDTHH:MM, 7d, 2w, today, \
         yesterday; --until includes the day or month it names); --around ID shows the N messages (-n, \

@@ -92,11 +92,21 @@ struct MessageText {
         row.kind == .groupchat ? row.conversation : names.conversationName(of: row.conversation, account: row.account)
     }
 
-    /// `a1b2c3d4 2026-01-15 12:03 Bob < hello`: a search hit, with its conversation; in a room the sender too.
+    /// `a1b2c3d4 2026-01-15 12:03 Bob → me: hello`, `… me → Bob: see you`: a search hit, sender → recipient, each
+    /// named as the conversation is (`room@service/nick → me` for a room occupant's private message); in a room
+    /// `nick → room@service: …` (`me (nick) → …` for the user's own), as `roost log` names room senders.
     func searchLine(_ row: MessageRow, highlight: Bool) -> TerminalText {
-        let arrow = row.direction == .incoming ? "<" : ">"
-        let who: TerminalText = row.kind == .groupchat ? " " + output.styled(sender(of: row), .name) + ":" : ""
-        return prefix(row) + output.styled(conversationName(of: row), .name) + " \(arrow)" + who + " " + body(of: row, highlight: highlight)
+        let conversation = output.styled(conversationName(of: row), .name)
+        let route: TerminalText
+        if row.kind == .groupchat {
+            route = output.styled(sender(of: row), .name) + " → " + conversation
+        } else if row.direction == .outgoing {
+            route = "me → " + conversation
+        } else {
+            // The conversation names the sender (a private conversation in a room: by its whole address).
+            route = conversation + " → me"
+        }
+        return prefix(row) + route + ": " + body(of: row, highlight: highlight)
     }
 
     /// `a1b2c3d4 2026-01-15 12:03 < Bob: hello`: a transcript line.
@@ -135,23 +145,31 @@ struct MessageText {
                 out.append(contentsOf: tag)
             }
         }
-        // As `conversationName(of:)`: a room by its JID, anyone else by their name.
-        let conversation = line.conversationBytes
-        if let name = names.conversations.name(account: line.accountID, incoming: false, groupchat: line.groupchat, from: conversation) {
-            out.append(contentsOf: name)
-        } else {
-            let jid = line.conversation
-            let name = Array(output.styled(line.groupchat ? jid : self.names.conversationName(of: jid, account: line.account), .name).rendered.utf8)
-            names.conversations.keep(name, account: line.accountID, incoming: false, groupchat: line.groupchat, from: conversation)
-            out.append(contentsOf: name)
+        // Sender → recipient, as `searchLine`: in a room the sender as `appendLogLine` names them; the conversation
+        // as `conversationName(of:)` does (a room by its JID, anyone else by their name).
+        func appendConversation(to out: inout [UInt8]) {
+            let conversation = line.conversationBytes
+            if let name = names.conversations.name(account: line.accountID, incoming: false, groupchat: line.groupchat, from: conversation) {
+                out.append(contentsOf: name)
+            } else {
+                let jid = line.conversation
+                let name = Array(output.styled(line.groupchat ? jid : self.names.conversationName(of: jid, account: line.account), .name).rendered.utf8)
+                names.conversations.keep(name, account: line.accountID, incoming: false, groupchat: line.groupchat, from: conversation)
+                out.append(contentsOf: name)
+            }
         }
-        out.append(contentsOf: line.incoming ? " <".utf8 : " >".utf8)
         if line.groupchat {
-            out.append(0x20)
             appendSender(line, senders: names.senders, to: &out)
-            out.append(0x3A)
+            out.append(contentsOf: " → ".utf8)
+            appendConversation(to: &out)
+        } else if line.incoming {
+            appendConversation(to: &out)
+            out.append(contentsOf: " → me".utf8)
+        } else {
+            out.append(contentsOf: "me → ".utf8)
+            appendConversation(to: &out)
         }
-        out.append(0x20)
+        out.append(contentsOf: ": ".utf8)
         appendBody(line, to: &out)
     }
 

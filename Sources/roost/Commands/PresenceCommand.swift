@@ -9,7 +9,8 @@ struct PresenceCommand: Command {
     static let usage = "[options] WHO"
     static let discussion = """
         Shows the presence changes the agent logged for WHO (a JID, the start of one, or a roster name, \
-        nickname or full name): online, away, dnd, xa, offline, with status texts and resources, newest first, \
+        nickname or full name; a full JID such as bob@example.org/phone or room@service/nick keeps to that \
+        resource): online, away, dnd, xa, offline, with status texts and resources, newest first, \
         and when the contact was last seen available (never, for a contact that does not share its presence). \
         Reads the archive only. Exit status 1 when nothing is logged for WHO.
         """

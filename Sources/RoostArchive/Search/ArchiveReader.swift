@@ -197,6 +197,14 @@ public final class ArchiveReader: Sendable {
         }
     }
 
+    /// A message's versions, oldest first: revision 0 is the original text, then one per correction (the last is
+    /// the text it has now); empty for a message never corrected. Raw stanzas are not read.
+    public func revisions(ofMessage id: Int64) throws(ArchiveError) -> [MessageRevision] {
+        try withDatabase { database throws(SQLiteError) -> [MessageRevision] in
+            try ArchivedMessageReading(database: database, accounts: [:]).revisions(of: id, includeRaw: false)
+        }
+    }
+
     /// The ids of a conversation's messages (every account's), read from its index only: what
     /// `roost log --follow` compares to find the messages archived since it last looked — live ones, and
     /// those that arrive late with older times (the server archive's, an import's).

@@ -237,7 +237,7 @@ struct MessageText {
             let tags = TerminalText(row.attachments.map(\.tag).joined(separator: " "))
             text = row.bodyIsLink ? tags : text + (text.rendered.isEmpty ? "" : " ") + tags
         }
-        let semantics = row.semantics
+        let semantics = named(row.semantics, of: row)
         if semantics.retraction != nil, row.body == nil { text = "" }
         var notes: TerminalText = row.edited ? output.styled(" (edited)", .dim) : ""
         notes += TerminalText(semantics.tick)
@@ -257,6 +257,26 @@ struct MessageText {
             text = TerminalText(stringLiteral: text.rendered.replacingOccurrences(of: "\n", with: "\n    "))
         }
         return text
+    }
+
+    /// `semantics` with the people in it named as everywhere else: the user `me` (never an address with a
+    /// resource), a room's occupant by nick, anyone else by their name now.
+    func named(_ semantics: MessageSemantics, of row: MessageRow) -> MessageSemantics {
+        var semantics = semantics
+        func who(_ jid: String) -> String {
+            let bare = String(jid.split(separator: "/", maxSplits: 1).first ?? "")
+            if bare.caseInsensitiveCompare(row.account) == .orderedSame { return "me" }
+            if row.kind == .groupchat, bare.caseInsensitiveCompare(row.conversation) == .orderedSame,
+               let nick = Self.resource(of: jid), !nick.isEmpty {
+                return nick
+            }
+            return jid.contains("@") ? names.displayName(of: jid, account: row.account) : jid
+        }
+        if let by = semantics.retraction?.by { semantics.retraction?.by = who(by) }
+        for index in semantics.reactions.indices where !semantics.reactions[index].own {
+            semantics.reactions[index].from = who(semantics.reactions[index].from)
+        }
+        return semantics
     }
 
     /// The JSON of `search`, `log` and `show`: the stored fields plus the names as they are now.

@@ -11,7 +11,9 @@ struct ShowCommand: Command {
         ID is the short id at the start of every line of `roost search` and `roost log` (at least four of its \
         characters when that is unique), or the decimal `id` of --json output. Prints who wrote the message \
         to whom and when (server time and receipt time), its kind and source, ids, corrections, encryption, \
-        files and the whole text. --context N shows N messages of the conversation before and after it as a \
+        files, the message it answers, its reactions, a retraction (by whom, when; the text shows as its \
+        tombstone), the whole text and every earlier version with the time it was written; you are "me" \
+        throughout. --context N shows N messages of the conversation before and after it as a \
         transcript, the message marked with `*`. Exit status: 0 shown, 1 no such message, 2 an id prefix \
         that fits several messages (they are listed).
         """
@@ -61,7 +63,9 @@ struct ShowCommand: Command {
                 output.jsonLine(object)
             } else if other.id == row.id {
                 if context > 0 { output.line("") }
-                for line in details(of: row, view: view) { output.line(line) }
+                let revisions: [MessageRevision]
+                do { revisions = row.edited ? try view.reader.revisions(ofMessage: row.id) : [] } catch { throw ArchiveFailure(error: error) }
+                for line in details(of: row, view: view, revisions: revisions) { output.line(line) }
                 if context > 0 { output.line("") }
             } else {
                 output.line("  " + view.text.logLine(other))
@@ -70,7 +74,7 @@ struct ShowCommand: Command {
         return .ok
     }
 
-    private func details(of row: MessageRow, view: ArchiveView) -> [TerminalText] {
+    private func details(of row: MessageRow, view: ArchiveView, revisions: [MessageRevision]) -> [TerminalText] {
         let text = view.text
         let output = text.output
         func field(_ label: String, _ value: String?) -> TerminalText? {
@@ -79,6 +83,7 @@ struct ShowCommand: Command {
         let conversationName = text.conversationName(of: row)
         let conversation = conversationName == row.conversation ? row.conversation : "\(conversationName) (\(row.conversation))"
         let sender = text.sender(of: row)
+        let named = text.named(row.semantics, of: row)
         var lines: [TerminalText?] = [
             field("message", ShortID.text(for: row.id) + " (id \(row.id))"),
             field("account", row.account),
@@ -87,9 +92,16 @@ struct ShowCommand: Command {
             field("to", row.to),
             field("time", TimeText.local(row.timestamp, seconds: true) + (row.receivedAt != row.timestamp
                 ? " (received \(TimeText.local(row.receivedAt, seconds: true)))" : "")),
+            // The source says where Roost got it; a carbon copy that came otherwise (the server archive) says so once.
             field("kind", "\(row.kind.rawValue), \(row.direction == .incoming ? "incoming" : "outgoing"), \(row.source.rawValue)"
-                + (row.isCarbon ? " (carbon)" : "")),
+                + (row.isCarbon && row.source != .carbon ? " (a carbon copy)" : "")),
             field("edited", row.edited ? Counted.noun(row.revisions, "correction") : nil),
+            field("retracted", named.retraction.map { r in
+                "by \(r.by), at \(TimeText.local(r.at, seconds: true))" + (r.reason.map { ": \($0)" } ?? "")
+                    + (row.body == nil ? " (its text and earlier versions are erased)" : " (its text kept)")
+            }),
+            field("reply to", named.replyContext.map { String($0.dropFirst(2)) }),
+            field("reactions", named.reactionSummary),
             field("encryption", row.encryption.map { e in
                 [e.scheme, e.trust.map { "trust \($0)" }, e.failure.map { "could not be decrypted: \($0)" }].compactMap { $0 }.joined(separator: ", ")
             }),
@@ -104,7 +116,22 @@ struct ShowCommand: Command {
         }
         var result = lines.compactMap { $0 }
         result.append("")
-        result.append(TerminalText(row.displayBody ?? ""))
+        // The whole text as `roost log` shows it (a retracted message as its tombstone); its reply context and
+        // reactions are fields above.
+        var shown = row
+        shown.semantics.reactions = []
+        shown.semantics.reply = nil
+        result.append(text.body(of: shown, highlight: false))
+        if revisions.count > 1 {
+            // Every earlier version, with the time it was written (the last revision is the text above).
+            result.append("")
+            result.append(output.styled("earlier versions:", .dim))
+            for revision in revisions.dropLast() {
+                let written = output.styled(TimeText.local(revision.timestamp, seconds: true), .dim)
+                let body = (revision.body ?? "(no text)").replacingOccurrences(of: "\n", with: "\n    ")
+                result.append("  " + written + " " + TerminalText(body))
+            }
+        }
         return result
     }
 }

@@ -86,6 +86,15 @@ struct WhoAndCountCLITests {
         }
     }
 
+    // Item 3: rooms leave takes a room's name too (resolved before the agent is asked; nothing listens here).
+    @Test func roomsLeaveTakesARoomsName() throws {
+        let fixture = try fixture()
+        let leave = try fixture.roost(["-v", "--account", "me@example.org", "rooms", "leave", "team"])
+        #expect(leave.stderr.contains("team is \(Self.room)"), "\(leave.status) \(leave.stderr)")
+        let unknown = try fixture.roost(["--account", "me@example.org", "rooms", "leave", "nosuchroom"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("no room matches 'nosuchroom'"), "\(unknown.stderr)")
+    }
+
     // Item 3: a full JID passes through untouched: presence of one resource (a room's occupant the same way).
     @Test func presenceOfAFullJIDKeepsToThatResource() throws {
         let fixture = try fixture()

@@ -110,7 +110,7 @@ import Testing
         let bob = try #require(try reader.search(query: "travel plans").first)
         let around = try reader.context(of: bob, before: 1, after: 5)
         #expect(around.compactMap(\.body) == ["hi, Bob here", "travel plans", "answer"], "same conversation and account only")
-        #expect(try reader.startOfLast(2, account: Fixture.account, conversation: "bob@example.com") == t + 2000)
+        #expect(try reader.firstOfLast(2, account: Fixture.account, conversation: "bob@example.com")?.timestamp == t + 2000)
         var seen: [String] = []
         try reader.transcript(account: Fixture.account, conversation: "bob@example.com", from: t + 1500, until: t + 3000) { event in
             if case .message(let row) = event { seen.append(row.body ?? "") }

@@ -80,7 +80,8 @@ struct CompletionTests {
                         COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
                         COMPREPLY=()
                         _roost
-                        printf '%s\\n' "${COMPREPLY[@]}"
+                        # One candidate a line; a candidate holding a newline shows it as ⏎ (issue 30, 1).
+                        printf '%s\\n' "${COMPREPLY[@]//$'\\n'/⏎}"
                         echo '=== end'
                     done
                     """
@@ -133,6 +134,65 @@ struct CompletionTests {
             }
             return Array(results.dropLast())
         }
+
+        /// The line an interactive bash (readline, in a pseudo-terminal driven by zsh's zpty) holds after
+        /// typing each of `lines` and pressing TAB once; a newline in it shows as ⏎.
+        func bashLineAfterTab(_ lines: [String]) throws -> [String] {
+            let rc = """
+                PS1=''
+                source "\(folder)/roost.bash"
+                _show_line() { printf '<<<%s>>>\\n' "${READLINE_LINE//$'\\n'/⏎}"; }
+                bind -x '"\\C-t": _show_line'
+                echo READY
+
+                """
+            try rc.write(toFile: folder + "/readline.bashrc", atomically: true, encoding: .utf8)
+            let harness = """
+                zmodload zsh/zpty
+                dir=$1; shift
+                zpty b bash --noprofile --rcfile $dir/readline.bashrc -i
+                zpty -r b out '*READY*'
+                for line in "$@"; do
+                  zpty -w -n b "$line"$'\\t\\C-t'
+                  zpty -r b out '*>>>*'
+                  for row in ${(f)out}; do [[ $row =~ '<<<(.*)>>>' ]] && print -r -- "${match[1]}"; done
+                  zpty -w -n b $'\\C-a\\C-k'
+                  print -r -- '=== end'
+                done
+                zpty -d b
+                """
+            let script = folder + "/harness-readline.zsh"
+            try harness.write(toFile: script, atomically: true, encoding: .utf8)
+            let result = try RoostBinary.runProgram("/usr/bin/zsh", ["-f", script, folder] + lines,
+                                                    environment: environment, timeout: 120, directory: fixture.folder)
+            var results: [String] = []
+            var current = ""
+            for row in result.stdout.split(separator: "\n", omittingEmptySubsequences: false) {
+                if row == "=== end" { results.append(current); current = "" } else { current += row }
+            }
+            return results
+        }
+    }
+
+    /// Issue 30, item 1: TAB in a real interactive bash adds at most one whole word to the line — never every
+    /// candidate joined by newlines (which Enter would then run as commands).
+    @Test func bashTabPutsOneWordOnTheLine() throws {
+        let shells = try Shells()
+        let config = shells.fixture.config
+        let cases: [(typed: String, expected: String)] = [
+            ("roost export --format ", "roost export --format "), // several formats: the line stays as typed
+            ("roost export --format js", "roost export --format jsonl "),
+            ("roost --log-level ", "roost --log-level "),
+            ("roost search --l", "roost search --l"), // --limit, --log-level
+            ("roost help sta", "roost help stat"), // stats, status: their common start
+            ("roost --config \(config) log al", "roost --config \(config) log alice@example.org "),
+            ("roost --config \(config) search with:bo", "roost --config \(config) search with:bob@example.org "),
+        ]
+        let lines = try shells.bashLineAfterTab(cases.map(\.typed))
+        #expect(lines.count == cases.count, "one line per case: \(lines)")
+        for (testCase, line) in zip(cases, lines) {
+            #expect(line == testCase.expected, "bash: `\(testCase.typed)` + TAB gives `\(line)`")
+        }
     }
 
     @Test(arguments: ["bash", "zsh", "fish"])
@@ -144,6 +204,7 @@ struct CompletionTests {
         #expect(offered.count == cases.count, "one answer per line")
         for (testCase, got) in zip(cases, offered) {
             // Shells may show what they add after the word (`with:bob…`), so compare by suffix of the typed word.
+            #expect(!got.contains { $0.contains("⏎") }, "\(shell): `\(testCase.line.joined(separator: " "))` offers candidates joined by newlines: \(got)")
             let missing = testCase.expected.filter { word in !got.contains { $0 == word || $0.hasSuffix(":" + word) || $0.hasSuffix(word) } }
             #expect(missing.isEmpty, "\(shell): `\(testCase.line.joined(separator: " "))` does not offer \(missing); it offers \(got)")
         }

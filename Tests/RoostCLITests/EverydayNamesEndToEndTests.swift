@@ -109,8 +109,8 @@ struct EverydayNamesEndToEndTests {
         #expect(both.status == 0, "\(both.stderr)")
         let aliceLine = try #require(both.lines.first { $0.contains("for alice") })
         let daveLine = try #require(both.lines.first { $0.contains("for dave") })
-        #expect(aliceLine.contains("[\(alice)] Rob \(marker) <"), "\(aliceLine)")
-        #expect(daveLine.contains("[\(dave)] \(bob.jid) <"), "dave has no name for bob: \(daveLine)")
+        #expect(aliceLine.contains("[\(alice)] Rob \(marker) → me: "), "\(aliceLine)")
+        #expect(daveLine.contains("[\(dave)] \(bob.jid) → me: "), "dave has no name for bob: \(daveLine)")
         // 7. Each line starts with a short id that `roost show` and `log --around` take.
         let shortID = try #require(aliceLine.split(separator: " ").first.map(String.init))
         let shown = try roost(["show", shortID])

@@ -171,9 +171,10 @@ import RoostTestSupport
         // Through the command: the account tag, a room's sender, the name of the conversation.
         let search = try sandbox.roost(["search", "--limit", "0", "hello"])
         #expect(search.status == 0, "\(search.stderr)")
-        for shown in ["room@conference.example.org < alice: in the room hello", "room@conference.example.org > me (me): mine in the room",
+        // Sender → recipient (issue 30, 4).
+        for shown in ["alice → room@conference.example.org: in the room hello", "me (me) → room@conference.example.org: mine in the room",
                       "hello bad\u{FFFD}\u{FFFD}\n    b\u{FFFD}", " ✓", "(edited)", "[file f.png", "(subject) a subject hello",
-                      "\\u{1b}@example.org < a stranger hello"] {
+                      "\\u{1b}@example.org → me: a stranger hello"] {
             #expect(search.stdout.contains(shown), "\(shown) not in \(search.stdout)")
         }
     }

@@ -66,7 +66,7 @@ extension RoomsEndToEndTests {
         #expect(search.count == 1 && search.first?["sender_display_name"] as? String == "bob"
                 && search.first?["conversation_name"] as? String == occupant, "\(search)")
         let plain = try s.roost(["search", "live \(m)"]).stdout
-        #expect(plain.contains("\(occupant) < live \(m)"), "\(plain)")
+        #expect(plain.contains("\(occupant) → me: live \(m)"), "\(plain)")
         let count = try s.roost(["count", "--json", "with:\(occupant)"]).jsonLines.first?["count"] as? Int
         let selected = try s.roost(["search", "--json", "--limit", "0", "with:\(occupant)"]).jsonLines.compactMap { $0["body"] as? String }
         #expect(count == 3 && Set(selected) == ["live \(m)", "reply \(m)", "away \(m)"], "\(selected)")

@@ -10,9 +10,12 @@ _roost_words() {
     "${COMP_WORDS[0]}" completions words "$1" "${config[@]}" 2>/dev/null
 }
 
-# Completes `cur` as a value of kind $1.
+# Completes `cur` as a value of kind $1. compgen prints one candidate a line, so the default IFS
+# (space, tab, newline) splits both a `-W` word list and compgen's output; lists that may hold
+# spaces (contacts, files) are split at newlines only.
 _roost_complete_kind() {
-    local kind=$1 cur=$2 key= IFS=' '
+    local kind=$1 cur=$2 key= IFS=$' 	
+'
     case $kind in
         words:*\ query|query)
             # With ':' in COMP_WORDBREAKS, `with:bo` arrives as `with` `:` `bo`.
@@ -198,7 +201,8 @@ _roost_options() {
 }
 
 _roost() {
-    local cur=${COMP_WORDS[COMP_CWORD]} prev= command= first= index=0 i word skip=
+    local cur=${COMP_WORDS[COMP_CWORD]} prev= command= first= index=0 i word skip= IFS=$' 	
+'
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
     COMPREPLY=()
     for ((i = 1; i < COMP_CWORD; i++)); do
@@ -219,7 +223,6 @@ _roost() {
         return
     fi
     if [[ $cur == -* ]]; then
-        local IFS=' '
         COMPREPLY=($(compgen -W "$(_roost_options "$command")" -- "$cur"))
         return
     fi

@@ -139,17 +139,19 @@ public final class ArchiveReader: Sendable {
     }
 
     /// One conversation oldest first, optionally with its chat states and the contact's presence changes
-    /// interleaved in time order, within `[from, until)` (UTC milliseconds; nil: open). `account` nil means every
-    /// account. Streams to `body` (return false to stop).
+    /// interleaved in time order, within `[from, until)` (UTC milliseconds; nil: open) and from the message
+    /// `fromMessage` on (its id, see `firstOfLast`). `account` nil means every account. Streams to `body`
+    /// (return false to stop).
     public func transcript(account: String? = nil, conversation: String, includeStates: Bool = false,
-                           includePresence: Bool = false, from: Int64? = nil, until: Int64? = nil, forLines: Bool = false,
+                           includePresence: Bool = false, from: Int64? = nil, until: Int64? = nil, fromMessage: Int64? = nil,
+                           forLines: Bool = false,
                            _ body: (TranscriptEvent) throws -> Bool) throws {
         var bodyError: (any Error)?
         try withDatabase { database throws(SQLiteError) in
             try database.read { () throws(SQLiteError) in
                 try TranscriptMerge(database: database, account: account, conversation: conversation,
                                     includeStates: includeStates, includePresence: includePresence, from: from, until: until,
-                                    forLines: forLines).run { event in
+                                    fromMessage: fromMessage, forLines: forLines).run { event in
                     do {
                         return try body(event)
                     } catch {
@@ -165,26 +167,33 @@ public final class ArchiveReader: Sendable {
     /// `transcript(…, forLines: true)` for a text writer that renders plain messages from their columns: those
     /// come as `.line` views, valid only during the call (see `MessageLine`), everything else as events.
     package func transcriptLines(account: String? = nil, conversation: String, includeStates: Bool = false,
-                                 includePresence: Bool = false, from: Int64? = nil, until: Int64? = nil,
+                                 includePresence: Bool = false, from: Int64? = nil, until: Int64? = nil, fromMessage: Int64? = nil,
                                  _ body: (TranscriptItem) -> Bool) throws(ArchiveError) {
         try withDatabase { database throws(SQLiteError) in
             try database.read { () throws(SQLiteError) in
                 try TranscriptMerge(database: database, account: account, conversation: conversation,
                                     includeStates: includeStates, includePresence: includePresence, from: from, until: until,
-                                    forLines: true).runLines(body)
+                                    fromMessage: fromMessage, forLines: true).runLines(body)
             }
         }
     }
 
-    /// The timestamp of the `count`-th newest message of a conversation (nil when it has fewer): where a
-    /// transcript of its last `count` messages starts.
-    public func startOfLast(_ count: Int, account: String?, conversation: String) throws(ArchiveError) -> Int64? {
-        try withDatabase { database throws(SQLiteError) -> Int64? in
+    /// The `count`-th newest message of a conversation, by time then by the order it was stored in (its id and
+    /// timestamp; nil when the conversation has fewer): where a transcript of its last `count` messages starts.
+    /// Counted in messages, not milliseconds: a burst stored within one millisecond is cut where the count ends.
+    public func firstOfLast(_ count: Int, account: String?, conversation: String) throws(ArchiveError) -> (id: Int64, timestamp: Int64)? {
+        try withDatabase { database throws(SQLiteError) -> (id: Int64, timestamp: Int64)? in
+            var found: (id: Int64, timestamp: Int64)?
+            // Ids are time-ordered (the millisecond, then the order stored in; see `MessageID`).
             try database.prepare("""
-                SELECT m.timestamp FROM messages m WHERE m.conversation = ?1
+                SELECT m.id, m.timestamp FROM messages m WHERE m.conversation = ?1
                     AND (?2 IS NULL OR m.account_id IN (SELECT id FROM accounts WHERE jid = ?2))
                 ORDER BY m.id DESC LIMIT 1 OFFSET ?3
-                """).scalarInt([.text(conversation), SQLValue(account), .integer(Int64(max(count - 1, 0)))])
+                """).forEachRow([.text(conversation), SQLValue(account), .integer(Int64(max(count - 1, 0)))]) { row in
+                found = (row.int(0), row.int(1))
+                return false
+            }
+            return found
         }
     }
 

@@ -85,6 +85,12 @@ public struct NameDirectory: Sendable {
         entries[Self.key(entry.account, entry.jid)] = entry
     }
 
+    /// Adds `entry` unless its account and JID have one already (a contact's names come first).
+    mutating func addIfAbsent(_ entry: Entry) {
+        let key = Self.key(entry.account, entry.jid)
+        if entries[key] == nil { entries[key] = entry }
+    }
+
     /// Every known contact, ordered by account and JID.
     public var all: [Entry] { entries.values.sorted(by: Self.order) }
 
@@ -207,8 +213,15 @@ extension ArchiveReader {
     /// `resolve` on a connection the caller already holds (inside a snapshot).
     static func resolve(_ typed: String, account: String?, kinds: Set<NameDirectory.Kind>,
                         database: Database) throws(SQLiteError) -> Result<[NameDirectory.Entry], NameDirectory.ResolutionError> {
-        let directory = try names(database)
+        var directory = try names(database)
         let accounts = try accountNames(database)
+        // Rooms by the name their bookmark or their disco#info gives them (`roost read team`), for resolution only.
+        try database.prepare("SELECT account_id, jid, coalesce(name, disco_name) FROM rooms").forEachRow { row in
+            let name = row.optionalText(2)?.trimmingCharacters(in: .whitespaces)
+            directory.addIfAbsent(NameDirectory.Entry(account: accounts[row.int(0)] ?? "", jid: row.text(1), kind: .room,
+                                                      names: name.map { $0.isEmpty ? [] : [$0] } ?? []))
+            return true
+        }
         var jids = directory.all.map(\.jid)
         // The per-conversation counters (SchemaV10) answer both questions in O(conversations); grouping the messages
         // read every row of the conversation (half the pages `roost log` read) and every entry of an index.

@@ -9,6 +9,9 @@ struct TranscriptMerge {
     /// UTC milliseconds `[from, until)`; nil ends are open.
     var from: Int64? = nil
     var until: Int64? = nil
+    /// The first message (its id) to include, for the last N messages: messages sharing its millisecond but
+    /// stored before it are left out, so a burst archived in one millisecond counts message by message.
+    var fromMessage: Int64? = nil
     /// The messages are printed as text lines: see `MessageRowReading.lineColumns`.
     var forLines = false
 
@@ -32,7 +35,7 @@ struct TranscriptMerge {
         let lower = from ?? 0
         let upper = until ?? Int64.max >> MessageID.slotBits
         let byTime: [SQLValue] = [.text(conversation), SQLValue(account), .integer(lower), .integer(upper)]
-        let byID: [SQLValue] = [.text(conversation), SQLValue(account), .integer(MessageID.base(forTimestamp: lower)),
+        let byID: [SQLValue] = [.text(conversation), SQLValue(account), .integer(max(MessageID.base(forTimestamp: lower), fromMessage ?? 0)),
                                 .integer(MessageID.base(forTimestamp: upper))]
         var cursors: [Cursor] = []
         let noHighlight = Highlighter(terms: [])

@@ -155,9 +155,11 @@ struct CompletionScript {
                 "${COMP_WORDS[0]}" completions words "$1" "${config[@]}" 2>/dev/null
             }
 
-            # Completes `cur` as a value of kind $1.
+            # Completes `cur` as a value of kind $1. compgen prints one candidate a line, so the default IFS
+            # (space, tab, newline) splits both a `-W` word list and compgen's output; lists that may hold
+            # spaces (contacts, files) are split at newlines only.
             _roost_complete_kind() {
-                local kind=$1 cur=$2 key= IFS=' '
+                local kind=$1 cur=$2 key= IFS=$' \t\n'
                 case $kind in
                     words:*\\ query|query)
                         # With ':' in COMP_WORDBREAKS, `with:bo` arrives as `with` `:` `bo`.
@@ -197,7 +199,7 @@ struct CompletionScript {
         text += "        *) echo \(Self.shellQuoted(globals.joined(separator: " "))) ;;\n    esac\n}\n\n"
         text += """
             _roost() {
-                local cur=${COMP_WORDS[COMP_CWORD]} prev= command= first= index=0 i word skip=
+                local cur=${COMP_WORDS[COMP_CWORD]} prev= command= first= index=0 i word skip= IFS=$' \t\n'
                 ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
                 COMPREPLY=()
                 for ((i = 1; i < COMP_CWORD; i++)); do
@@ -218,7 +220,6 @@ struct CompletionScript {
                     return
                 fi
                 if [[ $cur == -* ]]; then
-                    local IFS=' '
                     COMPREPLY=($(compgen -W "$(_roost_options "$command")" -- "$cur"))
                     return
                 fi

@@ -33,8 +33,9 @@ struct AgentLink {
 
     var socketPath: String { ControlSocketPath.resolve(environment: context.environment) }
 
-    /// The JID a contact argument means: a JID as it is, else a roster name, nickname, full name or the start
-    /// of a JID this account's archive knows (`roost send bob hi`). Ambiguous or unknown names are errors.
+    /// The JID a contact argument means: a JID as it is, else a roster name, nickname, full name, a room's name
+    /// or the start of a JID this account's archive knows (`roost send bob hi`), by the resolver every command
+    /// taking WHO uses (`ArchiveView.resolve`). Ambiguous or unknown names are errors.
     func contact(_ typed: String, kinds: Set<NameDirectory.Kind> = [.contact]) throws -> String {
         let reader = FileManager.default.fileExists(atPath: config.archivePath) ? try? ArchiveReader(path: config.archivePath) : nil
         guard let reader else {
@@ -43,15 +44,14 @@ struct AgentLink {
             }
             return typed
         }
-        do throws(ArchiveError) {
-            let entries = try reader.resolve(typed, account: account.jid, kinds: kinds)
-            let jid = entries.first?.jid ?? typed
+        do {
+            let jid = try ArchiveView.resolve(typed, reader: reader, account: account.jid, kinds: kinds).first?.jid ?? typed
             if jid.caseInsensitiveCompare(typed) != .orderedSame { context.output.info("\(typed) is \(jid)") }
             return jid
-        } catch {
+        } catch let failure as ArchiveFailure {
             // Acting on a name nobody has is a mistake in what was typed (status 2), not "nothing found".
-            if case .names(.unknown) = error { throw UsageError(error.description, command: "roost") }
-            throw ArchiveFailure(error: error)
+            if case .names(.unknown) = failure.error { throw UsageError(failure.error.description, command: "roost") }
+            throw failure
         }
     }
 

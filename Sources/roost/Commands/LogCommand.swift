@@ -11,7 +11,8 @@ struct LogCommand: Command {
         Prints the messages with WHO — a contact's or room's JID, the start of one, or a roster name, nickname \
         or full name (one that fits several conversations is an error listing them), or room@service/nick for \
         private messages with an occupant — oldest first, each line \
-        starting with the message's short id (see `roost show`). When the conversation is held by several \
+        starting with the message's short id (see `roost show`), then "<" for an incoming message or ">" for \
+        yours, and the sender ("< Bob: …", "> me: …"). When the conversation is held by several \
         accounts, choose one with --account (or [general] default_account). -n N shows the last N messages; \
         --since and --until keep to a time window (YYYY-MM-DD, YYYY-MM, YYYY-MM-DDTHH:MM, 7d, 2w, today, \
         yesterday; --until includes the day or month it names); --around ID shows the N messages (-n, \
@@ -77,14 +78,17 @@ struct LogCommand: Command {
         let account = conversation.account.isEmpty ? view.account : conversation.account
         var from = try since.map { try Self.span($0, "since").start }
         var upTo = try until.map { try Self.span($0, "until").end }
+        var fromMessage: Int64?
         if let around {
             let (first, last) = try window(around: around, view: view, account: account, conversation: conversation.jid)
             from = first
             upTo = last + 1
         } else if let lines {
             do {
-                if let start = try view.reader.startOfLast(lines, account: account, conversation: conversation.jid) {
-                    from = max(from ?? start, start)
+                // Counted in messages: those stored in the same millisecond as the first are cut by id.
+                if let first = try view.reader.firstOfLast(lines, account: account, conversation: conversation.jid) {
+                    from = max(from ?? first.timestamp, first.timestamp)
+                    fromMessage = first.id
                 }
             } catch { throw ArchiveFailure(error: error) }
         }
@@ -104,13 +108,14 @@ struct LogCommand: Command {
             if !context.options.json && !output.color {
                 // Plain lines straight from the columns (`MessageText.appendLogLine`), the rest as events.
                 try view.reader.transcriptLines(account: account, conversation: conversation.jid, includeStates: states,
-                                                includePresence: presence, from: from, until: upTo) { item in
+                                                includePresence: presence, from: from, until: upTo,
+                                                fromMessage: fromMessage) { item in
                     printer.print(item)
                     return true
                 }
             } else {
                 try view.reader.transcript(account: account, conversation: conversation.jid, includeStates: states,
-                                           includePresence: presence, from: from, until: upTo,
+                                           includePresence: presence, from: from, until: upTo, fromMessage: fromMessage,
                                            forLines: !context.options.json) { event in
                     printer.print(event)
                     return true

@@ -24,26 +24,38 @@ struct ArchiveView {
         return ArchiveView(config: config, reader: reader, account: account, names: names, text: text)
     }
 
-    /// The one conversation `typed` names (a JID, the start of one, a roster name, nickname or full name),
-    /// with its account. Several accounts holding it without `--account` (or `default_account`) is an error
-    /// that lists them.
+    /// The one conversation `typed` names (a JID, the start of one, a roster name, nickname or full name, a
+    /// room's name), with its account. Several accounts holding it without `--account` (or `default_account`)
+    /// is an error that lists them.
     func conversation(_ typed: String, kinds: Set<NameDirectory.Kind> = [.contact, .room]) throws -> NameDirectory.Entry {
-        // room@service/nick: a private conversation with a room's occupant, named exactly.
-        if typed.contains("@"), let slash = typed.firstIndex(of: "/") {
-            // The room's address in lower case, the nick as it is (nicks differ by case).
-            let jid = typed[..<slash].lowercased() + typed[slash...]
-            return NameDirectory.Entry(account: account ?? "", jid: jid, kind: .contact, names: [])
-        }
-        let entries: [NameDirectory.Entry]
-        do { entries = try reader.resolve(typed, account: account, kinds: kinds) } catch { throw ArchiveFailure(error: error) }
-        guard let first = entries.first else {
-            throw ArchiveFailure(error: .names(.unknown(typed: typed, what: "conversation")))
-        }
+        let entries = try Self.resolve(typed, reader: reader, account: account, kinds: kinds)
         if entries.count > 1 {
             let listed = entries.map { $0.described(withAccount: true) }
             throw ArchiveFailure(error: .names(.ambiguous(typed: typed, candidates: listed)))
         }
-        return first
+        return entries[0]
+    }
+
+    /// What WHO means, for every command that takes one (log, read, send, roster, vcard, omemo, presence,
+    /// rooms leave, export --conversation): the conversations of one JID `typed` names — a whole JID, the
+    /// start of one, a roster name, nickname or full name, a room's name — one per account holding it (within
+    /// `account` when given). A full JID (`room@service/nick`, `bob@example.org/phone`) is that address, as it
+    /// is. Nothing fitting is `.names(.unknown)`, several JIDs fitting `.names(.ambiguous)` (listing them),
+    /// both as `ArchiveFailure`.
+    static func resolve(_ typed: String, reader: ArchiveReader, account: String?,
+                        kinds: Set<NameDirectory.Kind> = [.contact, .room]) throws -> [NameDirectory.Entry] {
+        // room@service/nick: a private conversation with a room's occupant (or a contact's resource), named exactly.
+        if typed.contains("@"), let slash = typed.firstIndex(of: "/") {
+            // The bare address in lower case, the resource as it is (nicks differ by case).
+            let jid = typed[..<slash].lowercased() + typed[slash...]
+            return [NameDirectory.Entry(account: account ?? "", jid: jid, kind: .contact, names: [])]
+        }
+        let entries: [NameDirectory.Entry]
+        do { entries = try reader.resolve(typed, account: account, kinds: kinds) } catch { throw ArchiveFailure(error: error) }
+        guard !entries.isEmpty else {
+            throw ArchiveFailure(error: .names(.unknown(typed: typed, what: "conversation")))
+        }
+        return entries
     }
 }
 
@@ -80,11 +92,21 @@ struct MessageText {
         row.kind == .groupchat ? row.conversation : names.conversationName(of: row.conversation, account: row.account)
     }
 
-    /// `a1b2c3d4 2026-01-15 12:03 Bob < hello`: a search hit, with its conversation; in a room the sender too.
+    /// `a1b2c3d4 2026-01-15 12:03 Bob → me: hello`, `… me → Bob: see you`: a search hit, sender → recipient, each
+    /// named as the conversation is (`room@service/nick → me` for a room occupant's private message); in a room
+    /// `nick → room@service: …` (`me (nick) → …` for the user's own), as `roost log` names room senders.
     func searchLine(_ row: MessageRow, highlight: Bool) -> TerminalText {
-        let arrow = row.direction == .incoming ? "<" : ">"
-        let who: TerminalText = row.kind == .groupchat ? " " + output.styled(sender(of: row), .name) + ":" : ""
-        return prefix(row) + output.styled(conversationName(of: row), .name) + " \(arrow)" + who + " " + body(of: row, highlight: highlight)
+        let conversation = output.styled(conversationName(of: row), .name)
+        let route: TerminalText
+        if row.kind == .groupchat {
+            route = output.styled(sender(of: row), .name) + " → " + conversation
+        } else if row.direction == .outgoing {
+            route = "me → " + conversation
+        } else {
+            // The conversation names the sender (a private conversation in a room: by its whole address).
+            route = conversation + " → me"
+        }
+        return prefix(row) + route + ": " + body(of: row, highlight: highlight)
     }
 
     /// `a1b2c3d4 2026-01-15 12:03 < Bob: hello`: a transcript line.
@@ -123,23 +145,31 @@ struct MessageText {
                 out.append(contentsOf: tag)
             }
         }
-        // As `conversationName(of:)`: a room by its JID, anyone else by their name.
-        let conversation = line.conversationBytes
-        if let name = names.conversations.name(account: line.accountID, incoming: false, groupchat: line.groupchat, from: conversation) {
-            out.append(contentsOf: name)
-        } else {
-            let jid = line.conversation
-            let name = Array(output.styled(line.groupchat ? jid : self.names.conversationName(of: jid, account: line.account), .name).rendered.utf8)
-            names.conversations.keep(name, account: line.accountID, incoming: false, groupchat: line.groupchat, from: conversation)
-            out.append(contentsOf: name)
+        // Sender → recipient, as `searchLine`: in a room the sender as `appendLogLine` names them; the conversation
+        // as `conversationName(of:)` does (a room by its JID, anyone else by their name).
+        func appendConversation(to out: inout [UInt8]) {
+            let conversation = line.conversationBytes
+            if let name = names.conversations.name(account: line.accountID, incoming: false, groupchat: line.groupchat, from: conversation) {
+                out.append(contentsOf: name)
+            } else {
+                let jid = line.conversation
+                let name = Array(output.styled(line.groupchat ? jid : self.names.conversationName(of: jid, account: line.account), .name).rendered.utf8)
+                names.conversations.keep(name, account: line.accountID, incoming: false, groupchat: line.groupchat, from: conversation)
+                out.append(contentsOf: name)
+            }
         }
-        out.append(contentsOf: line.incoming ? " <".utf8 : " >".utf8)
         if line.groupchat {
-            out.append(0x20)
             appendSender(line, senders: names.senders, to: &out)
-            out.append(0x3A)
+            out.append(contentsOf: " → ".utf8)
+            appendConversation(to: &out)
+        } else if line.incoming {
+            appendConversation(to: &out)
+            out.append(contentsOf: " → me".utf8)
+        } else {
+            out.append(contentsOf: "me → ".utf8)
+            appendConversation(to: &out)
         }
-        out.append(0x20)
+        out.append(contentsOf: ": ".utf8)
         appendBody(line, to: &out)
     }
 
@@ -207,7 +237,7 @@ struct MessageText {
             let tags = TerminalText(row.attachments.map(\.tag).joined(separator: " "))
             text = row.bodyIsLink ? tags : text + (text.rendered.isEmpty ? "" : " ") + tags
         }
-        let semantics = row.semantics
+        let semantics = named(row.semantics, of: row)
         if semantics.retraction != nil, row.body == nil { text = "" }
         var notes: TerminalText = row.edited ? output.styled(" (edited)", .dim) : ""
         notes += TerminalText(semantics.tick)
@@ -227,6 +257,26 @@ struct MessageText {
             text = TerminalText(stringLiteral: text.rendered.replacingOccurrences(of: "\n", with: "\n    "))
         }
         return text
+    }
+
+    /// `semantics` with the people in it named as everywhere else: the user `me` (never an address with a
+    /// resource), a room's occupant by nick, anyone else by their name now.
+    func named(_ semantics: MessageSemantics, of row: MessageRow) -> MessageSemantics {
+        var semantics = semantics
+        func who(_ jid: String) -> String {
+            let bare = String(jid.split(separator: "/", maxSplits: 1).first ?? "")
+            if bare.caseInsensitiveCompare(row.account) == .orderedSame { return "me" }
+            if row.kind == .groupchat, bare.caseInsensitiveCompare(row.conversation) == .orderedSame,
+               let nick = Self.resource(of: jid), !nick.isEmpty {
+                return nick
+            }
+            return jid.contains("@") ? names.displayName(of: jid, account: row.account) : jid
+        }
+        if let by = semantics.retraction?.by { semantics.retraction?.by = who(by) }
+        for index in semantics.reactions.indices where !semantics.reactions[index].own {
+            semantics.reactions[index].from = who(semantics.reactions[index].from)
+        }
+        return semantics
     }
 
     /// The JSON of `search`, `log` and `show`: the stored fields plus the names as they are now.

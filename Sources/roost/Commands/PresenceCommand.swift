@@ -9,7 +9,8 @@ struct PresenceCommand: Command {
     static let usage = "[options] WHO"
     static let discussion = """
         Shows the presence changes the agent logged for WHO (a JID, the start of one, or a roster name, \
-        nickname or full name): online, away, dnd, xa, offline, with status texts and resources, newest first, \
+        nickname or full name; a full JID such as bob@example.org/phone or room@service/nick keeps to that \
+        resource): online, away, dnd, xa, offline, with status texts and resources, newest first, \
         and when the contact was last seen available (never, for a contact that does not share its presence). \
         Reads the archive only. Exit status 1 when nothing is logged for WHO.
         """
@@ -28,18 +29,26 @@ struct PresenceCommand: Command {
 
     func run(context: CommandContext) async throws -> ExitCode {
         let view = try ArchiveView.open(context)
-        let entries: [NameDirectory.Entry]
-        do { entries = try view.reader.resolve(who, account: view.account, kinds: [.contact]) } catch { throw ArchiveFailure(error: error) }
-        let jid = entries.first?.jid.lowercased() ?? who.lowercased()
+        // WHO as every command reads it; a full JID (room@service/nick, bob@example.org/phone) keeps to that resource.
+        let resolved = try ArchiveView.resolve(who, reader: view.reader, account: view.account, kinds: [.contact])[0].jid
+        let slash = resolved.firstIndex(of: "/")
+        let jid = String(resolved[..<(slash ?? resolved.endIndex)]).lowercased()
+        let resource = slash.map { String(resolved[resolved.index(after: $0)...]) }
         let accounts = view.account.map { [$0] } ?? (view.config.accounts.map(\.jid) + ((try? view.reader.accounts()) ?? []))
         let output = context.output
         var found = false
         var done = Set<String>()
         for account in accounts where done.insert(account.lowercased()).inserted {
-            let history = try view.reader.presenceHistory(account: account, contact: jid, limit: limit)
+            var history = try view.reader.presenceHistory(account: account, contact: jid, limit: resource == nil ? limit : 0)
+            if let resource {
+                history = history.filter { $0.resource == resource }
+                if limit > 0 { history = Array(history.prefix(limit)) }
+            }
             guard !history.isEmpty else { continue }
             found = true
-            let latestByResource = Dictionary(grouping: try view.reader.latestPresence(account: account).filter { $0.contact.lowercased() == jid },
+            let latestByResource = Dictionary(grouping: try view.reader.latestPresence(account: account).filter {
+                $0.contact.lowercased() == jid && (resource == nil || $0.resource == resource)
+            },
                                               by: { $0.resource ?? "" }).compactMap { $0.value.first }
             let summary = PresenceSummary(latest: latestByResource, lastSeen: try view.reader.lastSeen(account: account)[jid])
             let name = view.names.displayName(of: jid, account: account)

@@ -17,8 +17,8 @@ struct RoomsCommand: Command {
         join ROOM joins now and at every start until `roost rooms leave`; --nick chooses the nick (else the \
         bookmark's, the account's `nick`, or the JID's local part), --password-command runs a command for the \
         room's password at each join (only the command is remembered, never the password), --bookmark also \
-        publishes a bookmark with autojoin so the account's other clients join too. leave ROOM leaves and \
-        clears the bookmark's autojoin. join, leave and decline go through the running agent, which is the one \
+        publishes a bookmark with autojoin so the account's other clients join too. leave ROOM (its JID, the \
+        start of one, or its name) leaves and clears the bookmark's autojoin. join, leave and decline go through the running agent, which is the one \
         in the rooms.
         invites lists pending invitations (--all: answered ones too); join accepts one, decline ROOM declines it.
         Exit status: 0, 1 when there is nothing to list, 2 on a usage error, 3 when the agent is not running or \
@@ -113,10 +113,12 @@ struct RoomsCommand: Command {
             } else {
                 output.line("joined \(joined.room) as \(joined.nick)" + (join.bookmark == true ? " (bookmarked, autojoin)" : ""))
             }
-        case .leave(let leave):
+        case .leave(var leave):
+            leave.room = try link.contact(leave.room, kinds: [.room])
             let (done, _) = try await link.perform(leave)
             if json { output.jsonLine(["ok": true, "room": .string(leave.room.lowercased())]) } else { output.line(done.message) }
-        case .decline(let decline):
+        case .decline(var decline):
+            decline.room = try link.contact(decline.room, kinds: [.room])
             let (done, _) = try await link.perform(decline)
             if json { output.jsonLine(["ok": true, "room": .string(decline.room.lowercased()), "declined": true]) } else { output.line(done.message) }
         }

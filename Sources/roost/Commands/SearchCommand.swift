@@ -16,7 +16,8 @@ struct SearchCommand: Command {
         today yesterday) is:in is:out is:chat is:groupchat is:edited has:file has:image filename:NAME type:MIME. \
         Chinese, Japanese and Korean words of any length are found (好友, 消息). No words means every message \
         matching the filters. Each line starts with the message's short id, for `roost show ID` and \
-        `roost log WHO --around ID`. On a terminal, when more match than are shown, stderr says how many. \
+        `roost log WHO --around ID`, then reads sender → recipient: "Bob → me: …" is Bob's message to you, \
+        "me → Bob: …" yours, "nick → room@service: …" a room's. On a terminal, when more match than are shown, stderr says how many. \
         Exit status: 0 found, 1 nothing matched (or a name matches no contact), 2 invalid query.
         """
     static let options: [OptionSpec] = [

@@ -86,7 +86,8 @@ struct ShowCommand: Command {
         let conversationName = text.conversationName(of: row)
         let conversation = conversationName == row.conversation ? row.conversation : "\(conversationName) (\(row.conversation))"
         let sender = text.sender(of: row)
-        let semantics = row.semantics
+        // The people in it named as everywhere: `me`, a room's occupant by nick, anyone else by their name now.
+        let semantics = text.named(row.semantics, of: row)
         var lines: [TerminalText?] = [
             field("message", ShortID.text(for: row.id) + " (id \(row.id))"),
             field("account", row.account),

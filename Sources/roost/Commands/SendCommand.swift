@@ -20,8 +20,9 @@ struct SendCommand: Command {
         OMEMO devices is then an error, and sending plaintext into the conversation needs --plaintext.
         With --file PATH, uploads the file to the server's HTTP upload service (XEP-0363; a progress bar on a \
         terminal) and sends its link the way other clients show as a file (the URL as the body, with XEP-0066 \
-        and XEP-0447 name, type, size and SHA-256); TEXT, if given, is sent first as its own message. The file \
-        is kept in the archive's file store and archived as sent. The server's size limit and quota are \
+        and XEP-0447 name, type, size and SHA-256); TEXT, if given, is sent first as its own message. roost send \
+        reads the file itself and copies it into the archive's file store, where the agent finds it (a service \
+        with a private /tmp could not read PATH); it is archived as sent. The server's size limit and quota are \
         reported as such.
         """
     static let options: [OptionSpec] = [
@@ -73,8 +74,10 @@ struct SendCommand: Command {
     private func send(file: String, to jid: String, link: AgentLink, context: CommandContext) async throws -> ExitCode {
         let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
         let name = (path as NSString).lastPathComponent
+        // Read here, not by the agent, which may not see the path (systemd's PrivateTmp gives it a /tmp of its own).
+        let action = try SendFileAction.staging(to: jid, path: path, text: text, plaintext: plaintext, archivePath: link.config.archivePath)
         let meter = ProgressMeter(output: context.output, enabled: context.output.standardErrorIsTTY && !context.options.quiet, noun: "bytes")
-        let (sent, route) = try await link.perform(SendFileAction(to: jid, path: path, text: text, plaintext: plaintext)) { progress in
+        let (sent, route) = try await link.perform(action) { progress in
             meter.show(text: ProgressMeter.bar(name: name, progress))
         }
         meter.clear()

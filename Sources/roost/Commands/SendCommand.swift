@@ -14,7 +14,10 @@ struct SendCommand: Command {
         JID the archive knows (one that fits several contacts is an error listing them). It is archived as pending first and as sent once the server \
         confirms it; a message larger than the server accepts (XEP-0478, else `max_send_bytes`, 256 KiB) is \
         refused before anything is sent (exit 2). Goes through the running agent; when none runs, roost logs \
-        in once itself with the same config, sends and logs out. \
+        in once itself with the same config, sends and logs out. While the agent's account is offline \
+        (reconnecting), a chat message to a contact is archived and queued (at most 1000), and the agent sends \
+        the queue in order once the account is online again; messages to rooms, into encrypted conversations \
+        (unless --plaintext) and files are refused then. \
         When the conversation is encrypted (its newest message was OMEMO-encrypted, or `omemo_send = always`), \
         the message is encrypted for every trusted device of JID and of your own account; a contact without \
         OMEMO devices is then an error, and sending plaintext into the conversation needs --plaintext.
@@ -61,8 +64,10 @@ struct SendCommand: Command {
         if context.options.json {
             context.output.jsonLine(["ok": true, "to": .string(sent.to), "id": .string(sent.id),
                                      "timestamp": .string(TimeText.utc(sent.timestamp)), "via": .string(route.rawValue),
-                                     "confirmed": .bool(sent.confirmed ?? true),
+                                     "confirmed": .bool(sent.confirmed ?? true), "queued": .bool(sent.queued ?? false),
                                      "encryption": .string(sent.encryption)])
+        } else if sent.queued == true {
+            context.output.line("queued for \(sent.to): the account is offline (the agent is reconnecting); the agent sends it once it is back online")
         } else if sent.confirmed == false {
             context.output.line("queued for \(sent.to); the server has not confirmed it yet (roost delivers it when it can)")
         } else {

@@ -128,12 +128,22 @@ public enum RoostBinary {
 
     /// Starts a long-running `roost` (e.g. `run`) whose stderr is collected until it is stopped.
     /// Spawned with posix_spawn and reaped with waitpid: tests kill it with SIGKILL many times, and
-    /// Foundation's `Process` has been seen missing such exits.
-    public static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> RunningRoost {
+    /// Foundation's `Process` has been seen missing such exits. `wrapper`: a command that execs roost in the end
+    /// (program and arguments, roost's path and arguments appended), e.g. `hidingFolder`'s.
+    public static func start(_ arguments: [String], environment: [String: String] = [:], wrapper: [String] = []) throws -> RunningRoost {
         let env = Self.environment(for: arguments, overrides: environment)
         let logPath = NSTemporaryDirectory() + "roost-run-\(UUID().uuidString.prefix(8)).log"
-        let pid = try Subprocess.spawn(path, arguments, environment: env, outputPath: logPath)
+        let command = wrapper + [path] + arguments
+        let pid = try Subprocess.spawn(command[0], Array(command.dropFirst()), environment: env, outputPath: logPath)
         return RunningRoost(pid: pid, program: path, logPath: logPath, directory: FileManager.default.currentDirectoryPath)
+    }
+
+    /// A `wrapper` for `start` that runs roost in a mount namespace of its own where `folder` is an empty tmpfs,
+    /// as systemd's `PrivateTmp=yes` hides the real /tmp from a service (unshare(1) from util-linux; as root, or in a
+    /// user namespace of its own otherwise). The process keeps its pid (unshare and sh exec).
+    public static func hidingFolder(_ folder: String) -> [String] {
+        ["/usr/bin/unshare"] + (geteuid() == 0 ? ["--mount"] : ["--user", "--map-root-user", "--mount"])
+            + ["/bin/sh", "-c", "mount -t tmpfs -o mode=0700 tmpfs \"$0\" && exec \"$@\"", folder]
     }
 }
 

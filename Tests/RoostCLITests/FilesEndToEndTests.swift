@@ -425,6 +425,41 @@ struct FilesEndToEndTests {
         #expect(missing.status == 2 && missing.stderr.contains("No such file"), "\(missing.stderr)")
     }
 
+    /// The systemd unit gives the agent a /tmp of its own (`PrivateTmp=yes`): a file the user names there does not
+    /// exist for the agent. `roost send --file` reads the file itself and hands the agent its file-store copy (it
+    /// used to hand over the path: "cannot send /tmp/x.png: No such file or directory"). Here the agent runs in a
+    /// mount namespace where the folder holding the file is an empty tmpfs, as /tmp is under PrivateTmp.
+    @Test func sendsAFileTheAgentCannotSee() async throws {
+        try TestRequirement.check(.tool("/usr/bin/unshare"))
+        let pair = try await pair()
+        let dir = pair.dir.path
+        let config = try config(pair, files: "allow_private_addresses = true")
+        let hidden = dir + "/private-tmp"
+        try FileManager.default.createDirectory(atPath: hidden, withIntermediateDirectories: true)
+        let photo = hidden + "/x.png"
+        try await FilesKit.fixture("make_png.py", [photo, "200", "100", "9", "99", "199"])
+        let hash = try await FilesKit.sha256(photo)
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"], wrapper: RoostBinary.hidingFolder(hidden))
+        defer { roost.stop(signal: SIGKILL) }
+        try await offPool { try roost.waitForLog("online") }
+        #expect(!FileManager.default.fileExists(atPath: "/proc/\(roost.pid)/root\(photo)"), "the agent does not see the file")
+        #expect(FileManager.default.fileExists(atPath: "/proc/\(roost.pid)/root\(dir)/config.ini"), "but sees its config")
+
+        let listener = try RoostBinary.startProgram(FilesKit.python, [FilesKit.peerScript, "--jid", pair.bob.description,
+                                                                      "--password", pair.bobPassword, "listen", "600", "--download"])
+        defer { listener.stop(signal: SIGKILL) }
+        try await offPool { try listener.waitForLog("\"online\"") }
+        let sent = try await FilesKit.roost(["send", "--config", config, "--json", pair.bob.description, "--file", photo])
+        try #require(sent.status == 0, "\(sent.stderr)")
+        #expect(sent.jsonLines.first?["via"] as? String == "agent" && sent.jsonLines.first?["name"] as? String == "x.png")
+        #expect(sent.jsonLines.first?["sha256"] as? String == hash)
+        try await waitUntil("bob downloaded the file", timeout: .seconds(90), detail: { listener.stderrSoFar.suffix(2000).description }) {
+            FilesKit.jsonLines(listener.stderrSoFar).contains { $0["event"] as? String == "downloaded" && $0["sha256"] as? String == hash }
+        }
+        let archived = try await FilesKit.waitForFile(config: config, timeout: 5) { $0["name"] as? String == "x.png" }
+        #expect(archived["direction"] as? String == "out" && archived["state"] as? String == "stored" && archived["sha256"] as? String == hash)
+    }
+
     // MARK: - Issue 29: contacts who stall the downloads or fill the disk
 
     /// alice and her contact bob, carol (a stranger), and a file host serving `files`.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RoostArchive
 import RoostTestSupport
 import RoostXMPP
 
@@ -70,6 +71,29 @@ struct NotificationsEndToEndTests {
         #expect(notifications(containing: "while away 1 \(marker)").isEmpty, "catch-up must not notify message by message")
         await bob.stop()
         await carol.stop()
+    }
+
+    /// A picture shared as a bare upload link (no size in the message, as slixmpp, Conversations and Dino send it)
+    /// is notified with its size, as README shows it: "sent a picture: NAME (SIZE)", the size the download found.
+    @Test func aPictureIsNotifiedWithItsSize() async throws {
+        let dir = try TestDirectory()
+        let (aliceClient, alice, password) = try await server.registeredClient("alice")
+        let (bobClient, bob, bobPassword) = try await server.registeredClient("bob")
+        // A contact's files are downloaded (download = contacts).
+        try await FilesKit.befriend(server, aliceClient, alice, bobClient, bob)
+        await aliceClient.disconnect()
+        await bobClient.disconnect()
+        let config = try server.roostConfig(in: dir, account: alice.description, password: password,
+                                            extra: "[files]\nallow_private_addresses = true\n")
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await offPool { try roost.waitForLog("online") }
+        let marker = "notify-\(UUID().uuidString.prefix(8).lowercased())"
+        let picture = dir.path + "/\(marker).png"
+        try await FilesKit.fixture("make_png.py", [picture, "320", "200", "10", "200", "10"])
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: picture)[.size] as? Int)
+        try await FilesKit.peer(bob, bobPassword, ["upload", try alice.with(resource: "roost").description, picture])
+        try await waitForNotification("sent a picture: \(marker).png (\(FileSize.text(Int64(size))))", roost: roost)
     }
 
     @Test func noNotificationServerLeavesArchivingAlone() async throws {

@@ -111,6 +111,71 @@ struct VerifyCommandTests {
         #expect(result.stdout.contains("NOT consistent"))
     }
 
+    /// Room invitations the server archives as messages (a direct one, XEP-0249, with the fallback body clients add;
+    /// a mediated one, XEP-0045, with the body the room adds) are invitations. The agent's catch-up keeps them as
+    /// such, and verify finds them there: a healthy archive is consistent (it used to call them missing messages,
+    /// exit 1). One the archive lacks is reported apart, and `--repair` archives it as an invitation, listed by
+    /// `roost rooms invites` (it used to store a chat message no invitation list showed).
+    @Test func roomInvitationsAreComparedAsInvitations() async throws {
+        let setup = try await setUp()
+        await setup.bob.disconnect()
+        let server = try TestServer.require()
+        let peers = try await server.registeredAccounts(["vcarol", "vdave"])
+        let carol = RoomPeer(server: server, jid: peers[0].jid, password: peers[0].password)
+        let dave = RoomPeer(server: server, jid: peers[1].jid, password: peers[1].password)
+        let suffix = UUID().uuidString.prefix(8).lowercased()
+        let direct = "vparty-\(suffix)@conference.\(server.domain)", mediated = "vclub-\(suffix)@conference.\(server.domain)"
+        let alice = setup.alice.description
+        // No agent runs: both reach the server archive only.
+        try await offPool { _ = try carol.run(["invite", alice, direct, "--reason", "cake at five"]) }
+        try await offPool { _ = try dave.run(["muc", mediated, "dave", "--invite", alice]) }
+
+        // The agent's catch-up finds them in the server archive and keeps them as invitations.
+        let agent = try RoostBinary.start(["run", "--config", setup.config, "-v"])
+        defer { _ = agent.stop() }
+        func invitedRooms(_ extra: [String] = []) throws -> Set<String> {
+            Set(try RoostBinary.run(["rooms", "invites", "--json", "--config", setup.config] + extra).jsonLines.compactMap { $0["room"] as? String })
+        }
+        try await waitUntil("the agent archived both invitations", timeout: .seconds(60), detail: { agent.stderrSoFar.suffix(2000).description }) {
+            try invitedRooms() == [direct, mediated]
+        }
+        #expect(agent.stop().status == 0)
+
+        let healthy = try verify(setup)
+        #expect(healthy.status == 0, "a healthy archive is consistent: \(healthy.report)")
+        #expect(healthy.report["missing"] as? Int == 0)
+        #expect(healthy.report["room_invitations"] as? Int == 2)
+        #expect(healthy.report["room_invitations_missing"] as? Int == 0)
+        #expect(healthy.report["server_stored_kinds"] as? Int == 0, "no chat message to compare")
+        let text = try RoostBinary.run(["verify", "--config", setup.config], timeout: 120)
+        #expect(text.status == 0 && text.stdout.contains("room invitations: 2 ") && text.stdout.contains("\nconsistent\n"), "\(text.stdout)")
+
+        // Lost from the archive: reported apart, as invitations, and repaired as live routing would store them.
+        let cleared = try RoostBinary.runProgram("/usr/bin/sqlite3", [setup.archive, "DELETE FROM room_invitations;"])
+        #expect(cleared.status == 0, "\(cleared.stderr)")
+        let lost = try verify(setup)
+        #expect(lost.status == 1)
+        #expect(lost.report["consistent"] as? Bool == false && lost.report["missing"] as? Int == 0)
+        #expect(lost.report["room_invitations_missing"] as? Int == 2)
+        let listed = try #require(lost.report["missing_invitations"] as? [[String: Any]])
+        #expect(Set(listed.compactMap { $0["room"] as? String }) == [direct, mediated])
+        let lostText = try RoostBinary.run(["verify", "--config", setup.config], timeout: 120)
+        #expect(lostText.status == 1 && lostText.stdout.contains("room invitations missing locally: 2\n")
+                && lostText.stdout.contains(" to \(direct) from \(peers[0].jid.bare)"), "\(lostText.stdout)")
+
+        let repair = try verify(setup, ["--repair"])
+        #expect(repair.status == 0, "\(repair.report)")
+        #expect(repair.report["room_invitations_repaired"] as? Int == 2 && repair.report["repaired"] as? Int == 0)
+        #expect(repair.report["room_invitations_missing"] as? Int == 0)
+        #expect(try invitedRooms() == [direct, mediated], "the repaired invitations are listed")
+        let reason = try RoostBinary.run(["rooms", "invites", "--json", "--config", setup.config]).jsonLines.first { $0["room"] as? String == direct }
+        #expect(reason?["reason"] as? String == "cake at five")
+        #expect(try ArchiveCount.sqlite(setup.archive, "SELECT count(*) FROM messages").trimmingCharacters(in: .whitespacesAndNewlines) == "0",
+                "no invitation is stored as a chat message")
+        let again = try verify(setup)
+        #expect(again.status == 0 && again.report["room_invitations_missing"] as? Int == 0, "\(again.report)")
+    }
+
     /// With the agent running and archiving live traffic (and a message alice sent through it), verify logs in
     /// beside it and finds the two archives agree.
     @Test func consistentWhileTheAgentRuns() async throws {

@@ -217,8 +217,10 @@ final class TCPProxy: @unchecked Sendable {
     let process: RunningRoost
     let port: UInt16
 
-    init(target: String, port targetPort: UInt16) throws {
-        process = try RoostBinary.startProgram("/usr/bin/python3", [TestServer.packageRoot + "/contrib/scripts/tcp-proxy.py", "0", target, String(targetPort)])
+    /// `listenPort`: 0 for any free port; a port an earlier proxy had, to bring "the network" back where it was.
+    init(target: String, port targetPort: UInt16, listenPort: UInt16 = 0) throws {
+        process = try RoostBinary.startProgram("/usr/bin/python3", [TestServer.packageRoot + "/contrib/scripts/tcp-proxy.py", String(listenPort),
+                                                                    target, String(targetPort)])
         try process.waitForLog("ready ", timeout: 60)
         let line = process.stderrSoFar.split(separator: "\n").first { $0.hasPrefix("ready ") } ?? ""
         guard let p = UInt16(line.dropFirst(6)) else { throw WaitTimedOut(what: "the TCP proxy's port (\(line))") }

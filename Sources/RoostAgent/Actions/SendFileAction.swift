@@ -10,12 +10,21 @@ import RoostOMEMO
 /// with nothing in the clear beside it. The file is copied into the file store first, so the message is
 /// archived as sent with its file already kept. Optional text goes first, as its own message (a body that is
 /// only the link is what other clients show as a file).
+///
+/// `roost send --file` reads the file itself and copies it into the store (`staging`), handing the agent only its
+/// SHA-256 and name: the agent may not see the user's path at all (the systemd unit's `PrivateTmp=yes` gives it a
+/// /tmp of its own; `ProtectHome=read-only` still lets it read, but other sandboxes may not).
 public struct SendFileAction: AccountAction {
     public static let command = "message.send-file"
 
     public var to: String
-    /// An absolute path, readable by the agent (the CLI resolves relative paths).
+    /// The file as the user named it, absolute (the CLI resolves relative paths): read by the agent only when
+    /// `sha256` is absent, else named in messages.
     public var path: String
+    /// The file already in the archive's file store, by its SHA-256 (lowercase hex), as `staging` put it there.
+    public var sha256: String?
+    /// The name the file is sent under (default: the last component of `path`).
+    public var name: String?
     public var text: String?
     /// Send unencrypted even into an OMEMO-encrypted conversation.
     public var plaintext: Bool?
@@ -25,6 +34,25 @@ public struct SendFileAction: AccountAction {
         self.path = path
         self.text = text
         self.plaintext = plaintext ? true : nil
+    }
+
+    /// The action for `path` read by the caller, not the agent: checks it (`inspect`), copies it into the file store
+    /// of the archive at `archivePath` (the agent's, from the same config) and names it there by its hash.
+    public static func staging(to: String, path: String, text: String? = nil, plaintext: Bool = false,
+                               archivePath: String) throws(ActionFailure) -> SendFileAction {
+        let (size, name) = try inspect(path)
+        let stored = try copy(path, into: FileStore(archivePath: archivePath))
+        guard stored.size == size else { throw ActionFailure(.invalidArgument, "\(path) changed while it was read; try again") }
+        var action = SendFileAction(to: to, path: path, text: text, plaintext: plaintext)
+        action.sha256 = stored.sha256
+        action.name = name
+        return action
+    }
+
+    private static func copy(_ path: String, into store: FileStore) throws(ActionFailure) -> StoredFile {
+        do { return try store.put(contentsOf: path) } catch {
+            throw ActionFailure(.internalError, "could not copy \(path) into the file store: \(error)")
+        }
     }
 
     public struct Sent: Codable, Sendable, Equatable {
@@ -44,13 +72,19 @@ public struct SendFileAction: AccountAction {
 
     public func perform(in context: ActionContext) async throws(ActionFailure) -> Sent {
         let recipient = try JIDArgument.bare(to)
-        let (size, name) = try Self.inspect(path)
         let store = FileStore(root: context.dataDirectory + "/files")
         let stored: StoredFile
-        do { stored = try store.put(contentsOf: path) } catch {
-            throw ActionFailure(.internalError, "could not copy \(path) into the file store: \(error)")
+        let size: Int64, name: String
+        if let sha256 {
+            guard let file = store.stored(sha256: sha256) else {
+                throw ActionFailure(.invalidArgument, "the file store of \(context.dataDirectory) holds no file \(sha256) (is roost send using the agent's config?)")
+            }
+            (stored, size, name) = (file, file.size, self.name ?? (path as NSString).lastPathComponent)
+        } else {
+            (size, name) = try Self.inspect(path)
+            stored = try Self.copy(path, into: store)
+            guard stored.size == size else { throw ActionFailure(.invalidArgument, "\(path) changed while it was read; try again") }
         }
-        guard stored.size == size else { throw ActionFailure(.invalidArgument, "\(path) changed while it was read; try again") }
         let mime = MediaType.guess(name: name, path: stored.path) ?? "application/octet-stream"
         // An OMEMO conversation gets the file encrypted too (XEP-0454): the server sees only ciphertext, and
         // the link travels inside the encrypted message.

@@ -34,7 +34,12 @@ public struct SendMessageAction: AccountAction {
         public var encryption: String?
         /// How many devices it was encrypted for.
         public var devices: Int?
+        /// The account was not online (the agent is reconnecting): archived and in the outbox, sent once it is.
+        public var queued: Bool?
     }
+
+    /// At most this many messages wait in an account's outbox.
+    public static let outboxLimit = 1000
 
     /// How long `perform` waits for the server's confirmation.
     static let confirmationWait: Duration = .seconds(15)
@@ -50,35 +55,72 @@ public struct SendMessageAction: AccountAction {
         }
         try RoomSend.refuseKnownRoom(recipient, in: context)
         let id = StanzaID.make()
-        var message = Message(to: recipient, type: .chat, body: body, id: id)
-        message.add(StanzaIDs.originIDElement(id))
         var encrypted: OMEMOService.Outgoing?
         if let preferred = try Self.encryptionNeeded(for: recipient, plaintext: plaintext == true, in: context) {
             encrypted = try await context.omemo!.encrypt(body, to: recipient, id: id, preferred: preferred, client: context.client)
-            message = encrypted!.message
         }
+        var (message, record) = try compose(to: recipient, id: id, encrypted: encrypted?.message, account: context.account,
+                                            from: context.client.boundJID ?? context.account, limit: context.client.outboundStanzaLimit)
+        record.encryption = encrypted?.encryption
+        let confirmed = try await Self.deliver(message, archived: record, in: context)
+        return Sent(to: recipient.description, id: id, timestamp: record.timestamp, confirmed: confirmed,
+                    encryption: encrypted?.encryption.scheme, devices: encrypted?.recipients)
+    }
+
+    /// The chat message to `recipient` (`encrypted`: its OMEMO message, else the body in the clear) and its record
+    /// (`pending`), or `tooLarge` when it is over `limit` bytes as sent.
+    private func compose(to recipient: JID, id: String, encrypted: Message?, account: JID, from: JID,
+                         limit: Int) throws(ActionFailure) -> (Message, MessageRecord) {
+        var message = encrypted ?? Message(to: recipient, type: .chat, body: body, id: id)
+        if encrypted == nil { message.add(StanzaIDs.originIDElement(id)) }
         message.add(Element("active", namespace: Namespace.chatStates))
         // Invite the contact's clients to say when they got and showed it (ticks in `roost log`).
         message.add(Receipts.request)
         message.add(ChatMarkers.markable)
         let size = XMLSerializer.serialize(message.element, parentNamespace: Namespace.client).utf8.count
-        let limit = context.client.outboundStanzaLimit
         guard size <= limit else {
             throw ActionFailure(.tooLarge, "the message is \(size) bytes as sent; the server accepts at most \(limit) (nothing was sent)")
         }
         let now = ActionArchive.now()
-        let from = context.client.boundJID ?? context.account
         var stored = message
         stored.element[attribute: "from"] = from.description
-        var record = MessageRecord(account: context.account.description, conversation: recipient.description, direction: .outgoing,
+        let record = MessageRecord(account: account.description, conversation: recipient.description, direction: .outgoing,
                                    kind: .chat, from: from.description, to: recipient.description,
-                                   senderName: context.account.description, body: body, timestamp: now, receivedAt: now,
+                                   senderName: account.description, body: body, timestamp: now, receivedAt: now,
                                    originId: id, messageId: id, source: .live, rawStanza: XMLSerializer.serialize(stored.element),
                                    delivery: .pending)
-        record.encryption = encrypted?.encryption
-        let confirmed = try await Self.deliver(message, archived: record, in: context)
-        return Sent(to: recipient.description, id: id, timestamp: now, confirmed: confirmed, encryption: encrypted?.encryption.scheme,
-                    devices: encrypted?.recipients)
+        return (message, record)
+    }
+
+    /// The account is not online (the agent is reconnecting): the message is archived `pending` and put in the
+    /// outbox (`SchemaV16`), which the agent sends in order once the account is online. Only a plain chat message
+    /// to a contact waits there: a room needs Roost in it, and an encrypted conversation the server's device lists.
+    /// `state`: the account's state, for the answers. `limit`: `max_send_bytes`.
+    func queue(account: JID, state: String, archive: ActionArchive, archivePath: String, omemo: Bool,
+               omemoSend: OMEMOSendSetting, limit: Int) async throws(ActionFailure) -> Sent {
+        let recipient = try JIDArgument.bare(to)
+        guard !body.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw ActionFailure(.invalidArgument, "the message is empty")
+        }
+        let offline = "\(account) is not online (\(state))"
+        let reader = FileManager.default.fileExists(atPath: archivePath) ? try? ArchiveReader(path: archivePath) : nil
+        if let rooms = try? reader?.rooms(account: account.description),
+           rooms.contains(where: { $0.jid.caseInsensitiveCompare(recipient.description) == .orderedSame }) {
+            throw ActionFailure(.connection, "\(offline); \(recipient) is a group chat, and messages to rooms are not queued: send it once the account is online")
+        }
+        if omemo, plaintext != true, omemoSend != .never {
+            let last = (try? reader?.lastMessageEncryption(account: account.description, conversation: recipient.description)) ?? nil
+            if omemoSend == .always || (last ?? nil) != nil {
+                throw ActionFailure(.connection, "\(offline); the conversation with \(recipient) is encrypted (OMEMO), which needs the server: send it once the account is online, or now unencrypted with --plaintext")
+            }
+        }
+        if let waiting = try? reader?.outboxCount(account: account.description), waiting >= Self.outboxLimit {
+            throw ActionFailure(.refused, "\(offline) and \(waiting) messages already wait to be sent (at most \(Self.outboxLimit)); try again once it is online")
+        }
+        let id = StanzaID.make()
+        let (_, record) = try compose(to: recipient, id: id, encrypted: nil, account: account, from: account.bare, limit: limit)
+        try await archive.record([.message(record), .outbox(account: account.description, originID: id, queued: true, timestamp: record.timestamp)])
+        return Sent(to: recipient.description, id: id, timestamp: record.timestamp, confirmed: false, queued: true)
     }
 
     /// Archives `record` (delivery `pending`), sends `message` (whose id is its origin-id) and marks it `sent`

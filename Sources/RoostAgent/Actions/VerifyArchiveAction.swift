@@ -3,7 +3,9 @@ import RoostArchive
 import RoostXMPP
 
 /// `roost verify`: pages through the account's whole server archive (XEP-0313) and compares it with the
-/// local archive; with `repair`, archives what is missing exactly as the agent's catch-up would.
+/// local archive; with `repair`, archives what is missing exactly as the agent's catch-up would. Each result is
+/// read as catch-up reads it (`ArchivePageRouter.accountResult`): room invitations, which the server archives as
+/// messages, are compared with the archive's invitations, not its messages.
 ///
 /// It always logs in itself, on a resource of its own (`<resource>-verify-XXXX`, no presence, no stream
 /// management), even while the agent runs: it must read the archive pages from the client's event stream,
@@ -72,6 +74,8 @@ public struct VerifyArchiveAction: Sendable {
         }
         // Only the places and ids of messages still missing are kept, never their records.
         var missing: [MissingEntry] = []
+        // Invitations still missing, with their records (a handful: they are checked again at the end).
+        var missingInvitations: [(id: String, record: InvitationRecord)] = []
         var storable = 0
         var after: String?
         var pages = 0
@@ -90,17 +94,25 @@ public struct VerifyArchiveAction: Sendable {
                 pages += 1
                 log.debug("\(account): verify received page \(pages) of the server archive (\(page.results.count) results)")
                 var pageEntries: [(entry: MissingEntry, record: MessageRecord)] = []
+                var pageInvitations: [(id: String, record: InvitationRecord)] = []
                 for element in page.results {
                     guard let result = MAM.result(in: Message(element), archive: account), result.queryID == queryID else {
                         report.rejected += 1
                         continue
                     }
                     report.serverMessages += 1
-                    let inner = result.message
-                    let direction: MessageDirection = inner.from?.bare == account ? .outgoing : .incoming
-                    let records = StanzaRouter.records(for: inner, direction: direction, source: .mam, context: context, now: started,
-                                                       stanzaIDSource: inner, archiveID: result.archiveID,
-                                                       stamp: result.stamp)
+                    // What catch-up would make of it: an invitation is compared with the archive's invitations.
+                    let records: [ArchiveEvent]
+                    switch ArchivePageRouter.accountResult(result, context: context, now: started) {
+                    case .invitation(let outcome):
+                        for case .invitation(let invitation) in outcome.events {
+                            report.roomInvitations += 1
+                            pageInvitations.append((result.archiveID, invitation))
+                        }
+                        continue
+                    case .messages(let events):
+                        records = events
+                    }
                     guard let record = records.lazy.compactMap({ event -> MessageRecord? in
                         if case .message(let m) = event { return m } else { return nil }
                     }).first else { continue }
@@ -141,6 +153,19 @@ public struct VerifyArchiveAction: Sendable {
                         }
                     }
                 }
+                if !pageInvitations.isEmpty {
+                    var absent = try invitationsAbsent(pageInvitations, reader: currentChecker(), config: config)
+                    if repair, !absent.isEmpty {
+                        // Archived as live routing archives them: pending invitations, listed by `roost rooms invites`.
+                        if repairs == nil { repairs = try Repairs(config: config, log: log) }
+                        try await repairs!.archive.record(absent.map { .invitation($0.record) })
+                        let before = absent.count
+                        absent = try invitationsAbsent(absent, reader: currentChecker(), config: config)
+                        report.roomInvitationsRepaired += before - absent.count
+                        log.info("\(account): verify archived \(before - absent.count) missing room invitations")
+                    }
+                    missingInvitations += absent
+                }
                 if pages % 40 == 0 { log.info("\(account): verify read \(report.serverMessages) server messages so far") }
                 let answer = MAM.fin(in: fin)
                 guard let answer, !answer.complete, let next = answer.last, next != after else { break }
@@ -167,6 +192,11 @@ public struct VerifyArchiveAction: Sendable {
         }
         report.missing = missing.count
         report.missingRanges = Self.ranges(of: missing)
+        missingInvitations = try invitationsAbsent(missingInvitations, reader: currentChecker(), config: config)
+        report.roomInvitationsMissing = missingInvitations.count
+        report.missingInvitations = missingInvitations.prefix(20).map {
+            VerifyReport.Invitation(id: $0.id, room: $0.record.room, inviter: $0.record.inviter, timestamp: $0.record.timestamp)
+        }
         if let endReader = try currentChecker() {
             let summary = try archiveRead(config) { () throws(ArchiveError) in
                 try endReader.trustedStanzaIDSummary(account: account.description, receivedBefore: started, sampleSize: 10)
@@ -192,6 +222,18 @@ public struct VerifyArchiveAction: Sendable {
             try reader.storedTrustedStanzaIDs(account: account.description, among: items.map(\.entry.id), revisions: true)
         }
         return items.filter { !stored.contains($0.entry.id) }
+    }
+
+    /// The invitations the archive does not hold (`ArchiveReader.hasInvitation`); all of them when there is no archive.
+    private func invitationsAbsent(_ items: [(id: String, record: InvitationRecord)], reader: ArchiveReader?,
+                                   config: RoostConfig) throws(ActionFailure) -> [(id: String, record: InvitationRecord)] {
+        guard !items.isEmpty, let reader else { return items }
+        var absent: [(id: String, record: InvitationRecord)] = []
+        for item in items {
+            let held = try archiveRead(config) { () throws(ArchiveError) in try reader.hasInvitation(item.record) }
+            if !held { absent.append(item) }
+        }
+        return absent
     }
 
     private func archiveRead<T>(_ config: RoostConfig, _ body: () throws(ArchiveError) -> T) throws(ActionFailure) -> T {
@@ -232,14 +274,18 @@ public struct VerifyArchiveAction: Sendable {
         }
     }
 
-    /// Display names as the agent would use them, from the roster stored in the archive, and the rooms it knows (the
-    /// archive's and the config's), so that private messages in rooms are read as the agent stores them.
+    /// Display names and contacts as the agent would know them, from the roster stored in the archive, and the rooms
+    /// it knows (the archive's and the config's), so that private messages in rooms and invitations are read as the
+    /// agent stores them.
     private func routingContext(config: RoostConfig, account: JID) -> RoutingContext {
         var names: [JID: String] = [:]
+        var contacts: Set<JID> = []
         var rooms = Set(config.accounts.first { JID(parsing: $0.jid)?.bare == account }?.rooms.compactMap { JID(parsing: $0.jid)?.bare } ?? [])
         if let reader = try? reader(config: config) {
             for contact in (try? reader.contacts(account: account.description)) ?? [] {
-                if let name = contact.name, let jid = JID(parsing: contact.jid) { names[jid] = name }
+                guard let jid = JID(parsing: contact.jid) else { continue }
+                contacts.insert(jid.bare)
+                if let name = contact.name { names[jid] = name }
             }
             for room in (try? reader.rooms(account: account.description)) ?? [] {
                 if let jid = JID(parsing: room.jid)?.bare { rooms.insert(jid) }
@@ -247,6 +293,7 @@ public struct VerifyArchiveAction: Sendable {
         }
         var context = RoutingContext(account: account, trustsOwnStanzaIDs: true, displayNames: names)
         context.knownRooms = rooms
+        context.contacts = contacts
         return context
     }
 

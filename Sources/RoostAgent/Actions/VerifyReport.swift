@@ -19,11 +19,28 @@ public struct VerifyReport: Codable, Sendable, Equatable {
     public var roomPrivateCopies = 0
     /// Rows `--repair` added or linked to their server id.
     public var repaired = 0
+    /// Room invitations (XEP-0249 direct, XEP-0045 mediated) the server archived as messages: Roost keeps them as
+    /// invitations (`roost rooms invites`), not as chat messages, so they are compared with those.
+    public var roomInvitations = 0
+    /// Of those, invitations the archive lacks (after any repair: those still absent); the first 20 are listed.
+    public var roomInvitationsMissing = 0
+    public var missingInvitations: [Invitation] = []
+    /// Invitations `--repair` archived.
+    public var roomInvitationsRepaired = 0
     /// Local trusted ids the server does not list (e.g. its archive expired); informational.
     public var orphans = 0
     public var orphanSample: [String] = []
     public var duplicateStanzaIds: [Duplicate] = []
     public var duplicateFallbackKeys: [Duplicate] = []
+
+    /// A room invitation the server archived and the local archive lacks.
+    public struct Invitation: Codable, Sendable, Equatable {
+        /// Its id in the server archive.
+        public var id: String
+        public var room: String
+        public var inviter: String?
+        public var timestamp: Int64
+    }
 
     public struct Duplicate: Codable, Sendable, Equatable {
         public var key: String
@@ -32,6 +49,9 @@ public struct VerifyReport: Codable, Sendable, Equatable {
 
     public init(account: String) { self.account = account }
 
-    /// Nothing is missing and nothing is stored twice (orphans and unlinked messages are not faults).
-    public var consistent: Bool { missing == 0 && duplicateStanzaIds.isEmpty && duplicateFallbackKeys.isEmpty }
+    /// Nothing is missing (messages or invitations) and nothing is stored twice (orphans and unlinked messages are
+    /// not faults).
+    public var consistent: Bool {
+        missing == 0 && roomInvitationsMissing == 0 && duplicateStanzaIds.isEmpty && duplicateFallbackKeys.isEmpty
+    }
 }

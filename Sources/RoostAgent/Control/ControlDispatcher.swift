@@ -1,4 +1,5 @@
 public import Foundation
+import RoostXMPP
 
 /// Answers one request line of the control protocol: decodes it, runs the action on the agent's connection
 /// for the account, and encodes the reply. Never throws: every problem becomes an error reply.
@@ -15,6 +16,8 @@ public struct ControlDispatcher: Sendable {
     private let priorities: [String: Int]
     private let omemoSend: [String: OMEMOSendSetting]
     private let dataDirectory: String
+    /// `max_send_bytes`: the limit of a message queued while its account is offline.
+    private let maxSendBytes: Int
 
     public init(handle: any AgentHandle, config: RoostConfig) {
         self.handle = handle
@@ -27,6 +30,7 @@ public struct ControlDispatcher: Sendable {
         self.priorities = priorities
         self.omemoSend = omemoSend
         dataDirectory = (handle.archivePath as NSString).deletingLastPathComponent
+        maxSendBytes = config.maxSendBytes
     }
 
     /// Every account command the socket accepts, by its `command` value.
@@ -126,6 +130,20 @@ public struct ControlDispatcher: Sendable {
         }
         guard let client = await handle.client(for: account) else {
             let state = await handle.status().first { $0.account.caseInsensitiveCompare(account) == .orderedSame }?.state.description ?? "unknown"
+            if header.command == SendMessageAction.command, let jid = JID(parsing: account),
+               let send = (try? JSONDecoder().decode(ControlRequest<SendMessageAction>.self, from: line))?.arguments {
+                // Reconnecting: the message waits in the outbox and goes out once the account is online.
+                let settings = handle.accountConfig(account)
+                do {
+                    let sent = try await send.queue(account: jid, state: state, archive: ActionArchive(pipeline: handle.pipeline),
+                                                    archivePath: handle.archivePath, omemo: settings?.omemo ?? true,
+                                                    omemoSend: settings?.omemoSend ?? omemoSend[account.lowercased()] ?? .auto,
+                                                    limit: maxSendBytes)
+                    return ControlJSON.encode(ControlSuccess(id: header.id, ok: true, result: sent))
+                } catch {
+                    return ControlJSON.failure(error, id: header.id)
+                }
+            }
             return ControlJSON.failure(ActionFailure(.connection, "\(account) is not online in the agent (\(state))"), id: header.id)
         }
         let settings = handle.accountConfig(account)

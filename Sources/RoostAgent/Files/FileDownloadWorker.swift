@@ -168,13 +168,14 @@ public final class FileDownloadWorker: Sendable {
         }
     }
 
-    /// The stored file of the first picture a message shared, waiting at most `timeout` for its download.
-    func storedPicture(ofMessage messageID: Int64, timeout: Duration) async -> String? {
+    /// The first picture a message shared once stored (its `localPath` and `size` known), waiting at most `timeout`
+    /// for its download.
+    func storedPicture(ofMessage messageID: Int64, timeout: Duration) async -> AttachmentRecord? {
         guard let rows = try? reader.files(ofMessage: messageID),
               let picture = rows.first(where: { ($0.attachment.mime ?? MediaType.guess(name: $0.attachment.displayName, sample: []))?.hasPrefix("image/") == true })
         else { return nil }
         guard await settled(picture.id, timeout: timeout) == .stored else { return nil }
-        return (try? reader.file(id: picture.id))?.attachment.localPath
+        return (try? reader.file(id: picture.id))?.attachment
     }
 
     /// Ends the transfers in flight (their rows stay as they were, to be retried next time) and the threads.

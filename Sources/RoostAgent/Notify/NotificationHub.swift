@@ -17,9 +17,12 @@ final class NotificationHub: Sendable {
     func post(_ event: NotificationEvent) {
         guard let notifier = notifier.withLock({ $0 }) else { return }
         if case .message(var message) = event, let id = message.pictureMessageID, let files = files.withLock({ $0 }) {
-            // Show the picture itself when it arrives soon enough; the notification never waits longer.
+            // Show the picture itself, and its size where the message gave none, when it arrives soon enough; the
+            // notification never waits longer.
             Task {
-                message.imagePath = await files.storedPicture(ofMessage: id, timeout: Self.pictureWait)
+                let stored = await files.storedPicture(ofMessage: id, timeout: Self.pictureWait)
+                message.imagePath = stored?.localPath
+                if message.pictureSizeAwaited, let size = stored?.size { message.body += NotificationTranslator.sizeSuffix(size) }
                 notifier.post(.message(message))
             }
             return

@@ -29,12 +29,16 @@ struct NotificationTranslator: Sendable {
         var message = IncomingMessage(account: account, conversation: record.conversation, from: record.from, displayName: name,
                                       body: body, isGroupchat: record.kind == .groupchat, mentionsUser: mentionsUser,
                                       timestamp: record.timestamp, avatarPath: avatars[record.conversation.lowercased()])
-        if picture { message.pictureMessageID = archiveID }
+        if picture {
+            message.pictureMessageID = archiveID
+            message.pictureSizeAwaited = record.attachments.count == 1 && record.attachments[0].size == nil
+        }
         return message
     }
 
     /// What a notification says of a message: its text, or for a file message "sent a picture: bob.png
-    /// (1.2 MB)" / "sent a file: …" (and whether it is a picture).
+    /// (1.2 MB)" / "sent a file: …" (and whether it is a picture). The size is the one the message gave; for a
+    /// picture without one, `NotificationHub` adds the downloaded file's.
     static func text(of record: MessageRecord) -> (String, picture: Bool) {
         let body = record.body ?? ""
         // Only a message with a file needs its body trimmed (Foundation's trimming of every body was 1 % of a live
@@ -48,8 +52,11 @@ struct NotificationTranslator: Sendable {
             return ("sent \(record.attachments.count) \(noun)", !pictures.isEmpty)
         }
         let noun = pictures.isEmpty ? "a file" : "a picture"
-        return ("sent \(noun): \(VisibleText.name(first.displayName))" + (first.size.map { " (\(FileSize.text($0)))" } ?? ""), !pictures.isEmpty)
+        return ("sent \(noun): \(VisibleText.name(first.displayName))" + sizeSuffix(first.size), !pictures.isEmpty)
     }
+
+    /// " (1.2 MB)" after a file's name; nothing when the size is not known.
+    static func sizeSuffix(_ size: Int64?) -> String { size.map { " (\(FileSize.text($0)))" } ?? "" }
 
     func isLive(_ record: MessageRecord) -> Bool { record.receivedAt - record.timestamp < liveWindowMilliseconds }
 

@@ -77,6 +77,11 @@ actor AccountSession {
     /// Messages this process already sent again once: if that session ends without them too, they failed
     /// (a message the server kicks Roost for must not be sent again and again).
     private var resentOnce: Set<String> = []
+    /// Origin-ids sent from the outbox in the current session: stream management settles them, never
+    /// `settleUnconfirmedSends` of the same session (they are older than the session, but were sent in it).
+    private var sentFromOutbox: Set<String> = []
+    /// `sendOutbox` runs (one at a time: two would send the same entries).
+    private var sendingOutbox = false
 
     // Server archive
     private var catchUpRunning = false
@@ -438,7 +443,10 @@ actor AccountSession {
         }
         // A fresh session, or the first of this process (resuming one of an earlier process): outgoing
         // messages still pending from before it are settled after the next catch-up.
-        if !info.resumed || sessionStartedAt == 0 { sessionStartedAt = Self.nowMilliseconds() }
+        if !info.resumed || sessionStartedAt == 0 {
+            sessionStartedAt = Self.nowMilliseconds()
+            sentFromOutbox.removeAll()
+        }
         setState(.online(resource: info.boundJID.resource ?? "", streamManagement: info.streamManagement))
         setupTask?.cancel()
         setupTask = Task { await self.setUp(resumed: info.resumed) }
@@ -456,6 +464,7 @@ actor AccountSession {
     /// server archive and polling. Each step is retried while the connection lasts; a failure never turns
     /// catch-up or polling off.
     private func setUp(resumed: Bool) async {
+        await sendOutbox()
         if !carbonsEnabled {
             carbonsEnabled = await retrying("enabling message carbons") { () throws(ClientError) in
                 _ = try await self.client.request(Carbons.enableRequest())
@@ -741,6 +750,8 @@ actor AccountSession {
 
     private func pollArchive() async {
         guard client.isConnected else { return }
+        // A message queued just as the account came online may have missed the first look.
+        await sendOutbox()
         await catchUp(progress: false)
     }
 
@@ -755,7 +766,7 @@ actor AccountSession {
         var failed: [String] = []
         var resent = 0
         for message in unconfirmed where message.delivery == .pending && message.timestamp < sessionStartedAt
-            && !resentOnce.contains(message.originId) {
+            && !resentOnce.contains(message.originId) && !sentFromOutbox.contains(message.originId) {
             guard serverArchiveRead, let raw = message.rawStanza, var element = Element(parsing: raw) else {
                 failed.append(message.originId)
                 continue
@@ -774,6 +785,43 @@ actor AccountSession {
             log.warning("\(jid): \(failed.count) message(s) could not be sent; `roost log` marks them failed")
             await pipeline.submit([.delivery(account: jid.description, originIDs: failed, state: .failed)])
         }
+    }
+
+    /// The outbox (`SchemaV16`): messages `roost send` queued while the account was offline, sent in order now that
+    /// it is online. Each leaves the outbox (committed) just before it is written to the stream: from then on it is
+    /// a pending message like any other (acknowledged, found in the server archive, or sent again once), so a crash
+    /// or a cut between the two never sends it twice.
+    private func sendOutbox() async {
+        guard let reader = try? ArchiveReader(path: settings.archivePath),
+              let queued = try? reader.outbox(account: jid.description), !queued.isEmpty, !sendingOutbox else { return }
+        sendingOutbox = true
+        defer { sendingOutbox = false }
+        let archive = ActionArchive(pipeline: pipeline)
+        var sent = 0
+        for message in queued {
+            guard client.isConnected, !Task.isCancelled else { break }
+            do {
+                try await archive.record([.outbox(account: jid.description, originID: message.originId, queued: false,
+                                                  timestamp: Self.nowMilliseconds())])
+            } catch {
+                log.warning("\(jid): could not take a message out of the outbox: \(LogText.quote(error)); it is sent at the next connection")
+                break
+            }
+            guard let raw = message.rawStanza, var element = Element(parsing: raw) else {
+                await pipeline.submit([.delivery(account: jid.description, originIDs: [message.originId], state: .failed)])
+                continue
+            }
+            element[attribute: "from"] = nil
+            sentFromOutbox.insert(message.originId)
+            do {
+                try client.send(Message(element), tracking: message.originId)
+                sent += 1
+            } catch {
+                // Pending, out of the outbox: the next session's settling sends it once the server archive lacks it.
+                break
+            }
+        }
+        if sent > 0 { log.info("\(jid): sent \(sent) message(s) queued while the account was offline") }
     }
 
     // MARK: - Contacts' avatars

@@ -161,16 +161,14 @@ enum ArchivePageRouter {
                         routed.mentions.insert(routed.events.count + offset)
                     }
                 }
-            } else if inner.from?.bare != account.bare,
-                      let invitation = MUC.mediatedInvitation(in: inner) ?? DirectInvitation.invitation(in: inner) {
-                let time = MessageTime(inner, serverStamp: result.stamp, account: account, receivedAt: now, offlineDelivery: false)
-                let outcome = RoomRouter.invitation(invitation, message: inner, context: context, now: time.timestamp)
-                routed.invitations += outcome.notes.compactMap { if case .room(let note) = $0 { (routed.events.count, note) } else { nil } }
-                records = outcome.events
             } else {
-                let outgoing = inner.from?.bare == account.bare
-                records = StanzaRouter.records(for: inner, direction: outgoing ? .outgoing : .incoming, source: .mam, context: context,
-                                               now: now, stanzaIDSource: inner, archiveID: result.archiveID, stamp: result.stamp)
+                switch accountResult(result, context: context, now: now) {
+                case .invitation(let outcome):
+                    routed.invitations += outcome.notes.compactMap { if case .room(let note) = $0 { (routed.events.count, note) } else { nil } }
+                    records = outcome.events
+                case .messages(let events):
+                    records = events
+                }
             }
             for case .message(let m) in records { routed.newest = max(routed.newest ?? m.timestamp, m.timestamp) }
             routed.events.append(contentsOf: records)
@@ -184,5 +182,30 @@ enum ArchivePageRouter {
             }
         }
         return routed
+    }
+
+    /// What one result of the account's own archive is.
+    enum AccountResult {
+        /// A room invitation (XEP-0249 direct or XEP-0045 mediated), as live routing handles it: its
+        /// `.invitation` record, and what the room manager and the notifications hear.
+        case invitation(StanzaRouter.Outcome)
+        /// The records Roost stores of any other message (none for receipts, chat states and the like).
+        case messages([ArchiveEvent])
+    }
+
+    /// The one place that decides what a result of the account's own archive is: catch-up stores what it says and
+    /// `roost verify` compares (and repairs) by it. The server archives invitations as messages (Roost, at
+    /// priority -1, is not offered those sent to the bare JID, so catch-up is where it learns of them); they are
+    /// invitations here, never chat messages. `result` must be the account's (`MAM.result(in:archive:)` checked it).
+    static func accountResult(_ result: MAM.Result, context: RoutingContext, now: Int64) -> AccountResult {
+        let account = context.account
+        let inner = result.message
+        if inner.from?.bare != account.bare, let invitation = MUC.mediatedInvitation(in: inner) ?? DirectInvitation.invitation(in: inner) {
+            let time = MessageTime(inner, serverStamp: result.stamp, account: account, receivedAt: now, offlineDelivery: false)
+            return .invitation(RoomRouter.invitation(invitation, message: inner, context: context, now: time.timestamp))
+        }
+        let outgoing = inner.from?.bare == account.bare
+        return .messages(StanzaRouter.records(for: inner, direction: outgoing ? .outgoing : .incoming, source: .mam, context: context,
+                                              now: now, stanzaIDSource: inner, archiveID: result.archiveID, stamp: result.stamp))
     }
 }

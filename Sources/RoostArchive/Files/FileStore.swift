@@ -28,8 +28,15 @@ public struct FileStore: Sendable {
     }
 
     public func contains(sha256 hex: String) -> Bool {
+        stored(sha256: hex) != nil
+    }
+
+    /// The file the store holds under this SHA-256 (lowercase hex), or nil when it holds none.
+    public func stored(sha256 hex: String) -> StoredFile? {
         var info = stat()
-        return Self.isSHA256(hex) && stat(path(forSHA256: hex), &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+        let path = path(forSHA256: hex)
+        guard Self.isSHA256(hex), stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return StoredFile(sha256: hex, size: Int64(info.st_size), path: path)
     }
 
     /// Starts a new file; `checking` lists the advertised hashes that `commit` must find matching.

@@ -11,6 +11,9 @@ public enum ArchiveEvent: Sendable, Equatable {
     case syncState(SyncStateRecord)
     /// Outgoing messages (by origin-id) reached a new delivery state.
     case delivery(account: String, originIDs: [String], state: DeliveryState)
+    /// An outgoing message (by origin-id) joins the outbox (`queued`: archived, not sent yet: `SchemaV16`) or
+    /// leaves it (about to be written to the stream).
+    case outbox(account: String, originID: String, queued: Bool, timestamp: Int64)
     /// A message stored as undecryptable was decrypted later.
     case messageDecrypted(MessageDecryption)
     /// Group chats: what is known about a room, an occupant's presence, an invitation and its answer.

@@ -337,6 +337,7 @@ public final class ArchiveWriter: Sendable {
         case .vCard(let record): account = record.account
         case .syncState(let record): account = record.account
         case .delivery(let jid, _, _): account = jid
+        case .outbox(let jid, _, _, _): account = jid
         case .messageDecrypted: return nil
         case .room(let update): account = update.account
         case .roomPresence(let record): account = record.account

@@ -123,6 +123,7 @@ final class Ingestor {
         case .vCard(let record): return try upsert(record)
         case .syncState(let record): return try update(record)
         case .delivery(let account, let ids, let state): return try updateDelivery(account: account, originIDs: ids, state: state)
+        case .outbox(let account, let id, let queued, let timestamp): return try updateOutbox(account: account, originID: id, queued: queued, at: timestamp)
         case .messageDecrypted(let decryption): return try apply(decryption)
         case .room(let update): return try apply(update)
         case .roomPresence(let record): return try insert(record)
@@ -524,6 +525,17 @@ final class Ingestor {
             WHERE account_id = ?2 AND origin_id = ?3 AND direction = 'out' AND delivery IS NOT NULL AND delivery != 'sent'
             """)
         for id in originIDs { try statement.run([.text(state.rawValue), .integer(account), .text(id)]) }
+        return .stored
+    }
+
+    private func updateOutbox(account jid: String, originID: String, queued: Bool, at timestamp: Int64) throws(SQLiteError) -> InsertOutcome {
+        let account = try accountID(jid, now: timestamp)
+        if queued {
+            try database.cached("INSERT INTO outbox (account_id, origin_id, queued_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
+                .run([.integer(account), .text(originID), .integer(timestamp)])
+        } else {
+            try database.cached("DELETE FROM outbox WHERE account_id = ? AND origin_id = ?").run([.integer(account), .text(originID)])
+        }
         return .stored
     }
 

@@ -17,6 +17,7 @@ enum Migrator {
         Migration(version: 13, name: "origin-id dedup keys not stored twice", sql: SchemaV13.sql, batches: SchemaV13.markOriginKeys),
         Migration(version: 14, name: "full-text updates indexed at the end of each batch", sql: SchemaV14.sql),
         Migration(version: 15, name: "the name a room gives itself", sql: SchemaV15.sql),
+        Migration(version: 16, name: "outbox of messages sent while offline", sql: SchemaV16.sql),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

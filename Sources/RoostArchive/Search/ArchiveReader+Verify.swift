@@ -129,6 +129,29 @@ extension ArchiveReader {
         return try hasCopy(of: record, extra: "stanza_id_trusted = 1")
     }
 
+    /// Whether the archive holds the room invitation the server archived as a message, by the rules that store it
+    /// (`Ingestor.insert(_: InvitationRecord)`): a row for the same room and inviter that carries the same message id,
+    /// or into which it was merged — a repeat while the first was pending refreshes that row (and takes over its
+    /// message id), so the invitation's time then lies within the row's life (`created_at` … `updated_at`, with
+    /// `invitationSlack` either side for the gap between the server's stamp and the agent's clock).
+    public func hasInvitation(_ record: InvitationRecord) throws(ArchiveError) -> Bool {
+        let sql = """
+            SELECT 1 FROM room_invitations i JOIN accounts a ON a.id = i.account_id
+            WHERE a.jid = ?1 AND i.room = ?2 AND coalesce(i.inviter_bare, '') = coalesce(?3, '')
+              AND ((?4 IS NOT NULL AND i.message_id = ?4) OR ?5 BETWEEN i.created_at - ?6 AND i.updated_at + ?6)
+            LIMIT 1
+            """
+        return try withDatabase { database throws(SQLiteError) in
+            try database.cached(sql).scalarInt([.text(record.account), .text(record.room), SQLValue(record.inviter.map(JIDText.bare)),
+                                                SQLValue(record.messageId), .integer(record.timestamp),
+                                                .integer(Self.invitationSlack)]) != nil
+        }
+    }
+
+    /// How far an invitation's time (the server's stamp) may lie outside the life of the row that holds it (the agent
+    /// stored a live one at its own clock's time): five minutes.
+    static let invitationSlack: Int64 = 5 * 60_000
+
     private func hasCopy(of record: MessageRecord, extra: String) throws(ArchiveError) -> Bool {
         try withDatabase { database throws(SQLiteError) in
             guard let account = try database.cached("SELECT id FROM accounts WHERE jid = ?").scalarInt([.text(record.account)]) else {

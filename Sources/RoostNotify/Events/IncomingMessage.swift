@@ -20,6 +20,9 @@ public struct IncomingMessage: Sendable, Hashable {
     /// The archive id of a message that shared a picture still downloading: the agent waits briefly for the
     /// file and fills `imagePath` before posting.
     public var pictureMessageID: Int64?
+    /// The body names the one picture the message shared ("sent a picture: holiday.png") without its size, which
+    /// the message did not give (a bare upload link): the agent adds it once the download has told it.
+    public var pictureSizeAwaited = false
 
     public init(account: String, conversation: String, from: String, displayName: String, body: String,
                 isGroupchat: Bool = false, mentionsUser: Bool = false, timestamp: Int64, avatarPath: String? = nil) {

@@ -10,7 +10,9 @@ struct RosterCommand: Command {
     static let arguments: [ArgumentKind] = [.subcommands([Subcommand("add", [.text]), Subcommand("remove", [.contact]),
                                                           Subcommand("rename", [.contact, .text]), Subcommand("group", [.contact, .text])])]
     static let discussion = """
-        Without a subcommand, lists the roster as the server has it, with each contact's subscription \
+        Without a subcommand, lists the roster as the server has it (as last archived with --cached, and when \
+        the agent is not online or the server cannot be reached: a note says so, and --json adds \
+        "from_archive": true), with each contact's subscription \
         (none, to, from, both; "pending" while your request is unanswered) and, while an agent runs, its \
         presence now; "last seen" is the last time the presence log saw it available (never for a contact \
         that does not share its presence).
@@ -105,17 +107,27 @@ struct RosterCommand: Command {
     private func list(_ link: AgentLink, cached: Bool) async throws -> ExitCode {
         var entries: [RosterEntry]
         var route: AgentLink.Route?
+        var archived = cached
         let account = link.account.jid
-        if cached {
-            let reader = try ArchiveAccess.reader(link.context)
-            entries = try reader.contacts(account: account).map { row in
+        func fromArchive() throws -> [RosterEntry] {
+            try ArchiveAccess.reader(link.context).contacts(account: account).map { row in
                 RosterEntry(jid: row.jid, name: row.name, groups: row.groups, subscription: row.subscription ?? "none",
                             pending: row.ask == "subscribe")
             }
+        }
+        if cached {
+            entries = try fromArchive()
         } else {
-            let (snapshot, how) = try await link.perform(RosterFetchAction())
-            entries = snapshot.items
-            route = how
+            do {
+                let (snapshot, how) = try await link.perform(RosterFetchAction())
+                entries = snapshot.items
+                route = how
+            } catch let failure as ActionFailure where failure.kind == .connection {
+                // The agent is reconnecting (or the server cannot be reached): the roster as last archived, said so.
+                do { entries = try fromArchive() } catch { throw failure }
+                link.context.output.note("\(failure.message): the roster as last archived")
+                archived = true
+            }
         }
         let reader = FileManager.default.fileExists(atPath: link.config.archivePath) ? try? ArchiveReader(path: link.config.archivePath) : nil
         let latest = Dictionary(grouping: (try? reader?.latestPresence(account: account)) ?? [], by: { $0.contact.lowercased() })
@@ -135,6 +147,7 @@ struct RosterCommand: Command {
                 object["last_seen"] = summary.isOnline && presenceKnown ? "now" : summary.lastSeen.map { .string(TimeText.utc($0)) } ?? .null
                 object["nickname"] = .string(vcard?.nickname)
                 object["fullname"] = .string(vcard?.fullName)
+                object["from_archive"] = .bool(archived)
                 output.jsonLine(object)
             } else {
                 var line = entry.jid

@@ -14,14 +14,18 @@ struct SendCommand: Command {
         JID the archive knows (one that fits several contacts is an error listing them). It is archived as pending first and as sent once the server \
         confirms it; a message larger than the server accepts (XEP-0478, else `max_send_bytes`, 256 KiB) is \
         refused before anything is sent (exit 2). Goes through the running agent; when none runs, roost logs \
-        in once itself with the same config, sends and logs out. \
+        in once itself with the same config, sends and logs out. While the agent's account is offline \
+        (reconnecting), a chat message to a contact is archived and queued (at most 1000), and the agent sends \
+        the queue in order once the account is online again; messages to rooms, into encrypted conversations \
+        (unless --plaintext) and files are refused then. \
         When the conversation is encrypted (its newest message was OMEMO-encrypted, or `omemo_send = always`), \
         the message is encrypted for every trusted device of JID and of your own account; a contact without \
         OMEMO devices is then an error, and sending plaintext into the conversation needs --plaintext.
         With --file PATH, uploads the file to the server's HTTP upload service (XEP-0363; a progress bar on a \
         terminal) and sends its link the way other clients show as a file (the URL as the body, with XEP-0066 \
-        and XEP-0447 name, type, size and SHA-256); TEXT, if given, is sent first as its own message. The file \
-        is kept in the archive's file store and archived as sent. The server's size limit and quota are \
+        and XEP-0447 name, type, size and SHA-256); TEXT, if given, is sent first as its own message. roost send \
+        reads the file itself and copies it into the archive's file store, where the agent finds it (a service \
+        with a private /tmp could not read PATH); it is archived as sent. The server's size limit and quota are \
         reported as such.
         """
     static let options: [OptionSpec] = [
@@ -60,8 +64,10 @@ struct SendCommand: Command {
         if context.options.json {
             context.output.jsonLine(["ok": true, "to": .string(sent.to), "id": .string(sent.id),
                                      "timestamp": .string(TimeText.utc(sent.timestamp)), "via": .string(route.rawValue),
-                                     "confirmed": .bool(sent.confirmed ?? true),
+                                     "confirmed": .bool(sent.confirmed ?? true), "queued": .bool(sent.queued ?? false),
                                      "encryption": .string(sent.encryption)])
+        } else if sent.queued == true {
+            context.output.line("queued for \(sent.to): the account is offline (the agent is reconnecting); the agent sends it once it is back online")
         } else if sent.confirmed == false {
             context.output.line("queued for \(sent.to); the server has not confirmed it yet (roost delivers it when it can)")
         } else {
@@ -73,8 +79,10 @@ struct SendCommand: Command {
     private func send(file: String, to jid: String, link: AgentLink, context: CommandContext) async throws -> ExitCode {
         let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
         let name = (path as NSString).lastPathComponent
+        // Read here, not by the agent, which may not see the path (systemd's PrivateTmp gives it a /tmp of its own).
+        let action = try SendFileAction.staging(to: jid, path: path, text: text, plaintext: plaintext, archivePath: link.config.archivePath)
         let meter = ProgressMeter(output: context.output, enabled: context.output.standardErrorIsTTY && !context.options.quiet, noun: "bytes")
-        let (sent, route) = try await link.perform(SendFileAction(to: jid, path: path, text: text, plaintext: plaintext)) { progress in
+        let (sent, route) = try await link.perform(action) { progress in
             meter.show(text: ProgressMeter.bar(name: name, progress))
         }
         meter.clear()

@@ -12,11 +12,12 @@ struct VerifyCommand: Command {
         server archive (XEP-0313) and compares its ids with the trusted stanza-ids of the local archive. Reports \
         server messages missing locally (as ranges), local messages the server no longer lists (orphans, e.g. \
         an expired server archive; informational) and rows stored twice — a private message in a room too, \
-        which the server archives once per client of yours in the room (those copies are one message). --repair archives the missing messages \
-        exactly as catch-up would. It also reads every file of the file store again and compares its SHA-256 \
+        which the server archives once per client of yours in the room (those copies are one message). Room \
+        invitations the server archived as messages are compared with the invitations Roost keeps (roost rooms \
+        invites) and reported apart. --repair archives the missing messages and invitations exactly as catch-up would. It also reads every file of the file store again and compares its SHA-256 \
         with the one recorded (--files: only that, without logging in); --repair sends missing or damaged files \
-        back to download. Exit status 0 when consistent (after --repair: when repaired), 1 when messages are \
-        missing or stored twice or files are missing or damaged. With --json, one object.
+        back to download. Exit status 0 when consistent (after --repair: when repaired), 1 when messages or \
+        invitations are missing, messages are stored twice or files are missing or damaged. With --json, one object.
         """
     static let options: [OptionSpec] = [
         .flag("repair", help: "archive the messages missing locally; download missing or damaged files again"),
@@ -102,6 +103,13 @@ struct VerifyCommand: Command {
             "unlinked": .int(Int64(report.unlinked)),
             "room_private_copies": .int(Int64(report.roomPrivateCopies)),
             "repaired": .int(Int64(report.repaired)),
+            "room_invitations": .int(Int64(report.roomInvitations)),
+            "room_invitations_missing": .int(Int64(report.roomInvitationsMissing)),
+            "room_invitations_repaired": .int(Int64(report.roomInvitationsRepaired)),
+            "missing_invitations": .array(report.missingInvitations.map { invitation in
+                .object(["id": .string(invitation.id), "room": .string(invitation.room), "from": invitation.inviter.map { .string($0) } ?? .null,
+                         "time": .string(TimeText.utc(invitation.timestamp))])
+            }),
             "orphans": .int(Int64(report.orphans)),
             "orphan_sample": .array(report.orphanSample.map { .string($0) }),
             "duplicate_stanza_ids": duplicates(report.duplicateStanzaIds),
@@ -120,6 +128,23 @@ struct VerifyCommand: Command {
             }
             if report.missingRanges.count > 20 { lines.append("  … \(report.missingRanges.count - 20) more (see --json)") }
             lines.append("run `roost verify --repair` to archive them")
+        }
+        if report.roomInvitations > 0 {
+            lines.append("room invitations: \(Counted.number(report.roomInvitations)) (kept as invitations: roost rooms invites --all)")
+        }
+        if report.roomInvitationsRepaired > 0 {
+            lines.append("repaired: \(Counted.noun(report.roomInvitationsRepaired, "room invitation")) archived from the server")
+        }
+        if report.roomInvitationsMissing > 0 {
+            lines.append("room invitations missing locally: \(Counted.number(report.roomInvitationsMissing))")
+            for invitation in report.missingInvitations {
+                lines.append("  \(TimeText.local(invitation.timestamp, seconds: true)) to \(invitation.room)"
+                             + (invitation.inviter.map { " from \($0)" } ?? "") + " (\(invitation.id))")
+            }
+            if report.roomInvitationsMissing > report.missingInvitations.count {
+                lines.append("  … \(report.roomInvitationsMissing - report.missingInvitations.count) more")
+            }
+            if report.missing == 0 { lines.append("run `roost verify --repair` to archive them") }
         }
         if report.unlinked > 0 { lines.append("stored but not yet linked to their server id: \(report.unlinked) (the agent links them on catch-up)") }
         if report.roomPrivateCopies > 0 {

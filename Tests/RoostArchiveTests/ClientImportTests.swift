@@ -250,6 +250,20 @@ struct CrossSourceDedupTests {
         #expect(try archive.rows().count == 3)
     }
 
+    /// poezio logs a room's history again when it joins again: the same line twice. Into an empty archive the two
+    /// are one message (the second meets the first by its key); into the archive that has the message live, too.
+    @Test func aLineTheClientLoggedTwiceIsOneMessageWhereverItIsImported() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        _ = try writer.commit([live("history line", at: 10_034, stanzaID: "H")])
+        let outcomes = try writer.commit([imported("history line", at: 10), imported("history line", at: 10)])
+        #expect(outcomes.allSatisfy { if case .duplicate = $0 { true } else { false } }, "\(outcomes)")
+        #expect(try archive.rows().count == 1)
+        let fresh = TemporaryArchive()
+        _ = try fresh.writer().commit([imported("history line", at: 10), imported("history line", at: 10)])
+        #expect(try fresh.rows().count == 1)
+    }
+
     @Test func outsideTheWindowOrFromTheOtherSideIsAnotherMessage() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()

@@ -625,7 +625,8 @@ actor RoomManager {
     /// Declines an invitation: mediated ones through the room (the inviter hears of it); all are marked declined.
     func decline(_ room: JID, inviter: JID?, mediated: Bool) async {
         if mediated { try? client.send(MUC.decline(room: room, inviter: inviter, reason: nil)) }
-        await pipeline.submit([.invitationAnswered(account: jid.description, room: room.description, status: .declined,
+        // Committed before `roost rooms decline` returns: the invitation it answered is no longer pending when it says so.
+        _ = await pipeline.commit([.invitationAnswered(account: jid.description, room: room.description, status: .declined,
                                                    timestamp: AccountSession.nowMilliseconds())])
     }
 

@@ -7,7 +7,8 @@
 ///    `idWindow` of the new one. For a live message only imported rows without a trusted stanza-id are
 ///    candidates; for an imported message every row is, except those this import pass stored itself, and a
 ///    row's text matched once in a pass is not matched again in it (a stored message absorbs one imported copy
-///    of each of its texts, so two identical "ok"s stay two).
+///    of each of its texts, so two identical "ok"s stay two). An imported copy with the same fallback key as one
+///    this pass matched (a line the client logged twice) is that same message (`Ingestor.importMatchedKeys`).
 /// 2. Ids first: the same stanza-id from the same archive, or the same origin-id / message id (compared
 ///    crosswise, since clients use one value for both) from the same sender, is the same message.
 /// 3. Otherwise the same sender (chat: the same direction; group chat: the same nick) and the same text

@@ -26,6 +26,10 @@ final class Ingestor {
     /// What the current import pass took of stored rows (see `CrossSourceMatch`): every text of a row it stored,
     /// the texts it matched of others. Empty outside imports.
     var importClaims: [Int64: ImportClaim] = [:]
+    /// The fallback keys of the imported messages this pass found stored under another source, and the row each
+    /// matched: the same line logged twice by a client (poezio logs a room's history again at every join) is one
+    /// message, as it is when imported into an empty archive, where the second copy meets the first by its key.
+    var importMatchedKeys: [String: Int64] = [:]
 
     /// Whether the archive holds imported rows, asked once per batch (an import may run beside the agent):
     /// live messages are compared with imported rows only when there are some.
@@ -61,6 +65,7 @@ final class Ingestor {
     /// Starts a new import pass: rows stored or matched by earlier passes may be matched again.
     func beginImportPass() {
         importClaims.removeAll()
+        importMatchedKeys.removeAll()
     }
 
     /// Indexes the batch's new messages and re-indexes the rows whose text it changed (noted in `fts_pending` while
@@ -167,10 +172,12 @@ final class Ingestor {
             if record.source == .import { importClaims[duplicate, default: .texts([])].add(CrossSourceMatch.matchText(record)) }
             return .duplicate(existingId: duplicate)
         }
+        if record.source == .import, let earlier = importMatchedKeys[key] { return .duplicate(existingId: earlier) }
         if let replaces = record.replaces, let target = try correctionTarget(of: record, replaces: replaces, account: account) {
             return try applyCorrection(record, to: target, key: key)
         }
         if try mayMatchAcrossSources(record), let duplicate = try crossSourceCopy(of: record, account: account) {
+            if record.source == .import { importMatchedKeys[key] = duplicate }
             return .duplicate(existingId: duplicate)
         }
         let id = try allocateID(timestamp: record.timestamp)

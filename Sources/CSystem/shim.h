@@ -16,6 +16,13 @@
 #include <linux/sock_diag.h>
 #include <linux/inet_diag.h>
 
+// posix_spawn_file_actions_addclosefrom_np (glibc 2.34+): spawn.h declares it only under _DEFAULT_SOURCE, which
+// a module map cannot set; the child closes every descriptor from `from` up.
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+static inline int roost_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
 // A descriptor that becomes readable when the process exits (Linux 5.3+), so a deadline can be awaited
 // with poll(2) next to the process's pipes; -1 where the kernel lacks it.
 static inline int roost_pidfd_open(pid_t pid) {

@@ -1,4 +1,5 @@
 import Foundation
+internal import CSystem
 
 /// posix_spawn + waitpid, for helper scripts that leave daemons behind (Foundation's `Process` may wait on
 /// them through inherited descriptors); output goes to a file.
@@ -18,6 +19,9 @@ enum Subprocess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of the test process: a service starts with its three descriptors (the suite's other tests hold
+        // hundreds, without close-on-exec, which would count against a descriptor limit a test sets on the child).
+        roost_spawn_close_from(&actions, 3)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

@@ -53,8 +53,12 @@ struct HostileWebTests {
         let account = try sandbox.accountID()
         let marker = "cr-\(UUID().uuidString.prefix(8))"
         let path = "/events?a=\(account)&j=alice%40example.com&after=0&since=0"
-        async let stream = WebClient.run(["events", "--url", served.url, "--path", path, "--seconds", "6"])
-        try await Task.sleep(for: .seconds(2))
+        // The stream is open (its response head came) before the message is committed; the reader stops once the
+        // marker has come (or after 60 s).
+        let open = sandbox.directory.path + "/stream-open"
+        async let stream = WebClient.run(["events", "--url", served.url, "--path", path, "--seconds", "60", "--ready", open,
+                                          "--stop-at", marker])
+        try await waitUntil("the event stream open", timeout: .seconds(60)) { FileManager.default.fileExists(atPath: open) }
         try sandbox.commit([WebSandbox.message("\(marker)\rid: 999999999999-0-0.0.0\revent: conversations\rretry: 1\r\ndata: x", seconds: 10)])
         let answer = try await stream
         let events = try #require(answer["events"] as? [[[String]]])

@@ -11,9 +11,10 @@ and http.client, independent of Roost. Prints one JSON object (stdout) with what
         status, headers, body (text) and its length.
     web_client.py post --url URL --page P --action A [--field NAME=VALUE]...
         as get, reads the form token (csrf) from page P, then POSTs the fields (and the token) to A: status, Location.
-    web_client.py events --url URL --path P --seconds S
+    web_client.py events --url URL --path P --seconds S [--ready FILE] [--stop-at TEXT]
         reads the event stream at P for S seconds and splits it as a browser does (CR, LF and CRLF all end a line):
-        every event with its fields.
+        every event with its fields. --ready: a file made once the response's head has come (the stream is open);
+        --stop-at: stop reading once the event holding TEXT has come whole (S is then the most it waits).
     web_client.py stall --url URL --path P --seconds S [--until FILE]
         opens the event stream at P with a small receive buffer and reads nothing for S seconds, or until FILE exists
         if given (at most S seconds; a tab asleep), then reads what is there: whether the server closed the stream
@@ -167,6 +168,7 @@ def events(args):
     s.settimeout(0.2)
     raw = b""
     deadline = time.monotonic() + args.seconds
+    ready = False
     while time.monotonic() < deadline:
         try:
             data = s.recv(65536)
@@ -174,7 +176,16 @@ def events(args):
                 break
             raw += data
         except socket.timeout:
-            pass
+            continue
+        if args.ready and not ready and b"\r\n\r\n" in raw:
+            ready = True
+            open(args.ready, "w").close()
+        if args.stop_at:
+            # Its whole event: the text, then the empty line that ends the event.
+            body = dechunk(raw)[1]
+            at = body.find(args.stop_at.encode())
+            if at >= 0 and b"\n\n" in body[at:]:
+                break
     s.close()
     head, body = dechunk(raw)
     text = body.decode("utf-8", "replace")
@@ -240,6 +251,9 @@ def main():
         p.add_argument("--path", required=True)
         p.add_argument("--seconds", type=float, required=True)
         p.add_argument("--until")
+        if name == "events":
+            p.add_argument("--ready")
+            p.add_argument("--stop-at")
     args = parser.parse_args()
     {"hold": hold, "get": get, "post": post, "events": events, "stall": stall}[args.command](args)
 

@@ -190,6 +190,45 @@ struct ControlServerTests {
         #expect((list["error"] as? [String: Any])?["kind"] as? String == "connection", "\(list)")
     }
 
+    /// A read waits in one poll for its input or its wake-up descriptor: a byte on the wake-up pipe ends a read
+    /// that would otherwise wait ten minutes, and input that came before is still read first.
+    @Test func aWakeUpDescriptorEndsAWaitingRead() async throws {
+        var pair: [Int32] = [0, 0]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        var wake: [Int32] = [0, 0]
+        try #require(pipe(&wake) == 0)
+        defer { [pair[1], wake[0], wake[1]].forEach { close($0) } }
+        let channel = LineChannelBox(LineChannel(socket: SocketDescriptor(pair[0]), maxLineBytes: 1024))
+        let (wakeRead, peer) = (wake[0], pair[1])
+        let first = try await offPool { () -> String in
+            _ = send(peer, "ping\n", 5, Int32(MSG_NOSIGNAL))
+            guard case .line(let line) = channel.withLock({ $0.readLine(timeoutSeconds: 600, wake: wakeRead) }) else { return "not a line" }
+            return String(decoding: line, as: UTF8.self)
+        }
+        #expect(first == "ping")
+        let ended = Task { try await offPool { channel.withLock { $0.readLine(timeoutSeconds: 600, wake: wakeRead) } } }
+        var byte: UInt8 = 1
+        #expect(write(wake[1], &byte, 1) == 1)
+        guard case .closed = try await ended.value else {
+            Issue.record("the read did not end with the wake-up")
+            return
+        }
+    }
+
+    /// `stop` wakes the connection threads: an idle connection is closed without waiting for its idle timeout.
+    @Test func stopClosesIdleConnectionsAtOnce() async throws {
+        let folder = Folder()
+        let (server, path) = try serving(folder)
+        let idle = try idleConnection(path)
+        defer { close(idle) }
+        // Answered after the idle connection was accepted (one acceptor, in order).
+        let ping = try await ask(try #require(ControlClient.connect(path: path)), #"{"command": "ping"}"#)
+        #expect(ping["ok"] as? Bool == true)
+        #expect(!closedByServer(idle))
+        server.stop()
+        try await waitUntil("the idle connection to be closed", timeout: .seconds(60)) { closedByServer(idle) }
+    }
+
     @Test func aSlowRequestDoesNotHoldUpOthers() async throws {
         let folder = Folder()
         let gate = Gate()

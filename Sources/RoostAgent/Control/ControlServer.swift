@@ -14,6 +14,8 @@ public final class ControlServer: Sendable {
     private let wakeWrite: SocketDescriptor
     private let inode: UInt64
     private let state = Mutex(State())
+    /// Signalled when the accepting thread has ended (`stop` waits for it).
+    private let acceptorEnded = NSCondition()
 
     private struct State {
         var stopping = false
@@ -92,7 +94,10 @@ public final class ControlServer: Sendable {
         state.withLock { $0.acceptorDone = false }
         let thread = Thread { [self] in
             self.acceptLoop(dispatcher: dispatcher)
+            self.acceptorEnded.lock()
             self.state.withLock { $0.acceptorDone = true }
+            self.acceptorEnded.broadcast()
+            self.acceptorEnded.unlock()
         }
         thread.name = "roost.control"
         thread.start()
@@ -105,10 +110,14 @@ public final class ControlServer: Sendable {
             return s.stopping
         }
         guard !already else { return }
+        // The byte is never read: the pipe stays readable, and wakes the acceptor and every connection's read.
         var byte: UInt8 = 1
         _ = write(wakeWrite.fd, &byte, 1)
+        // The acceptor ends at once unless a C call holds it (an accept whose peer left); 2 s at most.
         let deadline = Date().addingTimeInterval(2)
-        while !state.withLock({ $0.acceptorDone }), Date() < deadline { usleep(5_000) }
+        acceptorEnded.lock()
+        while !state.withLock({ $0.acceptorDone }), acceptorEnded.wait(until: deadline) {}
+        acceptorEnded.unlock()
         var info = stat()
         if stat(path, &info) == 0, UInt64(info.st_ino) == inode { unlink(path) }
     }
@@ -117,10 +126,12 @@ public final class ControlServer: Sendable {
 
     private func acceptLoop(dispatcher: ControlDispatcher) {
         while !isStopping {
+            // Woken by a connection on the listening socket or by `stop`'s byte on the wake-up pipe, nothing else.
             var descriptors = [pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: wakeRead.fd, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&descriptors, 2, 1000)
+            let ready = poll(&descriptors, 2, -1)
             if ready < 0 && errno != EINTR { return }
+            if descriptors[1].revents != 0 { return }
             guard ready > 0, descriptors[0].revents & Int16(POLLIN) != 0 else { continue }
             let fd = accept(listener.fd, nil, nil)
             guard fd >= 0 else { continue }
@@ -162,14 +173,14 @@ public final class ControlServer: Sendable {
     /// A connection beyond `maxConnections`: one `status` or `ping` answered, anything else refused, then closed.
     private func serveStatusOnly(_ channel: LineChannel, dispatcher: ControlDispatcher) {
         guard case .line(let line) = channel.readLine(timeoutSeconds: ControlProtocol.reservedRequestTimeoutSeconds,
-                                                      cancelled: { isStopping }) else { return }
+                                                      wake: wakeRead.fd) else { return }
         let answer = Self.waitFor { await dispatcher.respond(to: line, agentQueriesOnly: true) }
         channel.writeLine(answer)
     }
 
     private func serve(_ channel: LineChannel, dispatcher: ControlDispatcher) {
         while true {
-            switch channel.readLine(timeoutSeconds: idleTimeoutSeconds, cancelled: { isStopping }) {
+            switch channel.readLine(timeoutSeconds: idleTimeoutSeconds, wake: wakeRead.fd) {
             case .closed, .timedOut:
                 return
             case .tooLong:

@@ -18,8 +18,9 @@ final class LineChannel {
         self.maxLineBytes = maxLineBytes
     }
 
-    /// The next line without its `\n`; a line over the cap is reported as soon as the cap is passed.
-    func readLine(timeoutSeconds: Int, cancelled: () -> Bool = { false }) -> ReadResult {
+    /// The next line without its `\n`; a line over the cap is reported as soon as the cap is passed. Once `wake`
+    /// (a descriptor, e.g. the read end of a pipe) is readable or closed, no more is read: `.closed`.
+    func readLine(timeoutSeconds: Int, wake: Int32? = nil) -> ReadResult {
         let deadline = Date().addingTimeInterval(TimeInterval(timeoutSeconds))
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -29,15 +30,17 @@ final class LineChannel {
                 return .line(Data(line))
             }
             if buffer.count > maxLineBytes { return .tooLong }
-            if cancelled() { return .closed }
             let remaining = deadline.timeIntervalSinceNow
             if remaining <= 0 { return .timedOut }
-            var descriptor = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(min(remaining, 0.5) * 1000))
+            // One wait for the whole remaining time: woken by input, by `wake`, or by the deadline.
+            var descriptors = [pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)]
+            if let wake { descriptors.append(pollfd(fd: wake, events: Int16(POLLIN), revents: 0)) }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), Int32(min(Double(Int32.max), (remaining * 1000).rounded(.up))))
             if ready < 0 {
                 if errno == EINTR { continue }
                 return .closed
             }
+            if descriptors.count > 1, descriptors[1].revents != 0 { return .closed }
             if ready == 0 { continue }
             var chunk = [UInt8](repeating: 0, count: 65_536)
             let n = read(socket.fd, &chunk, chunk.count)

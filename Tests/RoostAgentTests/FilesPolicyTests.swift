@@ -28,6 +28,20 @@ struct FilesPolicyTests {
         }
     }
 
+    /// `stop` is resumed by the last download thread to end (no polling): also when two stops race and when it is
+    /// called again afterwards.
+    @Test func stopReturnsOnceTheDownloadThreadsHaveEnded() async throws {
+        let folder = "/tmp/roost-files-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let worker = try FileDownloadWorker(writer: try ArchiveWriter(path: folder + "/archive.sqlite"), settings: FilesSettings(),
+                                            accounts: [], log: Logger(level: .error, sink: { _ in }), threads: 3)
+        worker.start()
+        async let first: Void = worker.stop()
+        async let second: Void = worker.stop()
+        _ = await (first, second)
+        await worker.stop()
+    }
+
     @Test func namesThatResolveToLoopbackAreRefused() {
         guard case .privateOnly = AddressGuard.resolve(host: "localhost", port: 80, allowPrivate: false) else {
             Issue.record("localhost must resolve to private addresses only")

@@ -35,6 +35,8 @@ public final class FileDownloadWorker: Sendable {
         var nextDue: Int64?
         var stopping = false
         var threads = 0
+        /// `stop` calls waiting for the last thread to end; it resumes them.
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
         /// Told the state each of these attachments ends in (fetch requests, notifications waiting for a picture).
         var waiters: [Int64: [@Sendable (AttachmentState?) -> Void]] = [:]
         /// Transfers in flight per sender (`senderKey`), and the ids waiting for one of that sender's slots.
@@ -101,7 +103,13 @@ public final class FileDownloadWorker: Sendable {
         for index in 0..<threadCount {
             let thread = Thread { [self] in
                 self.run()
-                self.state.withLock { $0.threads -= 1 }
+                let waiters = self.state.withLock { s -> [CheckedContinuation<Void, Never>] in
+                    s.threads -= 1
+                    guard s.threads == 0 else { return [] }
+                    defer { s.stopWaiters.removeAll() }
+                    return s.stopWaiters
+                }
+                for waiter in waiters { waiter.resume() }
             }
             thread.name = "roost.files.\(index)"
             thread.start()
@@ -186,8 +194,14 @@ public final class FileDownloadWorker: Sendable {
             return s.waiters.values.flatMap { $0 }
         }
         for waiter in waiters { waiter(nil) }
-        while state.withLock({ $0.threads > 0 }) {
-            try? await Task.sleep(for: .milliseconds(10))
+        // The last thread to end resumes this.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ended = state.withLock { s -> Bool in
+                guard s.threads > 0 else { return true }
+                s.stopWaiters.append(continuation)
+                return false
+            }
+            if ended { continuation.resume() }
         }
     }
 

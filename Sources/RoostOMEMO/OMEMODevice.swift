@@ -21,6 +21,10 @@ public final class OMEMODevice: @unchecked Sendable {
     private let store: KeyStore
     private let bridges: [OMEMONamespace: StoreBridge]
     private let identityPublic: [UInt8]
+    /// Counts the writes and drops of pending ratchet state (under `lock`): what an encryption refused as
+    /// `.busy` waits for (`whenPendingStateChanges`).
+    private var pendingStateChanges: UInt64 = 0
+    private var pendingStateWaiters: [@Sendable () -> Void] = []
 
     /// One-time prekeys kept available in the bundle.
     public static let preKeyCount = 100
@@ -197,13 +201,42 @@ public final class OMEMODevice: @unchecked Sendable {
     /// Writes the ratchet state of every decryption up to `token` (call after the archive committed them).
     public func commit(through token: UInt64) throws(OMEMOError) {
         lock.lock()
-        defer { lock.unlock() }
-        try store.commit(through: token)
+        var failure: OMEMOError?
+        do { try store.commit(through: token) } catch { failure = error }
+        let waiters = takePendingStateWaiters()
+        lock.unlock()
+        for waiter in waiters { waiter() }
+        if let failure { throw failure }
     }
 
     /// Drops the state of decryptions whose messages did not reach the archive (an archive commit failed).
     public func discardPending() {
-        locked { store.discardPending() }
+        let waiters = locked { () -> [@Sendable () -> Void] in
+            store.discardPending()
+            return takePendingStateWaiters()
+        }
+        for waiter in waiters { waiter() }
+    }
+
+    /// How many times pending state was written or dropped so far; read it before an `encrypt` that may be `.busy`.
+    public var pendingStateVersion: UInt64 { locked { pendingStateChanges } }
+
+    /// Calls `wake` (on the thread that commits, or at once) when pending state was written or dropped after
+    /// `version`: an encryption refused as `.busy` is then worth trying again. No timer, no polling.
+    public func whenPendingStateChanges(since version: UInt64, _ wake: @escaping @Sendable () -> Void) {
+        let now = locked { () -> Bool in
+            guard pendingStateChanges == version else { return true }
+            pendingStateWaiters.append(wake)
+            return false
+        }
+        if now { wake() }
+    }
+
+    /// Called with `lock` held.
+    private func takePendingStateWaiters() -> [@Sendable () -> Void] {
+        pendingStateChanges &+= 1
+        defer { pendingStateWaiters.removeAll() }
+        return pendingStateWaiters
     }
 
     /// Ratchet state waiting for the archive (for tests and status).

@@ -1,6 +1,7 @@
 import RoostCore
 import Foundation
 import RoostArchive
+import RoostNotify
 import RoostOMEMO
 import RoostXMPP
 
@@ -70,13 +71,19 @@ extension OMEMOService {
             ? StanzaContentEncryption.envelope(body: body, from: account, to: destination.bare)
             : Array(body.utf8)
         var element: OMEMOEncryptedElement?
-        // A session whose state still waits for the archive commit of an incoming message is busy for a moment.
-        for _ in 0..<200 {
+        // A session whose state still waits for the archive commit of an incoming message is busy for a moment:
+        // woken when the device writes or drops pending state, at most 5 s in all.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            let version = device.pendingStateVersion
             do {
                 element = try device.encrypt(plaintext, namespace: namespace, for: recipients)
                 break
             } catch .busy {
-                try? await Task.sleep(for: .milliseconds(25))
+                let left = Int((deadline - ContinuousClock.now).components.seconds) + 1
+                guard await Deadline.race(seconds: left, timedOut: false, start: { once in
+                    device.whenPendingStateChanges(since: version) { once.resume(true) }
+                }) else { break }
             } catch {
                 throw ActionFailure(.internalError, "encrypting for \(destination.bare): \(error)")
             }

@@ -23,6 +23,22 @@ public final class XMPPClient: Sendable {
     private struct PendingRequest {
         let expectedFrom: JID?
         let continuation: CheckedContinuation<IQ, any Error>
+        /// Its deadline, cancelled when the answer (or the end of the connection) comes first.
+        var timer: Task<Void, Never>? = nil
+    }
+
+    /// A `confirmDelivery` call waiting for the server to acknowledge everything sent up to `upTo`.
+    private struct DeliveryWaiter {
+        let id: UInt64
+        let upTo: UInt32
+        let continuation: CheckedContinuation<Bool, Never>
+        /// Its deadline, cancelled when the acknowledgement (or the end of the connection) comes first.
+        var timer: Task<Void, Never>? = nil
+
+        func resume(returning delivered: Bool) {
+            timer?.cancel()
+            continuation.resume(returning: delivered)
+        }
     }
 
     private struct State: ~Copyable {
@@ -48,7 +64,8 @@ public final class XMPPClient: Sendable {
         /// The largest stanza the server accepts (XEP-0478), when it said.
         var serverStanzaLimit: Int?
         /// Woken when the server has acknowledged everything sent up to a count (`confirmDelivery`).
-        var deliveryWaiters: [(upTo: UInt32, continuation: CheckedContinuation<Bool, Never>)] = []
+        var deliveryWaiters: [DeliveryWaiter] = []
+        var nextDeliveryWaiter: UInt64 = 0
         /// Woken when the reader has finished (clean `disconnect`).
         var finishWaiters: [CheckedContinuation<Void, Never>] = []
         /// When the reader last asked for an acknowledgement on a busy link (`requestAcknowledgementIfDue`).
@@ -226,7 +243,7 @@ public final class XMPPClient: Sendable {
                 s.sm = nil
             }
             for element in negotiated.countedStanzas { s.sm?.outbound.append(element) }
-            for waiter in s.deliveryWaiters { waiter.continuation.resume(returning: false) }
+            for waiter in s.deliveryWaiters { waiter.resume(returning: false) }
             s.deliveryWaiters.removeAll()
             return (s.generation, resend, lost.compactMap(\.tracking))
         }
@@ -324,7 +341,7 @@ public final class XMPPClient: Sendable {
             s.pending.removeAll()
             s.archiveCollectors.removeAll()
             s.archiveQueryIDs.removeAll()
-            for waiter in s.deliveryWaiters { waiter.continuation.resume(returning: false) }
+            for waiter in s.deliveryWaiters { waiter.resume(returning: false) }
             s.deliveryWaiters.removeAll()
             let waiters = s.finishWaiters
             s.finishWaiters.removeAll()
@@ -332,7 +349,10 @@ public final class XMPPClient: Sendable {
         }
         connection.close()
         let reason = aborted ?? error ?? (wasClosing ? nil : .disconnected("the server ended the stream"))
-        for p in pending { p.continuation.resume(throwing: reason ?? ClientError.notConnected) }
+        for p in pending {
+            p.timer?.cancel()
+            p.continuation.resume(throwing: reason ?? ClientError.notConnected)
+        }
         if let reason {
             // After Roost's own `</stream:stream>` (a clean stop) the server may close TLS and the socket in any
             // order: how the session ends then is no problem of anyone's.
@@ -385,7 +405,7 @@ public final class XMPPClient: Sendable {
                     let acked = sm.outbound.acked
                     s.deliveryWaiters.removeAll { waiter in
                         guard Int32(bitPattern: acked &- waiter.upTo) >= 0 else { return false }
-                        waiter.continuation.resume(returning: true)
+                        waiter.resume(returning: true)
                         return true
                     }
                     return .success(confirmed)
@@ -437,6 +457,7 @@ public final class XMPPClient: Sendable {
                 markHandled(sequence)
             }
             if let request {
+                request.timer?.cancel()
                 request.continuation.resume(returning: iq)
             } else {
                 log(.debug, "\(configuration.jid): dropping an IQ answer nobody asked for (id \(LogText.quote(id)), from \(LogText.quote(iq.fromAttribute ?? "-")))")
@@ -567,30 +588,37 @@ public final class XMPPClient: Sendable {
             return (try? await request(Ping.request(to: JID(parsing: configuration.jid.domain)), timeout: timeout)) != nil
         }
         return await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
-            let waitingFor = state.withLock { s -> UInt32? in
+            let waiter = state.withLock { s -> UInt64? in
                 guard let sm = s.sm, s.connection === connection, sm.outbound.count > 0 else { return nil }
-                s.deliveryWaiters.append((sm.outbound.sent, c))
-                return sm.outbound.sent
+                s.nextDeliveryWaiter &+= 1
+                s.deliveryWaiters.append(DeliveryWaiter(id: s.nextDeliveryWaiter, upTo: sm.outbound.sent, continuation: c))
+                return s.nextDeliveryWaiter
             }
-            guard let waitingFor else {
+            guard let waiter else {
                 c.resume(returning: state.withLock { $0.connection === connection })
                 return
             }
             connection.outbox.request()
-            Task { [weak self] in
-                try? await Task.sleep(for: timeout)
-                self?.expireDeliveryWaiter(upTo: waitingFor)
+            let timer = Task { [weak self] in
+                do { try await Task.sleep(for: timeout) } catch { return }
+                self?.expireDeliveryWaiter(waiter)
             }
+            // Already woken (the acknowledgement came meanwhile): its deadline goes at once.
+            let kept = state.withLock { s -> Bool in
+                guard let index = s.deliveryWaiters.firstIndex(where: { $0.id == waiter }) else { return false }
+                s.deliveryWaiters[index].timer = timer
+                return true
+            }
+            if !kept { timer.cancel() }
         }
     }
 
-    private func expireDeliveryWaiter(upTo: UInt32) {
-        let expired = state.withLock { s -> [CheckedContinuation<Bool, Never>] in
-            let matching = s.deliveryWaiters.filter { $0.upTo == upTo }.map(\.continuation)
-            s.deliveryWaiters.removeAll { $0.upTo == upTo }
-            return matching
+    private func expireDeliveryWaiter(_ id: UInt64) {
+        let expired = state.withLock { s -> DeliveryWaiter? in
+            guard let index = s.deliveryWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return s.deliveryWaiters.remove(at: index)
         }
-        for waiter in expired { waiter.resume(returning: false) }
+        expired?.continuation.resume(returning: false)
     }
 
     /// Asks the server to acknowledge what was sent (XEP-0198 `<r/>`).
@@ -636,12 +664,19 @@ public final class XMPPClient: Sendable {
                     if let p = state.withLock({ $0.pending.removeValue(forKey: id) }) { p.continuation.resume(throwing: error) }
                     return
                 }
-                Task { [weak self] in
-                    try? await Task.sleep(for: limit)
+                let timer = Task { [weak self] in
+                    do { try await Task.sleep(for: limit) } catch { return }
                     if let p = self?.state.withLock({ $0.pending.removeValue(forKey: id) }) {
                         p.continuation.resume(throwing: ClientError.timeout(what))
                     }
                 }
+                // Answered already (a fast server): its deadline goes at once.
+                let kept = state.withLock { s -> Bool in
+                    guard s.pending[id] != nil else { return false }
+                    s.pending[id]?.timer = timer
+                    return true
+                }
+                if !kept { timer.cancel() }
             }
         } catch let error as ClientError {
             throw error
@@ -691,6 +726,11 @@ public final class XMPPClient: Sendable {
         }
         _ = connection.outbox.enqueue(Array("</stream:stream>".utf8))
         connection.finishWriting()
+        // The server closes its side, or the deadline closes ours; whichever is first, the other is cancelled.
+        let deadline = Task {
+            do { try await Task.sleep(for: timeout) } catch { return }
+            connection.close()
+        }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let finished = state.withLock { s -> Bool in
                 guard s.connection === connection else { return true }
@@ -698,11 +738,8 @@ public final class XMPPClient: Sendable {
                 return false
             }
             if finished { c.resume() }
-            Task {
-                try? await Task.sleep(for: timeout)
-                connection.close()
-            }
         }
+        deadline.cancel()
         connection.close()
     }
 

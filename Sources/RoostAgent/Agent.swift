@@ -29,6 +29,15 @@ public final class Agent: Sendable {
         case archiveHealth(IngestPipeline.Health)
     }
 
+    /// Queues a happening from a thread that cannot wait (a session's state callback, the archive thread). With 64
+    /// waiting it is dropped, and logged: what is queued makes `run` read the accounts' and archive's state again,
+    /// which covers the one dropped. Signals never come this way: they wait for a place (`run`).
+    private static func offer(_ happening: Happening, to happenings: BoundedQueue<Happening>, log: Logger) {
+        if happenings.offer(happening) == .full {
+            log.warning("the agent's event queue holds 64 events, the most it keeps; dropped \(happening) (the queued ones read the same state again)")
+        }
+    }
+
     /// Why `run` returned.
     public enum Ending: Sendable, Equatable {
         /// SIGTERM or SIGINT.
@@ -51,8 +60,8 @@ public final class Agent: Sendable {
         self.log = log
         writer = try ArchiveWriter(path: config.archivePath, durability: .full)
         let happenings = self.happenings
-        pipeline = IngestPipeline(writer: writer, log: log) { health in
-            happenings.offer(.archiveHealth(health))
+        pipeline = IngestPipeline(writer: writer, log: log) { [log] health in
+            Self.offer(.archiveHealth(health), to: happenings, log: log)
         }
         files = try? FileDownloadWorker(writer: writer, settings: config.files, accounts: config.enabledAccounts, log: log)
         if let files {
@@ -92,8 +101,8 @@ public final class Agent: Sendable {
             let happenings = self.happenings
             let session = try AccountSession(account: account, settings: settings, pipeline: pipeline,
                                              log: log, resumption: resumption, sync: sync, notifications: notifications,
-                                             contacts: contacts, pendingRequests: pending, history: history) {
-                happenings.offer(.accountStateChanged)
+                                             contacts: contacts, pendingRequests: pending, history: history) { [log] in
+                Self.offer(.accountStateChanged, to: happenings, log: log)
             }
             // XEP-0153: announce the account's own photo hash from the first presence on.
             if let own = try? reader?.contact(account: account.jid, jid: account.jid), own.vCardFetchedAt != nil {
@@ -135,7 +144,8 @@ public final class Agent: Sendable {
         let happenings = self.happenings
         let forwarder = Task {
             do {
-                for try await signal in signals { happenings.offer(.signal(signal)) }
+                // A signal waits for a place: a SIGTERM is never dropped.
+                for try await signal in signals { _ = await happenings.put(.signal(signal)) }
             } catch {}
         }
         for session in sessions { await session.start() }
@@ -277,7 +287,7 @@ public final class Agent: Sendable {
             log.info("notification rules and sinks reloaded")
         }
         log.info("config reloaded: \(sessions.count) \(sessions.count == 1 ? "account" : "accounts")")
-        happenings.offer(.accountStateChanged)
+        Self.offer(.accountStateChanged, to: happenings, log: log)
     }
 
     private func everyAccountFailed() async -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import RoostNotify
 
@@ -201,5 +202,57 @@ struct NotifyRulesTests {
         #expect(request?.fullText.contains("roost requests accept eve@example.net") == true)
         #expect(request?.fullText.contains("roost requests deny eve@example.net") == true)
         await notifier.shutdown()
+    }
+}
+
+/// Issue 31, 3: a queue that keeps the newest notifications counts what it drops and says so (a handful of lines).
+@Suite("Notify queues count what they drop")
+struct NotifyQueueDropTests {
+    /// A sink that holds every delivery until it is opened.
+    final class HeldSink: NotificationSink {
+        let name = "held"
+        let typeName = "held"
+        private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>], delivered: Int)>((false, [], 0))
+
+        func deliver(_ notification: OutgoingNotification) async throws(NotifyError) {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let go = state.withLock { s -> Bool in
+                    if s.open { return true }
+                    s.waiting.append(c)
+                    return false
+                }
+                if go { c.resume() }
+            }
+            state.withLock { $0.delivered += 1 }
+        }
+
+        func open() {
+            let waiting = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+                s.open = true
+                defer { s.waiting = [] }
+                return s.waiting
+            }
+            for c in waiting { c.resume() }
+        }
+
+        var delivered: Int { state.withLock { $0.delivered } }
+    }
+
+    @Test func aSinkQueueCountsAndLogsWhatItDrops() async {
+        let log = LogCollector()
+        let sink = HeldSink()
+        let runner = SinkRunner(sink: sink, events: [], log: log.log)
+        let sent = 1_600
+        for index in 0..<sent { runner.submit(NotificationText.test(at: Int64(index))) }
+        // The worker holds at most one job in the held delivery; the queue keeps the newest 500.
+        let dropped = runner.drops.total
+        #expect((sent - SinkRunner.queueBound - 1)...(sent - SinkRunner.queueBound) ~= dropped, "\(dropped)")
+        // At the 1st, 10th, 100th and 1000th drop: four lines, each with the total so far.
+        #expect(log.count(.warning, containing: "sink held: 500 notifications wait, the most kept; dropped the oldest") == 4, "\(log.all)")
+        #expect(log.count(.warning, containing: "(1000 dropped since the start)") == 1, "\(log.all)")
+        sink.open()
+        await runner.flush()
+        // (The flush itself took a place in the full queue: one more dropped.)
+        #expect(sink.delivered == sent - runner.drops.total, "what was kept is delivered")
     }
 }

@@ -7,6 +7,9 @@ public final class Notifier: Sendable {
     private let input: AsyncStream<Input>.Continuation
     private let pump: Task<Void, Never>
     private let clock: NotifyClock
+    /// What the queue dropped to keep the newest `queueBound` events (each sink's queue counts its own).
+    let drops: QueueDrops
+    static let queueBound = 10_000
 
     private enum Input: Sendable {
         case event(NotificationEvent)
@@ -29,7 +32,8 @@ public final class Notifier: Sendable {
         let core = NotifierCore(config: config, runners: runners, log: log, clock: clock, idle: idle, store: NotifyStateStore(path: statePath))
         self.core = core
         self.clock = clock
-        let (stream, input) = AsyncStream<Input>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
+        drops = QueueDrops("notifications", bound: Self.queueBound, log: log)
+        let (stream, input) = AsyncStream<Input>.makeStream(bufferingPolicy: .bufferingNewest(Self.queueBound))
         self.input = input
         pump = Task {
             for await item in stream {
@@ -89,6 +93,7 @@ public final class Notifier: Sendable {
         // A flush pushed out of the queue by a flood, or posted after shutdown, must still return.
         switch input.yield(item) {
         case let .dropped(.flush(continuation)): continuation.resume()
+        case .dropped(.event): drops.dropped()
         case .terminated: if case let .flush(continuation) = item { continuation.resume() }
         default: break
         }

@@ -6,6 +6,9 @@ final class SinkRunner: Sendable {
     let events: Set<SinkEventKind>
     private let queue: AsyncStream<Job>.Continuation
     private let worker: Task<Void, Never>
+    /// What the queue dropped to keep the newest `queueBound` jobs.
+    let drops: QueueDrops
+    static let queueBound = 500
 
     enum Job: Sendable {
         case deliver(OutgoingNotification)
@@ -15,7 +18,8 @@ final class SinkRunner: Sendable {
     init(sink: any NotificationSink, events: Set<SinkEventKind>, log: @escaping @Sendable (NotifyLogLevel, String) -> Void) {
         self.sink = sink
         self.events = events
-        let (stream, queue) = AsyncStream<Job>.makeStream(bufferingPolicy: .bufferingNewest(500))
+        drops = QueueDrops("sink \(sink.name)", bound: Self.queueBound, log: log)
+        let (stream, queue) = AsyncStream<Job>.makeStream(bufferingPolicy: .bufferingNewest(Self.queueBound))
         self.queue = queue
         worker = Task {
             for await job in stream {
@@ -63,10 +67,11 @@ final class SinkRunner: Sendable {
     }
 
     private func enqueue(_ job: Job) {
-        // The queue keeps the newest 500 jobs; a flush pushed out by a flood, or queued after shutdown,
-        // must still return.
+        // The queue keeps the newest 500 jobs (a dropped notification is counted and logged); a flush pushed out by a
+        // flood, or queued after shutdown, must still return.
         switch queue.yield(job) {
         case let .dropped(.flush(continuation)): continuation.resume()
+        case .dropped(.deliver): drops.dropped()
         case .terminated: if case let .flush(continuation) = job { continuation.resume() }
         default: break
         }

@@ -37,24 +37,25 @@ let package = Package(
         // The archive's stored stanzas (`messages.raw`), compressed with a built-in dictionary (SchemaV12).
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
 
-        // What every layer shares and nothing else: the one date codec and the one escaper of foreign text.
-        .target(name: "RoostCore", swiftSettings: strict),
+        // What every layer shares and nothing else: the one date codec and the one escaper of foreign text, the one
+        // process runner, the GLib thread, the deadline around blocking work.
+        .target(name: "RoostCore", dependencies: ["CGLib", "CSystem"], swiftSettings: strict),
         .target(name: "RoostXMPP", dependencies: ["RoostCore", "COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
         .target(name: "RoostArchive", dependencies: ["RoostCore", "CSQLite", "COpenSSL", "CZstd"], swiftSettings: strict),
         // OMEMO device (libomemo-c with an OpenSSL crypto provider); keys in their own SQLite store.
         .target(name: "RoostOMEMO", dependencies: ["COMEMO", "COpenSSL", "RoostArchive", "RoostXMPP"], swiftSettings: strict),
         // The one libcurl wrapper, for the notification sinks and for file transfers.
         .target(name: "RoostHTTP", dependencies: ["RoostCore", "CCurl"], swiftSettings: strict),
-        .target(name: "RoostNotify", dependencies: ["RoostCore", "CNotify", "CGLib", "CCurl", "CSystem", "RoostHTTP", "RoostArchive"], swiftSettings: strict),
-        .target(name: "RoostAgent", dependencies: ["RoostCore", "RoostXMPP", "RoostArchive", "RoostNotify", "RoostOMEMO", "RoostHTTP", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv", "CSystem", "CGdkPixbuf"], swiftSettings: strict),
+        .target(name: "RoostNotify", dependencies: ["RoostCore", "CNotify", "CGLib", "CCurl", "RoostHTTP"], swiftSettings: strict),
+        .target(name: "RoostAgent", dependencies: ["RoostCore", "RoostXMPP", "RoostArchive", "RoostNotify", "RoostOMEMO", "RoostHTTP", "CGLib", "CNotify", "CCurl", "COpenSSL", "CResolv", "CSystem", "CGdkPixbuf"], swiftSettings: strict),
         // The web view: HTTP (libsoup) and its security; pages come from RoostArchive's HTML renderer.
-        .target(name: "RoostServe", dependencies: ["RoostCore", "CSoup", "CSystem", "RoostArchive", "RoostNotify"], swiftSettings: strict),
+        .target(name: "RoostServe", dependencies: ["RoostCore", "CSoup", "CSystem", "RoostArchive"], swiftSettings: strict),
         // Linked by the toolchain's lld with packed relative relocations (DT_RELR, glibc ≥ 2.36): the loader
         // reads 16 KB of relocations at start instead of 2 MB (docs/performance.md, "Start-up").
         .executableTarget(name: "roost", dependencies: ["RoostCore", "RoostAgent", "RoostArchive", "RoostNotify", "RoostServe", "RoostXMPP"],
                           swiftSettings: strict,
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
-        .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostAgent", "RoostXMPP", "RoostNotify"], swiftSettings: strict),
+        .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostXMPP", "RoostNotify"], swiftSettings: strict),
 
         // Shared by the test targets only: the test servers (contrib/scripts/*-test-server), the slixmpp peer,
         // the roost binary, and the requirements switch (ROOST_TEST_REQUIRE_ALL).

@@ -55,7 +55,10 @@ let package = Package(
         .executableTarget(name: "roost", dependencies: ["RoostCore", "RoostAgent", "RoostArchive", "RoostNotify", "RoostServe", "RoostXMPP"],
                           swiftSettings: strict,
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
-        .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostXMPP", "RoostNotify"], swiftSettings: strict),
+        .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostSynthetic", "RoostXMPP", "RoostNotify"], swiftSettings: strict),
+        // Synthetic archives (seeded, mixed-language) for the benchmarks and the tests that need a large archive;
+        // not part of roost.
+        .target(name: "RoostSynthetic", dependencies: ["RoostArchive"], swiftSettings: strict),
 
         // Shared by the test targets only: the test servers (contrib/scripts/*-test-server), the slixmpp peer,
         // the roost binary, and the requirements switch (ROOST_TEST_REQUIRE_ALL).
@@ -64,7 +67,7 @@ let package = Package(
         .testTarget(name: "RoostXMPPTests", dependencies: ["RoostCore", "RoostXMPP", "COpenSSL", "RoostTestSupport"], swiftSettings: strict),
         .testTarget(name: "RoostNotifyTests", dependencies: ["RoostCore", "RoostNotify", "RoostTestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "RoostOMEMOTests", dependencies: ["RoostOMEMO", "RoostXMPP"], swiftSettings: strict),
-        .testTarget(name: "RoostArchiveTests", dependencies: ["RoostCore", "RoostArchive", "RoostTestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "RoostArchiveTests", dependencies: ["RoostCore", "RoostArchive", "RoostSynthetic", "RoostTestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "RoostAgentTests", dependencies: ["RoostCore", "RoostAgent", "RoostXMPP", "RoostArchive", "RoostTestSupport"], swiftSettings: strict),
         // The fuzz targets' properties (Tests/Fuzz/Targets), replayed over their seeds and saved crashes; the
         // fuzzers themselves are built and run by contrib/scripts/fuzz (docs/fuzzing.md).
@@ -73,7 +76,7 @@ let package = Package(
         // The real-client tier (Profanity, Finch, poezio, Gajim against the test Prosody): not an end-to-end suite
         // by name, so contrib/scripts/test runs it once, against Prosody only.
         .testTarget(name: "RoostClientTests", dependencies: ["roost", "RoostTestSupport", "RoostXMPP"], swiftSettings: strict),
-        .testTarget(name: "RoostCLITests", dependencies: ["RoostCore", "RoostArchive", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP", "RoostServe"],
+        .testTarget(name: "RoostCLITests", dependencies: ["RoostCore", "RoostArchive", "RoostSynthetic", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP", "RoostServe"],
                     exclude: ["Fixtures"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

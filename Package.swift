@@ -37,24 +37,28 @@ let package = Package(
         // The archive's stored stanzas (`messages.raw`), compressed with a built-in dictionary (SchemaV12).
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
 
-        // What every layer shares and nothing else: the one date codec and the one escaper of foreign text.
-        .target(name: "RoostCore", swiftSettings: strict),
+        // What every layer shares and nothing else: the one date codec and the one escaper of foreign text, the one
+        // process runner, the GLib thread, the deadline around blocking work.
+        .target(name: "RoostCore", dependencies: ["CGLib", "CSystem"], swiftSettings: strict),
         .target(name: "RoostXMPP", dependencies: ["RoostCore", "COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
         .target(name: "RoostArchive", dependencies: ["RoostCore", "CSQLite", "COpenSSL", "CZstd"], swiftSettings: strict),
         // OMEMO device (libomemo-c with an OpenSSL crypto provider); keys in their own SQLite store.
         .target(name: "RoostOMEMO", dependencies: ["COMEMO", "COpenSSL", "RoostArchive", "RoostXMPP"], swiftSettings: strict),
         // The one libcurl wrapper, for the notification sinks and for file transfers.
         .target(name: "RoostHTTP", dependencies: ["RoostCore", "CCurl"], swiftSettings: strict),
-        .target(name: "RoostNotify", dependencies: ["RoostCore", "CNotify", "CGLib", "CCurl", "CSystem", "RoostHTTP", "RoostArchive"], swiftSettings: strict),
-        .target(name: "RoostAgent", dependencies: ["RoostCore", "RoostXMPP", "RoostArchive", "RoostNotify", "RoostOMEMO", "RoostHTTP", "CGLib", "CNotify", "CCurl", "CSQLite", "COpenSSL", "CExpat", "CResolv", "CSystem", "CGdkPixbuf"], swiftSettings: strict),
+        .target(name: "RoostNotify", dependencies: ["RoostCore", "CNotify", "CGLib", "CCurl", "RoostHTTP"], swiftSettings: strict),
+        .target(name: "RoostAgent", dependencies: ["RoostCore", "RoostXMPP", "RoostArchive", "RoostNotify", "RoostOMEMO", "RoostHTTP", "CGLib", "CNotify", "CCurl", "COpenSSL", "CResolv", "CSystem", "CGdkPixbuf"], swiftSettings: strict),
         // The web view: HTTP (libsoup) and its security; pages come from RoostArchive's HTML renderer.
-        .target(name: "RoostServe", dependencies: ["RoostCore", "CSoup", "CSystem", "RoostArchive", "RoostNotify"], swiftSettings: strict),
+        .target(name: "RoostServe", dependencies: ["RoostCore", "CSoup", "CSystem", "RoostArchive"], swiftSettings: strict),
         // Linked by the toolchain's lld with packed relative relocations (DT_RELR, glibc ≥ 2.36): the loader
         // reads 16 KB of relocations at start instead of 2 MB (docs/performance.md, "Start-up").
         .executableTarget(name: "roost", dependencies: ["RoostCore", "RoostAgent", "RoostArchive", "RoostNotify", "RoostServe", "RoostXMPP"],
                           swiftSettings: strict,
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
-        .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostAgent", "RoostXMPP", "RoostNotify"], swiftSettings: strict),
+        .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostSynthetic", "RoostXMPP", "RoostNotify"], swiftSettings: strict),
+        // Synthetic archives (seeded, mixed-language) for the benchmarks and the tests that need a large archive;
+        // not part of roost.
+        .target(name: "RoostSynthetic", dependencies: ["RoostArchive"], swiftSettings: strict),
 
         // Shared by the test targets only: the test servers (contrib/scripts/*-test-server), the slixmpp peer,
         // the roost binary, and the requirements switch (ROOST_TEST_REQUIRE_ALL).
@@ -63,7 +67,7 @@ let package = Package(
         .testTarget(name: "RoostXMPPTests", dependencies: ["RoostCore", "RoostXMPP", "COpenSSL", "RoostTestSupport"], swiftSettings: strict),
         .testTarget(name: "RoostNotifyTests", dependencies: ["RoostCore", "RoostNotify", "RoostTestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "RoostOMEMOTests", dependencies: ["RoostOMEMO", "RoostXMPP"], swiftSettings: strict),
-        .testTarget(name: "RoostArchiveTests", dependencies: ["RoostCore", "RoostArchive", "RoostTestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "RoostArchiveTests", dependencies: ["RoostCore", "RoostArchive", "RoostSynthetic", "RoostTestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "RoostAgentTests", dependencies: ["RoostCore", "RoostAgent", "RoostXMPP", "RoostArchive", "RoostTestSupport"], swiftSettings: strict),
         // The fuzz targets' properties (Tests/Fuzz/Targets), replayed over their seeds and saved crashes; the
         // fuzzers themselves are built and run by contrib/scripts/fuzz (docs/fuzzing.md).
@@ -72,7 +76,7 @@ let package = Package(
         // The real-client tier (Profanity, Finch, poezio, Gajim against the test Prosody): not an end-to-end suite
         // by name, so contrib/scripts/test runs it once, against Prosody only.
         .testTarget(name: "RoostClientTests", dependencies: ["roost", "RoostTestSupport", "RoostXMPP"], swiftSettings: strict),
-        .testTarget(name: "RoostCLITests", dependencies: ["RoostCore", "RoostArchive", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP", "RoostServe"],
+        .testTarget(name: "RoostCLITests", dependencies: ["RoostCore", "RoostArchive", "RoostSynthetic", "roost", "RoostAgent", "RoostTestSupport", "RoostXMPP", "RoostServe"],
                     exclude: ["Fixtures"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,5 @@
 import Foundation
 import RoostArchive
-import RoostNotify
 import RoostCore
 
 /// Where a running web view leaves its address for the user, and how `--open` hands it to a browser

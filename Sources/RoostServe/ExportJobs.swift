@@ -1,6 +1,6 @@
 import Foundation
 import RoostArchive
-import RoostNotify
+import RoostCore
 
 /// Exports started from a conversation page. Each runs on a worker thread (`ServerWorkers`) with its own read-only
 /// connection (a long export never holds up the pages), writes under a private temporary folder, and is answered

@@ -1,6 +1,6 @@
 import Foundation
 import RoostArchive
-import RoostNotify
+import RoostCore
 internal import CSoup
 
 /// A value handed between closures that all run on the server's one thread.

@@ -1,6 +1,6 @@
 import Foundation
 import RoostArchive
-import RoostNotify
+import RoostCore
 
 /// "Mark read", the one change the web view makes to the archive. It takes the path `roost read` takes: the
 /// archive's writer (`ArchiveWriter`, a read-write connection of its own, opened for the request) commits

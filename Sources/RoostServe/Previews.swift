@@ -1,6 +1,6 @@
 import Foundation
 import RoostArchive
-import RoostNotify
+import RoostCore
 
 /// Smaller copies of large pictures for the pages: a 12 MB phone photo shows through a copy of at most
 /// `ArchiveBrowser.previewSide` pixels, as in the html export (same thresholds, same `ThumbnailMaker`,

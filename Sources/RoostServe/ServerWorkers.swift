@@ -1,5 +1,5 @@
 import Foundation
-import RoostNotify
+import RoostCore
 import Synchronization
 
 /// The threads the web view starts beside its own (copies of pictures, exports, mark-read commits), counted so that

@@ -1,6 +1,6 @@
 import Foundation
 import RoostArchive
-import RoostNotify
+import RoostCore
 
 /// The web view's request handling. Lives on the server's `GMainThread` and is only touched there: every
 /// request, live stream, file-change wake-up and finished export is handled on that one thread, in turn.

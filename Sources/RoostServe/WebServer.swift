@@ -1,6 +1,6 @@
 package import Foundation
 package import RoostArchive
-import RoostNotify
+import RoostCore
 
 /// How `roost serve` (or `[serve]` in `roost run`) serves the archive.
 package struct ServeOptions: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import RoostArchive
+import RoostSynthetic
 #if canImport(Glibc)
 import Glibc
 #endif

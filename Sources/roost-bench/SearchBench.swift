@@ -1,5 +1,6 @@
 import Foundation
 import RoostArchive
+import RoostSynthetic
 
 /// `roost-bench search [--messages N] [--path FILE] [--keep]`: builds a synthetic archive (15% CJK) and
 /// prints each query's time next to the same query as a LIKE scan, with the ratio.

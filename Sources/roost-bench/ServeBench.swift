@@ -1,5 +1,6 @@
 import Foundation
 import RoostArchive
+import RoostSynthetic
 
 /// `roost-bench serve [--messages N] [--small N] [--folder DIR] [--reuse] [--repeat N]`: the pages of the web
 /// view (`roost serve`) at a small and a large synthetic archive — conversation list, newest page of the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RoostArchive
+import RoostSynthetic
 
 /// Full-text search must find exactly what `LIKE '%term%'` finds for Chinese terms of 1–4 characters.
 @Suite struct ArchiveCJKRecallTests {

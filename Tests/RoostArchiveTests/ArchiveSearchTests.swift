@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RoostArchive
+import RoostSynthetic
 
 @Suite struct ArchiveSearchTests {
     let archive = TemporaryArchive()

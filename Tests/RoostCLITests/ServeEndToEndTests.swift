@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RoostArchive
+import RoostSynthetic
 @testable import RoostServe
 import RoostTestSupport
 import RoostXMPP

@@ -1,6 +1,5 @@
 import RoostCore
 import Foundation
-import RoostNotify
 import RoostXMPP
 
 /// Runs a `password_command` and takes the first line of its standard output.

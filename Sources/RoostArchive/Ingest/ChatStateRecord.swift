@@ -19,3 +19,8 @@ public struct ChatStateRecord: Sendable, Equatable {
         self.messageId = messageId
     }
 }
+
+/// XEP-0085 chat states.
+public enum ChatState: String, Sendable, Codable, CaseIterable {
+    case active, composing, paused, inactive, gone
+}

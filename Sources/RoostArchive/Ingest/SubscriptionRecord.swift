@@ -36,3 +36,8 @@ public struct SubscriptionRecord: Sendable, Equatable {
         self.timestamp = timestamp
     }
 }
+
+/// The state of a `subscribe` request.
+public enum SubscriptionStatus: String, Sendable, Codable {
+    case pending, accepted, denied
+}

@@ -106,7 +106,7 @@ package final class Database {
     }
 
     /// A one-off statement (generated search SQL varies per query; caching it would grow without bound).
-    func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+    package func prepare(_ sql: String) throws(SQLiteError) -> Statement {
         try Statement(database: self, sql: withoutMissingIndexes(sql))
     }
 

@@ -1,6 +1,6 @@
 /// The one column list every message query selects, and how a row becomes a `MessageRow`. The account's JID
 /// and the conversation's read marks are looked up here, once per query, not by a subquery for every row.
-struct MessageRowReading {
+package struct MessageRowReading {
     let accounts: [Int64: String]
     let marks: ReadMarks
     let store: FileStore
@@ -12,7 +12,7 @@ struct MessageRowReading {
         store = FileStore(archivePath: database.path)
     }
 
-    static let columns = columnList(forLines: false)
+    package static let columns = columnList(forLines: false)
 
     /// For text lines (`roost log`, `roost search` without `--json`): the recipient and the thread, stanza, origin
     /// and message ids — text a line never shows — are read as empty, which saves making five strings per row.

@@ -1,3 +1,5 @@
+import RoostCore
+
 /// How long the desktop session has been idle, in seconds, or nil when the session does not say.
 /// Asks GNOME's org.gnome.Mutter.IdleMonitor (GetIdletime, milliseconds) first, then
 /// org.freedesktop.ScreenSaver (GetSessionIdleTime, seconds), on the session bus, each with a 1 s timeout.

@@ -1,3 +1,5 @@
+import RoostCore
+
 /// Runs a program per notification: the event in `ROOST_*` environment variables and as JSON on stdin.
 /// The program is started directly, never through a shell, so message text is never interpreted.
 struct CommandSink: NotificationSink {

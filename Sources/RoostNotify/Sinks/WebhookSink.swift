@@ -1,5 +1,6 @@
 import Foundation
 internal import CCurl
+import RoostCore
 import RoostHTTP
 
 /// An HTTP(S) POST per notification through libcurl: JSON, or ntfy's plain text with Title/Tags headers.

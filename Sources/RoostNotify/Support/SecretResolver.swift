@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import Synchronization
 
 /// Resolves a token or password once and keeps it in memory; a command is run again only after it failed.

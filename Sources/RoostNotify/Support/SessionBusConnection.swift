@@ -1,4 +1,5 @@
 internal import CNotify
+import Foundation
 
 /// GLib's shared session bus connection, for short synchronous calls with a timeout. Only used on threads
 /// that may block (the desktop sink's GLib thread, or a `BlockingCall` thread).
@@ -81,4 +82,22 @@ final class SessionBusConnection: @unchecked Sendable {
         default: return nil
         }
     }
+}
+
+/// Whether a D-Bus session bus can be reached without GLib trying to autolaunch one (which can hang on a
+/// headless machine).
+enum SessionBus {
+    static func isConfigured(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return true }
+        guard let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty else { return false }
+        return FileManager.default.fileExists(atPath: runtime + "/bus")
+    }
+}
+
+/// The first value of a D-Bus reply, for the few shapes Roost reads.
+enum DBusValue: Sendable, Equatable {
+    case bool(Bool)
+    case number(UInt64)
+    case string(String)
+    case strings([String])
 }

@@ -1,7 +1,7 @@
 import Foundation
 internal import CSoup
 internal import CSystem
-import RoostNotify
+import RoostCore
 
 /// How many connections the web view takes, and for how long (docs/serve.md, "Limits").
 package struct ConnectionLimits: Sendable {

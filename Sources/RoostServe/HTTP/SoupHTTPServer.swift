@@ -1,7 +1,6 @@
 import Foundation
 internal import CSoup
 import RoostCore
-import RoostNotify
 
 /// libsoup's HTTP server, passing every request to one handler. Connections come from a `ConnectionGate`, which
 /// accepts them within its limits and hands each to libsoup. Everything here runs on the `GMainThread` the server

@@ -1,5 +1,5 @@
 import Foundation
-import RoostNotify
+import RoostCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 public import Foundation
+public import RoostArchive
 
 /// Builds large synthetic archives for benchmarks (`roost-bench`): mixed-language messages across two
 /// accounts, a few hundred contacts and some rooms, one message every ~30 s on average, ending near now.

@@ -39,7 +39,7 @@ package enum Deadline {
     }
 
     /// Runs blocking work on a thread of its own.
-    static func blocking<Value: Sendable>(seconds: Int, timedOut: Value, _ work: @escaping @Sendable () -> Value) async -> Value {
+    package static func blocking<Value: Sendable>(seconds: Int, timedOut: Value, _ work: @escaping @Sendable () -> Value) async -> Value {
         await race(seconds: seconds, timedOut: timedOut) { once in
             let thread = Thread { once.resume(work()) }
             thread.name = "roost-notify-call"

@@ -1,5 +1,5 @@
 import Foundation
-internal import CNotify
+internal import CGLib
 
 /// A thread running its own GLib main loop. libnotify delivers action callbacks on the main context that
 /// was thread-default when it created its D-Bus proxy; running every libnotify call here makes that this

@@ -1,17 +1,18 @@
-public import Foundation
+import Foundation
+import RoostArchive
 
 /// Times the archive's search against the `LIKE` scans desktop clients use, on an archive built by
 /// `SyntheticArchive.build` (its vocabulary is what the queries look for). For `roost-bench search`.
-public enum SearchBenchmark {
-    public struct Result: Sendable {
-        public var name: String
-        public var query: String
-        public var order: SearchOrder
-        public var rows: Int
+enum SearchBenchmark {
+    struct Result: Sendable {
+        var name: String
+        var query: String
+        var order: SearchOrder
+        var rows: Int
         /// Median over the runs, milliseconds.
-        public var searchMs: Double
-        public var likeMs: Double
-        public var speedup: Double { searchMs > 0 ? likeMs / searchMs : 0 }
+        var searchMs: Double
+        var likeMs: Double
+        var speedup: Double { searchMs > 0 ? likeMs / searchMs : 0 }
     }
 
     struct Case {
@@ -48,7 +49,7 @@ public enum SearchBenchmark {
     }
 
     /// Runs every case `runs` times (median) on the archive at `path`.
-    public static func run(path: String, runs: Int = 5, now: Date = Date()) throws(ArchiveError) -> [Result] {
+    static func run(path: String, runs: Int = 5, now: Date = Date()) throws(ArchiveError) -> [Result] {
         let reader = try ArchiveReader(path: path)
         let database: Database
         do throws(SQLiteError) {
@@ -83,7 +84,7 @@ public enum SearchBenchmark {
     }
 
     /// A plain-text table of the results.
-    public static func format(_ results: [Result]) -> String {
+    static func format(_ results: [Result]) -> String {
         var lines = ["case                              query                          rows   search ms   LIKE ms   speed-up"]
         for result in results {
             func pad(_ text: String, _ width: Int) -> String {

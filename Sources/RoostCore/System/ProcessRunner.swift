@@ -1,6 +1,5 @@
 package import Foundation
 internal import CSystem
-import RoostCore
 import Synchronization
 
 /// Runs a program with a deadline: Roost's one way of starting other programs (notification commands,

@@ -1,12 +1,12 @@
 /// A small seeded generator so synthetic archives are reproducible.
-struct SplitMix64: RandomNumberGenerator {
+package struct SplitMix64: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    package init(seed: UInt64) {
         state = seed
     }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -15,12 +15,12 @@ struct SplitMix64: RandomNumberGenerator {
     }
 
     /// Skewed towards small values, so a few words are very common and most are rare.
-    mutating func zipfIndex(_ count: Int) -> Int {
+    package mutating func zipfIndex(_ count: Int) -> Int {
         let uniform = Double(next() >> 11) / Double(1 << 53)
         return min(count - 1, Int(uniform * uniform * uniform * Double(count)))
     }
 
-    mutating func below(_ bound: Int) -> Int {
+    package mutating func below(_ bound: Int) -> Int {
         Int(next() % UInt64(bound))
     }
 }

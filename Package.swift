@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "RoostXMPP", dependencies: ["RoostCore", "COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
         .target(name: "RoostArchive", dependencies: ["RoostCore", "CSQLite", "COpenSSL", "CZstd"], swiftSettings: strict),
         // OMEMO device (libomemo-c with an OpenSSL crypto provider); keys in their own SQLite store.
-        .target(name: "RoostOMEMO", dependencies: ["COMEMO", "COpenSSL", "RoostArchive", "RoostXMPP"], swiftSettings: strict),
+        .target(name: "RoostOMEMO", dependencies: ["RoostCore", "COMEMO", "COpenSSL", "RoostArchive", "RoostXMPP"], swiftSettings: strict),
         // The one libcurl wrapper, for the notification sinks and for file transfers.
         .target(name: "RoostHTTP", dependencies: ["RoostCore", "CCurl"], swiftSettings: strict),
         .target(name: "RoostNotify", dependencies: ["RoostCore", "CNotify", "CGLib", "CCurl", "CSystem", "RoostHTTP", "RoostArchive"], swiftSettings: strict),
@@ -54,7 +54,7 @@ let package = Package(
         .executableTarget(name: "roost", dependencies: ["RoostCore", "RoostAgent", "RoostArchive", "RoostNotify", "RoostServe", "RoostXMPP"],
                           swiftSettings: strict,
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
-        .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostAgent", "RoostXMPP", "RoostNotify"], swiftSettings: strict),
+        .executableTarget(name: "roost-bench", dependencies: ["RoostCore", "RoostArchive", "RoostAgent", "RoostXMPP", "RoostNotify"], swiftSettings: strict),
 
         // Shared by the test targets only: the test servers (contrib/scripts/*-test-server), the slixmpp peer,
         // the roost binary, and the requirements switch (ROOST_TEST_REQUIRE_ALL).

@@ -145,14 +145,7 @@ actor AccountSession {
         configuration.maxOutboundStanzaBytes = settings.maxSendBytes
         jid = configuration.jid
         let logger = log
-        client = XMPPClient(configuration: configuration, resumption: resumption) { level, message in
-            switch level {
-            case .error: logger.error(message)
-            case .warning: logger.warning(message)
-            case .info: logger.info(message)
-            case .debug: logger.debug(message)
-            }
-        }
+        client = XMPPClient(configuration: configuration, resumption: resumption) { level, message in logger.log(level, message) }
         self.pipeline = pipeline
         self.log = log
         backoff = Backoff(cap: settings.reconnectCap)
@@ -247,7 +240,7 @@ actor AccountSession {
 
     /// A passing problem (network, server, a shortage of descriptors or memory): tried again with backoff, up to
     /// `reconnect_max_seconds`.
-    private func retryLater(_ why: String, level: LogLevelSetting) {
+    private func retryLater(_ why: String, level: LogLevel) {
         waitingOutReplacement = false
         let now = takeRetryRequest()
         let delay = now ? .zero : backoff.nextDelay()

@@ -12,7 +12,7 @@ final class SinkRunner: Sendable {
         case flush(CheckedContinuation<Void, Never>)
     }
 
-    init(sink: any NotificationSink, events: Set<SinkEventKind>, log: @escaping @Sendable (NotifyLogLevel, String) -> Void) {
+    init(sink: any NotificationSink, events: Set<SinkEventKind>, log: @escaping @Sendable (LogLevel, String) -> Void) {
         self.sink = sink
         self.events = events
         let (stream, queue) = AsyncStream<Job>.makeStream(bufferingPolicy: .bufferingNewest(500))

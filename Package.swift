@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "RoostXMPP", dependencies: ["RoostCore", "COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
         .target(name: "RoostArchive", dependencies: ["RoostCore", "CSQLite", "COpenSSL", "CZstd"], swiftSettings: strict),
         // OMEMO device (libomemo-c with an OpenSSL crypto provider); keys in their own SQLite store.
-        .target(name: "RoostOMEMO", dependencies: ["COMEMO", "COpenSSL", "RoostArchive", "RoostXMPP"], swiftSettings: strict),
+        .target(name: "RoostOMEMO", dependencies: ["RoostCore", "COMEMO", "COpenSSL", "RoostArchive", "RoostXMPP"], swiftSettings: strict),
         // The one libcurl wrapper, for the notification sinks and for file transfers.
         .target(name: "RoostHTTP", dependencies: ["RoostCore", "CCurl"], swiftSettings: strict),
         .target(name: "RoostNotify", dependencies: ["RoostCore", "CNotify", "CGLib", "CCurl", "RoostHTTP"], swiftSettings: strict),
@@ -55,7 +55,7 @@ let package = Package(
         .executableTarget(name: "roost", dependencies: ["RoostCore", "RoostAgent", "RoostArchive", "RoostNotify", "RoostServe", "RoostXMPP"],
                           swiftSettings: strict,
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
-        .executableTarget(name: "roost-bench", dependencies: ["RoostArchive", "RoostSynthetic", "RoostXMPP", "RoostNotify"], swiftSettings: strict),
+        .executableTarget(name: "roost-bench", dependencies: ["RoostCore", "RoostArchive", "RoostSynthetic", "RoostXMPP", "RoostNotify"], swiftSettings: strict),
         // Synthetic archives (seeded, mixed-language) for the benchmarks and the tests that need a large archive;
         // not part of roost.
         .target(name: "RoostSynthetic", dependencies: ["RoostArchive"], swiftSettings: strict),

@@ -119,14 +119,8 @@ public final class Agent: Sendable {
         let dataDirectory = (settings.archivePath as NSString).deletingLastPathComponent
         let actions = AgentNotificationActions(handle: self, dataDirectory: dataDirectory, log: log)
         let logger = log
-        return Notifier(config: notify, actions: actions, statePath: dataDirectory + "/notify-state.json", log: { level, message in
-            switch level {
-            case .error: logger.error(message)
-            case .warning: logger.warning(message)
-            case .info: logger.info(message)
-            case .debug: logger.debug(message)
-            }
-        })
+        return Notifier(config: notify, actions: actions, statePath: dataDirectory + "/notify-state.json",
+                        log: { level, message in logger.log(level, message) })
     }
 
     public var accountCount: Int { sessions.count }

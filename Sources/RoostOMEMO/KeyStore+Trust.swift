@@ -1,3 +1,4 @@
+import RoostCore
 import RoostArchive
 
 /// Trust in a device's identity key.
@@ -43,7 +44,7 @@ extension KeyStore {
     /// Records that `jid`'s device presented this identity key; returns its trust.
     func recordIdentity(jid: String, device: UInt32, identity: [UInt8], fingerprint: String) throws(SQLiteError) -> OMEMOTrust {
         let jid = jid.lowercased()
-        let now = Self.now()
+        let now = Timestamp.now()
         if let existing = try trust(jid: jid, device: device, fingerprint: fingerprint) {
             try database.run("UPDATE identities SET last_seen = ? WHERE account = ? AND jid = ? AND device = ? AND fingerprint = ?",
                              [.integer(now), .text(account), .text(jid), .integer(Int64(device)), .text(fingerprint)])
@@ -128,12 +129,12 @@ extension KeyStore {
         let jid = jid.lowercased()
         try database.write { () throws(SQLiteError) in
             try database.run("UPDATE devices SET active = 0, updated_at = ? WHERE account = ? AND namespace = ? AND jid = ?",
-                             [.integer(Self.now()), .text(account), .text(namespace), .text(jid)])
+                             [.integer(Timestamp.now()), .text(account), .text(namespace), .text(jid)])
             for device in devices {
                 try database.run("""
                     INSERT INTO devices (account, namespace, jid, device, active, updated_at) VALUES (?, ?, ?, ?, 1, ?)
                     ON CONFLICT (account, namespace, jid, device) DO UPDATE SET active = 1, updated_at = excluded.updated_at
-                    """, [.text(account), .text(namespace), .text(jid), .integer(Int64(device)), .integer(Self.now())])
+                    """, [.text(account), .text(namespace), .text(jid), .integer(Int64(device)), .integer(Timestamp.now())])
             }
         }
     }

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostArchive
 
@@ -111,8 +112,6 @@ final class KeyStore {
         self.account = account
     }
 
-    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
-
     // MARK: Change sets
 
     func beginChangeSet() {
@@ -175,14 +174,14 @@ final class KeyStore {
                 try database.run("""
                     INSERT INTO sessions (account, namespace, jid, device, record, updated_at) VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT (account, namespace, jid, device) DO UPDATE SET record = excluded.record, updated_at = excluded.updated_at
-                    """, [.text(account), .text(namespace), .text(jid), .integer(Int64(device)), .blob(value), .integer(Self.now())])
+                    """, [.text(account), .text(namespace), .text(jid), .integer(Int64(device)), .blob(value), .integer(Timestamp.now())])
             } else {
                 try database.run("DELETE FROM sessions WHERE account = ? AND namespace = ? AND jid = ? AND device = ?",
                                  [.text(account), .text(namespace), .text(jid), .integer(Int64(device))])
             }
         case .preKeyUsed(let id):
             try database.run("UPDATE prekeys SET used_at = coalesce(used_at, ?) WHERE account = ? AND id = ?",
-                             [.integer(Self.now()), .text(account), .integer(Int64(id))])
+                             [.integer(Timestamp.now()), .text(account), .integer(Int64(id))])
         }
     }
 
@@ -236,7 +235,7 @@ final class KeyStore {
 
     func saveOwnDevice(_ device: OwnDevice) throws(SQLiteError) {
         try database.run("INSERT INTO own_device (account, device_id, identity, created_at) VALUES (?, ?, ?, ?)",
-                         [.text(account), .integer(Int64(device.deviceID)), .blob(device.identity), .integer(Self.now())])
+                         [.text(account), .integer(Int64(device.deviceID)), .blob(device.identity), .integer(Timestamp.now())])
     }
 
     func loadPreKey(_ id: UInt32) throws(SQLiteError) -> [UInt8]? {
@@ -252,7 +251,7 @@ final class KeyStore {
         try database.run("""
             INSERT INTO prekeys (account, id, record, created_at) VALUES (?, ?, ?, ?)
             ON CONFLICT (account, id) DO UPDATE SET record = excluded.record, created_at = excluded.created_at, used_at = NULL
-            """, [.text(account), .integer(Int64(id)), .blob(value), .integer(Self.now())])
+            """, [.text(account), .integer(Int64(id)), .blob(value), .integer(Timestamp.now())])
     }
 
     /// libomemo-c asks to delete a one-time prekey after its first key exchange. It is only marked used: a
@@ -280,7 +279,7 @@ final class KeyStore {
     /// Deletes prekeys used longer ago than `age` milliseconds.
     func purgeUsedPreKeys(olderThan age: Int64) throws(SQLiteError) {
         try database.run("DELETE FROM prekeys WHERE account = ? AND used_at IS NOT NULL AND used_at < ?",
-                         [.text(account), .integer(Self.now() - age)])
+                         [.text(account), .integer(Timestamp.now() - age)])
     }
 
     func loadSignedPreKey(_ id: UInt32) throws(SQLiteError) -> [UInt8]? {
@@ -296,7 +295,7 @@ final class KeyStore {
         try database.run("""
             INSERT INTO signed_prekeys (account, id, record, created_at) VALUES (?, ?, ?, ?)
             ON CONFLICT (account, id) DO UPDATE SET record = excluded.record
-            """, [.text(account), .integer(Int64(id)), .blob(value), .integer(Self.now())])
+            """, [.text(account), .integer(Int64(id)), .blob(value), .integer(Timestamp.now())])
     }
 
     func removeSignedPreKey(_ id: UInt32) throws(SQLiteError) {
@@ -317,6 +316,6 @@ final class KeyStore {
     /// Signed prekeys older than the newest one by more than `age` ms (kept that long for late key exchanges).
     func purgeSignedPreKeys(olderThan age: Int64, except current: UInt32) throws(SQLiteError) {
         try database.run("DELETE FROM signed_prekeys WHERE account = ? AND id != ? AND created_at < ?",
-                         [.text(account), .integer(Int64(current)), .integer(Self.now() - age)])
+                         [.text(account), .integer(Int64(current)), .integer(Timestamp.now() - age)])
     }
 }

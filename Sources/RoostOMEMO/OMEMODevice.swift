@@ -1,3 +1,4 @@
+import RoostCore
 internal import COMEMO
 public import RoostXMPP
 internal import COpenSSL
@@ -121,7 +122,7 @@ public final class OMEMODevice: @unchecked Sendable {
     }
 
     private func maintainKeys() throws {
-        let now = KeyStore.now()
+        let now = Timestamp.now()
         let current = try store.currentSignedPreKey()
         if current == nil || now - current!.createdAt > Self.signedPreKeyLifetime {
             let id = ((current?.id ?? 0) % 0xFF_FFFF) + 1

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostArchive
 import RoostCore
@@ -37,7 +38,7 @@ final class MarkReadRequests {
             do {
                 let writer = try ArchiveWriter(path: archivePath)
                 _ = try writer.commit([.conversationRead(account: account, conversation: conversation,
-                                                         timestamp: Int64(Date().timeIntervalSince1970 * 1000))])
+                                                         timestamp: Timestamp.now())])
                 return nil
             } catch {
                 return "\(error)"

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostNotify
 
@@ -34,7 +35,7 @@ enum NotifyBench {
         for n in 0..<events {
             let message = IncomingMessage(account: "alice@example.org", conversation: "c\(n % 50)@example.org", from: "c\(n % 50)@example.org/x",
                                           displayName: "C\(n % 50)", body: "m\(n)", isGroupchat: false, mentionsUser: false,
-                                          timestamp: Int64(Date().timeIntervalSince1970 * 1000), avatarPath: nil)
+                                          timestamp: Timestamp.now(), avatarPath: nil)
             notifier.post(.message(message))
         }
         let posted = ContinuousClock.now

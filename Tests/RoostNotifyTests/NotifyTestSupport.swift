@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import Synchronization
 @testable import RoostNotify
@@ -97,13 +98,13 @@ final class BackgroundProcess: @unchecked Sendable {
 
 /// Every log line, to check what was (and was not) logged.
 final class LogCollector: Sendable {
-    private let lines = Mutex<[(NotifyLogLevel, String)]>([])
+    private let lines = Mutex<[(LogLevel, String)]>([])
 
-    var log: @Sendable (NotifyLogLevel, String) -> Void {
+    var log: @Sendable (LogLevel, String) -> Void {
         { level, line in self.lines.withLock { $0.append((level, line)) } }
     }
 
-    func count(_ level: NotifyLogLevel, containing text: String) -> Int {
+    func count(_ level: LogLevel, containing text: String) -> Int {
         lines.withLock { $0.filter { $0.0 == level && $0.1.contains(text) }.count }
     }
 

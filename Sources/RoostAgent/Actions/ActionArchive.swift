@@ -25,8 +25,4 @@ public struct ActionArchive: Sendable {
             throw ActionFailure(.internalError, "the archive is closing and could not record it")
         }
     }
-
-    static func now() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded())
-    }
 }

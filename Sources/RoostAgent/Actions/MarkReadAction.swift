@@ -1,3 +1,4 @@
+import RoostCore
 import RoostArchive
 import RoostXMPP
 
@@ -26,7 +27,7 @@ public struct MarkReadAction: AccountAction {
             throw ActionFailure.from(error, doing: "sending a displayed marker to \(conversation)")
         }
         try await context.archive.record([.conversationRead(account: context.account.description, conversation: conversation,
-                                                            timestamp: ActionArchive.now())])
+                                                            timestamp: Timestamp.now())])
         guard await context.client.confirmDelivery(timeout: SendMessageAction.confirmationWait) else {
             throw ActionFailure(.connection, "the server did not confirm the displayed marker to \(conversation)")
         }

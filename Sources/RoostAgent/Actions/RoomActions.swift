@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostArchive
 public import RoostXMPP
@@ -150,7 +151,7 @@ enum RoomSend {
         guard size <= limit else {
             throw ActionFailure(.tooLarge, "the message is \(size) bytes as sent; the server accepts at most \(limit) (nothing was sent)")
         }
-        let now = ActionArchive.now()
+        let now = Timestamp.now()
         var stored = message
         stored.element[attribute: "from"] = occupant.description
         // The room's echo carries the same origin-id and comes from this occupant JID: the same row (see DedupKey).

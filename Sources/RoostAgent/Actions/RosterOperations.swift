@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostArchive
 import RoostXMPP
@@ -20,7 +21,7 @@ enum RosterOperations {
     }
 
     static func event(_ item: RosterItem, account: JID) -> ArchiveEvent {
-        let now = ActionArchive.now()
+        let now = Timestamp.now()
         if item.subscription == .remove {
             return .rosterRemoval(account: account.description, jid: item.jid.description, timestamp: now)
         }
@@ -31,7 +32,7 @@ enum RosterOperations {
 
     static func subscription(_ kind: SubscriptionRecord.Kind, to jid: JID, _ context: ActionContext, message: String? = nil) -> ArchiveEvent {
         .subscription(SubscriptionRecord(account: context.account.description, jid: jid.description, direction: .outgoing,
-                                         kind: kind, message: message, timestamp: ActionArchive.now()))
+                                         kind: kind, message: message, timestamp: Timestamp.now()))
     }
 
     /// Groups as given: trimmed, no empties, no duplicates, order kept.

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostArchive
 import RoostXMPP
@@ -131,7 +132,7 @@ public struct SendFileAction: AccountAction {
             message.add(StanzaIDs.originIDElement(id))
         }
         message.add(Element("active", namespace: Namespace.chatStates))
-        let now = ActionArchive.now()
+        let now = Timestamp.now()
         let from = context.client.boundJID ?? context.account
         var archived = message
         archived.element[attribute: "from"] = from.description

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostArchive
 import RoostXMPP
@@ -81,7 +82,7 @@ public struct SendMessageAction: AccountAction {
         guard size <= limit else {
             throw ActionFailure(.tooLarge, "the message is \(size) bytes as sent; the server accepts at most \(limit) (nothing was sent)")
         }
-        let now = ActionArchive.now()
+        let now = Timestamp.now()
         var stored = message
         stored.element[attribute: "from"] = from.description
         let record = MessageRecord(account: account.description, conversation: recipient.description, direction: .outgoing,

@@ -1,3 +1,4 @@
+import RoostCore
 import RoostArchive
 import RoostXMPP
 
@@ -36,7 +37,7 @@ public struct VCardFetchAction: AccountAction {
             hash = h
             path = try AvatarStore(dataDirectory: context.dataDirectory).store(photo, hash: h)
         }
-        let now = ActionArchive.now()
+        let now = Timestamp.now()
         try await context.archive.record([.vCard(VCardRecord(account: context.account.description, jid: contact.description,
                                                               nickname: vcard.nickname, fullName: vcard.fullName, photoHash: hash,
                                                               photoPath: path, raw: VCardInfo.rawWithoutPhoto(vcard), fetchedAt: now))])

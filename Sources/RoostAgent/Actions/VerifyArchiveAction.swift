@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostArchive
 import RoostXMPP
@@ -59,7 +60,7 @@ public struct VerifyArchiveAction: Sendable {
     /// 100 000-message history into an empty archive.)
     private func verify(client: XMPPClient, account: JID, mailbox: ArchivePageMailbox, config: RoostConfig,
                         log: Logger) async throws(ActionFailure) -> VerifyReport {
-        let started = ActionArchive.now()
+        let started = Timestamp.now()
         var report = VerifyReport(account: account.description)
         // Open for the whole run: its temporary table holds the server's ids. Absent when there is no archive
         // yet; then nothing stored before `started` can be an orphan.

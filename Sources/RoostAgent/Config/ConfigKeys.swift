@@ -1,3 +1,5 @@
+import RoostCore
+
 /// Stores one parsed value into a draft.
 typealias ConfigKeySetter<Draft> = @Sendable (inout Draft, String, ConfigPaths) throws(ConfigValueError) -> Void
 
@@ -7,7 +9,7 @@ enum ConfigKeys {
     typealias Parse = ConfigValueParser
 
     static let general: [String: ConfigKeySetter<SettingsDraft>] = [
-        "log_level": { draft, value, _ throws(ConfigValueError) in draft.logLevel = try Parse.choice(value, of: LogLevelSetting.self) },
+        "log_level": { draft, value, _ throws(ConfigValueError) in draft.logLevel = try Parse.choice(value, of: LogLevel.self) },
         "max_stanza_bytes": { draft, value, _ throws(ConfigValueError) in
             draft.maxStanzaBytes = try Parse.integer(value, in: 16_384...134_217_728, what: "a size in bytes")
         },

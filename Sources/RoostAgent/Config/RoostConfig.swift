@@ -1,9 +1,11 @@
+public import RoostCore
+
 /// Everything Roost reads from its INI file (see `config/roost.example.ini`), validated, with defaults applied.
 public struct RoostConfig: Sendable, Hashable {
     /// Absolute path of the SQLite archive, `~` already expanded.
     public var archivePath: String
     /// `[general] log_level`; nil when the file does not set it, so each command can pick its own default.
-    public var logLevel: LogLevelSetting?
+    public var logLevel: LogLevel?
     /// `[general] max_stanza_bytes`: larger stanzas end the stream instead of exhausting memory.
     public var maxStanzaBytes: Int
     /// `[general] keepalive_seconds`: a dead connection is noticed within this time.
@@ -45,7 +47,7 @@ public struct RoostConfig: Sendable, Hashable {
 
     public init(
         archivePath: String,
-        logLevel: LogLevelSetting? = nil,
+        logLevel: LogLevel? = nil,
         maxStanzaBytes: Int = RoostConfig.defaultMaxStanzaBytes,
         accounts: [AccountConfig] = [],
         notify: [String: String] = [:],

@@ -1,7 +1,9 @@
+import RoostCore
+
 /// `[general]` and `[archive]` values as they are read, before defaults apply.
 struct SettingsDraft {
     var archivePath: String?
-    var logLevel: LogLevelSetting?
+    var logLevel: LogLevel?
     var maxStanzaBytes: Int?
     var keepaliveSeconds: Int?
     var reconnectMaxSeconds: Int?

@@ -530,7 +530,7 @@ public final class FileDownloadWorker: Sendable {
         }
     }
 
-    static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+    static func now() -> Int64 { Timestamp.now() }
 
     static func bare(_ jid: String) -> String {
         JID(parsing: jid)?.bare.description ?? jid

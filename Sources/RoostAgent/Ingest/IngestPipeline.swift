@@ -246,7 +246,7 @@ public final class IngestPipeline: Sendable {
             case .failure(let error):
                 let cause = WriteFailureDiagnosis.describe(error, archivePath: writer.path)
                 if case .ok = health { log.error("archive: writing failed: \(LogText.quote(cause)). Nothing is acknowledged to the server until it works again; retrying.") }
-                setHealth(.failing(since: health.failingSince ?? Self.nowMilliseconds(), cause: cause))
+                setHealth(.failing(since: health.failingSince ?? Timestamp.now(), cause: cause))
                 if queue.isClosed {
                     let deadline = stopDeadline ?? (ContinuousClock.now + stopGrace)
                     stopDeadline = deadline
@@ -330,8 +330,6 @@ public final class IngestPipeline: Sendable {
         // CANTOPEN, PROTOCOL: everything but a record the schema refuses (CONSTRAINT, MISMATCH, TOOBIG, RANGE).
         return [5, 6, 7, 8, 9, 10, 11, 13, 14, 15].contains(e.primaryCode)
     }
-
-    static func nowMilliseconds() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 }
 
 extension IngestPipeline.Health {

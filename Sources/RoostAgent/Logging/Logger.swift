@@ -1,5 +1,5 @@
 import Foundation
-import RoostCore
+public import RoostCore
 import Synchronization
 
 /// Leveled logging to stderr, one line per record (control and bidirectional characters escaped), safe from
@@ -8,20 +8,20 @@ import Synchronization
 /// Lines look like `2026-11-30T06:00:00.123Z INFO  alice@example.org: connected`; systemd's journal keeps
 /// its own timestamps, but a foreground run is read by people, who want them.
 public final class Logger: Sendable {
-    public let level: LogLevelSetting
+    public let level: LogLevel
     private let sink: @Sendable (String) -> Void
     /// Progress lines are redrawn in place (only when the log goes to a terminal).
     private let redrawsProgress: Bool
     private let progressShown = Mutex(false)
 
-    public init(level: LogLevelSetting, sink: @escaping @Sendable (String) -> Void = Logger.standardError) {
+    public init(level: LogLevel, sink: @escaping @Sendable (String) -> Void = Logger.standardError) {
         self.level = level
         self.sink = sink
         redrawsProgress = false
     }
 
     /// Logs to stderr; on a terminal, progress lines are redrawn in place.
-    public init(level: LogLevelSetting, terminal: Bool) {
+    public init(level: LogLevel, terminal: Bool) {
         self.level = level
         self.sink = Logger.standardError
         redrawsProgress = terminal
@@ -67,9 +67,9 @@ public final class Logger: Sendable {
         }
     }
 
-    public func enabled(_ level: LogLevelSetting) -> Bool { level <= self.level }
+    public func enabled(_ level: LogLevel) -> Bool { level <= self.level }
 
-    public func log(_ level: LogLevelSetting, _ message: @autoclosure () -> String) {
+    public func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard enabled(level) else { return }
         let tag: String
         switch level {

@@ -145,14 +145,7 @@ actor AccountSession {
         configuration.maxOutboundStanzaBytes = settings.maxSendBytes
         jid = configuration.jid
         let logger = log
-        client = XMPPClient(configuration: configuration, resumption: resumption) { level, message in
-            switch level {
-            case .error: logger.error(message)
-            case .warning: logger.warning(message)
-            case .info: logger.info(message)
-            case .debug: logger.debug(message)
-            }
-        }
+        client = XMPPClient(configuration: configuration, resumption: resumption) { level, message in logger.log(level, message) }
         self.pipeline = pipeline
         self.log = log
         backoff = Backoff(cap: settings.reconnectCap)
@@ -247,7 +240,7 @@ actor AccountSession {
 
     /// A passing problem (network, server, a shortage of descriptors or memory): tried again with backoff, up to
     /// `reconnect_max_seconds`.
-    private func retryLater(_ why: String, level: LogLevelSetting) {
+    private func retryLater(_ why: String, level: LogLevel) {
         waitingOutReplacement = false
         let now = takeRetryRequest()
         let delay = now ? .zero : backoff.nextDelay()
@@ -437,14 +430,14 @@ actor AccountSession {
         if !info.resumed {
             // The server delivers offline storage right after a new session's initial presence, and only to a
             // resource of non-negative priority (RFC 6121 §8.5.2.1.1).
-            context.offlineDeliveryUntil = account.priority >= 0 ? Int64((Date().timeIntervalSince1970 * 1000).rounded()) + 60_000 : .min
+            context.offlineDeliveryUntil = account.priority >= 0 ? Timestamp.now() + 60_000 : .min
             carbonsEnabled = false
             otherClients.removeAll()
         }
         // A fresh session, or the first of this process (resuming one of an earlier process): outgoing
         // messages still pending from before it are settled after the next catch-up.
         if !info.resumed || sessionStartedAt == 0 {
-            sessionStartedAt = Self.nowMilliseconds()
+            sessionStartedAt = Timestamp.now()
             sentFromOutbox.removeAll()
         }
         setState(.online(resource: info.boundJID.resource ?? "", streamManagement: info.streamManagement))
@@ -505,7 +498,7 @@ actor AccountSession {
     }
 
     private func loaded(roster items: [RosterItem]) async {
-        let now = Self.nowMilliseconds()
+        let now = Timestamp.now()
         for item in items where item.name != nil { context.displayNames[item.jid] = item.name }
         context.contacts = Set(items.filter { $0.subscription != .remove }.map(\.jid.bare))
         for item in items { context.noteApproval(of: item) }
@@ -536,7 +529,7 @@ actor AccountSession {
         await pipeline.flush()
         guard let reader = try? ArchiveReader(path: settings.archivePath),
               let pending = try? reader.pendingSubscriptionRequests(account: jid.description) else { return }
-        let now = Self.nowMilliseconds()
+        let now = Timestamp.now()
         for request in pending {
             guard let contact = JID(parsing: request.jid)?.bare, contacts.contains(contact) else { continue }
             await pipeline.submit([.subscription(SubscriptionRecord(account: jid.description, jid: contact.description, direction: .outgoing,
@@ -576,7 +569,7 @@ actor AccountSession {
         // rooms the room manager has routes for; what it means for them goes back to it, in stream order.
         context.rooms = rooms.routes.current
         context.knownRooms = rooms.routes.knownRooms
-        let outcome = StanzaRouter.route(stanza.element, context: context, now: Self.nowMilliseconds())
+        let outcome = StanzaRouter.route(stanza.element, context: context, now: Timestamp.now())
         let roomNotes = outcome.notes.compactMap { if case .room(let note) = $0 { note } else { nil } }
         let ratchet = omemo?.takeToken() ?? 0
         if let why = outcome.rejected {
@@ -645,7 +638,7 @@ actor AccountSession {
         let isRoom = archive != jid
         context.rooms = rooms.routes.current
         context.knownRooms = rooms.routes.knownRooms
-        let routed = ArchivePageRouter.events(for: page, archive: archive, context: context, now: Self.nowMilliseconds())
+        let routed = ArchivePageRouter.events(for: page, archive: archive, context: context, now: Timestamp.now())
         let (events, newest, rejected, mentions, roomGone) = (routed.events, routed.newest, routed.rejected, routed.mentions, routed.roomGone)
         let invitations = routed.invitations
         let ratchet = omemo?.takeToken() ?? 0
@@ -802,7 +795,7 @@ actor AccountSession {
             guard client.isConnected, !Task.isCancelled else { break }
             do {
                 try await archive.record([.outbox(account: jid.description, originID: message.originId, queued: false,
-                                                  timestamp: Self.nowMilliseconds())])
+                                                  timestamp: Timestamp.now())])
             } catch {
                 log.warning("\(jid): could not take a message out of the outbox: \(LogText.quote(error)); it is sent at the next connection")
                 break
@@ -910,9 +903,5 @@ actor AccountSession {
                              priority: account.priority, otherClientsOnline: otherClients.count,
                              roomsJoined: await rooms.joinedCount,
                              unacknowledgedOldestSeconds: client.oldestUnacknowledgedAge.map { Int($0.components.seconds) })
-    }
-
-    static func nowMilliseconds() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }
 }

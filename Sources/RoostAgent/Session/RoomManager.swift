@@ -331,7 +331,7 @@ actor RoomManager {
         rooms[room] = state
         await submit(room, .joinedByUser(passwordCommand: state.passwordCommand))
         await pipeline.submit([.invitationAnswered(account: jid.description, room: room.description, status: .accepted,
-                                                   timestamp: AccountSession.nowMilliseconds())])
+                                                   timestamp: Timestamp.now())])
         if bookmark { await publishBookmark(room, autojoin: true) }
         if case .joined(let current) = state.phase {
             if let nick, nick != current, let occupant = try? room.with(resource: nick) {
@@ -627,7 +627,7 @@ actor RoomManager {
         if mediated { try? client.send(MUC.decline(room: room, inviter: inviter, reason: nil)) }
         // Committed before `roost rooms decline` returns: the invitation it answered is no longer pending when it says so.
         _ = await pipeline.commit([.invitationAnswered(account: jid.description, room: room.description, status: .declined,
-                                                   timestamp: AccountSession.nowMilliseconds())])
+                                                   timestamp: Timestamp.now())])
     }
 
     // MARK: - Self-ping and the rooms' archives
@@ -767,7 +767,7 @@ actor RoomManager {
 
     private func submit(_ room: JID, _ change: RoomUpdate.Change) async {
         await pipeline.submit([.room(RoomUpdate(account: jid.description, room: room.description, change: change,
-                                                timestamp: AccountSession.nowMilliseconds()))])
+                                                timestamp: Timestamp.now()))])
     }
 }
 

@@ -96,7 +96,7 @@ package final class ArchiveBrowser: Sendable {
             }
             pairs.sort { $0.2 > $1.2 }
             let last = try database.prepare("SELECT \(ArchivedMessageReading.columns(includeRaw: false)) FROM messages m WHERE m.id = ?")
-            let today = clock.civil(Int64(Date().timeIntervalSince1970 * 1000)).dateText
+            let today = clock.civil(Timestamp.now()).dateText
             var entries: [ConversationEntry] = []
             for (accountID, jid, id) in pairs {
                 var message: ArchivedMessage?

@@ -1,3 +1,4 @@
+import RoostCore
 public import Foundation
 
 /// The content-addressed store of attachment files beside the archive: `<archive folder>/files/sha256/ab/cdef…`
@@ -115,7 +116,7 @@ public struct FileStore: Sendable {
     public func removeStaleTemporaryFiles(olderThan age: TimeInterval = 3600) {
         let folder = root + "/tmp"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-        let cutoff = Date().timeIntervalSince1970 - age
+        let cutoff = Double(Timestamp.now()) / 1000 - age
         for name in names {
             var info = stat()
             let path = folder + "/" + name

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 
 /// What the download worker learned about one attachment.
@@ -37,7 +38,7 @@ extension ArchiveWriter {
                         """, [
                             .text(update.state.rawValue), SQLValue(update.sha256), SQLValue(update.size), SQLValue(update.mime),
                             .integer(Int64(update.attempts)), SQLValue(update.nextAttemptAt),
-                            .integer(Int64((Date().timeIntervalSince1970 * 1000).rounded())), .integer(update.id),
+                            .integer(Timestamp.now()), .integer(update.id),
                         ])
                 }
             } catch {

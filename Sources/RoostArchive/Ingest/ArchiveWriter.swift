@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import Synchronization
 
@@ -35,7 +36,7 @@ public final class ArchiveWriter: Sendable {
         } catch {
             throw .sqlite(error)
         }
-        try Migrator.migrate(database, now: Int64(Date().timeIntervalSince1970 * 1000))
+        try Migrator.migrate(database, now: Timestamp.now())
         do throws(SQLiteError) {
             // An import killed during its bulk load left these missing; nothing writes before they are back.
             try DeferredIndexes.restore(database)

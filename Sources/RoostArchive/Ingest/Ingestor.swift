@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 
 /// Applies archive events to the writer connection. Every method runs inside the caller's transaction.
@@ -505,7 +506,7 @@ final class Ingestor {
     }
 
     private func update(_ record: SyncStateRecord) throws(SQLiteError) -> InsertOutcome {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = Timestamp.now()
         let account = try accountID(record.account, now: now)
         try database.run("INSERT INTO sync_state (account_id, updated_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
                          [.integer(account), .integer(now)])
@@ -525,7 +526,7 @@ final class Ingestor {
     }
 
     private func updateDelivery(account jid: String, originIDs: [String], state: DeliveryState) throws(SQLiteError) -> InsertOutcome {
-        let account = try accountID(jid, now: Int64(Date().timeIntervalSince1970 * 1000))
+        let account = try accountID(jid, now: Timestamp.now())
         // A message the server confirmed stays sent; only a pending or failed one moves.
         let statement = try database.cached("""
             UPDATE messages SET delivery = ?1

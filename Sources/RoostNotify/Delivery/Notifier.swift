@@ -1,3 +1,5 @@
+public import RoostCore
+
 /// The notification layer's public face. `post` never blocks: events go into a queue that one task
 /// works through (rules, coalescing), and each sink has its own queue after that, so neither a slow
 /// webhook nor a missing desktop notification server can hold up the caller (the archive ingest path).
@@ -22,11 +24,11 @@ public final class Notifier: Sendable {
     ///     account, so a catch-up after a restart does not report old messages; nil keeps it in memory.
     ///   - log: receives every log line; nothing logged contains a token or password.
     public convenience init(config: NotifyConfig, actions: (any NotificationActions)?, statePath: String? = nil,
-                            log: @escaping @Sendable (NotifyLogLevel, String) -> Void, clock: NotifyClock = .system) {
+                            log: @escaping @Sendable (LogLevel, String) -> Void, clock: NotifyClock = .system) {
         self.init(config: config, actions: actions, statePath: statePath, log: log, clock: clock, idle: .sessionBus, factory: SinkFactory())
     }
 
-    init(config: NotifyConfig, actions: (any NotificationActions)?, statePath: String?, log: @escaping @Sendable (NotifyLogLevel, String) -> Void,
+    init(config: NotifyConfig, actions: (any NotificationActions)?, statePath: String?, log: @escaping @Sendable (LogLevel, String) -> Void,
          clock: NotifyClock, idle: IdleProbe, factory: SinkFactory) {
         runners = config.sinks.map { SinkRunner(sink: factory.make($0, actions: actions, log: log), events: $0.events, log: log) }
         let core = NotifierCore(config: config, runners: runners, log: log, clock: clock, idle: idle, store: NotifyStateStore(path: statePath))

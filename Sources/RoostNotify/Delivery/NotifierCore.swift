@@ -5,7 +5,7 @@ import RoostCore
 actor NotifierCore {
     private let config: NotifyConfig
     private let runners: [SinkRunner]
-    private let log: @Sendable (NotifyLogLevel, String) -> Void
+    private let log: @Sendable (LogLevel, String) -> Void
     private let clock: NotifyClock
     private let idle: IdleProbe
     private let store: NotifyStateStore
@@ -26,7 +26,7 @@ actor NotifierCore {
         var generation: Int
     }
 
-    init(config: NotifyConfig, runners: [SinkRunner], log: @escaping @Sendable (NotifyLogLevel, String) -> Void,
+    init(config: NotifyConfig, runners: [SinkRunner], log: @escaping @Sendable (LogLevel, String) -> Void,
          clock: NotifyClock, idle: IdleProbe, store: NotifyStateStore) {
         self.config = config
         self.runners = runners

@@ -1,3 +1,5 @@
+import RoostCore
+
 /// Builds sinks from their config. Test hooks shorten retry delays.
 struct SinkFactory {
     var desktopServerRetrySeconds = 60
@@ -5,7 +7,7 @@ struct SinkFactory {
     /// Tests substitute recording sinks here.
     var substitute: (@Sendable (SinkConfig) -> (any NotificationSink)?)?
 
-    func make(_ config: SinkConfig, actions: (any NotificationActions)?, log: @escaping @Sendable (NotifyLogLevel, String) -> Void) -> any NotificationSink {
+    func make(_ config: SinkConfig, actions: (any NotificationActions)?, log: @escaping @Sendable (LogLevel, String) -> Void) -> any NotificationSink {
         if let sink = substitute?(config) { return sink }
         switch config.kind {
         case .desktop:

@@ -15,7 +15,7 @@ final class SinkRunner: Sendable {
         case flush(CheckedContinuation<Void, Never>)
     }
 
-    init(sink: any NotificationSink, events: Set<SinkEventKind>, log: @escaping @Sendable (NotifyLogLevel, String) -> Void) {
+    init(sink: any NotificationSink, events: Set<SinkEventKind>, log: @escaping @Sendable (LogLevel, String) -> Void) {
         self.sink = sink
         self.events = events
         drops = QueueDrops("sink \(sink.name)", bound: Self.queueBound, log: log)

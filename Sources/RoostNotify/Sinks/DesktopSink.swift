@@ -17,7 +17,7 @@ final class DesktopSink: NotificationSink {
     /// every desktop sink shares this thread.
     static let thread = GMainThread(name: "roost-desktop-notify")
 
-    init(name: String, timeoutSeconds: Int, actions: (any NotificationActions)?, log: @escaping @Sendable (NotifyLogLevel, String) -> Void,
+    init(name: String, timeoutSeconds: Int, actions: (any NotificationActions)?, log: @escaping @Sendable (LogLevel, String) -> Void,
          serverRetrySeconds: Int = 60) {
         self.name = name
         self.timeoutSeconds = timeoutSeconds

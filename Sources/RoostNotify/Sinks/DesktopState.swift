@@ -10,7 +10,7 @@ final class DesktopState: @unchecked Sendable {
 
     private let sinkName: String
     private let actions: (any NotificationActions)?
-    private let log: @Sendable (NotifyLogLevel, String) -> Void
+    private let log: @Sendable (LogLevel, String) -> Void
     private let serverRetrySeconds: Int
     private var notifications: [String: DesktopNotificationHandle] = [:]
     private var bus: SessionBusConnection?
@@ -20,7 +20,7 @@ final class DesktopState: @unchecked Sendable {
     private var missingCheckedAt: Date?
     private var missingError: NotifyError?
 
-    init(sinkName: String, actions: (any NotificationActions)?, log: @escaping @Sendable (NotifyLogLevel, String) -> Void, serverRetrySeconds: Int) {
+    init(sinkName: String, actions: (any NotificationActions)?, log: @escaping @Sendable (LogLevel, String) -> Void, serverRetrySeconds: Int) {
         self.sinkName = sinkName
         self.actions = actions
         self.log = log

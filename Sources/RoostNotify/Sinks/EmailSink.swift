@@ -12,11 +12,11 @@ actor EmailSink: NotificationSink {
     private let config: EmailSinkConfig
     private let timeoutSeconds: Int
     private let password: SecretResolver?
-    private let log: @Sendable (NotifyLogLevel, String) -> Void
+    private let log: @Sendable (LogLevel, String) -> Void
     private var digest: [OutgoingNotification] = []
     private var digestTimer: Task<Void, Never>?
 
-    init(name: String, config: EmailSinkConfig, timeoutSeconds: Int, log: @escaping @Sendable (NotifyLogLevel, String) -> Void) {
+    init(name: String, config: EmailSinkConfig, timeoutSeconds: Int, log: @escaping @Sendable (LogLevel, String) -> Void) {
         self.name = name
         self.config = config
         self.timeoutSeconds = timeoutSeconds

@@ -79,9 +79,3 @@ public struct SessionInfo: Sendable {
     /// XEP-0478: the largest stanza the server accepts, when it said.
     public let maxStanzaBytes: Int?
 }
-
-public enum ClientLogLevel: Int, Sendable, Comparable {
-    case error, warning, info, debug
-
-    public static func < (lhs: ClientLogLevel, rhs: ClientLogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
-}

@@ -1,4 +1,4 @@
-import RoostCore
+public import RoostCore
 import Foundation
 import Synchronization
 
@@ -18,7 +18,7 @@ public final class XMPPClient: Sendable {
     /// Everything that happened, in stream order; bounded (back-pressure on the reader).
     public let events: BoundedQueue<ClientEvent>
     private let state: Mutex<State>
-    private let log: @Sendable (ClientLogLevel, String) -> Void
+    private let log: @Sendable (LogLevel, String) -> Void
 
     private struct PendingRequest {
         let expectedFrom: JID?
@@ -73,7 +73,7 @@ public final class XMPPClient: Sendable {
     }
 
     public init(configuration: ClientConfiguration, resumption: StreamResumptionState? = nil, eventCapacity: Int = 512,
-                log: @escaping @Sendable (ClientLogLevel, String) -> Void = { _, _ in }) {
+                log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in }) {
         self.configuration = configuration
         self.log = log
         var s = State(password: configuration.password)

@@ -1,3 +1,4 @@
+import RoostCore
 import RoostAgent
 
 /// Options every command accepts, before or after the command name.
@@ -12,7 +13,7 @@ struct GlobalOptions: Sendable, Equatable {
               help: "one level more on stderr than the command's default: -v what is done (info; debug for roost run, which logs info by default), -vv the details (debug; one-shot logins show the XMPP exchange, passwords redacted)"),
         .flag("quiet", short: "q", help: "errors only on stderr: no notes, progress or warnings"),
         .value("log-level", placeholder: "LEVEL", help: "log level: error, warning, info or debug (then -v/-q adjust it)")
-            .completing(.choices(LogLevelSetting.allCases.map(\.rawValue))),
+            .completing(.choices(LogLevel.allCases.map(\.rawValue))),
         .value("color", placeholder: "WHEN", help: "colour and highlights: auto (on a terminal, unless NO_COLOR is set), always or never")
             .completing(.choices(ColorChoice.allCases.map(\.rawValue))),
         .flag("no-pager", help: "never page long output (default on a terminal: $PAGER, else less -FRX)"),
@@ -25,7 +26,7 @@ struct GlobalOptions: Sendable, Equatable {
     var json = false
     var verbosity = 0
     var quiet = false
-    var logLevel: LogLevelSetting?
+    var logLevel: LogLevel?
     var color = ColorChoice.auto
     var noPager = false
 
@@ -37,7 +38,7 @@ struct GlobalOptions: Sendable, Equatable {
         json = parsed.flag("json")
         verbosity = parsed.count("verbose")
         quiet = parsed.flag("quiet")
-        logLevel = try parsed.choice("log-level", of: LogLevelSetting.self)
+        logLevel = try parsed.choice("log-level", of: LogLevel.self)
         color = try parsed.choice("color", of: ColorChoice.self) ?? .auto
         noPager = parsed.flag("no-pager")
         if quiet && verbosity > 0 {
@@ -48,7 +49,7 @@ struct GlobalOptions: Sendable, Equatable {
     /// `--log-level`, else the config's `log_level`, else the command's default (info for `roost run`, warning
     /// for the others); then `-q` silences all but errors and each `-v` makes it one step chattier. `-v` means
     /// the same for every command: one step more (info, then debug).
-    func effectiveLogLevel(configured: LogLevelSetting?, commandDefault: LogLevelSetting) -> LogLevelSetting {
+    func effectiveLogLevel(configured: LogLevel?, commandDefault: LogLevel) -> LogLevel {
         if quiet { return .error }
         let base = logLevel ?? configured ?? commandDefault
         return base.adjusted(by: verbosity)

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostAgent
 import RoostNotify
@@ -56,7 +57,7 @@ struct NotifyCommand: Command {
             throw UsageError("no sink named \(sink) in \(config.sourcePath ?? "the config") (configured: \(known))", command: "roost notify")
         }
         let logger = Logger(level: context.options.effectiveLogLevel(configured: config.logLevel, commandDefault: .warning))
-        let notifier = Notifier(config: notify, actions: nil, log: { level, line in logger.log(Self.level(level), line) })
+        let notifier = Notifier(config: notify, actions: nil, log: { level, line in logger.log(level, line) })
         let results = await notifier.testAllSinks(only: sink)
         await notifier.shutdown()
         var failures = 0
@@ -100,15 +101,6 @@ struct NotifyCommand: Command {
         output.line("group chats:  \(notify.groupchat.rawValue)")
         for sink in notify.sinks {
             output.line("sink:         \(sink.name) (\(sink.typeName)): \(sink.events.map(\.rawValue).sorted().joined(separator: ", "))")
-        }
-    }
-
-    private static func level(_ level: NotifyLogLevel) -> LogLevelSetting {
-        switch level {
-        case .error: .error
-        case .warning: .warning
-        case .info: .info
-        case .debug: .debug
         }
     }
 }

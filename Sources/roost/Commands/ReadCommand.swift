@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostAgent
 import RoostArchive
@@ -55,7 +56,7 @@ struct ReadCommand: Command {
             return .nothingFound
         }
         let config = try context.loadConfig()
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = Timestamp.now()
         do {
             let writer = try ArchiveWriter(path: config.archivePath)
             _ = try writer.commit(conversations.map { .conversationRead(account: $0.account, conversation: $0.conversation, timestamp: now) })

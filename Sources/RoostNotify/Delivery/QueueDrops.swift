@@ -1,3 +1,4 @@
+import RoostCore
 import Synchronization
 
 /// What a queue that keeps the newest items (the notifier's, each sink's) dropped: counted, and said in the log at the
@@ -6,10 +7,10 @@ final class QueueDrops: Sendable {
     private let count = Mutex(0)
     private let queue: String
     private let bound: Int
-    private let log: @Sendable (NotifyLogLevel, String) -> Void
+    private let log: @Sendable (LogLevel, String) -> Void
 
     /// `queue` names it in the log ("notifications", "sink desktop"); `bound` is how many it keeps.
-    init(_ queue: String, bound: Int, log: @escaping @Sendable (NotifyLogLevel, String) -> Void) {
+    init(_ queue: String, bound: Int, log: @escaping @Sendable (LogLevel, String) -> Void) {
         self.queue = queue
         self.bound = bound
         self.log = log

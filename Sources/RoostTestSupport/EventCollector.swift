@@ -1,5 +1,8 @@
 public import RoostXMPP
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Collects a client's events in the background so tests can wait for a particular one.
 public final class EventCollector: Sendable {
@@ -52,19 +55,35 @@ public struct WaitTimedOut: Error, CustomStringConvertible {
     public let what: String
     public init(what: String) { self.what = what }
     public var description: String { "timed out waiting for \(what)" }
+
+    /// What `waitUntil` throws: what was awaited, and `detail` (a log's tail) when there is one.
+    static func after(_ timeout: Duration, _ what: String, _ detail: String) -> WaitTimedOut {
+        WaitTimedOut(what: detail.isEmpty ? what : "\(what) within \(timeout)\n\(detail)")
+    }
 }
 
-/// Checks `condition` every 100 ms until it holds, or throws after `timeout`: waiting for a state (a row
-/// count, a line in a log, a command's answer) instead of sleeping and hoping.
-public func waitUntil(_ what: String, timeout: Duration = .seconds(60), detail: () -> String = { "" },
-                      _ condition: () async throws -> Bool) async throws {
+/// Checks `condition` every `interval` (100 ms; more for a condition that starts a process) until it holds, or
+/// throws after `timeout`, saying what was awaited and `detail` (a log's tail): waiting for a state (a row count, a
+/// line in a log, a command's answer) instead of sleeping and hoping. The suite's one way to wait for a condition;
+/// `waitUntilBlocking` is the same for code that cannot suspend.
+public func waitUntil(_ what: String, timeout: Duration = .seconds(60), every interval: Duration = .milliseconds(100),
+                      detail: () -> String = { "" }, _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while true {
         if try await condition() { return }
-        guard ContinuousClock.now < deadline else {
-            let more = detail()
-            throw WaitTimedOut(what: more.isEmpty ? what : "\(what) within \(timeout)\n\(more)")
-        }
-        try await Task.sleep(for: .milliseconds(100))
+        guard ContinuousClock.now < deadline else { throw WaitTimedOut.after(timeout, what, detail()) }
+        try await Task.sleep(for: interval)
+    }
+}
+
+/// `waitUntil` for synchronous callers: blocks the calling thread between checks (never call it on the cooperative
+/// pool; `offPool` runs it on a thread of its own).
+public func waitUntilBlocking(_ what: String, timeout: Duration = .seconds(60), every interval: Duration = .milliseconds(100),
+                              detail: () -> String = { "" }, _ condition: () throws -> Bool) throws {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        if try condition() { return }
+        guard ContinuousClock.now < deadline else { throw WaitTimedOut.after(timeout, what, detail()) }
+        usleep(UInt32(clamping: Int(interval / .microseconds(1))))
     }
 }

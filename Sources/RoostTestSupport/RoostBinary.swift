@@ -214,13 +214,13 @@ public final class RunningRoost: @unchecked Sendable {
 
     /// Waits until the log contains `text` (e.g. "online"), or throws after `timeout`.
     public func waitForLog(_ text: String, timeout: TimeInterval = 30) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if stderrSoFar.contains(text) { return }
-            if !isRunning { break }
-            usleep(20_000)
+        try waitUntilBlocking("'\(text)' in roost's log", timeout: .milliseconds(Int(timeout * 1000)), every: .milliseconds(20),
+                              detail: { "log so far:\n\(stderrSoFar)" }) {
+            if stderrSoFar.contains(text) { return true }
+            // An ended process writes no more: said at once.
+            if !isRunning { throw WaitTimedOut(what: "'\(text)' in roost's log: it exited; log so far:\n\(stderrSoFar)") }
+            return false
         }
-        throw WaitTimedOut(what: "'\(text)' in roost's log; log so far:\n\(stderrSoFar)")
     }
 
     /// Waits until the process ends or `timeout` passes; true when it ended. Woken by the kernel through a pidfd

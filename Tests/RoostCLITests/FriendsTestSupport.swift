@@ -36,12 +36,7 @@ struct RoostUnderTest {
     /// Checks `body` every 0.3 s until it returns true; throws after `timeout` (for synchronous callers;
     /// async tests use `waitUntil`).
     func eventually(_ what: String, timeout: TimeInterval = 20, _ body: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try body() { return }
-            Thread.sleep(forTimeInterval: 0.3)
-        }
-        throw WaitTimedOut(what: what)
+        try waitUntilBlocking(what, timeout: .seconds(timeout), every: .milliseconds(300), body)
     }
 
     func rosterEntry(_ jid: JID) throws -> [String: Any]? {

@@ -617,10 +617,6 @@ func settle(_ s: RoomsEndToEndTests.Setup, room: String, _ process: RunningRoost
 
 /// Waits for `condition` (checked every 250 ms) up to `timeout`; fails with the process's log otherwise.
 func waitFor(_ what: String, _ process: RunningRoost?, timeout: TimeInterval = 90, _ condition: () throws -> Bool) async throws {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if (try? condition()) == true { return }
-        try await Task.sleep(for: .milliseconds(250))
-    }
-    throw WaitTimedOut(what: "\(what) within \(Int(timeout)) s; log tail:\n\(process?.stderrSoFar.suffix(4000) ?? "")")
+    try await waitUntil(what, timeout: .seconds(timeout), every: .milliseconds(250),
+                        detail: { "log tail:\n\(process?.stderrSoFar.suffix(4000) ?? "")" }) { (try? condition()) == true }
 }

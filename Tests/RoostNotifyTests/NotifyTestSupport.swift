@@ -1,5 +1,6 @@
 import RoostCore
 import Foundation
+import RoostTestSupport
 import Synchronization
 @testable import RoostNotify
 
@@ -47,12 +48,9 @@ enum NotifyFixtures {
 
     /// Polls `condition` every 50 ms for up to `seconds`.
     static func eventually(_ seconds: Double = 5, _ condition: () async -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return await condition()
+        (try? await waitUntil("a condition", timeout: .milliseconds(Int(seconds * 1000)), every: .milliseconds(50)) {
+            await condition()
+        }) != nil
     }
 }
 

@@ -17,94 +17,94 @@ actor AccountSession {
     let account: AccountConfig
     let jid: JID
     nonisolated let client: XMPPClient
-    private let pipeline: IngestPipeline
-    private let log: Logger
-    private let settings: AgentSettings
-    private let dataDirectory: String
-    private var context: RoutingContext
+    let pipeline: IngestPipeline
+    let log: Logger
+    let settings: AgentSettings
+    let dataDirectory: String
+    var context: RoutingContext
     /// Roost's OMEMO device for this account (nil with `omemo = off`, or when its key store cannot be opened).
     let omemo: OMEMOService?
     /// The account's group chats (bookmarks, joining, the rooms' archives).
     let rooms: RoomManager
     /// Heard when the state changes (the agent watches for "every account failed").
-    private let stateChanged: @Sendable () -> Void
+    let stateChanged: @Sendable () -> Void
     /// Whether any account logged in during this run (shared with the agent).
-    private let history: RunHistory
+    let history: RunHistory
 
     // Connection lifecycle
-    private(set) var state: AccountState = .idle
-    private var backoff: Backoff
-    private var stopping = false
-    private var passwordKnown = false
+    var state: AccountState = .idle
+    var backoff: Backoff
+    var stopping = false
+    var passwordKnown = false
     /// Whether this account logged in during this run: from then on, what only the user can fix makes it wait
     /// (`.waitingForUser`), with `userBackoff`, instead of failing.
-    private var loggedIn = false
-    private var userBackoff = Backoff(base: .seconds(60), cap: AccountSession.userFixRetry)
+    var loggedIn = false
+    var userBackoff = Backoff(base: .seconds(60), cap: AccountSession.userFixRetry)
     /// Whether the user was told (the log line saying what happens next, one notification) about the current wait
     /// for them; told again only after the account was online in between.
-    private var userTold = false
+    var userTold = false
     /// Times in a row another client logged in with the same resource and the server replaced this one with it
     /// (stream error `conflict`); waited out with `replacementBackoff`, and after `maxReplacements` no more
     /// reconnecting until SIGHUP: two agents on one account would otherwise take turns forever.
-    private var replacements = 0
-    private var replacementBackoff: Backoff
-    private var waitingOutReplacement = false
-    private var onlineSince: ContinuousClock.Instant?
+    var replacements = 0
+    var replacementBackoff: Backoff
+    var waitingOutReplacement = false
+    var onlineSince: ContinuousClock.Instant?
     /// SIGHUP came while an attempt was under way (a password_command running, a login in progress): when it
     /// fails, the next one starts at once instead of after its backoff.
-    private var retryRequested = false
-    private var eventTask: Task<Void, Never>?
-    private var connectTask: Task<Void, Never>?
-    private var setupTask: Task<Void, Never>?
-    private var pollTask: Task<Void, Never>?
+    var retryRequested = false
+    var eventTask: Task<Void, Never>?
+    var connectTask: Task<Void, Never>?
+    var setupTask: Task<Void, Never>?
+    var pollTask: Task<Void, Never>?
     /// Carbons are per server session; the roster is loaded once per process (pushes keep it current).
-    private var carbonsEnabled = false
-    private var rosterLoaded = false
+    var carbonsEnabled = false
+    var rosterLoaded = false
     /// Contacts the user added that were sent `subscribed` this process (see `answerApprovedRequests`).
-    private var approvalsSent: Set<JID> = []
+    var approvalsSent: Set<JID> = []
     /// Contacts the user added that, as the archive last saw them, did not yet see the user's presence (the user's
     /// request pending, or subscription `to`); read by the first roster load.
-    private var addedAwaitingApproval: Set<JID>
-    private var serverHasArchive = false
+    var addedAwaitingApproval: Set<JID>
+    var serverHasArchive = false
     /// Whether the account's disco#info was answered by this process. A process that resumes an earlier one's
     /// session may not have it: the server sends what it queued for the session first, and on a loaded server
     /// the answer can miss login's step timeout. Then `setUp` asks again, instead of taking "unknown" for "no
     /// archive" (which skipped the catch-up and warned that the server keeps none).
-    private var accountFeaturesKnown = false
+    var accountFeaturesKnown = false
     /// When the current stream-management session (or SM-less session) began: outgoing messages still
     /// unconfirmed from before it are settled against the server archive.
-    private var sessionStartedAt: Int64 = 0
+    var sessionStartedAt: Int64 = 0
     /// Messages this process already sent again once: if that session ends without them too, they failed
     /// (a message the server kicks Roost for must not be sent again and again).
-    private var resentOnce: Set<String> = []
+    var resentOnce: Set<String> = []
     /// Origin-ids sent from the outbox in the current session: stream management settles them, never
     /// `settleUnconfirmedSends` of the same session (they are older than the session, but were sent in it).
-    private var sentFromOutbox: Set<String> = []
+    var sentFromOutbox: Set<String> = []
     /// `sendOutbox` runs (one at a time: two would send the same entries).
-    private var sendingOutbox = false
+    var sendingOutbox = false
 
     // Server archive
-    private var catchUpRunning = false
+    var catchUpRunning = false
     /// The server-archive mark: catch-up resumes after this id (see `ArchiveCatchUp`). Moves only when the
     /// page that carries it has committed.
-    private var archiveMark: String?
-    private var archiveMarkTimestamp: Int64?
-    private(set) var lastCatchUp: Date?
-    private let pageCommits = PageCommits()
+    var archiveMark: String?
+    var archiveMarkTimestamp: Int64?
+    var lastCatchUp: Date?
+    let pageCommits = PageCommits()
 
     // Counts for status and tests
-    private(set) var rejectedStanzas = 0
+    var rejectedStanzas = 0
     /// The account's other available resources, for `roost status`: with none and a negative priority the
     /// server treats the account as offline (messages to the bare JID go to offline storage).
-    private var otherClients: Set<String> = []
+    var otherClients: Set<String> = []
 
     // Notifications
-    private let notifications: NotificationHub
-    private var translator: NotificationTranslator
+    let notifications: NotificationHub
+    var translator: NotificationTranslator
     /// New incoming messages that arrived through catch-up (or late): one summary at the end, never one each.
-    private let backlog = MessageBacklog()
+    let backlog = MessageBacklog()
     /// The photo hash of each contact's cached vCard ("" = none): a different hash in presence refetches it.
-    private var avatarHashes: [String: String] = [:]
+    var avatarHashes: [String: String] = [:]
 
     /// How long an account that needs the user (wrong password, untrusted certificate) waits before trying again:
     /// at most, once it had logged in during this run (starting at a minute); always, before.
@@ -173,220 +173,9 @@ actor AccountSession {
         scheduleConnect(after: .zero)
     }
 
-    // MARK: - Connecting
-
-    private func scheduleConnect(after delay: Duration) {
-        connectTask?.cancel()
-        connectTask = Task {
-            if delay > .zero { try? await Task.sleep(for: delay) }
-            guard !Task.isCancelled else { return }
-            await self.connectOnce()
-        }
-    }
-
-    private func setState(_ new: AccountState) {
-        state = new
-        stateChanged()
-    }
-
-    private func connectOnce() async {
-        guard !stopping else { return }
-        // What the last connection delivered must be committed first: its acknowledgements then count
-        // towards the `h` this connection resumes with (and while the archive cannot be written, this waits,
-        // leaving the server to keep everything).
-        await pipeline.flush()
-        guard !stopping else { return }
-        if !passwordKnown {
-            setState(.connecting(attempt: backoff.attempt + 1))
-            do {
-                client.updatePassword(try await account.resolvePassword())
-                passwordKnown = true
-            } catch {
-                guard !stopping else { return }
-                // Before the account logged in, often passing (a keyring still locked at login): retried with backoff
-                // like a network problem. Once it did, a command that fails or hangs needs the user; one that could
-                // not be started for want of descriptors or memory never does.
-                if loggedIn, case .passwordCommandFailed = error {
-                    needsUser(error.description)
-                } else {
-                    retryLater(error.description, level: .error)
-                }
-                return
-            }
-        }
-        setState(.connecting(attempt: backoff.attempt + 1))
-        do {
-            _ = try await client.connect()
-            // The rest happens in stream order, when `.connected` comes through `consumeEvents`.
-        } catch {
-            handleConnectFailure(error)
-        }
-    }
-
-    private func handleConnectFailure(_ error: ClientError) {
-        guard !stopping else { return }
-        if error.needsUser {
-            // A wrong password may have been changed meanwhile: ask the command again next time.
-            if case .command = account.password { passwordKnown = false }
-            needsUser(error.description)
-            return
-        }
-        if case .streamError("conflict", let text) = error, text?.localizedCaseInsensitiveContains("removed") != true {
-            replaced()
-            return
-        }
-        retryLater(error.description, level: .warning)
-    }
-
-    /// A passing problem (network, server, a shortage of descriptors or memory): tried again with backoff, up to
-    /// `reconnect_max_seconds`.
-    private func retryLater(_ why: String, level: LogLevel) {
-        waitingOutReplacement = false
-        let now = takeRetryRequest()
-        let delay = now ? .zero : backoff.nextDelay()
-        setState(.waitingToReconnect(nextTry: Date(timeIntervalSinceNow: delay / .seconds(1)), lastError: why))
-        let line = "\(jid): \(LogText.quote(why)); " + (now ? Self.retryingForSIGHUP : "retrying in \(AccountState.duration(delay))")
-        if level == .error { log.error(line) } else { log.warning(line) }
-        scheduleConnect(after: delay)
-    }
-
-    /// Authentication or certificate trouble, or (once the account logged in) a password_command that fails or
-    /// hangs: the user must act. An account that logged in during this run waits for them, trying again with a
-    /// backoff from a minute up to an hour, and the agent keeps running whatever happens. An account that has not
-    /// is taken for a wrong config: tried again hourly — unless no account has logged in at all, and then the agent
-    /// stops (status 78) once every account failed; it says so itself. SIGHUP (`retryNow`) tries again at once.
-    private func needsUser(_ why: String) {
-        waitingOutReplacement = false
-        let now = takeRetryRequest()
-        if loggedIn {
-            let delay = now ? .zero : userBackoff.nextDelay()
-            setState(.waitingForUser(nextTry: Date(timeIntervalSinceNow: delay / .seconds(1)), cause: why))
-            log.error("\(jid): \(LogText.quote(why)) — " + (now ? Self.retryingForSIGHUP : "Roost keeps running and tries again in "
-                      + "\(AccountState.duration(delay)) (then less often, at least hourly), or at once on SIGHUP (systemctl --user reload roost)"))
-            tellUser(cause: why, loginRefused: true)
-            scheduleConnect(after: delay)
-            return
-        }
-        if now {
-            setState(.failed(why, nextTry: Date()))
-            log.error("\(jid): \(LogText.quote(why)) — \(Self.retryingForSIGHUP)")
-            scheduleConnect(after: .zero)
-            return
-        }
-        setState(.failed(why, nextTry: Date(timeIntervalSinceNow: Self.userFixRetry / .seconds(1))))
-        scheduleConnect(after: Self.userFixRetry)
-        if history.anyAccountLoggedIn {
-            announceWait(why)
-        } else {
-            // What happens next is the agent's to say: it stops if no account logs in, else `agentKeepsRunning` follows.
-            log.error("\(jid): \(LogText.quote(why))")
-        }
-    }
-
-    /// The agent keeps running (an account logged in): a session that failed before, and did not say what it does
-    /// next, says it now.
-    func agentKeepsRunning() {
-        guard !stopping, case .failed(let why, _) = state, !userTold else { return }
-        announceWait(why)
-    }
-
-    private func announceWait(_ why: String) {
-        log.error("\(jid): \(LogText.quote(why)) — Roost keeps running for the other accounts and tries this one again in "
-                  + "\(Int(Self.userFixRetry / .seconds(60))) minutes, or at once on SIGHUP (systemctl --user reload roost)")
-        tellUser(cause: why, loginRefused: true)
-    }
-
-    /// One notification (the configured sinks) per wait: not again at each retry, nor after SIGHUP.
-    private func tellUser(cause: String, loginRefused: Bool) {
-        guard !userTold else { return }
-        userTold = true
-        let title = loginRefused ? "Roost cannot log in to \(jid)" : "Roost stopped reconnecting \(jid)"
-        notifications.post(.accountNeedsUser(account: jid.description, title: title, cause: cause))
-    }
-
-    /// The server closed the stream with `conflict`: another client logged in with this resource and replaced this
-    /// one. Two agents sharing a config (a laptop and a server) would take turns forever, each login throwing the
-    /// other out — rejoining rooms, reading archives, republishing the OMEMO device list. So: wait a little longer
-    /// each time, and after `maxReplacements` in a row wait for the user (SIGHUP), leaving the account to the other.
-    private func replaced() {
-        if let since = onlineSince, ContinuousClock.now - since >= Self.replacementsForgottenAfter {
-            replacements = 0
-            replacementBackoff.reset()
-        }
-        replacements += 1
-        let resource = client.configuration.resource
-        let who = "another client logged in as \(jid)/\(resource) (the same resource as Roost) and replaced Roost"
-        guard replacements < Self.maxReplacements else {
-            waitingOutReplacement = false
-            let cause = "\(who), \(replacements) times in a row; Roost stopped reconnecting so the two stop taking turns — "
-                + "give one of them another `resource`, or stop the other one"
-            setState(.waitingForUser(nextTry: nil, cause: cause))
-            log.error("\(jid): \(cause). Roost keeps running and tries this account again only on SIGHUP (systemctl --user reload roost)")
-            tellUser(cause: cause, loginRefused: false)
-            return
-        }
-        waitingOutReplacement = true
-        let delay = replacementBackoff.nextDelay()
-        setState(.waitingToReconnect(nextTry: Date(timeIntervalSinceNow: delay / .seconds(1)),
-                                     lastError: "\(who) (\(replacements) of \(Self.maxReplacements) times in a row)"))
-        log.warning("\(jid): \(who) (\(replacements) of \(Self.maxReplacements) times in a row); reconnecting in "
-                    + "\(AccountState.duration(delay)); replaced \(Self.maxReplacements) times in a row, "
-                    + "Roost stops reconnecting until SIGHUP. Give one of them another `resource`.")
-        scheduleConnect(after: delay)
-    }
-
-    private static let retryingForSIGHUP = "trying again now (SIGHUP came during this attempt)"
-
-    private func takeRetryRequest() -> Bool {
-        defer { retryRequested = false }
-        return retryRequested
-    }
-
-    /// SIGHUP: an account that waits for the user (or for its backoff) tries again now, asking its
-    /// password_command again; one that is trying (its password_command may hang for 30 s) tries again as soon
-    /// as this attempt fails.
-    /// Returns whether the account was waiting (or connecting), so SIGHUP says nothing about accounts that are not.
-    @discardableResult
-    func retryNow() -> Bool {
-        guard !stopping else { return false }
-        switch state {
-        case .connecting:
-            forgetFailures()
-            retryRequested = true
-            log.info("\(jid): an attempt is under way; if it fails, trying again at once")
-            return true
-        case .failed, .waitingToReconnect, .waitingForUser:
-            forgetFailures()
-            waitingOutReplacement = false
-            log.info("\(jid): trying again now")
-            scheduleConnect(after: .zero)
-            return true
-        default:
-            return false
-        }
-    }
-
-    /// The user acted (SIGHUP): backoffs and counts start again, and the password_command is asked again.
-    private func forgetFailures() {
-        passwordKnown = false
-        backoff.reset()
-        userBackoff.reset()
-        replacements = 0
-        replacementBackoff.reset()
-    }
-
-    /// The network changed (an address or route appeared): an account waiting out its backoff retries now —
-    /// not one waiting out another client that replaced it.
-    func networkChanged() {
-        guard !stopping, case .waitingToReconnect = state, !waitingOutReplacement else { return }
-        log.info("\(jid): the network changed; reconnecting now")
-        backoff.reset()
-        scheduleConnect(after: .zero)
-    }
-
     // MARK: - Events, in stream order
 
-    private func consumeEvents() async {
+    func consumeEvents() async {
         for await event in client.events {
             switch event {
             case .connected(let info):
@@ -415,7 +204,7 @@ actor AccountSession {
         }
     }
 
-    private func connected(_ info: SessionInfo) async {
+    func connected(_ info: SessionInfo) async {
         backoff.reset()
         userBackoff.reset()
         loggedIn = true
@@ -445,7 +234,7 @@ actor AccountSession {
         setupTask = Task { await self.setUp(resumed: info.resumed) }
     }
 
-    private func disconnected(_ error: ClientError?) async {
+    func disconnected(_ error: ClientError?) async {
         setupTask?.cancel()
         setupTask = nil
         await rooms.disconnected()
@@ -456,7 +245,7 @@ actor AccountSession {
     /// After login: carbons (a resumed session still has them), the roster (once per process), then the
     /// server archive and polling. Each step is retried while the connection lasts; a failure never turns
     /// catch-up or polling off.
-    private func setUp(resumed: Bool) async {
+    func setUp(resumed: Bool) async {
         await sendOutbox()
         if !carbonsEnabled {
             carbonsEnabled = await retrying("enabling message carbons") { () throws(ClientError) in
@@ -491,13 +280,13 @@ actor AccountSession {
         }
     }
 
-    private func learned(accountFeatures features: Set<String>) {
+    func learned(accountFeatures features: Set<String>) {
         accountFeaturesKnown = true
         serverHasArchive = features.contains(Namespace.mam)
         context.trustsOwnStanzaIDs = serverHasArchive || features.contains(Namespace.stanzaID)
     }
 
-    private func loaded(roster items: [RosterItem]) async {
+    func loaded(roster items: [RosterItem]) async {
         let now = Timestamp.now()
         for item in items where item.name != nil { context.displayNames[item.jid] = item.name }
         context.contacts = Set(items.filter { $0.subscription != .remove }.map(\.jid.bare))
@@ -521,7 +310,7 @@ actor AccountSession {
     /// priority), or one that came before the roster said who was added; otherwise the server ignores it, or
     /// keeps it as a pre-approval. So are those the server approved while Roost was away (`loaded(roster:)`).
     /// Requests already archived as pending are settled in the archive too.
-    private func answerApprovedRequests(approvedWhileAway: Set<JID>) async {
+    func answerApprovedRequests(approvedWhileAway: Set<JID>) async {
         let contacts = context.approvedContacts.union(approvedWhileAway).subtracting(approvalsSent)
         guard !contacts.isEmpty else { return }
         approvalsSent.formUnion(contacts)
@@ -539,7 +328,7 @@ actor AccountSession {
     }
 
     /// Runs `step` until it succeeds (true), the server refuses it for good or the connection ends (false).
-    private func retrying(_ what: String, _ step: () async throws(ClientError) -> Void) async -> Bool {
+    func retrying(_ what: String, _ step: () async throws(ClientError) -> Void) async -> Bool {
         var delay = Duration.seconds(1)
         while !Task.isCancelled, !stopping {
             do {
@@ -559,7 +348,7 @@ actor AccountSession {
         return false
     }
 
-    private func route(_ stanza: InboundStanza) async {
+    func route(_ stanza: InboundStanza) async {
         if let omemo, stanza.element.name == "message", let list = OMEMO.deviceListEvent(in: Message(stanza.element)) {
             let client = self.client
             Task { await omemo.deviceListChanged(jid: list.jid, namespace: list.namespace, devices: list.devices, client: client) }
@@ -632,7 +421,7 @@ actor AccountSession {
         if !roomNotes.isEmpty { await rooms.noted(roomNotes) }
     }
 
-    private func route(_ page: ArchivePage) async {
+    func route(_ page: ArchivePage) async {
         // A room's page is checked against the room it was asked of (and read only while Roost is in it).
         let archive = pageCommits.archive(of: page.queryID) ?? jid
         let isRoom = archive != jid
@@ -692,136 +481,16 @@ actor AccountSession {
         }
     }
 
-    private func progress(_ acknowledgement: Acknowledgement) -> IngestPipeline.StreamProgress? {
+    func progress(_ acknowledgement: Acknowledgement) -> IngestPipeline.StreamProgress? {
         guard let id = acknowledgement.streamID, let h = acknowledgement.handledCount else { return nil }
         return IngestPipeline.StreamProgress(account: jid.description, streamID: id, handledCount: h)
-    }
-
-    // MARK: - Server archive
-
-    /// Reads what the server archived since the mark. Each page is committed before the next is asked for,
-    /// so the server's queue of unacknowledged stanzas stays at about one page (ejabberd closes the stream
-    /// past `max_ack_queue`, 5000 by default). A failure is logged and retried at the next poll.
-    private func catchUp(progress: Bool) async {
-        guard !catchUpRunning, !stopping else { return }
-        catchUpRunning = true
-        defer { catchUpRunning = false }
-        let run = ArchiveCatchUp(client: client, archive: jid, log: log, commits: pageCommits)
-        do {
-            let summary = try await run.run(from: archiveMark, lastTimestamp: archiveMarkTimestamp,
-                                            progress: progress && archiveMark == nil) { mark in
-                // Called after each committed page: the in-memory mark follows the one on disk.
-                await self.advanceMark(to: mark)
-            }
-            lastCatchUp = Date()
-            let caughtUp = backlog.take()
-            if !caughtUp.isEmpty { notifications.post(.catchUpFinished(account: jid.description, messages: caughtUp)) }
-            if summary.inserted > 0 || progress {
-                log.info("\(jid): server archive read (\(summary.pages) \(summary.pages == 1 ? "page" : "pages")): \(summary.inserted) new \(summary.inserted == 1 ? "message" : "messages")")
-            }
-            await settleUnconfirmedSends(serverArchiveRead: true)
-        } catch {
-            log.warning("\(jid): reading the server archive failed: \(LogText.quote(error)); trying again at the next poll")
-        }
-    }
-
-    private func advanceMark(to mark: ArchiveCatchUp.Mark) {
-        archiveMark = mark.id
-        if let timestamp = mark.timestamp { archiveMarkTimestamp = max(archiveMarkTimestamp ?? timestamp, timestamp) }
-    }
-
-    private func startPolling() {
-        guard pollTask == nil, let interval = settings.archivePollInterval else { return }
-        pollTask = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                guard !Task.isCancelled else { return }
-                await self.pollArchive()
-            }
-        }
-    }
-
-    private func pollArchive() async {
-        guard client.isConnected else { return }
-        // A message queued just as the account came online may have missed the first look.
-        await sendOutbox()
-        await catchUp(progress: false)
-    }
-
-    /// Outgoing messages still `pending` from before the current session, once the server archive was read,
-    /// were not received by the server (what it received it archived, and that copy settled them as sent):
-    /// they are sent again under the same origin-id (receivers that deduplicate show them once). Without a
-    /// server archive, or without the stanza to send, they are marked `failed`. Messages of the current
-    /// session are not touched: stream management settles them.
-    private func settleUnconfirmedSends(serverArchiveRead: Bool) async {
-        guard let reader = try? ArchiveReader(path: settings.archivePath),
-              let unconfirmed = try? reader.unconfirmedMessages(account: jid.description) else { return }
-        var failed: [String] = []
-        var resent = 0
-        for message in unconfirmed where message.delivery == .pending && message.timestamp < sessionStartedAt
-            && !resentOnce.contains(message.originId) && !sentFromOutbox.contains(message.originId) {
-            guard serverArchiveRead, let raw = message.rawStanza, var element = Element(parsing: raw) else {
-                failed.append(message.originId)
-                continue
-            }
-            element[attribute: "from"] = nil
-            do {
-                try client.send(Message(element), tracking: message.originId)
-                resentOnce.insert(message.originId)
-                resent += 1
-            } catch {
-                failed.append(message.originId)
-            }
-        }
-        if resent > 0 { log.info("\(jid): sent again \(resent) message(s) the server had not received") }
-        if !failed.isEmpty {
-            log.warning("\(jid): \(failed.count) message(s) could not be sent; `roost log` marks them failed")
-            await pipeline.submit([.delivery(account: jid.description, originIDs: failed, state: .failed)])
-        }
-    }
-
-    /// The outbox (`SchemaV16`): messages `roost send` queued while the account was offline, sent in order now that
-    /// it is online. Each leaves the outbox (committed) just before it is written to the stream: from then on it is
-    /// a pending message like any other (acknowledged, found in the server archive, or sent again once), so a crash
-    /// or a cut between the two never sends it twice.
-    private func sendOutbox() async {
-        guard let reader = try? ArchiveReader(path: settings.archivePath),
-              let queued = try? reader.outbox(account: jid.description), !queued.isEmpty, !sendingOutbox else { return }
-        sendingOutbox = true
-        defer { sendingOutbox = false }
-        let archive = ActionArchive(pipeline: pipeline)
-        var sent = 0
-        for message in queued {
-            guard client.isConnected, !Task.isCancelled else { break }
-            do {
-                try await archive.record([.outbox(account: jid.description, originID: message.originId, queued: false,
-                                                  timestamp: Timestamp.now())])
-            } catch {
-                log.warning("\(jid): could not take a message out of the outbox: \(LogText.quote(error)); it is sent at the next connection")
-                break
-            }
-            guard let raw = message.rawStanza, var element = Element(parsing: raw) else {
-                await pipeline.submit([.delivery(account: jid.description, originIDs: [message.originId], state: .failed)])
-                continue
-            }
-            element[attribute: "from"] = nil
-            sentFromOutbox.insert(message.originId)
-            do {
-                try client.send(Message(element), tracking: message.originId)
-                sent += 1
-            } catch {
-                // Pending, out of the outbox: the next session's settling sends it once the server archive lacks it.
-                break
-            }
-        }
-        if sent > 0 { log.info("\(jid): sent \(sent) message(s) queued while the account was offline") }
     }
 
     // MARK: - Contacts' avatars
 
     /// Fetches a contact's vCard (once, and again when its photo hash changes): the avatar for notifications
     /// and the nickname for display, cached under the data dir and in the archive.
-    private func refreshVCard(of contact: String) async {
+    func refreshVCard(of contact: String) async {
         guard !stopping, client.isConnected else { return }
         let context = ActionContext(client: client, account: jid, archive: ActionArchive(pipeline: pipeline),
                                     dataDirectory: dataDirectory, priority: account.priority)
@@ -840,7 +509,7 @@ actor AccountSession {
     }
 
     /// XEP-0084: fetches the published image by its id and caches it like a vCard photo.
-    private func fetchPEPAvatar(of contact: String, id: String, mimeType: String?) async {
+    func fetchPEPAvatar(of contact: String, id: String, mimeType: String?) async {
         guard !stopping, client.isConnected, let contactJID = JID(parsing: contact) else { return }
         do {
             let answer = try await client.request(UserAvatar.dataRequest(from: contactJID, id: id))

@@ -126,7 +126,7 @@ enum MessageSemanticsReading {
         \(reactions),
         m.reply_to, m.reply_to_jid,
         CASE WHEN m.reply_to IS NOT NULL THEN (SELECT json_array(t.id, coalesce(t.sender_name, CASE WHEN t.type = 'groupchat'
-             THEN substr(t.from_jid, instr(t.from_jid, '/') + 1) ELSE \(bareJID("t.from_jid")) END), t.body, t.direction = 'out')
+             THEN substr(t.from_jid, instr(t.from_jid, '/') + 1) ELSE t.from_bare END), t.body, t.direction = 'out')
          FROM messages t
          WHERE t.id = (SELECT max(id) FROM (
              SELECT id FROM messages INDEXED BY messages_account_message_id
@@ -146,14 +146,9 @@ enum MessageSemanticsReading {
     static let retractedColumn = """
         (CASE WHEN m.retracted = 0 THEN 0 ELSE 1
             + CASE WHEN m.direction = 'out' AND CASE WHEN m.type = 'groupchat' THEN m.retracted_by = m.from_jid
-                ELSE lower(\(bareJID("m.retracted_by"))) = lower(\(bareJID("m.from_jid"))) END THEN 2 ELSE 0 END
+                ELSE lower(substr(m.retracted_by, 1, instr(m.retracted_by || '/', '/') - 1)) = lower(m.from_bare) END THEN 2 ELSE 0 END
             + CASE WHEN m.type = 'groupchat' THEN 4 ELSE 0 END END)
         """
-
-    /// SQL: the JID in `column` without its resource.
-    static func bareJID(_ column: String) -> String {
-        "substr(\(column), 1, instr(\(column) || '/', '/') - 1)"
-    }
 
     /// Whether `m` is incoming, not retracted, and after its conversation's read mark (also the `is:unread` filter).
     static let unreadExpression = """

@@ -263,20 +263,23 @@ struct MessageText {
     /// resource), a room's occupant by nick, anyone else by their name now.
     func named(_ semantics: MessageSemantics, of row: MessageRow) -> MessageSemantics {
         var semantics = semantics
-        func who(_ jid: String) -> String {
-            let bare = String(jid.split(separator: "/", maxSplits: 1).first ?? "")
-            if bare.caseInsensitiveCompare(row.account) == .orderedSame { return "me" }
-            if row.kind == .groupchat, bare.caseInsensitiveCompare(row.conversation) == .orderedSame,
-               let nick = Self.resource(of: jid), !nick.isEmpty {
-                return nick
-            }
-            return jid.contains("@") ? names.displayName(of: jid, account: row.account) : jid
-        }
-        if let by = semantics.retraction?.by { semantics.retraction?.by = who(by) }
+        if let by = semantics.retraction?.by { semantics.retraction?.by = person(by, about: row) }
         for index in semantics.reactions.indices where !semantics.reactions[index].own {
-            semantics.reactions[index].from = who(semantics.reactions[index].from)
+            semantics.reactions[index].from = person(semantics.reactions[index].from, about: row)
         }
         return semantics
+    }
+
+    /// Someone who did something to `row` (reacted, retracted), as everywhere else: the user `me`, an occupant of
+    /// the room by nick, anyone else by their name now; what is no address (an occupant id, a name) as it is.
+    func person(_ jid: String, about row: MessageRow) -> String {
+        let bare = String(jid.split(separator: "/", maxSplits: 1).first ?? "")
+        if bare.caseInsensitiveCompare(row.account) == .orderedSame { return "me" }
+        if row.kind == .groupchat, bare.caseInsensitiveCompare(row.conversation) == .orderedSame,
+           let nick = Self.resource(of: jid), !nick.isEmpty {
+            return nick
+        }
+        return jid.contains("@") ? names.displayName(of: jid, account: row.account) : jid
     }
 
     /// The JSON of `search`, `log` and `show`: the stored fields plus the names as they are now.

@@ -150,13 +150,12 @@ struct ShowCommand: Command {
         return row.isCarbon && row.source != .carbon ? how + ", a carbon copy" : how
     }
 
-    /// A reactor as `show` names everyone: `me`, a room occupant by nick, a contact by the name they have now.
+    /// A reactor as `show` names everyone (`MessageText.person`): `me`, a room occupant by the nick the update
+    /// came with, anyone else by their name now.
     private static func reactor(_ update: ReactionUpdate, of row: MessageRow, view: ArchiveView) -> String {
         if update.direction == .outgoing { return "me" }
-        if row.kind == .groupchat || row.conversation.contains("/") {
-            return update.name ?? update.reactor.split(separator: "/", maxSplits: 1).last.map(String.init) ?? update.reactor
-        }
-        return view.names.displayName(of: update.reactor, account: row.account)
+        if let name = update.name, row.kind == .groupchat || row.conversation.contains("/") { return name }
+        return view.text.person(update.reactor, about: row)
     }
 
     /// `show --json`: the message's versions and reaction updates, named as the text output names them.

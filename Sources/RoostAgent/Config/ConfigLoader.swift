@@ -37,7 +37,7 @@ struct ConfigLoader {
 
         let keyFile: KeyFile
         do {
-            keyFile = try KeyFile(text: InlineComments.strip(contents.text))
+            keyFile = try KeyFile(text: index.stripped)
         } catch {
             // The line index explains syntax errors better, with line numbers; GLib's text is the fallback.
             let problems = index.problems.isEmpty

@@ -21,6 +21,9 @@ package final class ArchiveBrowser: Sendable {
     package let reader: ArchiveReader
     package let links: any BrowseLinks
     private let timeZone: TimeZone
+    /// The account search keeps to, as `roost search` does (`--account`, else `default_account`); nil: every account.
+    /// The conversation list and pages show every account.
+    package let account: String?
     /// Messages per conversation page and per page of search results.
     package static let pageSize = 50
     /// Chat states or presence changes shown between two messages, at most (a years-long gap may hold many).
@@ -34,10 +37,11 @@ package final class ArchiveBrowser: Sendable {
     package static let previewAbovePixels = HTMLWriter.thumbnailAbovePixels
     package static let previewSide = HTMLWriter.thumbnailSide
 
-    package init(reader: ArchiveReader, links: any BrowseLinks, timeZone: TimeZone = .current) {
+    package init(reader: ArchiveReader, links: any BrowseLinks, timeZone: TimeZone = .current, account: String? = nil) {
         self.reader = reader
         self.links = links
         self.timeZone = timeZone
+        self.account = account
     }
 
     // MARK: Conversation list
@@ -505,19 +509,17 @@ package final class ArchiveBrowser: Sendable {
         package var next: Int64?
     }
 
-    /// Newest first, `limit` per page, keyset-paged by message id. A malformed query throws `ArchiveError.query`.
+    /// Newest first, `limit` per page, keyset-paged by message id: the messages `roost search` finds for the same
+    /// query and reading account (`MessageStatement`). A malformed query throws `ArchiveError.query`.
     package func search(_ query: String, before: Int64?, limit: Int = ArchiveBrowser.pageSize, now: Date = Date()) throws -> SearchResults {
-        let compiled = try reader.compile(query, now: now, timeZone: timeZone)
+        let compiled = try reader.compile(query, now: now, timeZone: timeZone, account: account)
         return try reader.withSnapshot { database in
-            let selection = try ExportSelection(compiled: compiled, account: nil, everything: false, database: database)
-            let accounts = selection.accounts
+            let accounts = try Self.accounts(database)
             let contacts = try ContactDirectory(database: database, accounts: accounts)
             let reading = try ArchivedMessageReading(database: database, accounts: accounts)
-            var (sql, parameters) = selection.messages(columns: ArchivedMessageReading.columns(includeRaw: false), scope: .init(),
-                                                       orderByID: false, suffix: before == nil ? "" : " AND \(selection.idColumn) < ?")
-            if let before { parameters.append(.integer(before)) }
-            sql += " ORDER BY \(selection.idColumn) DESC LIMIT ?"
-            parameters.append(.integer(Int64(limit + 1)))
+            var statement = MessageStatement(compiled)
+            if let before { statement.restrict("\(statement.idColumn) < ?", [.integer(before)]) }
+            let (sql, parameters) = statement.select(ArchivedMessageReading.columns(includeRaw: false), order: .newestFirst, limit: limit + 1)
             var hits: [(Int64, ArchivedMessage)] = []
             try database.prepare(sql).forEachRow(parameters) { row throws(SQLiteError) in
                 hits.append((row.int(1), try reading.message(row, includeRevisionRaw: false)))

@@ -581,14 +581,6 @@ package final class ArchiveBrowser: Sendable {
         }
     }
 
-    /// Changes whenever another connection (the agent, an import) committed to the archive since the last call
-    /// (`PRAGMA data_version`): the cheap check behind a file-change wake-up.
-    package func dataVersion() throws(ArchiveError) -> Int64 {
-        try reader.withDatabase { database throws(SQLiteError) in
-            try database.cached("PRAGMA data_version").scalarInt() ?? 0
-        }
-    }
-
     /// The calendar day (`2026-01-15`) of a time, as the pages' day separators name it; nil for 0 (nothing yet).
     package func day(of timestamp: Int64) -> String? {
         timestamp == 0 ? nil : ZoneClock(timeZone: timeZone).civil(timestamp).dateText

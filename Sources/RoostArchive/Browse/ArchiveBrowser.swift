@@ -103,7 +103,7 @@ package final class ArchiveBrowser: Sendable {
             let today = clock.civil(Timestamp.now()).dateText
             var entries: [ConversationEntry] = []
             for (accountID, jid, id) in pairs {
-                var message: ArchivedMessage?
+                var message: MessageRow?
                 try last.forEachRow([.integer(id)]) { row throws(SQLiteError) in
                     message = try reading.message(row, includeRevisionRaw: false)
                     return false
@@ -231,8 +231,8 @@ package final class ArchiveBrowser: Sendable {
             let reading = try ArchivedMessageReading(database: database, accounts: accounts)
             let columns = ArchivedMessageReading.columns(includeRaw: false)
             let scope: [SQLValue] = [.integer(accountID), .text(jid)]
-            func read(_ condition: String, _ order: String, _ bound: Int64?, _ count: Int) throws(SQLiteError) -> [ArchivedMessage] {
-                var rows: [ArchivedMessage] = []
+            func read(_ condition: String, _ order: String, _ bound: Int64?, _ count: Int) throws(SQLiteError) -> [MessageRow] {
+                var rows: [MessageRow] = []
                 let sql = "SELECT \(columns) FROM messages m WHERE m.account_id = ? AND m.conversation = ?\(condition) ORDER BY m.id \(order) LIMIT ?"
                 try database.cached(sql).forEachRow(scope + (bound.map { [.integer($0)] } ?? []) + [.integer(Int64(count))]) { row throws(SQLiteError) in
                     rows.append(try reading.message(row, includeRevisionRaw: false))
@@ -240,7 +240,7 @@ package final class ArchiveBrowser: Sendable {
                 }
                 return rows
             }
-            var messages: [ArchivedMessage] = []
+            var messages: [MessageRow] = []
             var moreOlder = false, moreNewer = false
             var position = position
             while true {
@@ -305,7 +305,7 @@ package final class ArchiveBrowser: Sendable {
     }
 
     /// `room`: nil for a chat (or a room the account no longer knows of).
-    private func render(_ events: [TranscriptHTML.Event], messages: [ArchivedMessage], account: String, accountID: Int64, jid: String,
+    private func render(_ events: [TranscriptEvent], messages: [MessageRow], account: String, accountID: Int64, jid: String,
                         contacts: ContactDirectory, room: RoomDirectory.Room?, older: Int64?, newer: Int64?, omitted: Int) throws -> TranscriptPage {
         let clock = ZoneClock(timeZone: timeZone)
         let contact = contacts.contact(accountID: accountID, jid: jid)
@@ -343,7 +343,7 @@ package final class ArchiveBrowser: Sendable {
     package func live(accountID: Int64, jid: String, after cursor: LiveCursor, states: Bool, presence: Bool) throws -> LiveUpdate? {
         try reader.withSnapshot { database -> LiveUpdate? in
             let accounts = try Self.accounts(database)
-            var messages: [ArchivedMessage] = []
+            var messages: [MessageRow] = []
             let reading = try ArchivedMessageReading(database: database, accounts: accounts)
             let columns = ArchivedMessageReading.columns(includeRaw: false)
             try database.cached("""
@@ -377,7 +377,7 @@ package final class ArchiveBrowser: Sendable {
             let previous = "SELECT \(columns) FROM messages m WHERE m.account_id = ? AND m.conversation = ? AND m.id < ? ORDER BY m.id DESC LIMIT 1"
             let one = "SELECT \(columns) FROM messages m WHERE m.id = ?"
             for id in changed {
-                var before: ArchivedMessage?, message: ArchivedMessage?
+                var before: MessageRow?, message: MessageRow?
                 try database.cached(previous).forEachRow([.integer(accountID), .text(jid), .integer(id)]) { row throws(SQLiteError) in
                     before = try reading.message(row, includeRevisionRaw: false)
                     return false
@@ -444,8 +444,8 @@ package final class ArchiveBrowser: Sendable {
 
     /// Chat states and presence changes of one conversation in [from, to), at most `sideEventLimit` of each.
     private func sideEvents(database: Database, accounts: [Int64: String], accountID: Int64, jid: String, from: Int64, to: Int64,
-                            states: Bool, presence: Bool) throws(SQLiteError) -> ([TranscriptHTML.Event], Int) {
-        var events: [TranscriptHTML.Event] = []
+                            states: Bool, presence: Bool) throws(SQLiteError) -> ([TranscriptEvent], Int) {
+        var events: [TranscriptEvent] = []
         var omitted = 0
         let account = accounts[accountID] ?? ""
         let parameters: [SQLValue] = [.integer(accountID), .text(jid), .integer(from), .integer(to), .integer(Int64(Self.sideEventLimit + 1))]
@@ -482,11 +482,11 @@ package final class ArchiveBrowser: Sendable {
     }
 
     /// Messages (in id order) and side events merged by time; on a tie the message comes first, as in exports.
-    private static func merge(_ messages: [ArchivedMessage], _ side: [TranscriptHTML.Event]) -> [TranscriptHTML.Event] {
+    private static func merge(_ messages: [MessageRow], _ side: [TranscriptEvent]) -> [TranscriptEvent] {
         let sortedSide = side.enumerated().sorted { a, b in
             a.element.timestamp != b.element.timestamp ? a.element.timestamp < b.element.timestamp : a.offset > b.offset
         }.map(\.element)
-        var result: [TranscriptHTML.Event] = []
+        var result: [TranscriptEvent] = []
         result.reserveCapacity(messages.count + side.count)
         var index = 0
         for message in messages {
@@ -520,7 +520,7 @@ package final class ArchiveBrowser: Sendable {
             var statement = MessageStatement(compiled)
             if let before { statement.restrict("\(statement.idColumn) < ?", [.integer(before)]) }
             let (sql, parameters) = statement.select(ArchivedMessageReading.columns(includeRaw: false), order: .newestFirst, limit: limit + 1)
-            var hits: [(Int64, ArchivedMessage)] = []
+            var hits: [(Int64, MessageRow)] = []
             try database.prepare(sql).forEachRow(parameters) { row throws(SQLiteError) in
                 hits.append((row.int(1), try reading.message(row, includeRevisionRaw: false)))
                 return true

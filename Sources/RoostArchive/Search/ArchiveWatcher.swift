@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -22,14 +23,9 @@ public final class ArchiveWatcher: Sendable {
     private let inotify: Int32
     private let wakeRead: Int32
     private let wakeWrite: Int32
-    private let lifecycle = Lifecycle()
-
-    /// Shared with the thread, which outlives no `stop`.
-    private final class Lifecycle: Sendable {
-        let state = Mutex((stopping: false, running: true))
-        /// Signalled when the thread has ended (`stop` waits for it).
-        let ended = NSCondition()
-    }
+    private let stopping = Mutex(false)
+    /// The thread's end (`stop` waits for it).
+    private let end = ThreadEnd(running: true)
 
     /// nil when inotify cannot watch the archive's folder.
     public init?(reader: ArchiveReader, changed: @escaping @Sendable () -> Void) {
@@ -51,13 +47,10 @@ public final class ArchiveWatcher: Sendable {
         wakeWrite = pipeFDs[1]
         // Read before the thread starts: a commit from now on is a change.
         let version = (try? reader.dataVersion()) ?? 0
-        let (lifecycle, wakeRead) = (lifecycle, wakeRead)
+        let (end, wakeRead) = (end, wakeRead)
         let thread = Thread {
             Self.run(reader: reader, inotify: inotify, wake: wakeRead, names: names, version: version, changed: changed)
-            lifecycle.ended.lock()
-            lifecycle.state.withLock { $0.running = false }
-            lifecycle.ended.broadcast()
-            lifecycle.ended.unlock()
+            end.ended()
         }
         thread.name = "roost.archive.watch"
         thread.start()
@@ -65,17 +58,12 @@ public final class ArchiveWatcher: Sendable {
 
     /// Ends the thread and waits for it: no `changed` call follows. Idempotent.
     public func stop() {
-        let already = lifecycle.state.withLock { s -> Bool in
-            defer { s.stopping = true }
-            return s.stopping
-        }
+        let already = stopping.withLock { stopping in defer { stopping = true }; return stopping }
         if !already {
             var byte: UInt8 = 1
             _ = write(wakeWrite, &byte, 1)
         }
-        lifecycle.ended.lock()
-        while lifecycle.state.withLock({ $0.running }) { lifecycle.ended.wait() }
-        lifecycle.ended.unlock()
+        end.wait()
     }
 
     deinit {

@@ -33,8 +33,10 @@ struct SameMatchesEverywhereTests {
         return sandbox
     }
 
-    /// The stanza ids of what each of the three finds for `query`, with `extra` (`--account …`) on each command line.
-    func found(_ sandbox: WebSandbox, _ query: String, _ extra: [String]) async throws -> (search: Set<String>, export: Set<String>, web: Set<String>) {
+    /// The stanza ids of what each of the three finds for `query`, with `extra` (`--account …`) on each command line,
+    /// and the web view's results page.
+    func found(_ sandbox: WebSandbox, _ query: String, _ extra: [String]) async throws
+        -> (search: Set<String>, export: Set<String>, web: Set<String>, page: String) {
         let search = try RoostBinary.run(["search", "--config", sandbox.config, "--json", "--limit", "0"] + extra + [query])
         #expect(search.status == 0, "\(search.stderr)")
         let export = try RoostBinary.run(["export", "--config", sandbox.config, "--format", "jsonl"] + extra + [query])
@@ -50,7 +52,8 @@ struct SameMatchesEverywhereTests {
                 .trimmingCharacters(in: .whitespacesAndNewlines))
         }
         return (Set(search.jsonLines.compactMap { $0["stanza_id"] as? String }),
-                Set(export.jsonLines.filter { $0["event"] as? String == "message" }.compactMap { $0["stanza_id"] as? String }), web)
+                Set(export.jsonLines.filter { $0["event"] as? String == "message" }.compactMap { $0["stanza_id"] as? String }), web,
+                page.body)
     }
 
     func stanzaIDs(_ sandbox: WebSandbox, account: String) throws -> Set<String> {
@@ -67,6 +70,7 @@ struct SameMatchesEverywhereTests {
         #expect(found.search == expected, "roost search")
         #expect(found.export == expected, "roost export")
         #expect(found.web == expected, "the web view's search")
+        #expect(found.page.contains("2 results in account \(WebSandbox.account)"), "the page says which account it searched")
     }
 
     @Test func anAccountGivenKeepsAllThreeToIt() async throws {
@@ -77,5 +81,6 @@ struct SameMatchesEverywhereTests {
         #expect(found.search == expected, "roost search --account")
         #expect(found.export == expected, "roost export --account")
         #expect(found.web == expected, "roost serve --account: the web view's search")
+        #expect(found.page.contains("1 result in account \(Self.other)"), "the page says which account it searched")
     }
 }

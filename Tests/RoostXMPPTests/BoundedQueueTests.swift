@@ -48,13 +48,13 @@ struct BoundedQueueTests {
             progress.withLock { $0.done = true }
         }
         producer.start()
-        try await waitUntil("the producer to start", timeout: .seconds(10)) { progress.withLock { $0.started } }
+        try await waitUntil("the producer to start") { progress.withLock { $0.started } }
         // Something that must not happen can only be watched for a while: 100 ms is ample for an unblocked put.
         try await Task.sleep(for: .milliseconds(100))
         #expect(!progress.withLock { $0.done }, "a put into a full queue returned")
         #expect(queue.count == 2)
         guard case .item(1) = queue.poll() else { Issue.record("expected 1 first"); return }
-        try await waitUntil("the blocked put to finish", timeout: .seconds(10)) { progress.withLock { $0.done } }
+        try await waitUntil("the blocked put to finish") { progress.withLock { $0.done } }
         var rest: [Int] = []
         while case .item(let n) = queue.poll() { rest.append(n) }
         #expect(rest == [2, 3])
@@ -64,7 +64,7 @@ struct BoundedQueueTests {
         let queue = BoundedQueue<Int>(capacity: 1)
         await queue.put(1)
         let put = Task { await queue.put(2) }
-        try await waitUntil("the second put to wait", timeout: .seconds(10)) { Self.waiting(queue).putters == 1 }
+        try await waitUntil("the second put to wait") { Self.waiting(queue).putters == 1 }
         #expect(await queue.take() == 1)
         #expect(await put.value == true)
         #expect(await queue.take() == 2)
@@ -73,7 +73,7 @@ struct BoundedQueueTests {
     @Test func aWaitingTakerGetsTheNextItemDirectly() async throws {
         let queue = BoundedQueue<String>(capacity: 4)
         let taker = Task { await queue.take() }
-        try await waitUntil("the taker to wait", timeout: .seconds(10)) { Self.waiting(queue).takers == 1 }
+        try await waitUntil("the taker to wait") { Self.waiting(queue).takers == 1 }
         await queue.put("x")
         #expect(await taker.value == "x")
         #expect(queue.count == 0 && queue.load == 0, "handed over, never counted as queued")
@@ -91,7 +91,7 @@ struct BoundedQueueTests {
         let queue = BoundedQueue<Int>(capacity: 1)
         await queue.put(1)
         let blockedPut = Task { await queue.put(2) }
-        try await waitUntil("the put to wait", timeout: .seconds(10)) { Self.waiting(queue).putters == 1 }
+        try await waitUntil("the put to wait") { Self.waiting(queue).putters == 1 }
         queue.close()
         #expect(await blockedPut.value == false, "a put waiting at close fails")
         #expect(!(await queue.put(3)))
@@ -104,7 +104,7 @@ struct BoundedQueueTests {
     @Test func closeWakesAWaitingTaker() async throws {
         let queue = BoundedQueue<Int>(capacity: 1)
         let taker = Task { await queue.take() }
-        try await waitUntil("the taker to wait", timeout: .seconds(10)) { Self.waiting(queue).takers == 1 }
+        try await waitUntil("the taker to wait") { Self.waiting(queue).takers == 1 }
         queue.close()
         #expect(await taker.value == nil)
     }
@@ -113,13 +113,13 @@ struct BoundedQueueTests {
         let queue = BoundedQueue<Int>(capacity: 1)
         await queue.put(1)
         let put = Task { await queue.put(2) }
-        try await waitUntil("the put to wait", timeout: .seconds(10)) { Self.waiting(queue).putters == 1 }
+        try await waitUntil("the put to wait") { Self.waiting(queue).putters == 1 }
         put.cancel()
         #expect(await put.value == false)
         #expect(queue.count == 1, "the cancelled item was not queued")
         _ = queue.poll()
         let take = Task { await queue.take() }
-        try await waitUntil("the taker to wait", timeout: .seconds(10)) { Self.waiting(queue).takers == 1 }
+        try await waitUntil("the taker to wait") { Self.waiting(queue).takers == 1 }
         take.cancel()
         #expect(await take.value == nil)
     }

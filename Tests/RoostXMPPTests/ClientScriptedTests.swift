@@ -169,7 +169,7 @@ struct ClientScriptedTests {
     /// Waits for what the client wrote after `count` elements already seen, matching `predicate`.
     private static func written(by server: ScriptedServer, _ what: String, after count: Int = 0,
                                 _ predicate: @escaping (Element) -> Bool) async throws -> Element {
-        try await waitUntil(what, timeout: .seconds(10), every: .milliseconds(1), detail: {
+        try await waitUntil(what, every: .milliseconds(1), detail: {
             server.received.suffix(6).map { XMLSerializer.serialize($0) }.joined(separator: "\n")
         }) { server.received.dropFirst(count).contains(where: predicate) }
         return server.received.dropFirst(count).first(where: predicate)!
@@ -223,7 +223,7 @@ struct ClientScriptedTests {
         server.deliver("<iq type='set' id='r1'><query xmlns='jabber:iq:roster'><item jid='bob@example.org'/></query></iq>")
         server.deliver("<iq type='get' id='p2' from='example.org'><ping xmlns='urn:xmpp:ping'/></iq>")
         _ = try await Self.written(by: server, "the ping answer after the push") { $0[attribute: "id"] == "p2" }
-        try await waitUntil("the push as an event", timeout: .seconds(10), every: .milliseconds(1)) { !Self.stanzas(events).isEmpty }
+        try await waitUntil("the push as an event", every: .milliseconds(1)) { !Self.stanzas(events).isEmpty }
         #expect(Self.stanzas(events).map { $0.element[attribute: "id"] } == ["r1"])
         #expect(!server.received.contains { $0[attribute: "id"] == "r1" }, "the engine answered a roster push itself")
         await client.disconnect(timeout: .seconds(5))
@@ -238,7 +238,7 @@ struct ClientScriptedTests {
         server.deliver("<message from='bob@example.org/phone' id='m1'><body>1</body></message>")
         server.deliver("<iq type='get' id='p1' from='example.org'><ping xmlns='urn:xmpp:ping'/></iq>")
         server.deliver("<message from='bob@example.org/phone' id='m2'><body>2</body></message>")
-        try await waitUntil("two messages", timeout: .seconds(10), every: .milliseconds(1)) { Self.stanzas(events).count == 2 }
+        try await waitUntil("two messages", every: .milliseconds(1)) { Self.stanzas(events).count == 2 }
         let messages = Self.stanzas(events)
         #expect(messages.map(\.acknowledgement.handledCount) == [1, 3])
 
@@ -274,7 +274,7 @@ struct ClientScriptedTests {
         let tooHigh = try #require(error.child("handled-count-too-high", namespace: Namespace.streamManagement))
         #expect(tooHigh[attribute: "h"] == "5" && tooHigh[attribute: "send-count"] == "1")
         #expect(error.child("undefined-condition", namespace: Namespace.streamErrors) != nil)
-        try await waitUntil("the end of the connection", timeout: .seconds(10), every: .milliseconds(1)) {
+        try await waitUntil("the end of the connection", every: .milliseconds(1)) {
             events.events.contains { if case .disconnected(.protocolViolation?) = $0 { true } else { false } }
         }
         #expect(!client.isConnected)
@@ -293,14 +293,14 @@ struct ClientScriptedTests {
         try client.send(Message(to: bob, body: "two"), tracking: "o2")
         try client.send(Message(to: bob, body: "three"), tracking: "o3")
         first.deliver("<message from='bob@example.org/phone' id='m1'><body>1</body></message>")
-        try await waitUntil("the message", timeout: .seconds(10), every: .milliseconds(1)) { Self.stanzas(events).count == 1 }
+        try await waitUntil("the message", every: .milliseconds(1)) { Self.stanzas(events).count == 1 }
         client.acknowledge(Self.stanzas(events)[0].acknowledgement)
         first.deliver("<a xmlns='urn:xmpp:sm:3' h='1'/>")
-        try await waitUntil("o1 acknowledged", timeout: .seconds(10), every: .milliseconds(1)) {
+        try await waitUntil("o1 acknowledged", every: .milliseconds(1)) {
             events.events.contains { if case .acknowledged(let ids) = $0 { ids == ["o1"] } else { false } }
         }
         first.drop()
-        try await waitUntil("the drop", timeout: .seconds(10), every: .milliseconds(1)) { !client.isConnected }
+        try await waitUntil("the drop", every: .milliseconds(1)) { !client.isConnected }
 
         let info = try await client.connect()
         #expect(info.resumed)
@@ -313,11 +313,11 @@ struct ClientScriptedTests {
         #expect(client.unacknowledgedCount == 1)
         // The second message, which `<resumed h='2'/>` says the server has, is confirmed as an `<a/>` would: its sender
         // learns it was delivered (it was once left neither confirmed nor unconfirmed).
-        try await waitUntil("o2 acknowledged by the resumption", timeout: .seconds(10), every: .milliseconds(1)) {
+        try await waitUntil("o2 acknowledged by the resumption", every: .milliseconds(1)) {
             events.events.contains { if case .acknowledged(let ids) = $0 { ids == ["o2"] } else { false } }
         }
         second.deliver("<message from='bob@example.org/phone' id='m2'><body>2</body></message>")
-        try await waitUntil("the next message", timeout: .seconds(10), every: .milliseconds(1)) { Self.stanzas(events).count == 2 }
+        try await waitUntil("the next message", every: .milliseconds(1)) { Self.stanzas(events).count == 2 }
         #expect(Self.stanzas(events)[1].acknowledgement.handledCount == 2, "the inbound count continues from the claim")
         #expect(!events.events.contains { if case .unconfirmed = $0 { true } else { false } })
         await client.disconnect(timeout: .seconds(5))
@@ -333,7 +333,7 @@ struct ClientScriptedTests {
         try client.send(Message(to: try JID("bob@example.org"), body: "one"), tracking: "o1")
         _ = try await Self.written(by: first, "the message") { $0.name == "message" }
         first.drop()
-        try await waitUntil("the drop", timeout: .seconds(10), every: .milliseconds(1)) { !client.isConnected }
+        try await waitUntil("the drop", every: .milliseconds(1)) { !client.isConnected }
 
         let info = try await client.connect()
         #expect(!info.resumed && info.streamManagement)
@@ -341,7 +341,7 @@ struct ClientScriptedTests {
         #expect(second.received.contains { $0.child("bind", namespace: Namespace.bind) != nil })
         #expect(second.received.contains { $0.name == "enable" })
         #expect(!second.received.contains { $0.name == "message" }, "nothing is resent on a fresh session")
-        try await waitUntil("o1 unconfirmed", timeout: .seconds(10), every: .milliseconds(1)) {
+        try await waitUntil("o1 unconfirmed", every: .milliseconds(1)) {
             events.events.contains { if case .unconfirmed(let ids) = $0 { ids == ["o1"] } else { false } }
         }
         #expect(client.unacknowledgedCount == 0)
@@ -383,7 +383,7 @@ struct ClientScriptedTests {
             return
         }
         #expect(!events.events.contains { if case .archivePage = $0 { true } else { false } })
-        try await waitUntil("the extra result as a stanza", timeout: .seconds(10), every: .milliseconds(1)) { !Self.stanzas(events).isEmpty }
+        try await waitUntil("the extra result as a stanza", every: .milliseconds(1)) { !Self.stanzas(events).isEmpty }
         await client.disconnect(timeout: .seconds(5))
     }
 

@@ -11,9 +11,8 @@ import RoostNotify
 /// → `consumeEvents` takes it in stream order → `StanzaRouter` decides what it means → the archive writer
 /// (`IngestPipeline`, bounded; `submit` waits while it is full) commits it and posts "committed" into
 /// `commits` → the session, on its actor, calls `client.acknowledge` (`settle`), which lets the connection's
-/// writer send `<a h=…/>`. When the archive cannot be
-/// written, `submit` stops returning, this session stops taking events, the reader stops reading the socket,
-/// and the server keeps everything unacknowledged.
+/// writer send `<a h=…/>`. When the archive cannot be written, `submit` stops returning, this session stops
+/// taking events, the reader stops reading the socket, and the server keeps everything unacknowledged.
 actor AccountSession {
     let account: AccountConfig
     let jid: JID
@@ -363,8 +362,9 @@ actor AccountSession {
             Task { await omemo.deviceListChanged(jid: list.jid, namespace: list.namespace, devices: list.devices, client: client) }
         }
         // Decryption happens inside routing (the context's decryptor); its ratchet state is saved only once
-        // the archive has the messages, when the commit message arrives (`settle`). Group chat traffic is accepted only from the
-        // rooms the room manager has routes for; what it means for them goes back to it, in stream order.
+        // the archive has the messages, when the commit message arrives (`settle`). Group chat traffic is
+        // accepted only from the rooms the room manager has routes for; what it means for them goes back to
+        // it, in stream order.
         context.rooms = rooms.routes.current
         context.knownRooms = rooms.routes.knownRooms
         let outcome = StanzaRouter.route(stanza.element, context: context, now: Timestamp.now())
@@ -399,8 +399,10 @@ actor AccountSession {
             if let id { Task { await self.fetchPEPAvatar(of: contact, id: id, mimeType: mimeType) } }
         }
         let acknowledgement = stanza.acknowledgement
+        // The events travel back with the message only when notes need them for notifications.
         await pipeline.submit(outcome.events, progress: progress(acknowledgement), to: commits,
-                              context: .stanza(acknowledgement, notes: outcome.notes, events: outcome.events, ratchet: ratchet))
+                              context: .stanza(acknowledgement, notes: outcome.notes, events: outcome.notes.isEmpty ? [] : outcome.events,
+                                               ratchet: ratchet))
         // After the stanza's own events are queued, so that what the room manager archives in answer (a join, an
         // accepted invitation) comes after them; before the next stanza, whose routing may depend on it.
         if !roomNotes.isEmpty { await rooms.noted(roomNotes) }

@@ -25,7 +25,7 @@ let package = Package(
         .systemLibrary(name: "COMEMO", pkgConfig: "libomemo-c", providers: [.apt(["libomemo-c-dev"])]),
         // Agent-only C libraries are not linked: each of these modules forwards the functions Roost calls to the
         // library opened with dlopen on first use (CLoader), so a command that only reads the archive does not
-        // load them (docs/performance.md, "Start-up"). Headers: libcurl4-openssl-dev, libnotify-dev,
+        // load them (docs/performance-history.md, "Start-up"). Headers: libcurl4-openssl-dev, libnotify-dev,
         // libgdk-pixbuf-2.0-dev, libsoup-3.0-dev (`roost serve`: the HTTP server; see docs/serve.md for why libsoup).
         .target(name: "CLoader"),
         .target(name: "CCurl", dependencies: ["CLoader"]),
@@ -51,7 +51,7 @@ let package = Package(
         // The web view: HTTP (libsoup) and its security; pages come from RoostArchive's HTML renderer.
         .target(name: "RoostServe", dependencies: ["RoostCore", "CSoup", "CSystem", "RoostArchive"], swiftSettings: strict),
         // Linked by the toolchain's lld with packed relative relocations (DT_RELR, glibc ≥ 2.36): the loader
-        // reads 16 KB of relocations at start instead of 2 MB (docs/performance.md, "Start-up").
+        // reads 16 KB of relocations at start instead of 2 MB (docs/performance-history.md, "Start-up").
         .executableTarget(name: "roost", dependencies: ["RoostCore", "RoostAgent", "RoostArchive", "RoostNotify", "RoostServe", "RoostXMPP"],
                           swiftSettings: strict,
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),

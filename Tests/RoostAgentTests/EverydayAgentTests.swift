@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import RoostArchive
+import RoostNotify
 @testable import RoostXMPP
 @testable import RoostAgent
 
@@ -34,6 +35,19 @@ struct EverydayAgentTests {
         #expect(problems.compactMap(\.key).sorted() == ["quiet_hours", "type", "when"], "\(problems)")
     }
 
+    /// One grammar for plain values in every group: `[notify]` takes the booleans `[general]` takes (`on`/`off`
+    /// were refused there once) and says what it got, as the other groups do.
+    @Test func notifyValuesReadAsEveryOtherGroupsDo() throws {
+        let sandbox = try ConfigSandbox()
+        let config = try sandbox.load("[archive]\nkeep_retracted = off\n[notify]\ncatch_up_summary = off\nshow_body = on\n"
+                                      + "[account me@example.org]\npassword_command = echo x\n")
+        let (notify, problems) = NotifyConfig.parse(notify: config.notify, sinks: config.sinks)
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(notify.catchUpSummary == false && notify.showBody == true)
+        let wrong = sandbox.problems("[notify]\nidle_seconds = soon\n[account me@example.org]\npassword_command = echo x\n")
+        #expect(wrong.map(\.message) == ["expected an integer from 0 to 86400, got 'soon'"], "\(wrong)")
+    }
+
     @Test func commentsAfterValues() throws {
         let sandbox = try ConfigSandbox()
         let config = try sandbox.load("""
@@ -53,9 +67,14 @@ struct EverydayAgentTests {
         // Problems still name the right line.
         let problems = sandbox.problems("[account me@example.org]\npassword = x\nport = 99999   # too big\n")
         #expect(problems.first?.line == 3)
-        #expect(InlineComments.strip(line: "key = a # b") == "key = a")
-        #expect(InlineComments.strip(line: "# key = a # b") == "# key = a # b")
-        #expect(InlineComments.strip(line: "key = a\\\\ # b") == "key = a\\\\")
+        #expect(ConfigLineIndex.strip(line: "key = a # b") == "key = a")
+        #expect(ConfigLineIndex.strip(line: "# key = a # b") == "# key = a # b")
+        #expect(ConfigLineIndex.strip(line: "key = a\\\\ # b") == "key = a\\\\")
+        // A file written on Windows (CRLF) too: its lines were once one line to the comment stripper.
+        let crlf = try sandbox.load("[general]\r\ndefault_account = me@example.org   # mine\r\n[account me@example.org]\r\n"
+                                    + "password_command = echo x\r\nhost = xmpp.example.org # the server\r\n")
+        #expect(crlf.defaultAccount == "me@example.org")
+        #expect(crlf.account("me@example.org")?.host == "xmpp.example.org")
     }
 
     @Test func theFriendTheUserAddedIsAnsweredAtOnce() throws {

@@ -67,8 +67,9 @@ import Testing
         #expect(stats.chatStates == 2)
     }
 
-    /// The live agent's writer keeps statement journals in memory and a 4 MiB page cache (docs/performance.md,
-    /// "Live ingest"); other writers (imports) keep SQLite's defaults. The counters stay exact through it.
+    /// The live agent's writer keeps statement journals in memory and a 4 MiB page cache
+    /// (docs/performance-history.md, "Live ingest and the agent's memory"); other writers (imports) keep SQLite's
+    /// defaults. The counters stay exact through it.
     @Test func liveWriterKeepsStatementJournalsInMemory() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()

@@ -156,8 +156,11 @@ struct ZeroLossWriteFaultTests {
     /// hit `handled-count-too-high`, and the message the server never got reaches bob exactly once.
     @Test func killNineThenKeepalivesAfterResumption() async throws {
         // Polling the server archive rarely, so the link goes idle and keepalives (<r/>) are what keeps it
-        // alive: the server's answers (<a h=…/>) check the outbound count after the resumption.
-        let prosodyRig = try await ZeroLossRig.make(keepaliveSeconds: 5, pollSeconds: 300)
+        // alive: the server's answers (<a h=…/>) check the outbound count after the resumption. 10 s: a stalled link
+        // counts as dead 10 s after its last traffic, time enough for `roost send` to start and commit its message
+        // while the account is still online (with 5 s, a slow start sometimes found it reconnecting, and the message
+        // went to the offline outbox instead).
+        let prosodyRig = try await ZeroLossRig.make(keepaliveSeconds: 10, pollSeconds: 300)
         let proxy = try TCPProxy(target: prosodyRig.server.host, port: prosodyRig.server.port)
         defer { proxy.stop() }
         let text = try String(contentsOfFile: prosodyRig.config, encoding: .utf8)
@@ -180,7 +183,8 @@ struct ZeroLossWriteFaultTests {
         try await waitUntil("the relay to stall", timeout: .seconds(10)) { proxy.process.stderrSoFar.contains("stalled") }
         let marker = "unacknowledged-\(UUID().uuidString.prefix(8))"
         let send = try RoostBinary.start(["send", "--config", rig.config, rig.bob.description, marker])
-        try await waitUntil("the message to be archived as pending", timeout: .seconds(30)) {
+        try await waitUntil("the message to be archived as pending", timeout: .seconds(30),
+                            detail: { "roost send: \(send.stderrSoFar.suffix(1000))\nagent: \(roost.stderrSoFar.suffix(3000))" }) {
             try ZeroLossSQL.count(rig.archive, "messages WHERE body = '\(marker)' AND delivery = 'pending'") == 1
         }
         _ = roost.stop(signal: SIGKILL)
@@ -192,8 +196,9 @@ struct ZeroLossWriteFaultTests {
         try await waitUntil("the message to be marked sent", timeout: .seconds(60)) {
             try ZeroLossSQL.count(rig.archive, "messages WHERE body = '\(marker)' AND delivery = 'sent'") == 1
         }
-        // Keepalives for six intervals after the resumption: no counter error, no reconnect (but for a keepalive the
-        // loaded server did not answer within its 2.5 s: a counter error ends the stream, it is never a silence).
+        // Keepalives for three intervals (six idle probes) after the resumption: no counter error, no reconnect (but
+        // for a keepalive the loaded server did not answer within its 5 s: a counter error ends the stream, it is never
+        // a silence).
         let logBefore = roost.stderrSoFar.count
         let after = try PeerFlood(rig, to: rig.roostJID, count: 100, prefix: prefix + "b")
         try await after.finish()

@@ -1,6 +1,8 @@
 import Foundation
 import RoostTestSupport
+import Synchronization
 import Testing
+import RoostCore
 @testable import RoostNotify
 
 /// One private D-Bus session bus for the whole test process: GLib and libnotify keep one connection to
@@ -217,5 +219,25 @@ struct NotifyDesktopTests {
         #expect(results.count == 1)
         if case .failure(.noNotificationServer) = results.first?.result {} else { Issue.record("expected noNotificationServer, got \(String(describing: results.first?.result))") }
         await notifier.shutdown()
+    }
+}
+
+/// The GLib thread's queue is bounded for callers that stop waiting (the desktop sink after `timeout_seconds`): a
+/// thread stuck in a C call — libnotify waiting up to 25 s for a server that hangs — collects no more than the limit.
+@Suite("GLib thread queue")
+struct GMainThreadQueueTests {
+    @Test func workPastTheLimitIsRefusedUntilTheThreadRunsAgain() async throws {
+        let thread = GMainThread(name: "roost-test-glib")
+        let stuck = DispatchSemaphore(value: 0)
+        let ran = Mutex(0)
+        thread.run { stuck.wait() }
+        // The stuck work counts until it ends: two more fit under a limit of 3, the third does not.
+        #expect(thread.run(ifFewerThan: 3) { ran.withLock { $0 += 1 } })
+        #expect(thread.run(ifFewerThan: 3) { ran.withLock { $0 += 1 } })
+        #expect(!thread.run(ifFewerThan: 3) { ran.withLock { $0 += 1 } })
+        stuck.signal()
+        try await waitUntil("the queued work ran", timeout: .seconds(10)) { ran.withLock { $0 } == 2 }
+        #expect(thread.run(ifFewerThan: 3) { ran.withLock { $0 += 1 } })
+        try await waitUntil("the work queued after it ran", timeout: .seconds(10)) { ran.withLock { $0 } == 3 }
     }
 }

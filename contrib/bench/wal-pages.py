@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""wal-pages — which B-trees the newest commit in an archive's write-ahead log wrote (docs/performance.md, "Bytes
-written at 10M").
+"""wal-pages — which B-trees the newest commit in an archive's write-ahead log wrote (docs/performance-history.md,
+"Bytes written at 10M").
 
     contrib/bench/wal-pages.py ARCHIVE.sqlite
 

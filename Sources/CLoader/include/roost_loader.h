@@ -2,7 +2,7 @@
 // Agent-only C libraries (libcurl, libnotify, libsoup, gdk-pixbuf) are not linked into `roost`: a command that
 // only reads the archive would pay for loading them (and the ~40 shared objects they pull in) before `main`.
 // Each of those C modules defines the library's functions Roost calls as forwarders that open the library
-// with dlopen on first use and call the real function through dlsym (docs/performance.md, "Start-up").
+// with dlopen on first use and call the real function through dlsym (docs/performance-history.md, "Start-up").
 
 typedef struct RoostLibrary {
     const char *soname;          // e.g. "libcurl.so.4"

@@ -1,3 +1,4 @@
+import RoostCore
 /// One `[account JID]` group's values as they are read, before defaults and cross-key checks.
 struct AccountDraft {
     var password: String?

@@ -24,6 +24,9 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isResourceShortage: Bool {
         switch self {
         case .unreadableForNow, .passwordCommandNotStarted: true
+        // A file check that met a shortage says nothing about the config, and the other checks made at the same
+        // moment may have met it too.
+        case let .invalid(_, problems): problems.contains(where: \.isResourceShortage)
         default: false
         }
     }

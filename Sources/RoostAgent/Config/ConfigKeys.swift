@@ -9,27 +9,27 @@ enum ConfigKeys {
     typealias Parse = ConfigValueParser
 
     static let general: [String: ConfigKeySetter<SettingsDraft>] = [
-        "log_level": { draft, value, _ throws(ConfigValueError) in draft.logLevel = try Parse.choice(value, of: LogLevel.self) },
+        "log_level": { draft, value, _ throws(ConfigValueError) in draft.logLevel = try SettingValue.choice(value, of: LogLevel.self) },
         "max_stanza_bytes": { draft, value, _ throws(ConfigValueError) in
-            draft.maxStanzaBytes = try Parse.integer(value, in: 16_384...134_217_728, what: "a size in bytes")
+            draft.maxStanzaBytes = try SettingValue.integer(value, in: 16_384...134_217_728, what: "a size in bytes")
         },
         "keepalive_seconds": { draft, value, _ throws(ConfigValueError) in
-            draft.keepaliveSeconds = try Parse.integer(value, in: 5...3600, what: "a number of seconds")
+            draft.keepaliveSeconds = try SettingValue.integer(value, in: 5...3600, what: "a number of seconds")
         },
         "reconnect_max_seconds": { draft, value, _ throws(ConfigValueError) in
-            draft.reconnectMaxSeconds = try Parse.integer(value, in: 1...86_400, what: "a number of seconds")
+            draft.reconnectMaxSeconds = try SettingValue.integer(value, in: 1...86_400, what: "a number of seconds")
         },
         "archive_poll_seconds": { draft, value, _ throws(ConfigValueError) in
-            draft.archivePollSeconds = try Parse.integer(value, in: 0...86_400, what: "a number of seconds")
+            draft.archivePollSeconds = try SettingValue.integer(value, in: 0...86_400, what: "a number of seconds")
         },
         "max_send_bytes": { draft, value, _ throws(ConfigValueError) in
-            draft.maxSendBytes = try Parse.integer(value, in: 1024...134_217_728, what: "a size in bytes")
+            draft.maxSendBytes = try SettingValue.integer(value, in: 1024...134_217_728, what: "a size in bytes")
         },
         "archive_stall_seconds": { draft, value, _ throws(ConfigValueError) in
-            draft.archiveStallSeconds = try Parse.integer(value, in: 10...86_400, what: "a number of seconds")
+            draft.archiveStallSeconds = try SettingValue.integer(value, in: 10...86_400, what: "a number of seconds")
         },
         "room_ping_seconds": { draft, value, _ throws(ConfigValueError) in
-            draft.roomPingSeconds = try Parse.integer(value, in: 10...86_400, what: "a number of seconds")
+            draft.roomPingSeconds = try SettingValue.integer(value, in: 10...86_400, what: "a number of seconds")
         },
         "default_account": { draft, value, _ throws(ConfigValueError) in draft.defaultAccount = try Parse.bareJID(value) },
     ]
@@ -40,18 +40,18 @@ enum ConfigKeys {
             try FileChecks.archive(path)
             draft.archivePath = path
         },
-        "keep_retracted": { draft, value, _ throws(ConfigValueError) in draft.keepRetracted = try Parse.boolean(value) },
+        "keep_retracted": { draft, value, _ throws(ConfigValueError) in draft.keepRetracted = try SettingValue.boolean(value) },
     ]
 
     static let files: [String: ConfigKeySetter<FilesSettings>] = [
-        "download": { draft, value, _ throws(ConfigValueError) in draft.download = try Parse.choice(value, of: FilesSettings.Download.self) },
+        "download": { draft, value, _ throws(ConfigValueError) in draft.download = try SettingValue.choice(value, of: FilesSettings.Download.self) },
         "max_size": { draft, value, _ throws(ConfigValueError) in draft.maxSize = try Parse.size(value) },
-        "allow_private_addresses": { draft, value, _ throws(ConfigValueError) in draft.allowPrivateAddresses = try Parse.boolean(value) },
+        "allow_private_addresses": { draft, value, _ throws(ConfigValueError) in draft.allowPrivateAddresses = try SettingValue.boolean(value) },
         "retry_seconds": { draft, value, _ throws(ConfigValueError) in
-            draft.retrySeconds = try Parse.integer(value, in: 1...86_400, what: "a number of seconds")
+            draft.retrySeconds = try SettingValue.integer(value, in: 1...86_400, what: "a number of seconds")
         },
         "max_transfer_seconds": { draft, value, _ throws(ConfigValueError) in
-            draft.maxTransferSeconds = try Parse.integer(value, in: 5...86_400, what: "a number of seconds")
+            draft.maxTransferSeconds = try SettingValue.integer(value, in: 5...86_400, what: "a number of seconds")
         },
         "min_rate": { draft, value, _ throws(ConfigValueError) in draft.minRate = try Parse.sizeOrZero(value) },
         "quota": { draft, value, _ throws(ConfigValueError) in draft.quota = try Parse.sizeOrZero(value) },
@@ -60,12 +60,12 @@ enum ConfigKeys {
     ]
 
     static let serve: [String: ConfigKeySetter<ServeConfig>] = [
-        "enabled": { draft, value, _ throws(ConfigValueError) in draft.enabled = try Parse.boolean(value) },
+        "enabled": { draft, value, _ throws(ConfigValueError) in draft.enabled = try SettingValue.boolean(value) },
         "port": { draft, value, _ throws(ConfigValueError) in
-            draft.port = UInt16(try Parse.integer(value, in: 0...65_535, what: "a port (0 for any free one)"))
+            draft.port = UInt16(try SettingValue.integer(value, in: 0...65_535, what: "a port (0 for any free one)"))
         },
         "listen": { draft, value, _ throws(ConfigValueError) in draft.listen = try Parse.ipAddress(value) },
-        "allow_remote": { draft, value, _ throws(ConfigValueError) in draft.allowRemote = try Parse.boolean(value) },
+        "allow_remote": { draft, value, _ throws(ConfigValueError) in draft.allowRemote = try SettingValue.boolean(value) },
         "allow_hosts": { draft, value, _ throws(ConfigValueError) in
             draft.allowHosts = try value.split(separator: ",").map { name throws(ConfigValueError) in
                 try Parse.hostname(String(name.trimmingSpaces))
@@ -78,7 +78,7 @@ enum ConfigKeys {
         "password_command": { draft, value, _ throws(ConfigValueError) in draft.passwordCommand = try Parse.nonEmpty(value) },
         "host": { draft, value, _ throws(ConfigValueError) in draft.host = try Parse.hostname(value) },
         "port": { draft, value, _ throws(ConfigValueError) in draft.port = try Parse.port(value) },
-        "tls": { draft, value, _ throws(ConfigValueError) in draft.tls = try Parse.choice(value, of: TLSModeSetting.self) },
+        "tls": { draft, value, _ throws(ConfigValueError) in draft.tls = try SettingValue.choice(value, of: TLSModeSetting.self) },
         "ca_file": { draft, value, paths throws(ConfigValueError) in
             let path = try Parse.path(value, paths: paths)
             try FileChecks.certificates(path)
@@ -86,15 +86,15 @@ enum ConfigKeys {
         },
         "fingerprint": { draft, value, _ throws(ConfigValueError) in draft.fingerprint = try Parse.fingerprint(value) },
         "resource": { draft, value, _ throws(ConfigValueError) in draft.resource = try Parse.nonEmpty(value) },
-        "priority": { draft, value, _ throws(ConfigValueError) in draft.priority = try Parse.integer(value, in: -128...127, what: "a priority") },
-        "enabled": { draft, value, _ throws(ConfigValueError) in draft.enabled = try Parse.boolean(value) },
-        "omemo": { draft, value, _ throws(ConfigValueError) in draft.omemo = try Parse.boolean(value) },
-        "omemo_send": { draft, value, _ throws(ConfigValueError) in draft.omemoSend = try Parse.choice(value, of: OMEMOSendSetting.self) },
+        "priority": { draft, value, _ throws(ConfigValueError) in draft.priority = try SettingValue.integer(value, in: -128...127, what: "a priority") },
+        "enabled": { draft, value, _ throws(ConfigValueError) in draft.enabled = try SettingValue.boolean(value) },
+        "omemo": { draft, value, _ throws(ConfigValueError) in draft.omemo = try SettingValue.boolean(value) },
+        "omemo_send": { draft, value, _ throws(ConfigValueError) in draft.omemoSend = try SettingValue.choice(value, of: OMEMOSendSetting.self) },
         "nick": { draft, value, _ throws(ConfigValueError) in draft.nick = try Parse.nick(value) },
         "rooms": { draft, value, _ throws(ConfigValueError) in draft.rooms = try Parse.roomList(value) },
         "exclude_rooms": { draft, value, _ throws(ConfigValueError) in draft.excludedRooms = try Parse.roomList(value) },
         "accept_invitations": { draft, value, _ throws(ConfigValueError) in
-            draft.acceptInvitations = try Parse.choice(value, of: InvitationAcceptance.self)
+            draft.acceptInvitations = try SettingValue.choice(value, of: InvitationAcceptance.self)
         },
     ]
 

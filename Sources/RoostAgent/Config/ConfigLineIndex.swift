@@ -1,9 +1,14 @@
-/// Finds the line of every group header and key, because GKeyFile reports neither.
+/// The one pass over the config's lines before GKeyFile parses it (GKeyFile stays the parser of record for
+/// escapes and values): finds the line of every group header and key, because GKeyFile reports neither, and
+/// drops comments after a value, which GKeyFile would keep as part of it (`stripped`, what GKeyFile reads).
 ///
 /// It follows GKeyFile's line rules (leading whitespace ignored; `#` comments; `[group]`; `key = value`)
 /// and also reports what GKeyFile would accept silently but is almost surely a mistake: a group or key
 /// written twice. Problems never quote a line, since the line might hold a password.
 struct ConfigLineIndex {
+    /// The text with comments after values dropped, one line per line of the file (LF or CRLF), so that line
+    /// numbers stay right.
+    private(set) var stripped = ""
     private(set) var groupLines: [String: Int] = [:]
     private(set) var keyLines: [String: [String: Int]] = [:]
     private(set) var problems: [ConfigProblem] = []
@@ -15,9 +20,12 @@ struct ConfigLineIndex {
         // Keys under a broken header were already reported with the header.
         var inBrokenGroup = false
         var lineNumber = 0
+        var strippedLines: [String] = []
+        defer { stripped = strippedLines.joined(separator: "\n") }
         // "\r\n" is a single Character in Swift, so both line ends must be named.
         for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             lineNumber += 1
+            strippedLines.append(Self.strip(line: rawLine))
             var line = rawLine.drop { $0 == " " || $0 == "\t" }
             if line.last == "\r" { line = line.dropLast() }
             if line.isEmpty || line.first == "#" { continue }
@@ -77,6 +85,47 @@ struct ConfigLineIndex {
 
     func locations(path: String) -> ConfigLocations {
         ConfigLocations(path: path, groupLines: groupLines, keyLines: keyLines)
+    }
+
+    /// A comment after a value (`ca_file = /p/ca.pem   # my CA`) dropped: in a `key = value` line, a `#` or `;`
+    /// that follows a space or tab starts a comment, and it and the blanks before it go. `\#` and `\;` keep the
+    /// character itself (for a password or command that needs ` #`). Header lines and whole-line comments are
+    /// left to GKeyFile.
+    static func strip(line: Substring) -> String {
+        let content = line.drop { $0 == " " || $0 == "\t" }
+        guard let first = content.first, first != "#", first != "[", let equals = content.firstIndex(of: "=") else {
+            return String(line)
+        }
+        var result = String(line[..<equals]) + "="
+        var value = ""
+        var previous: Character = "="
+        var index = content.index(after: equals)
+        while index < content.endIndex {
+            let character = content[index]
+            if character == "\\", content.index(after: index) < content.endIndex {
+                let next = content[content.index(after: index)]
+                if next == "#" || next == ";" {
+                    value.append(next)
+                } else {
+                    value.append(character)
+                    value.append(next)
+                }
+                previous = next
+                index = content.index(index, offsetBy: 2)
+                continue
+            }
+            if (character == "#" || character == ";") && (previous == " " || previous == "\t") {
+                while value.last == " " || value.last == "\t" { value.removeLast() }
+                // A line end kept from a CRLF file stays.
+                if line.last == "\r" { value.append("\r") }
+                break
+            }
+            value.append(character)
+            previous = character
+            index = content.index(after: index)
+        }
+        result += value
+        return result
     }
 }
 

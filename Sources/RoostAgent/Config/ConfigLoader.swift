@@ -37,7 +37,7 @@ struct ConfigLoader {
 
         let keyFile: KeyFile
         do {
-            keyFile = try KeyFile(text: InlineComments.strip(contents.text))
+            keyFile = try KeyFile(text: index.stripped)
         } catch {
             // The line index explains syntax errors better, with line numbers; GLib's text is the fallback.
             let problems = index.problems.isEmpty
@@ -227,15 +227,15 @@ extension ConfigLoader {
                 do {
                     try setter(&draft, value, paths)
                 } catch {
-                    problems.append(problem(group: group, key: key, message: error.message))
+                    problems.append(problem(group: group, key: key, message: error.message, resourceShortage: error.isResourceShortage))
                 }
             }
             return problems
         }
 
-        private func problem(group: String, key: String, message: String) -> ConfigProblem {
+        private func problem(group: String, key: String, message: String, resourceShortage: Bool = false) -> ConfigProblem {
             let line = index.keyLines[group]?[key] ?? index.groupLines[group]
-            return ConfigProblem(path: path, line: line, key: key, message: message)
+            return ConfigProblem(path: path, line: line, key: key, message: message, resourceShortage: resourceShortage)
         }
     }
 }

@@ -8,12 +8,16 @@ public struct ConfigProblem: Sendable, Hashable, CustomStringConvertible {
     /// The key concerned, when there is one.
     public let key: String?
     public let message: String
+    /// Found because the machine or process was short of descriptors, memory or disk when the file a key names was
+    /// checked: nothing the user must change.
+    public let isResourceShortage: Bool
 
-    public init(path: String, line: Int?, key: String? = nil, message: String) {
+    public init(path: String, line: Int?, key: String? = nil, message: String, resourceShortage: Bool = false) {
         self.path = path
         self.line = line
         self.key = key
         self.message = message
+        isResourceShortage = resourceShortage
     }
 
     /// `file:line: key: message`, the shape compilers use so editors can jump to it.

@@ -1,3 +1,4 @@
+import RoostCore
 import RoostArchive
 import Foundation
 #if canImport(Glibc)
@@ -7,13 +8,6 @@ import Glibc
 /// Turns the text of one value into its typed form, or says what is expected.
 /// Messages quote the offending value, so they are never used for `password` or `password_command`.
 enum ConfigValueParser {
-    static func integer(_ text: String, in range: ClosedRange<Int>, what: String) throws(ConfigValueError) -> Int {
-        guard let value = Int(text), range.contains(value) else {
-            throw ConfigValueError("expected \(what) from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
-        }
-        return value
-    }
-
     /// A size in bytes (see `FileSize.parse`): `100M`, `1G`, `500000`.
     static func size(_ text: String) throws(ConfigValueError) -> Int64 {
         guard let size = FileSize.parse(text) else {
@@ -29,22 +23,7 @@ enum ConfigValueParser {
     }
 
     static func port(_ text: String) throws(ConfigValueError) -> UInt16 {
-        UInt16(try integer(text, in: 1...65535, what: "a port number"))
-    }
-
-    static func boolean(_ text: String) throws(ConfigValueError) -> Bool {
-        switch text.lowercased() {
-        case "true", "yes", "on", "1": return true
-        case "false", "no", "off", "0": return false
-        default: throw ConfigValueError("expected true or false, got '\(text)'")
-        }
-    }
-
-    static func choice<Choice: RawRepresentable & CaseIterable>(_ text: String, of _: Choice.Type) throws(ConfigValueError) -> Choice
-    where Choice.RawValue == String {
-        if let value = Choice(rawValue: text.lowercased()) { return value }
-        let names = Choice.allCases.map(\.rawValue).joined(separator: ", ")
-        throw ConfigValueError("expected one of \(names), got '\(text)'")
+        UInt16(try SettingValue.integer(text, in: 1...65535, what: "a port number"))
     }
 
     static func nonEmpty(_ text: String) throws(ConfigValueError) -> String {

@@ -28,7 +28,7 @@ enum FileChecks {
             guard info.st_size > 0 else { return }   // SQLite makes an empty file a new database
             let head: [UInt8]
             do { head = try firstBytes(of: path, count: 512) } catch {
-                throw ConfigValueError("cannot read the archive \(path): \(ResourceShortage.text(error.code))")
+                throw shortageOr("cannot read the archive \(path)", error.code)
             }
             guard !head.starts(with: sqliteHeader) else { return }
             throw ConfigValueError("\(path) is not an SQLite database (it is \(contentKind(head, size: Int64(info.st_size)))); "
@@ -36,7 +36,7 @@ enum FileChecks {
         }
         let code = errno
         guard code == ENOENT else {
-            throw ConfigValueError("cannot use the archive \(path): \(ResourceShortage.text(code))")
+            throw shortageOr("cannot use the archive \(path)", code)
         }
         // Not there yet: Roost creates it, and the folders up to it; the nearest folder that exists must take a new file.
         var folder = (path as NSString).deletingLastPathComponent
@@ -47,8 +47,12 @@ enum FileChecks {
         guard stat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             throw ConfigValueError("the archive \(path) cannot be created: \(folder) is not a directory")
         }
-        if let reason = creationRefused(in: folder) {
-            throw ConfigValueError("the archive \(path) cannot be created: \(folder) is not a directory Roost can write (\(reason))")
+        if let code = creationRefused(in: folder) {
+            guard !ResourceShortage.isShortage(errno: code) else {
+                throw shortageOr("the archive \(path) cannot be checked now", code)
+            }
+            throw ConfigValueError("the archive \(path) cannot be created: \(folder) is not a directory Roost can write "
+                                   + "(\(ResourceShortage.text(code)))")
         }
     }
 
@@ -56,7 +60,9 @@ enum FileChecks {
     static func certificates(_ path: String) throws(ConfigValueError) {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw ConfigValueError("\(path): \(ResourceShortage.text(errno)); ca_file names a PEM file of CA certificates")
+            let code = errno
+            guard !ResourceShortage.isShortage(errno: code) else { throw shortageOr("\(path) cannot be checked now", code) }
+            throw ConfigValueError("\(path): \(ResourceShortage.text(code)); ca_file names a PEM file of CA certificates")
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw ConfigValueError("\(path) is not a regular file (it is \(kind(info.st_mode))); ca_file names a PEM file of CA certificates")
@@ -73,6 +79,14 @@ enum FileChecks {
         }
     }
 
+    /// `what: reason`, marked as a shortage (exit 70, tried again later) when `code` is one, with what to expect.
+    private static func shortageOr(_ what: String, _ code: Int32) -> ConfigValueError {
+        let shortage = ResourceShortage.isShortage(errno: code)
+        return ConfigValueError(what + ": " + ResourceShortage.text(code)
+                                + (shortage ? " (this machine or process is short of descriptors, memory or disk; nothing to change in the config)" : ""),
+                                resourceShortage: shortage)
+    }
+
     private struct ReadError: Error { let code: Int32 }
 
     private static func firstBytes(of path: String, count: Int) throws(ReadError) -> [UInt8] {
@@ -86,13 +100,13 @@ enum FileChecks {
     }
 
     /// Whether a new file can be made in `folder`, tried by making one (as root, permission bits say nothing:
-    /// /proc and read-only mounts refuse anyway). Nil when it can.
-    private static func creationRefused(in folder: String) -> String? {
+    /// /proc and read-only mounts refuse anyway). Nil when it can, else the errno.
+    private static func creationRefused(in folder: String) -> Int32? {
         let probe = (folder.hasSuffix("/") ? folder : folder + "/") + ".roost-write-check-\(getpid())"
         let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
             let code = errno
-            return code == EEXIST ? nil : ResourceShortage.text(code)
+            return code == EEXIST ? nil : code
         }
         close(descriptor)
         unlink(probe)

@@ -1,3 +1,4 @@
+import RoostCore
 /// A room the config asks Roost to be in: `rooms = JID, …` in an `[account]` group, or a `[room JID]` group
 /// (which may give a nick and a password).
 public struct RoomConfig: Sendable, Hashable {

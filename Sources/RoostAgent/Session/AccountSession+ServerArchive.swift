@@ -31,6 +31,11 @@ extension AccountSession {
             }
             await settleUnconfirmedSends(serverArchiveRead: true)
         } catch {
+            // A stop or a dropped link ended the query: nothing failed, the next login reads on from the mark.
+            guard !stopping, client.isConnected else {
+                log.debug("\(jid): reading the server archive ended with the connection: \(LogText.quote(error))")
+                return
+            }
             log.warning("\(jid): reading the server archive failed: \(LogText.quote(error)); trying again at the next poll")
         }
     }

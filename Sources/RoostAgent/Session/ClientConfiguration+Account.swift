@@ -10,8 +10,7 @@ extension ClientConfiguration {
         self.init(jid: jid, password: password, host: account.host, port: account.port,
                   tlsMode: account.tls == .direct ? .direct : .starttls, caFile: account.caFile, pinnedSHA256: account.fingerprint,
                   resource: account.resource, priority: account.priority, maxStanzaBytes: maxStanzaBytes,
-                  features: [Namespace.chatStates, Namespace.receipts, Namespace.carbons, Namespace.correction,
-                             Namespace.vcardUpdate + "+notify", UserAvatar.notifyFeature, Bookmarks.notifyFeature]
-                      + (account.omemo ? OMEMO.notifyFeatures : []))
+                  modules: [Receipts.module, Carbons.module, Correction.module, VCardAvatarUpdate.module, UserAvatar.module,
+                            Bookmarks.module] + (account.omemo ? [OMEMO.module] : []))
     }
 }

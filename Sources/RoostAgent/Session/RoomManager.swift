@@ -255,7 +255,8 @@ actor RoomManager {
             for bookmark in LegacyBookmarks.items(in: legacy) where found[bookmark.room] == nil { found[bookmark.room] = bookmark }
         }
         guard answered else {
-            log.warning("\(jid): could not read the bookmarks; joining the rooms known from before")
+            // Ended by a stop or a dropped link, nothing failed: the next login reads them.
+            if client.isConnected { log.warning("\(jid): could not read the bookmarks; joining the rooms known from before") }
             return
         }
         bookmarksLoaded = true
@@ -708,6 +709,11 @@ actor RoomManager {
                 log.info("\(jid): \(LogText.quote(room)): archive read (\(summary.pages) \(summary.pages == 1 ? "page" : "pages")): \(summary.inserted) new \(summary.inserted == 1 ? "message" : "messages")")
             }
         } catch {
+            // A stop or a dropped link ended the query: nothing failed, the next join reads on from the mark.
+            guard client.isConnected else {
+                log.debug("\(jid): reading the archive of \(LogText.quote(room)) ended with the connection: \(LogText.quote(error))")
+                return
+            }
             log.warning("\(jid): reading the archive of \(LogText.quote(room)) failed: \(LogText.quote(error)); trying again at the next self-ping")
         }
     }

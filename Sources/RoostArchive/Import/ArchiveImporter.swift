@@ -18,7 +18,8 @@ public struct ArchiveImporter: Sendable {
     /// leaf of each conversation in `messages_account_conversation`, the table's pages that corrections update, the
     /// random-key indexes' leaves where they are kept. 1M messages into an empty archive wrote 2.78× the archive
     /// with 20 000, 2.47× with 50 000 (+30 MB peak RSS), 2.30× with 100 000 (+120 MB); 100k into the 1M archive
-    /// (indexes kept) 2.77× → 1.83× and 8 % less CPU (docs/performance.md, "Where the bytes of a 1M import go").
+    /// (indexes kept) 2.77× → 1.83× and 8 % less CPU (docs/performance-history.md, "Where the bytes of a 1M import
+    /// go").
     public static let batchSize = 50_000
     /// How many bytes of lines the check pass keeps decoded for the write pass (see above). Decoded, a line takes
     /// about 1.5 times its bytes (100 000 lines of the benchmark's history, 120 MB with a raw stanza on each, held

@@ -241,7 +241,8 @@ public final class ArchiveWriter: Sendable {
         return rows <= maxKeyedRows && stored <= deferralRatio(stored: stored) * expected
     }
 
-    /// What `BulkKeys` holds per row, measured with 10M stored rows (docs/performance.md, "Import into a large archive").
+    /// What `BulkKeys` holds per row, measured with 10M stored rows (docs/performance-history.md, "Import into a
+    /// large archive").
     static let bytesPerKeyedRow: Int64 = 130
 
     /// `MemAvailable` of /proc/meminfo in bytes (the kernel's estimate of what can be allocated without swapping),
@@ -260,7 +261,8 @@ public final class ArchiveWriter: Sendable {
     /// ~125–280 µs into a 10M one (inserts split full leaves of the five indexes, every page written to the log
     /// and again at the checkpoint: ~48 kB of write calls a message against ~15 kB deferred). The CPU breaks even
     /// at ~6 stored rows per imported one at 100k, ~9 at 10M; 12 there is a little over it (1M into 10M: +4 % CPU)
-    /// for a third of the bytes written and −29 % wall time (docs/performance.md, "Import into a large archive").
+    /// for a third of the bytes written and −29 % wall time (docs/performance-history.md, "Import into a large
+    /// archive").
     static func deferralRatio(stored: Int64) -> Int64 {
         switch stored {
         case ..<1_000_000: 4

@@ -32,9 +32,10 @@ enum DeferredIndexes {
         ("messages_origin", "CREATE INDEX IF NOT EXISTS messages_origin ON messages(account_id, origin_id) WHERE origin_id IS NOT NULL"),
         ("messages_stanza_id", "CREATE INDEX IF NOT EXISTS messages_stanza_id ON messages(conversation, stanza_id) WHERE stanza_id IS NOT NULL"),
         // Not random keys, but a few hundred insertion points each (one per conversation, one per sender): every batch
-        // split and rewrote the last leaf of each, ~10 times the indexes' final size written at 1M (docs/performance.md,
-        // "Where the bytes of a 1M import go"). Only readers use them; every lookup of the load names the account
-        // too and goes through `messages_account_conversation` (same columns behind `account_id`), which stays.
+        // split and rewrote the last leaf of each, ~10 times the indexes' final size written at 1M
+        // (docs/performance-history.md, "Where the bytes of a 1M import go"). Only readers use them; every lookup of
+        // the load names the account too and goes through `messages_account_conversation` (same columns behind
+        // `account_id`), which stays.
         ("messages_conversation", "CREATE INDEX IF NOT EXISTS messages_conversation ON messages(conversation)"),
         ("messages_from", "CREATE INDEX IF NOT EXISTS messages_from ON messages(from_bare)"),
     ]
@@ -67,7 +68,7 @@ enum DeferredIndexes {
 }
 
 /// FTS5's settings for a bulk load. Each segment's terms are rewritten by every merge level above it, and at 10M
-/// FTS5's merges were 40 % of the pages each batch wrote (docs/performance.md, "Bytes written at 10M"):
+/// FTS5's merges were 40 % of the pages each batch wrote (docs/performance-history.md, "Bytes written at 10M"):
 /// - `hashsize`, how many bytes of terms FTS5 collects before it writes them as a new segment: 64 MiB instead of
 ///   1 MiB, so a 50,000-message batch is one segment instead of five or six (it holds ~10 MB in memory meanwhile);
 /// - `automerge`, how many segments of a level FTS5 merges into one of the next: 16 instead of 4, so every term is

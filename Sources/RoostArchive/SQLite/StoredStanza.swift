@@ -82,7 +82,8 @@ struct StanzaCodecError: Error, CustomStringConvertible {
 /// never pays for them). One per connection: SQLite calls a connection's functions one at a time.
 ///
 /// Why zstd with a dictionary (measured on 10,000 stanzas of the bench history, avg 577 bytes, and 10,000
-/// stanzas a real Prosody delivered in `contrib/bench/ingest`, avg 210 bytes; docs/performance.md):
+/// stanzas a real Prosody delivered in `contrib/bench/ingest`, avg 210 bytes; docs/performance-history.md,
+/// "Archive size: stored stanzas compressed"):
 /// zstd level 3 + this dictionary keeps 0.40 / 0.52 of the bytes at ~4 / 2 µs per stanza; zlib level 6 + the same
 /// dictionary 0.38 / 0.43 but at ~13 / 7 µs (three times the CPU on the import path for 2–9 % fewer bytes);
 /// without a dictionary both keep 0.61–0.78 (a stanza is too short to find its own repeats).

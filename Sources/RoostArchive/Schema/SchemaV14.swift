@@ -6,7 +6,7 @@
 /// the writer indexed the batch's new rows before it so that the trigger's delete found them: every such update
 /// cost two small segments — ~1,000 in each 50,000-message batch of a history with 1 % corrections. With that, no
 /// setting of FTS5 could make a batch one segment (`BulkFullTextSettings`); with both, a 10M import writes 2.36× the
-/// archive instead of 3.16× (docs/performance.md, "Bytes written at 10M").
+/// archive instead of 3.16× (docs/performance-history.md, "Bytes written at 10M").
 ///
 /// Now, while the writer's connection says so (`roost_fts_deferring()`, set by `ArchiveWriter.commit` for the span
 /// of one batch), the update trigger only notes the row's text as the index holds it in `fts_pending` (the first

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 internal import CGLib
 
 /// A thread running its own GLib main loop. libnotify delivers action callbacks on the main context that
@@ -8,6 +9,12 @@ internal import CGLib
 package final class GMainThread: @unchecked Sendable {
     private let context: OpaquePointer
     private let loop: OpaquePointer
+    /// Works queued and not yet run (see `run(ifFewerThan:_:)`).
+    private let pending = Pending()
+
+    private final class Pending: Sendable {
+        let count = Atomic<Int>(0)
+    }
 
     private struct Handles: @unchecked Sendable {
         let context: OpaquePointer
@@ -41,9 +48,13 @@ package final class GMainThread: @unchecked Sendable {
         g_main_context_unref(context)
     }
 
-    /// Queues `work` to run on the thread, in order.
+    /// Queues `work` to run on the thread, in order. For callers that wait for their work before queueing more
+    /// (the web server's calls, its workers' completions — bounded by its connection and worker limits): what they
+    /// queue is bounded by how many of them wait.
     package func run(_ work: @escaping @Sendable () -> Void) {
-        let box = Unmanaged.passRetained(Work(work)).toOpaque()
+        pending.count.add(1, ordering: .relaxed)
+        let pending = self.pending
+        let box = Unmanaged.passRetained(Work { work(); pending.count.subtract(1, ordering: .relaxed) }).toOpaque()
         let source = g_idle_source_new()
         g_source_set_callback(source, { data in
             let work = Unmanaged<Work>.fromOpaque(data!).takeRetainedValue()
@@ -52,6 +63,15 @@ package final class GMainThread: @unchecked Sendable {
         }, box, nil)
         g_source_attach(source, context)
         g_source_unref(source)
+    }
+
+    /// Queues `work` unless `limit` works already wait; false (and nothing queued) then. For callers that stop
+    /// waiting after a deadline while their work stays queued: a thread stuck in a C call (libnotify's D-Bus calls
+    /// block up to 25 s) must not collect an unbounded queue from them.
+    package func run(ifFewerThan limit: Int, _ work: @escaping @Sendable () -> Void) -> Bool {
+        guard pending.count.load(ordering: .relaxed) < limit else { return false }
+        run(work)
+        return true
     }
 
     /// Runs `work` on the thread every `milliseconds` until it returns false.

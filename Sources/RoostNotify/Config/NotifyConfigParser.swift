@@ -196,25 +196,24 @@ struct NotifyConfigParser {
         }
     }
 
+    // The grammar is the one every group shares (`SettingValue`); a problem is kept and the default used.
+
     private mutating func choice<Choice: RawRepresentable & CaseIterable>(_ text: String, group: String, key: String) -> Choice?
     where Choice.RawValue == String {
-        if let choice = Choice(rawValue: text.lowercased()) { return choice }
-        problem(group, key, "expected one of \(Choice.allCases.map(\.rawValue).joined(separator: ", "))")
-        return nil
+        recorded(group, key) { () throws(ConfigValueError) in try SettingValue.choice(text, of: Choice.self) }
     }
 
     private mutating func integer(_ text: String, in range: ClosedRange<Int>, group: String, key: String) -> Int? {
-        if let number = Int(text), range.contains(number) { return number }
-        problem(group, key, "expected an integer from \(range.lowerBound) to \(range.upperBound)")
-        return nil
+        recorded(group, key) { () throws(ConfigValueError) in try SettingValue.integer(text, in: range) }
     }
 
     private mutating func boolean(_ text: String, group: String, key: String) -> Bool? {
-        switch text.lowercased() {
-        case "true", "yes", "1": return true
-        case "false", "no", "0": return false
-        default:
-            problem(group, key, "expected true or false")
+        recorded(group, key) { () throws(ConfigValueError) in try SettingValue.boolean(text) }
+    }
+
+    private mutating func recorded<Value>(_ group: String, _ key: String, _ parse: () throws(ConfigValueError) -> Value) -> Value? {
+        do { return try parse() } catch {
+            problem(group, key, error.message)
             return nil
         }
     }

@@ -16,6 +16,9 @@ final class DesktopSink: NotificationSink {
     /// libnotify keeps one D-Bus proxy per process, bound to the main context it was created on, so
     /// every desktop sink shares this thread.
     static let thread = GMainThread(name: "roost-desktop-notify")
+    /// Notifications whose caller gave up waiting (`timeout_seconds`) stay queued for a server that hangs; past
+    /// this many, new ones are not shown (each sink's own queue already drops the oldest and counts it).
+    static let maxWaiting = 32
 
     init(name: String, timeoutSeconds: Int, actions: (any NotificationActions)?, log: @escaping @Sendable (LogLevel, String) -> Void,
          serverRetrySeconds: Int = 60) {
@@ -35,7 +38,11 @@ final class DesktopSink: NotificationSink {
         let result: Result<Void, NotifyError> = await Deadline.race(
             seconds: timeoutSeconds, timedOut: .failure(.timedOut(sink: name, seconds: timeoutSeconds))
         ) { once in
-            Self.thread.run { once.resume(state.show(notification)) }
+            let queued = Self.thread.run(ifFewerThan: Self.maxWaiting) { once.resume(state.show(notification)) }
+            if !queued {
+                _ = once.resume(.failure(.desktop("not shown: \(Self.maxWaiting) notifications already wait for the notification "
+                                              + "server, which does not answer")))
+            }
         }
         try result.get()
     }

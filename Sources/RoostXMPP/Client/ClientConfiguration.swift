@@ -25,8 +25,9 @@ public struct ClientConfiguration: Sendable {
     /// Whether login asks the account's server what it supports (disco#info) before handing the session over.
     public var discoversAccount: Bool
     public var streamManagement: Bool
-    /// Extra disco#info features the layers above implement (they are advertised with entity caps).
-    public var features: [String]
+    /// The modules the layers above implement, beyond the engine's own (`ClientModule.builtIn`): their features
+    /// are advertised in disco#info and entity caps.
+    public var modules: [ClientModule]
     public var clientName: String
     public var clientVersion: String
     /// Restricts SASL to these mechanisms (upper case); nil lets Roost pick the strongest the server offers.
@@ -41,7 +42,7 @@ public struct ClientConfiguration: Sendable {
                 connectTimeout: Duration = .seconds(15), requestTimeout: Duration = .seconds(30),
                 keepaliveInterval: Duration = .seconds(60), maxStanzaBytes: Int = 1 << 20,
                 maxOutboundStanzaBytes: Int = 256 * 1024, streamManagement: Bool = true,
-                features: [String] = [], clientName: String = "Roost", clientVersion: String = "0.1",
+                modules: [ClientModule] = [], clientName: String = "Roost", clientVersion: String = "0.1",
                 sendsInitialPresence: Bool = true) {
         self.jid = jid.bare
         self.password = password
@@ -60,7 +61,7 @@ public struct ClientConfiguration: Sendable {
         self.outboundQueueBytes = 8 << 20
         self.discoversAccount = true
         self.streamManagement = streamManagement
-        self.features = features
+        self.modules = modules
         self.clientName = clientName
         self.clientVersion = clientVersion
         self.sendsInitialPresence = sendsInitialPresence

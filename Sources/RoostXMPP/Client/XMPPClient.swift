@@ -13,14 +13,24 @@ import Synchronization
 ///
 /// The path of one inbound stanza: socket → TLS → parser → `dispatch` (sequence number) → `events` →
 /// the layer above archives it → `acknowledge(_:)` after the commit → the writer sends `<a h=…/>`.
+///
+/// The client is the connection; what each protocol extension does with the stream is its module's
+/// (`ClientModule`: ping, disco, version, stream management, archive paging, roster pushes), and the disco#info
+/// answer is built from the registered modules. The connection comes from a `ChannelFactory` (the real
+/// `StreamConnection` by default), so the client runs as well against a scripted channel in memory.
+/// Requests, answers and archive pages: `XMPPClient+Requests.swift`; stream management (acknowledgements both
+/// ways): `XMPPClient+StreamManagement.swift`.
 public final class XMPPClient: Sendable {
     public let configuration: ClientConfiguration
     /// Everything that happened, in stream order; bounded (back-pressure on the reader).
     public let events: BoundedQueue<ClientEvent>
-    private let state: Mutex<State>
-    private let log: @Sendable (LogLevel, String) -> Void
+    let state: Mutex<State>
+    let log: @Sendable (LogLevel, String) -> Void
+    /// The built-in modules and the configuration's, by what they handle.
+    let routes: ModuleRoutes
+    private let openChannel: ChannelFactory
 
-    private struct PendingRequest {
+    struct PendingRequest {
         let expectedFrom: JID?
         let continuation: CheckedContinuation<IQ, any Error>
         /// Its deadline, cancelled when the answer (or the end of the connection) comes first.
@@ -28,7 +38,7 @@ public final class XMPPClient: Sendable {
     }
 
     /// A `confirmDelivery` call waiting for the server to acknowledge everything sent up to `upTo`.
-    private struct DeliveryWaiter {
+    struct DeliveryWaiter {
         let id: UInt64
         let upTo: UInt32
         let continuation: CheckedContinuation<Bool, Never>
@@ -41,8 +51,8 @@ public final class XMPPClient: Sendable {
         }
     }
 
-    private struct State: ~Copyable {
-        var connection: StreamConnection?
+    struct State: ~Copyable {
+        var connection: (any ClientChannel)?
         /// Starts as the configuration's; the layer above may replace it (a `password_command` run again).
         var password: String
         var boundJID: JID?
@@ -55,10 +65,8 @@ public final class XMPPClient: Sendable {
         var presenceExtras: [Element] = []
         /// Why the layer above (or a protocol check) cut the connection; reported instead of the read error it causes.
         var abortReason: ClientError?
-        /// Open MAM queries by query id: their results are collected here instead of the event stream.
-        var archiveCollectors: [String: [Element]] = [:]
-        /// The IQ id of each open MAM query, to deliver its page when the answer arrives.
-        var archiveQueryIDs: [String: String] = [:]
+        /// Open MAM queries: their results are collected here instead of the event stream (bounded, see there).
+        var archive = ArchiveCollector()
         /// The server offers subscription pre-approval (RFC 6121 §3.4: `<sub xmlns='urn:xmpp:features:pre-approval'/>`).
         var preApproval = false
         /// The largest stanza the server accepts (XEP-0478), when it said.
@@ -68,14 +76,25 @@ public final class XMPPClient: Sendable {
         var nextDeliveryWaiter: UInt64 = 0
         /// Woken when the reader has finished (clean `disconnect`).
         var finishWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Stanzas refused on this connection because the server left too much unacknowledged (`enqueue`).
+        var refusedUnacknowledged = 0
         /// When the reader last asked for an acknowledgement on a busy link (`requestAcknowledgementIfDue`).
         var lastAckRequest: ContinuousClock.Instant?
     }
 
-    public init(configuration: ClientConfiguration, resumption: StreamResumptionState? = nil, eventCapacity: Int = 512,
-                log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in }) {
+    public convenience init(configuration: ClientConfiguration, resumption: StreamResumptionState? = nil, eventCapacity: Int = 512,
+                            log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in }) {
+        self.init(configuration: configuration, resumption: resumption, eventCapacity: eventCapacity, log: log,
+                  openChannel: StreamConnection.open)
+    }
+
+    /// `openChannel` makes the connection of each `connect()`.
+    init(configuration: ClientConfiguration, resumption: StreamResumptionState? = nil, eventCapacity: Int = 512,
+         log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in }, openChannel: @escaping ChannelFactory) {
         self.configuration = configuration
         self.log = log
+        self.openChannel = openChannel
+        routes = ModuleRoutes(ClientModule.builtIn + configuration.modules)
         var s = State(password: configuration.password)
         if let resumption { s.sm = StreamManagementSession(restoring: resumption) }
         state = Mutex(s)
@@ -124,11 +143,11 @@ public final class XMPPClient: Sendable {
 
     /// The reader thread: connect, negotiate, hand over the session, then read until the stream ends.
     private func runConnection(purpose: StreamNegotiator.Purpose, done: CheckedContinuation<Result<SessionInfo, ClientError>, Never>) {
-        let connection: StreamConnection
+        let connection: any ClientChannel
         let negotiated: NegotiationResult
         var claimedHandled: UInt32 = 0
         do throws(ClientError) {
-            connection = try openConnection()
+            connection = try openChannel(configuration, log)
             let (resumption, password) = state.withLock { ($0.sm?.persistable, $0.password) }
             claimedHandled = resumption?.inboundHandled ?? 0
             var negotiator = StreamNegotiator(jid: configuration.jid, password: password, resource: configuration.resource,
@@ -182,51 +201,17 @@ public final class XMPPClient: Sendable {
         readLoop(connection: connection, generation: generation)
     }
 
-    private func openConnection() throws(ClientError) -> StreamConnection {
-        let endpoints = EndpointResolver.endpoints(domain: configuration.jid.domain, explicitHost: configuration.host,
-                                                   explicitPort: configuration.port, mode: configuration.tlsMode)
-        var lastError: ClientError = .transport(.resolutionFailed(host: configuration.jid.domain, reason: "no address to try"))
-        for endpoint in endpoints {
-            do {
-                let socket = try Socket.connect(host: endpoint.host, port: endpoint.port, timeout: configuration.connectTimeout)
-                var tls = TLSConfiguration(serverName: configuration.jid.domain, caFile: configuration.caFile, pinnedSHA256: configuration.pinnedSHA256)
-                if endpoint.directTLS { tls.alpn = ["xmpp-client"] }
-                let connection = StreamConnection(socket: socket, tls: tls, maxStanzaBytes: configuration.maxStanzaBytes,
-                                                  writeTimeout: configuration.keepaliveInterval,
-                                                  outboxBytes: configuration.outboundQueueBytes)
-                connection.trace = configuration.trace
-                if endpoint.directTLS {
-                    do { try connection.startDirectTLS(timeout: configuration.connectTimeout) } catch {
-                        connection.close()
-                        throw error
-                    }
-                }
-                log(.debug, "\(configuration.jid): connected to \(LogText.quote(endpoint.host)):\(endpoint.port)\(endpoint.directTLS ? " (direct TLS)" : "")")
-                return connection
-            } catch let error as TransportError {
-                log(.debug, "\(configuration.jid): \(LogText.quote(error))")
-                lastError = .transport(error)
-            } catch let error as ClientError {
-                // A certificate problem is the server's identity failing: trying another address would not fix it.
-                if case .tls(let tls) = error, tls.isCertificateProblem { throw error }
-                lastError = error
-            } catch {
-                lastError = .disconnected(String(describing: error))
-            }
-        }
-        throw lastError
-    }
-
     /// Makes the negotiated connection current and settles stream management: a fresh session starts its
     /// counters; a resumed one drops what the server has and returns the rest to be sent again. Tracked
     /// stanzas of a session that could not be resumed are returned as unconfirmed.
-    private func adopt(connection: StreamConnection, negotiated: NegotiationResult, claimed: UInt32) -> (Int, [OutboundQueue.Entry], [String]) {
+    private func adopt(connection: any ClientChannel, negotiated: NegotiationResult, claimed: UInt32) -> (Int, [OutboundQueue.Entry], [String]) {
         state.withLock { s in
             s.generation += 1
             s.connection = connection
             s.boundJID = negotiated.boundJID
             s.closing = false
             s.abortReason = nil
+            s.refusedUnacknowledged = 0
             s.serverStanzaLimit = negotiated.maxStanzaBytes
             s.preApproval = negotiated.features.child("sub", namespace: Namespace.preApproval) != nil
             var resend: [OutboundQueue.Entry] = []
@@ -264,7 +249,7 @@ public final class XMPPClient: Sendable {
 
     // MARK: - Reading
 
-    private func readLoop(connection: StreamConnection, generation: Int) {
+    private func readLoop(connection: any ClientChannel, generation: Int) {
         let interval = configuration.keepaliveInterval
         var probeSentAt: ContinuousClock.Instant?
         var endError: ClientError?
@@ -311,7 +296,7 @@ public final class XMPPClient: Sendable {
     /// On a busy link the keepalive probe (the idle `<r/>`) never goes out, and what Roost sent (answers, receipts,
     /// presence) would stay unacknowledged for as long as traffic flows: once the oldest unacknowledged stanza is
     /// `every` old, ask for an acknowledgement — at most once per `every`.
-    private func requestAcknowledgementIfDue(on connection: StreamConnection, every: Duration) {
+    private func requestAcknowledgementIfDue(on connection: any ClientChannel, every: Duration) {
         let now = ContinuousClock.now
         let due = state.withLock { s -> Bool in
             guard let sm = s.sm, let oldest = sm.outbound.oldestQueuedAt, now - oldest >= every else { return false }
@@ -322,7 +307,7 @@ public final class XMPPClient: Sendable {
         if due { connection.outbox.request() }
     }
 
-    private func sendKeepaliveProbe(on connection: StreamConnection) {
+    private func sendKeepaliveProbe(on connection: any ClientChannel) {
         if state.withLock({ $0.sm != nil }) {
             connection.outbox.request()
         } else {
@@ -330,7 +315,7 @@ public final class XMPPClient: Sendable {
         }
     }
 
-    private func finish(connection: StreamConnection, generation: Int, error: ClientError?) {
+    private func finish(connection: any ClientChannel, generation: Int, error: ClientError?) {
         let (wasClosing, aborted, pending, waiters) = state.withLock { s -> (Bool, ClientError?, [PendingRequest], [CheckedContinuation<Void, Never>]) in
             guard s.generation == generation else { return (true, nil, [], []) }
             let closing = s.closing
@@ -339,8 +324,7 @@ public final class XMPPClient: Sendable {
             s.connection = nil
             let pending = Array(s.pending.values)
             s.pending.removeAll()
-            s.archiveCollectors.removeAll()
-            s.archiveQueryIDs.removeAll()
+            s.archive.removeAll()
             for waiter in s.deliveryWaiters { waiter.resume(returning: false) }
             s.deliveryWaiters.removeAll()
             let waiters = s.finishWaiters
@@ -363,10 +347,11 @@ public final class XMPPClient: Sendable {
     }
 
     /// `counted`: false for stanzas that arrived before stream management was enabled (the server does not
-    /// count them, so they get no sequence number and need no acknowledgement).
+    /// count them, so they get no sequence number and need no acknowledgement). Stream-level elements go to their
+    /// module uncounted; a stanza gets its sequence number, then its module (an IQ's, a message's) or `events`.
     private func dispatch(_ element: Element, generation: Int, counted: Bool = true) {
-        if element.namespace == Namespace.streamManagement {
-            handleStreamManagement(element, generation: generation)
+        if let handle = routes.nonza(element.namespace) {
+            handle(element, self, generation)
             return
         }
         let acknowledgement = state.withLock { s -> Acknowledgement in
@@ -379,337 +364,39 @@ public final class XMPPClient: Sendable {
         if element.name == "iq", element.namespace == Namespace.client, handleIQ(IQ(element), acknowledgement: acknowledgement) {
             return
         }
-        if element.name == "message", let queryID = element.child("result", namespace: Namespace.mam)?[attribute: "queryid"] {
-            let collected = state.withLock { s -> Bool in
-                guard s.archiveCollectors[queryID] != nil else { return false }
-                s.archiveCollectors[queryID]!.append(element)
-                return true
-            }
-            // A result is handled once its page is: acknowledging the page covers it.
-            if collected { return }
+        // A message a module takes (an archive result) is handled with what the module delivers (its page).
+        if element.name == "message", routes.take(message: element, acknowledgement: acknowledgement, client: self) {
+            return
         }
         events.put(.stanza(InboundStanza(element: element, acknowledgement: acknowledgement)))
     }
 
-    private func handleStreamManagement(_ element: Element, generation: Int) {
-        switch element.name {
-        case "r":
-            state.withLock { $0.connection }?.outbox.acknowledge()
-        case "a":
-            guard let h = StreamManagement.handledCount(in: element) else { return }
-            let outcome = state.withLock { s -> Result<[String], OutboundQueue.AckError>? in
-                guard var sm = s.sm else { return nil }
-                defer { s.sm = sm }
-                do throws(OutboundQueue.AckError) {
-                    let confirmed = try sm.acknowledged(h)
-                    let acked = sm.outbound.acked
-                    s.deliveryWaiters.removeAll { waiter in
-                        guard Int32(bitPattern: acked &- waiter.upTo) >= 0 else { return false }
-                        waiter.resume(returning: true)
-                        return true
-                    }
-                    return .success(confirmed)
-                } catch {
-                    return .failure(error)
-                }
-            }
-            switch outcome {
-            case .success(let confirmed) where !confirmed.isEmpty:
-                events.put(.acknowledged(confirmed))
-            case .failure(.tooHigh(_, let sent)):
-                // XEP-0198 §4: an `h` above what was sent is a stream error.
-                let text = "the server acknowledged \(h) stanzas, more than Roost sent (\(sent))"
-                var error = StreamErrorReader.element(condition: "undefined-condition", text: text)
-                error.append(Element("handled-count-too-high", namespace: Namespace.streamManagement,
-                                     attributes: [("h", String(h)), ("send-count", String(sent))]))
-                try? rawSend(error)
-                abort(.protocolViolation(text), generation: generation)
-            default:
-                break
-            }
-        default:
-            log(.debug, "\(configuration.jid): ignoring stream-management <\(LogText.quote(element.name))/>")
-        }
-    }
-
-    /// Answers requests the engine itself implements and resolves pending requests; returns true if consumed.
+    /// Answers (`result`, `error`) resolve their request; requests (`get`, `set`) go to the module registered for
+    /// their payload's namespace, `service-unavailable` when there is none. Returns true if consumed.
     private func handleIQ(_ iq: IQ, acknowledgement: Acknowledgement) -> Bool {
-        let sequence = acknowledgement.sequence
         switch iq.type {
         case .result, .error:
-            let id = iq.id ?? ""
-            let account = configuration.jid
-            let (request, page) = state.withLock { s -> (PendingRequest?, ArchivePage?) in
-                guard let p = s.pending[id], Self.answer(from: iq.from, fromAttribute: iq.fromAttribute, matches: p.expectedFrom, account: account,
-                                                         bound: s.boundJID) else { return (nil, nil) }
-                s.pending[id] = nil
-                var page: ArchivePage?
-                if let queryID = s.archiveQueryIDs.removeValue(forKey: id) {
-                    let results = s.archiveCollectors.removeValue(forKey: queryID) ?? []
-                    page = ArchivePage(queryID: queryID, results: results, fin: iq, acknowledgement: acknowledgement)
-                }
-                return (p, page)
-            }
-            if let page {
-                // In stream order, before the requester learns the query finished.
-                events.put(.archivePage(page))
-            } else {
-                markHandled(sequence)
-            }
-            if let request {
-                request.timer?.cancel()
-                request.continuation.resume(returning: iq)
-            } else {
-                log(.debug, "\(configuration.jid): dropping an IQ answer nobody asked for (id \(LogText.quote(id)), from \(LogText.quote(iq.fromAttribute ?? "-")))")
-            }
+            answered(iq, acknowledgement: acknowledgement)
             return true
         case .get, .set:
-            if iq.payload?.namespace == Namespace.roster { return false }
-            markHandled(sequence)
-            answerRequest(iq)
+            let reply: IQ
+            switch routes.request(iq, client: self) {
+            case .deliver: return false
+            case .answer(let answer): reply = answer
+            case .unsupported: reply = iq.errorReply(StanzaError(type: "cancel", condition: "service-unavailable"))
+            }
+            markHandled(acknowledgement.sequence)
+            try? send(reply)
             return true
         case nil:
-            markHandled(sequence)
+            markHandled(acknowledgement.sequence)
             return true
         }
-    }
-
-    /// RFC 6120 §8.1.2.1 and §10.1.1: an answer must come from where the request went; a request without
-    /// `to` went to the account, so its answer may carry no `from`, the bare JID, or the full JID. A request
-    /// to the account's server may also be answered from this very session's full JID (`bound`): ejabberd
-    /// answers an XEP-0077 account removal that way, and only the server can send from that address.
-    static func answer(from: JID?, fromAttribute: String?, matches expected: JID?, account: JID, bound: JID? = nil) -> Bool {
-        if let expected, let from, let bound, expected == JID(parsing: account.domain), from == bound { return true }
-        guard let expected else {
-            guard let fromAttribute else { return true }
-            guard let from = JID(parsing: fromAttribute) else { return false }
-            return from.bare == account.bare || from == JID(parsing: account.domain)
-        }
-        if fromAttribute == nil { return expected == account.bare || expected == JID(parsing: account.domain) }
-        guard let from else { return false }
-        return from == expected
-    }
-
-    private func answerRequest(_ iq: IQ) {
-        let reply: IQ
-        if Ping.isPing(iq) {
-            reply = iq.result()
-        } else if iq.type == .get, let payload = iq.payload, payload.name == "query", payload.namespace == Namespace.discoInfo {
-            reply = iq.result(payload: ownDiscoInfo.element(node: payload[attribute: "node"]))
-        } else if iq.type == .get, let payload = iq.payload, payload.name == "query", payload.namespace == Namespace.version {
-            var query = Element("query", namespace: Namespace.version)
-            query.append(Element("name", namespace: Namespace.version, text: configuration.clientName))
-            query.append(Element("version", namespace: Namespace.version, text: configuration.clientVersion))
-            reply = iq.result(payload: query)
-        } else {
-            reply = iq.errorReply(StanzaError(type: "cancel", condition: "service-unavailable"))
-        }
-        try? send(reply)
     }
 
     /// What Roost says it is to disco#info and entity caps (XEP-0030, XEP-0115).
     public var ownDiscoInfo: DiscoInfo {
-        let base: Set<String> = [Namespace.discoInfo, Namespace.caps, Namespace.ping, Namespace.version, Namespace.chatStates]
-        return DiscoInfo(identities: [.init(category: "client", type: "pc", name: configuration.clientName)],
-                         features: base.union(configuration.features))
-    }
-
-    // MARK: - Handled count (ack after commit)
-
-    /// Declares everything through this stanza (or archive page) handled: call once its archive transaction,
-    /// holding `acknowledgement.handledCount`, has committed — in stream order. Never blocks and never
-    /// touches the socket: when enough has accumulated it asks the connection's writer to send `<a/>`.
-    /// Acknowledgements from an earlier connection are ignored.
-    public func acknowledge(_ acknowledgement: Acknowledgement) {
-        let writer = state.withLock { s -> StreamConnection? in
-            guard var sm = s.sm, acknowledgement.sequence > 0, acknowledgement.generation == s.generation else { return nil }
-            let due = sm.commit(through: acknowledgement.sequence)
-            s.sm = sm
-            return due != nil ? s.connection : nil
-        }
-        writer?.outbox.acknowledge()
-    }
-
-    /// Same as `acknowledge(_:)` for the current connection (for simple clients that handle in order).
-    public func acknowledge(through sequence: UInt64) {
-        let generation = state.withLock { $0.generation }
-        acknowledge(Acknowledgement(sequence: sequence, generation: generation, streamID: nil, handledCount: nil))
-    }
-
-    private func markHandled(_ sequence: UInt64) {
-        guard sequence > 0 else { return }
-        state.withLock { $0.sm?.inbound.markHandled(sequence) }
-    }
-
-    /// Called by the writer when it writes an acknowledgement: the `<a/>` for what is committed now.
-    private func takeAcknowledgement() -> String? {
-        guard let h = state.withLock({ s -> UInt32? in
-            guard var sm = s.sm else { return nil }
-            let h = sm.takeAck()
-            s.sm = sm
-            return h
-        }) else { return nil }
-        return XMLSerializer.serialize(StreamManagement.answer(handled: h))
-    }
-
-    // MARK: - Sending
-
-    /// Queues a stanza for the writer; with stream management it is kept until the server acknowledges it.
-    /// `tracking` names it in `.acknowledged`/`.unconfirmed` events (an outgoing message's origin-id).
-    /// Throws `.stanzaTooLarge` above `outboundStanzaLimit`, `.outboundQueueFull` when the server is not
-    /// taking what was sent, `.notConnected` between connections.
-    public func send(_ stanza: some Stanza, tracking: String? = nil) throws(ClientError) {
-        try enqueue(stanza.element, tracking: tracking, checkingSize: true)
-    }
-
-    /// Serialises and queues under the client's lock, so the order of the stream-management queue is the
-    /// order of the wire.
-    private func enqueue(_ element: Element, tracking: String?, checkingSize: Bool) throws(ClientError) {
-        let text = XMLSerializer.serialize(element, parentNamespace: Namespace.client)
-        let bytes = Array(text.utf8)
-        if checkingSize {
-            let limit = outboundStanzaLimit
-            if bytes.count > limit { throw .stanzaTooLarge(bytes: bytes.count, limit: limit) }
-        }
-        try state.withLock { s throws(ClientError) in
-            guard let c = s.connection, !s.closing else { throw .notConnected }
-            guard c.outbox.enqueue(bytes) else { throw c.outbox.isClosed ? .notConnected : .outboundQueueFull }
-            s.sm?.outbound.append(element, tracking: tracking)
-        }
-    }
-
-    /// Waits until the server has acknowledged everything sent so far (XEP-0198: asks with `<r/>`; without
-    /// stream management, a ping's answer proves the server has processed what came before it). False on
-    /// timeout or when the connection ended first.
-    public func confirmDelivery(timeout: Duration = .seconds(15)) async -> Bool {
-        let (connection, sm) = state.withLock { ($0.connection, $0.sm != nil) }
-        guard let connection else { return false }
-        guard sm else {
-            return (try? await request(Ping.request(to: JID(parsing: configuration.jid.domain)), timeout: timeout)) != nil
-        }
-        return await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
-            let waiter = state.withLock { s -> UInt64? in
-                guard let sm = s.sm, s.connection === connection, sm.outbound.count > 0 else { return nil }
-                s.nextDeliveryWaiter &+= 1
-                s.deliveryWaiters.append(DeliveryWaiter(id: s.nextDeliveryWaiter, upTo: sm.outbound.sent, continuation: c))
-                return s.nextDeliveryWaiter
-            }
-            guard let waiter else {
-                c.resume(returning: state.withLock { $0.connection === connection })
-                return
-            }
-            connection.outbox.request()
-            let timer = Task { [weak self] in
-                do { try await Task.sleep(for: timeout) } catch { return }
-                self?.expireDeliveryWaiter(waiter)
-            }
-            // Already woken (the acknowledgement came meanwhile): its deadline goes at once.
-            let kept = state.withLock { s -> Bool in
-                guard let index = s.deliveryWaiters.firstIndex(where: { $0.id == waiter }) else { return false }
-                s.deliveryWaiters[index].timer = timer
-                return true
-            }
-            if !kept { timer.cancel() }
-        }
-    }
-
-    private func expireDeliveryWaiter(_ id: UInt64) {
-        let expired = state.withLock { s -> DeliveryWaiter? in
-            guard let index = s.deliveryWaiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return s.deliveryWaiters.remove(at: index)
-        }
-        expired?.continuation.resume(returning: false)
-    }
-
-    /// Asks the server to acknowledge what was sent (XEP-0198 `<r/>`).
-    public func requestAcknowledgement() {
-        state.withLock { s in s.sm != nil ? s.connection : nil }?.outbox.request()
-    }
-
-    /// Number of sent stanzas the server has not acknowledged yet.
-    public var unacknowledgedCount: Int { state.withLock { $0.sm?.outbound.count ?? 0 } }
-
-    /// How long the oldest stanza the server has not acknowledged has waited; nil when it acknowledged everything.
-    public var oldestUnacknowledgedAge: Duration? {
-        state.withLock { $0.sm?.outbound.oldestQueuedAt }.map { ContinuousClock.now - $0 }
-    }
-
-    private func rawSend(_ element: Element) throws(ClientError) {
-        guard let connection = state.withLock({ $0.connection }) else { throw .notConnected }
-        try connection.send(XMLSerializer.serialize(element, parentNamespace: Namespace.client))
-    }
-
-    /// Sends an IQ request and waits for its answer; a `type='error'` answer throws `.stanzaError`.
-    public func request(_ iq: IQ, timeout: Duration? = nil) async throws(ClientError) -> IQ {
-        var iq = iq
-        let id = iq.id ?? StanzaID.make()
-        iq.id = id
-        let expectedFrom = iq.to
-        let limit = timeout ?? configuration.requestTimeout
-        let what = "an answer to \(iq.payload?.name ?? "iq") from \(expectedFrom?.description ?? "the server")"
-        let outgoing = iq
-        let answer: IQ
-        do {
-            answer = try await withCheckedThrowingContinuation { (c: CheckedContinuation<IQ, any Error>) in
-                let registered = state.withLock { s -> Bool in
-                    guard s.connection != nil, !s.closing else { return false }
-                    s.pending[id] = PendingRequest(expectedFrom: expectedFrom, continuation: c)
-                    return true
-                }
-                guard registered else {
-                    c.resume(throwing: ClientError.notConnected)
-                    return
-                }
-                do { try send(outgoing) } catch {
-                    if let p = state.withLock({ $0.pending.removeValue(forKey: id) }) { p.continuation.resume(throwing: error) }
-                    return
-                }
-                let timer = Task { [weak self] in
-                    do { try await Task.sleep(for: limit) } catch { return }
-                    if let p = self?.state.withLock({ $0.pending.removeValue(forKey: id) }) {
-                        p.continuation.resume(throwing: ClientError.timeout(what))
-                    }
-                }
-                // Answered already (a fast server): its deadline goes at once.
-                let kept = state.withLock { s -> Bool in
-                    guard s.pending[id] != nil else { return false }
-                    s.pending[id]?.timer = timer
-                    return true
-                }
-                if !kept { timer.cancel() }
-            }
-        } catch let error as ClientError {
-            throw error
-        } catch {
-            throw .disconnected(String(describing: error))
-        }
-        if answer.type == .error {
-            throw .stanzaError(answer.error ?? StanzaError(type: "cancel", condition: "undefined-condition"))
-        }
-        return answer
-    }
-
-    /// Runs one XEP-0313 query page. Its `<result/>` messages are collected instead of going to `events`
-    /// one by one, and delivered as one `.archivePage` event where the answer arrived in the stream (so the
-    /// layer above archives them in order with live traffic). Returns the answer (`<fin/>`). Validating each
-    /// result (its `from`, its query id) is the caller's job.
-    public func queryArchive(_ iq: IQ, queryID: String, timeout: Duration? = nil) async throws(ClientError) -> IQ {
-        var iq = iq
-        let id = iq.id ?? StanzaID.make()
-        iq.id = id
-        state.withLock {
-            $0.archiveCollectors[queryID] = []
-            $0.archiveQueryIDs[id] = queryID
-        }
-        do {
-            return try await request(iq, timeout: timeout)
-        } catch {
-            state.withLock {
-                $0.archiveCollectors[queryID] = nil
-                $0.archiveQueryIDs[id] = nil
-            }
-            throw error
-        }
+        DiscoInfo(identities: [.init(category: "client", type: "pc", name: configuration.clientName)], features: routes.features)
     }
 
     // MARK: - Leaving
@@ -765,8 +452,8 @@ public final class XMPPClient: Sendable {
         }
     }
 
-    private func abort(_ reason: ClientError, generation: Int) {
-        let connection = state.withLock { s -> StreamConnection? in
+    func abort(_ reason: ClientError, generation: Int) {
+        let connection = state.withLock { s -> (any ClientChannel)? in
             guard s.generation == generation, let c = s.connection else { return nil }
             if s.abortReason == nil { s.abortReason = reason }
             return c

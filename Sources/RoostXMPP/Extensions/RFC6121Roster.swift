@@ -66,3 +66,11 @@ public enum Roster {
         return query.children("item", namespace: Namespace.roster).count == 1
     }
 }
+
+extension Roster {
+    /// Roster pushes (`set`) and any other request in the roster namespace go to the layer above, which checks
+    /// them (`isLegitimatePush`), archives them and acknowledges them after the commit.
+    static let module = ClientModule(name: "RFC 6121 roster pushes", features: [], handlers: [
+        .request(namespace: Namespace.roster) { _, _ in .deliver },
+    ])
+}

@@ -72,3 +72,14 @@ public enum Disco {
         iq.element.child("query", namespace: Namespace.discoInfo).map(DiscoInfo.init)
     }
 }
+
+extension Disco {
+    /// Answers disco#info (`get`) with what the registered modules advertise (`XMPPClient.ownDiscoInfo`), for
+    /// the node asked about (the entity caps node included: the same answer).
+    static let module = ClientModule(name: "XEP-0030 Service Discovery", features: [Namespace.discoInfo], handlers: [
+        .request(namespace: Namespace.discoInfo) { iq, client in
+            guard iq.type == .get, let payload = iq.payload, payload.name == "query" else { return .unsupported }
+            return .answer(iq.result(payload: client.ownDiscoInfo.element(node: payload[attribute: "node"])))
+        },
+    ])
+}

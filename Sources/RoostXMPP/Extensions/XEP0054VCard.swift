@@ -106,3 +106,8 @@ public enum VCardAvatarUpdate {
         return x
     }
 }
+
+extension VCardAvatarUpdate {
+    /// The layer above wants the photo hashes of contacts' presence (PEP notification of the vCard update).
+    public static let module = ClientModule(name: "XEP-0153 vCard-Based Avatars", features: [Namespace.vcardUpdate + "+notify"])
+}

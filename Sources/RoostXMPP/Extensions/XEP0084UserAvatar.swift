@@ -34,3 +34,7 @@ public enum UserAvatar {
         return Data(base64Encoded: text.filter { !$0.isWhitespace })
     }
 }
+
+extension UserAvatar {
+    public static let module = ClientModule(name: "XEP-0084 User Avatar", features: [notifyFeature])
+}

@@ -19,3 +19,7 @@ extension Message {
         element.append(state.element)
     }
 }
+
+extension ChatState {
+    public static let module = ClientModule(name: "XEP-0085 Chat State Notifications", features: [namespace])
+}

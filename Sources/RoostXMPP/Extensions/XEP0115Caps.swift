@@ -21,3 +21,8 @@ public enum EntityCapabilities {
         Element("c", namespace: Namespace.caps, attributes: [("hash", "sha-1"), ("node", node), ("ver", hash(for: info))])
     }
 }
+
+extension EntityCapabilities {
+    /// Advertised; the hash itself goes with every presence (`XMPPClient.currentPresence`).
+    static let module = ClientModule(name: "XEP-0115 Entity Capabilities", features: [Namespace.caps])
+}

@@ -9,3 +9,7 @@ public enum Receipts {
 
     public static var request: Element { Element("request", namespace: Namespace.receipts) }
 }
+
+extension Receipts {
+    public static let module = ClientModule(name: "XEP-0184 Message Delivery Receipts", features: [Namespace.receipts])
+}

@@ -127,6 +127,14 @@ struct StreamManagementSession: Sendable {
     }
 }
 
+extension StreamManagement {
+    /// `<r/>` and `<a/>` from the server (`XMPPClient.handleStreamManagement`); the negotiation part (`<enable/>`,
+    /// `<resume/>`) is `StreamNegotiator`'s. Nothing advertised: stream management is a stream feature.
+    static let module = ClientModule(name: "XEP-0198 Stream Management", features: [], handlers: [
+        .nonza(namespace: namespace) { element, client, generation in client.handleStreamManagement(element, generation: generation) },
+    ])
+}
+
 /// Tracks which inbound stanzas are handled. Sequence numbers are 64-bit and never wrap; `h` is their
 /// contiguous watermark truncated to 32 bits, as the XEP's counter wraps at 2^32.
 ///
@@ -176,24 +184,51 @@ struct HandledCounter: Sendable {
 
 /// Outbound stanzas kept until the server acknowledges them, for resend on resume. `sent` and `acked`
 /// are the XEP's 32-bit counters (they wrap); `unacked.count == sent - acked` always.
+///
+/// Bounded by size: it holds at most `capacityBytes` of serialized stanzas (one stanza more than that into an
+/// empty queue). A server that stops acknowledging fills it, and then the client refuses to send more
+/// (`hasRoom`, `.outboundQueueFull`, logged) until the server acknowledges or the session ends.
 struct OutboundQueue: Sendable {
     struct Entry: Sendable {
         var element: Element
         /// Set by the layer above for stanzas whose delivery it records (an outgoing message's origin-id).
         var tracking: String?
+        /// Its serialized size, counted against `capacityBytes`.
+        var bytes: Int
         /// When it was queued for the wire: how long the server has left it unacknowledged.
         var queuedAt = ContinuousClock.now
     }
 
+    static let capacityBytes = 16 << 20
+
     private(set) var unacked = Ring<Entry>(minimumCapacity: 16)
     private(set) var sent: UInt32 = 0
     private(set) var acked: UInt32 = 0
+    /// The serialized size of `unacked`.
+    private(set) var bytes = 0
 
     init() {}
 
-    mutating func append(_ element: Element, tracking: String? = nil) {
-        unacked.append(Entry(element: element, tracking: tracking))
+    /// Whether a stanza of `size` bytes fits (anything fits into an empty queue).
+    func hasRoom(for size: Int) -> Bool { bytes == 0 || bytes + size <= Self.capacityBytes }
+
+    /// `bytes`: the stanza's serialized size when the caller has it.
+    mutating func append(_ element: Element, tracking: String? = nil, bytes: Int? = nil) {
+        let size = bytes ?? XMLSerializer.serialize(element, parentNamespace: Namespace.client).utf8.count
+        unacked.append(Entry(element: element, tracking: tracking, bytes: size))
+        self.bytes += size
         sent &+= 1
+    }
+
+    private mutating func popFirst() -> Entry? {
+        guard let entry = unacked.popFirst() else { return nil }
+        bytes -= entry.bytes
+        return entry
+    }
+
+    private mutating func removeAll() -> [Entry] {
+        bytes = 0
+        return unacked.removeAll()
     }
 
     enum AckError: Error { case tooHigh(acked: UInt32, sent: UInt32) }
@@ -205,7 +240,7 @@ struct OutboundQueue: Sendable {
         if newly > UInt32(Int32.max) { return [] }   // an old `h` arriving late
         guard newly <= UInt32(unacked.count) else { throw .tooHigh(acked: h, sent: sent) }
         var confirmed: [Entry] = []
-        for _ in 0..<newly { if let entry = unacked.popFirst() { confirmed.append(entry) } }
+        for _ in 0..<newly { if let entry = popFirst() { confirmed.append(entry) } }
         acked = h
         return confirmed
     }
@@ -216,11 +251,11 @@ struct OutboundQueue: Sendable {
     mutating func resume(serverHandled h: UInt32) -> [Entry] {
         let newly = h &- acked
         if newly <= UInt32(unacked.count) {
-            for _ in 0..<newly { _ = unacked.popFirst() }
+            for _ in 0..<newly { _ = popFirst() }
         } else {
-            unacked = Ring(minimumCapacity: 16)
+            _ = removeAll()
         }
-        let resend = unacked.removeAll()
+        let resend = removeAll()
         sent = h
         acked = h
         return resend
@@ -228,7 +263,7 @@ struct OutboundQueue: Sendable {
 
     /// Everything not acknowledged, oldest first, leaving the queue empty (the session is gone).
     mutating func drain() -> [Entry] {
-        let left = unacked.removeAll()
+        let left = removeAll()
         acked = sent
         return left
     }

@@ -8,3 +8,10 @@ public enum Ping {
         iq.type == .get && iq.payload?.name == "ping" && iq.payload?.namespace == Namespace.ping
     }
 }
+
+extension Ping {
+    /// Answers a ping (`get`) with an empty result.
+    static let module = ClientModule(name: "XEP-0199 XMPP Ping", features: [Namespace.ping], handlers: [
+        .request(namespace: Namespace.ping) { iq, _ in isPing(iq) ? .answer(iq.result()) : .unsupported },
+    ])
+}

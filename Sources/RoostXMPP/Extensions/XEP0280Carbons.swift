@@ -35,3 +35,7 @@ public enum Carbons {
         return (wrapper.0, Message(inner[0]), Delay.milliseconds(of: forwarded))
     }
 }
+
+extension Carbons {
+    public static let module = ClientModule(name: "XEP-0280 Message Carbons", features: [Namespace.carbons])
+}

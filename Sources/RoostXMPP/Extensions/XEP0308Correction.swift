@@ -8,3 +8,8 @@ extension Message {
         element.append(Element("replace", namespace: Namespace.correction, attributes: [("id", id)]))
     }
 }
+
+/// XEP-0308 as a client module: the layer above shows corrections.
+public enum Correction {
+    public static let module = ClientModule(name: "XEP-0308 Last Message Correction", features: [Namespace.correction])
+}

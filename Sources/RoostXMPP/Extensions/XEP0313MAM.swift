@@ -73,3 +73,80 @@ public enum MAM {
                    count: set?.child("count", namespace: Namespace.rsm).flatMap { Int($0.text) })
     }
 }
+
+extension MAM {
+    /// Collects the `<result/>` messages of open queries (`XMPPClient.queryArchive`) instead of passing them up one
+    /// by one; the page goes to `events` where the query's answer arrives (`XMPPClient.answered`).
+    static let module = ClientModule(name: "XEP-0313 Message Archive Management", features: [], handlers: [
+        .message(childNamespace: namespace) { element, _, client in client.collectArchiveResult(element) },
+    ])
+
+    /// The RSM `<max/>` a query asks for: the most results one page may hold.
+    static func pageSize(of query: IQ) -> Int? {
+        query.payload?.child("set", namespace: Namespace.rsm)?.child("max", namespace: Namespace.rsm).flatMap { Int($0.text) }
+    }
+}
+
+/// The open XEP-0313 queries of one connection and the results collected for each until its answer arrives.
+///
+/// Bounded: a query collects at most the page size it asked for (its RSM `<max/>`, `defaultLimit` without one):
+/// XEP-0059 §2.1 forbids the server to return more, and one result more fails the query (`take` says so; the
+/// client fails the request and logs it) instead of growing the page. The number of open queries is bounded by
+/// their callers, each awaiting its page (the agent's catch-up reads one page per archive at a time), and at most
+/// `maxOpenQueries`: `open` refuses more.
+struct ArchiveCollector: Sendable {
+    static let defaultLimit = 1000
+    static let maxOpenQueries = 64
+
+    private struct Query: Sendable {
+        let iqID: String
+        let limit: Int
+        var results: [Element] = []
+    }
+    /// By query id.
+    private var queries: [String: Query] = [:]
+    /// The query id of each open query's IQ.
+    private var queryIDs: [String: String] = [:]
+
+    var openCount: Int { queries.count }
+
+    enum OpenError: Error { case tooMany(Int) }
+
+    mutating func open(queryID: String, iqID: String, limit: Int?) throws(OpenError) {
+        guard queries.count < Self.maxOpenQueries else { throw .tooMany(queries.count) }
+        queries[queryID] = Query(iqID: iqID, limit: limit ?? Self.defaultLimit)
+        queryIDs[iqID] = queryID
+    }
+
+    enum Taken: Equatable {
+        /// Kept for its page.
+        case collected
+        /// No open query has this id: the result is not the collector's.
+        case notOpen
+        /// The query already holds `limit` results: it is closed, and its IQ (`iqID`) must fail.
+        case overflow(iqID: String, limit: Int)
+    }
+
+    mutating func take(_ result: Element, queryID: String) -> Taken {
+        guard var query = queries[queryID] else { return .notOpen }
+        guard query.results.count < query.limit else {
+            close(iqID: query.iqID)
+            return .overflow(iqID: query.iqID, limit: query.limit)
+        }
+        query.results.append(result)
+        queries[queryID] = query
+        return .collected
+    }
+
+    /// The query answered by the IQ `iqID` and its results, leaving it closed; nil when the IQ is no open query's.
+    @discardableResult
+    mutating func close(iqID: String) -> (queryID: String, results: [Element])? {
+        guard let queryID = queryIDs.removeValue(forKey: iqID), let query = queries.removeValue(forKey: queryID) else { return nil }
+        return (queryID, query.results)
+    }
+
+    mutating func removeAll() {
+        queries.removeAll()
+        queryIDs.removeAll()
+    }
+}

@@ -323,3 +323,8 @@ public enum OMEMO {
         return form
     }
 }
+
+extension OMEMO {
+    /// The device-list notifications of every OMEMO version Roost reads.
+    public static let module = ClientModule(name: "XEP-0384 OMEMO Encryption", features: notifyFeatures)
+}

@@ -129,3 +129,7 @@ public enum LegacyBookmarks {
 private extension String {
     var nonEmpty: String? { isEmpty ? nil : self }
 }
+
+extension Bookmarks {
+    public static let module = ClientModule(name: "XEP-0402 PEP Native Bookmarks", features: [notifyFeature])
+}

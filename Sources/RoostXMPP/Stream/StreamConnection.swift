@@ -1,7 +1,8 @@
 import Foundation
+import RoostCore
 import Synchronization
 
-/// A socket with optional TLS and the XML parser on top: the concrete `StreamChannel`.
+/// A socket with optional TLS and the XML parser on top: the real `ClientChannel`.
 ///
 /// While the stream is negotiated, the negotiating thread is the only one that reads and writes. Once the
 /// session is established, `startWriter` gives the connection its own writer thread: from then on every
@@ -10,7 +11,7 @@ import Synchronization
 /// engine, which is memory-only (I/O-free) and locks itself; only the writer drains its output, so TLS
 /// records reach the wire in the order they were made. No socket I/O ever happens under a shared lock:
 /// a stalled write holds up neither the reader, nor `close()`, nor any other account.
-final class StreamConnection: StreamChannel, @unchecked Sendable {
+final class StreamConnection: ClientChannel, @unchecked Sendable {
     private let socket: Socket
     private let tlsConfiguration: TLSConfiguration
     private let parser: XMLStreamParser
@@ -30,6 +31,43 @@ final class StreamConnection: StreamChannel, @unchecked Sendable {
         self.parser = XMLStreamParser(maxStanzaBytes: maxStanzaBytes)
         self.writeTimeout = writeTimeout
         self.outbox = Outbox(capacityBytes: outboxBytes)
+    }
+
+    /// The default `ChannelFactory`: tries the configuration's endpoints (SRV, or its explicit host) in order and
+    /// returns the first connection made (after its TLS handshake when the endpoint is direct TLS).
+    static func open(configuration: ClientConfiguration, log: @escaping @Sendable (LogLevel, String) -> Void) throws(ClientError) -> any ClientChannel {
+        let endpoints = EndpointResolver.endpoints(domain: configuration.jid.domain, explicitHost: configuration.host,
+                                                   explicitPort: configuration.port, mode: configuration.tlsMode)
+        var lastError: ClientError = .transport(.resolutionFailed(host: configuration.jid.domain, reason: "no address to try"))
+        for endpoint in endpoints {
+            do {
+                let socket = try Socket.connect(host: endpoint.host, port: endpoint.port, timeout: configuration.connectTimeout)
+                var tls = TLSConfiguration(serverName: configuration.jid.domain, caFile: configuration.caFile, pinnedSHA256: configuration.pinnedSHA256)
+                if endpoint.directTLS { tls.alpn = ["xmpp-client"] }
+                let connection = StreamConnection(socket: socket, tls: tls, maxStanzaBytes: configuration.maxStanzaBytes,
+                                                  writeTimeout: configuration.keepaliveInterval,
+                                                  outboxBytes: configuration.outboundQueueBytes)
+                connection.trace = configuration.trace
+                if endpoint.directTLS {
+                    do { try connection.startDirectTLS(timeout: configuration.connectTimeout) } catch {
+                        connection.close()
+                        throw error
+                    }
+                }
+                log(.debug, "\(configuration.jid): connected to \(LogText.quote(endpoint.host)):\(endpoint.port)\(endpoint.directTLS ? " (direct TLS)" : "")")
+                return connection
+            } catch let error as TransportError {
+                log(.debug, "\(configuration.jid): \(LogText.quote(error))")
+                lastError = .transport(error)
+            } catch let error as ClientError {
+                // A certificate problem is the server's identity failing: trying another address would not fix it.
+                if case .tls(let tls) = error, tls.isCertificateProblem { throw error }
+                lastError = error
+            } catch {
+                lastError = .disconnected(String(describing: error))
+            }
+        }
+        throw lastError
     }
 
     private var tls: TLSEngine? { tlsBox.withLock { $0 } }
@@ -89,37 +127,21 @@ final class StreamConnection: StreamChannel, @unchecked Sendable {
                      failed: @escaping @Sendable (ClientError) -> Void) {
         writerRunning.store(true, ordering: .releasing)
         let thread = Thread { [self] in
-            self.runWriter(acknowledgement: acknowledgement, failed: failed)
+            self.outbox.drain(acknowledgement: acknowledgement, failed: failed) { chunks, finish throws(ClientError) in
+                // With nothing of our own to send, this writes what TLS has to say (e.g. a key update answer).
+                try self.write(plain: chunks)
+                // close_notify goes after the last bytes (the logout's `</stream:stream>` is often in this batch):
+                // TLS refuses data after it, and a server that never reads the stream's end takes the logout for
+                // a dropped connection (an SM session then stays available on the server for its hibernation time).
+                if finish {
+                    self.tls?.shutdown()
+                    try self.write(plain: [])
+                }
+            }
         }
         thread.name = name
         thread.stackSize = 1 << 19
         thread.start()
-    }
-
-    private func runWriter(acknowledgement: @Sendable () -> String?, failed: @Sendable (ClientError) -> Void) {
-        while let work = outbox.next() {
-            var chunks: [[UInt8]] = []
-            if work.acknowledge, let ack = acknowledgement() { chunks.append(Array(ack.utf8)) }
-            chunks.append(contentsOf: work.chunks)
-            if work.request { chunks.append(Array(XMLSerializer.serialize(StreamManagement.request()).utf8)) }
-            if work.whitespace { chunks.append([0x20]) }
-            do {
-                // With nothing of our own to send, this writes what TLS has to say (e.g. a key update answer).
-                try write(plain: chunks)
-                // close_notify goes after the last bytes (the logout's `</stream:stream>` is often in this batch):
-                // TLS refuses data after it, and a server that never reads the stream's end takes the logout for
-                // a dropped connection (an SM session then stays available on the server for its hibernation time).
-                if work.finish {
-                    tls?.shutdown()
-                    try write(plain: [])
-                }
-            } catch {
-                outbox.close()
-                failed(error)
-                return
-            }
-            if work.finish { return }
-        }
     }
 
     // MARK: - Reading
@@ -299,6 +321,29 @@ final class Outbox: @unchecked Sendable {
         change(self)
         condition.signal()
         condition.unlock()
+    }
+
+    /// The writer loop, on the channel's writer thread: takes what is queued, in order, and hands it to `write` with
+    /// the acknowledgement due first (`acknowledgement` builds it from the counters at that moment) and an `<r/>`
+    /// and whitespace ping after; `finish` is true for the last batch after `finish()`. A failed write closes the
+    /// queue and is reported to `failed`.
+    func drain(acknowledgement: @Sendable () -> String?, failed: @Sendable (ClientError) -> Void,
+               write: (_ chunks: [[UInt8]], _ finish: Bool) throws(ClientError) -> Void) {
+        while let work = next() {
+            var chunks: [[UInt8]] = []
+            if work.acknowledge, let ack = acknowledgement() { chunks.append(Array(ack.utf8)) }
+            chunks.append(contentsOf: work.chunks)
+            if work.request { chunks.append(Array(XMLSerializer.serialize(StreamManagement.request()).utf8)) }
+            if work.whitespace { chunks.append([0x20]) }
+            do throws(ClientError) {
+                try write(chunks, work.finish)
+            } catch {
+                close()
+                failed(error)
+                return
+            }
+            if work.finish { return }
+        }
     }
 
     /// Blocks until there is something to write; nil once closed.

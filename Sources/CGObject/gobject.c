@@ -15,17 +15,12 @@ const char *roost_gio_load(void) { return roost_library_load(&libgio); }
 ROOST_FORWARD(libgobject, gpointer, g_object_ref, (gpointer object), (object))
 ROOST_FORWARD_VOID(libgobject, g_object_unref, (gpointer object), (object))
 ROOST_FORWARD(libgobject, gulong, g_signal_connect_data, (gpointer instance, const gchar *detailed_signal, GCallback c_handler, gpointer data, GClosureNotify destroy_data, GConnectFlags connect_flags), (instance, detailed_signal, c_handler, data, destroy_data, connect_flags))
-ROOST_FORWARD(libgobject, guint, g_signal_handlers_disconnect_matched, (gpointer instance, GSignalMatchType mask, guint signal_id, GQuark detail, GClosure *closure, gpointer func, gpointer data), (instance, mask, signal_id, detail, closure, func, data))
 
 ROOST_FORWARD(libgio, GDBusConnection *, g_bus_get_sync, (GBusType bus_type, GCancellable *cancellable, GError **error), (bus_type, cancellable, error))
 ROOST_FORWARD(libgio, GVariant *, g_dbus_connection_call_sync, (GDBusConnection *connection, const gchar *bus_name, const gchar *object_path, const gchar *interface_name, const gchar *method_name, GVariant *parameters, const GVariantType *reply_type, GDBusCallFlags flags, gint timeout_msec, GCancellable *cancellable, GError **error), (connection, bus_name, object_path, interface_name, method_name, parameters, reply_type, flags, timeout_msec, cancellable, error))
 ROOST_FORWARD(libgio, gchar *, g_content_type_guess, (const gchar *filename, const guchar *data, gsize data_size, gboolean *result_uncertain), (filename, data, data_size, result_uncertain))
 ROOST_FORWARD(libgio, gchar *, g_content_type_get_mime_type, (const gchar *type), (type))
 ROOST_FORWARD(libgio, GSocketAddress *, g_inet_socket_address_new_from_string, (const char *address, guint port), (address, port))
-ROOST_FORWARD(libgio, GFile *, g_file_new_for_path, (const char *path), (path))
-ROOST_FORWARD(libgio, GFileMonitor *, g_file_monitor_file, (GFile *file, GFileMonitorFlags flags, GCancellable *cancellable, GError **error), (file, flags, cancellable, error))
-ROOST_FORWARD_VOID(libgio, g_file_monitor_set_rate_limit, (GFileMonitor *monitor, gint limit_msecs), (monitor, limit_msecs))
-ROOST_FORWARD(libgio, gboolean, g_file_monitor_cancel, (GFileMonitor *monitor), (monitor))
 
 // The web view's connections (accepted by Roost, then handed to libsoup: see SoupHTTPServer).
 ROOST_FORWARD(libgio, GSocket *, g_socket_new_from_fd, (gint fd, GError **error), (fd, error))

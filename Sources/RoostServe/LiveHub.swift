@@ -1,7 +1,7 @@
 import Foundation
 import RoostArchive
 import RoostCore
-internal import CSoup
+import Synchronization
 
 /// A value handed between closures that all run on the server's one thread.
 struct OnServerThread<Value>: @unchecked Sendable {
@@ -10,20 +10,16 @@ struct OnServerThread<Value>: @unchecked Sendable {
 
 /// Live updates (Server-Sent Events) for open pages.
 ///
-/// What wakes it: a change of the archive's write-ahead log (`archive.sqlite-wal`), watched with GLib's
-/// GFileMonitor (inotify), whose events arrive on this same main loop. Every commit of any writer — the agent,
-/// `roost import`, `roost omemo retry` — appends to that file, so no polling and no change to the agent is
-/// needed, and it works whichever process writes. A wake-up is then confirmed with `PRAGMA data_version`,
-/// which changes only when another connection committed (a checkpoint or our own reads do not count), and
-/// each open stream is sent what arrived after its cursor.
+/// What wakes it: `ArchiveWatcher` (the one archive-change watcher, shared with `roost log --follow`), which sees a
+/// commit of any writer — the agent, `roost import`, `roost omemo retry` — through inotify and confirms it with
+/// `PRAGMA data_version`; its call is handed to this main loop (one at a time: changes meanwhile are one wake-up),
+/// and each open stream is sent what arrived after its cursor.
 final class LiveHub {
     private let browser: ArchiveBrowser
     private let thread: GMainThread
     private let log: ServeLog
     private var streams: [ObjectIdentifier: Stream] = [:]
-    private var monitor: FileMonitor?
-    private var version: Int64
-    private var wakeScheduled = false
+    private var watcher: ArchiveWatcher?
     private var stopped = false
     /// Live pages at once (tabs of the one user this server admits).
     static let streamLimit = 64
@@ -45,16 +41,21 @@ final class LiveHub {
         }
     }
 
-    init(browser: ArchiveBrowser, archivePath: String, thread: GMainThread, log: ServeLog) {
+    init(browser: ArchiveBrowser, thread: GMainThread, log: ServeLog) {
         self.browser = browser
         self.thread = thread
         self.log = log
-        version = (try? browser.dataVersion()) ?? 0
         let me = OnServerThread(value: WeakHub(self))
-        monitor = FileMonitor(path: archivePath + "-wal") {
-            me.value.hub?.changed()
+        let queued = WakeQueued()
+        watcher = ArchiveWatcher(reader: browser.reader) {
+            // One wake-up waits on the main loop at most: the changes meanwhile are read by it.
+            guard queued.flag.withLock({ queued in defer { queued = true }; return !queued }) else { return }
+            thread.run {
+                queued.flag.withLock { $0 = false }
+                me.value.hub?.wake()
+            }
         }
-        if monitor == nil { log.warning("cannot watch \(archivePath)-wal for changes: pages will not update live") }
+        if watcher == nil { log.warning("cannot watch \(browser.reader.path) for changes: pages will not update live") }
         // A comment line now and then: proxies keep the stream open, and a vanished reader is noticed.
         let hub = OnServerThread(value: WeakHub(self))
         thread.every(milliseconds: 15_000) {
@@ -64,6 +65,11 @@ final class LiveHub {
         }
     }
 
+    /// Set by the watcher's thread when it queues a wake-up, cleared on the main loop when that runs.
+    private final class WakeQueued: Sendable {
+        let flag = Mutex(false)
+    }
+
     private final class WeakHub {
         weak var hub: LiveHub?
         init(_ hub: LiveHub) { self.hub = hub }
@@ -71,7 +77,8 @@ final class LiveHub {
 
     func stop() {
         stopped = true
-        monitor = nil
+        watcher?.stop()
+        watcher = nil
         streams.removeAll()
     }
 
@@ -125,21 +132,9 @@ final class LiveHub {
         if conversation != nil { push(stream) }
     }
 
-    /// The log file changed: look shortly after, so a burst of commits is one wake-up.
-    private func changed() {
-        guard !wakeScheduled, !stopped else { return }
-        wakeScheduled = true
-        let hub = OnServerThread(value: WeakHub(self))
-        thread.every(milliseconds: 30) {
-            hub.value.hub?.wake()
-            return false
-        }
-    }
-
+    /// Another connection committed: each conversation's stream is sent what arrived.
     private func wake() {
-        wakeScheduled = false
-        guard !stopped, let current = try? browser.dataVersion(), current != version else { return }
-        version = current
+        guard !stopped else { return }
         for stream in streams.values where stream.conversation != nil { push(stream) }
         announceListChange()
     }
@@ -215,42 +210,5 @@ final class LiveHub {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false).map { Int64($0) }
         guard parts.count == 3, let revision = parts[0], let retraction = parts[1], let reaction = parts[2] else { return nil }
         return ArchiveBrowser.AnnotationMarks(revision: revision, retraction: retraction, reaction: reaction)
-    }
-}
-
-/// GLib's file monitor (inotify underneath) on one path; `changed` runs on the thread-default main context
-/// of the thread that created it, for any change, creation or removal of the file.
-final class FileMonitor {
-    private let monitor: OpaquePointer
-    private let handler: Unmanaged<Handler>
-
-    private final class Handler {
-        let body: () -> Void
-        init(_ body: @escaping () -> Void) { self.body = body }
-    }
-
-    init?(path: String, changed: @escaping () -> Void) {
-        let file = g_file_new_for_path(path)
-        defer { g_object_unref(UnsafeMutableRawPointer(file)) }
-        var error: UnsafeMutablePointer<GError>?
-        guard let monitor = g_file_monitor_file(file, G_FILE_MONITOR_NONE, nil, &error) else {
-            if let error { g_error_free(error) }
-            return nil
-        }
-        self.monitor = OpaquePointer(monitor)
-        g_file_monitor_set_rate_limit(monitor, 50)
-        handler = Unmanaged.passRetained(Handler(changed))
-        roost_file_monitor_on_changed(monitor, { _, _, _, _, data in
-            guard let data else { return }
-            Unmanaged<Handler>.fromOpaque(data).takeUnretainedValue().body()
-        }, handler.toOpaque(), nil)
-    }
-
-    deinit {
-        let pointer = UnsafeMutablePointer<GFileMonitor>(monitor)
-        g_file_monitor_cancel(pointer)
-        g_signal_handlers_disconnect_matched(UnsafeMutableRawPointer(pointer), G_SIGNAL_MATCH_DATA, 0, 0, nil, nil, handler.toOpaque())
-        g_object_unref(UnsafeMutableRawPointer(pointer))
-        handler.release()
     }
 }

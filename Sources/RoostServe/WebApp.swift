@@ -22,12 +22,13 @@ final class WebApp {
     init(options: ServeOptions, reader: ArchiveReader, thread: GMainThread) throws(ServeError) {
         self.options = options
         server = try SoupHTTPServer(limits: options.limits, thread: thread, log: options.log)
-        browser = ArchiveBrowser(reader: reader, links: WebLinks(previews: options.thumbnails != nil), timeZone: options.timeZone)
+        browser = ArchiveBrowser(reader: reader, links: WebLinks(previews: options.thumbnails != nil), timeZone: options.timeZone,
+                                 account: options.account)
         port = try server.listen(host: options.host, port: options.port)
         access = WebAccess(port: port, hostNames: options.hostNames)
         let workers = ServerWorkers(thread: thread)
         self.workers = workers
-        live = LiveHub(browser: browser, archivePath: options.archivePath, thread: thread, log: options.log)
+        live = LiveHub(browser: browser, thread: thread, log: options.log)
         exports = ExportJobs(archivePath: options.archivePath, timeZone: options.timeZone, workers: workers, log: options.log)
         markReadRequests = MarkReadRequests(archivePath: options.archivePath, workers: workers, log: options.log)
         previews = options.thumbnails.map { Previews(maker: $0, workers: workers) }
@@ -188,7 +189,7 @@ final class WebApp {
         }
         do {
             let results = try browser.search(query, before: before)
-            page(exchange, WebPages.search(query: query, results: results, error: nil, before: before))
+            page(exchange, WebPages.search(query: query, results: results, error: nil, before: before, account: browser.account))
         } catch ArchiveError.query(let error) {
             // While typing (the script's `typing=1`) a query is often unfinished: the page saying where is the answer,
             // not a failed request.

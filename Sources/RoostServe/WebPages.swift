@@ -169,10 +169,13 @@ enum WebPages {
 
     // MARK: Search
 
-    static func search(query: String, results: ArchiveBrowser.SearchResults?, error: QueryError?, before: Int64?) -> String {
+    /// `account`: the one account searched (`--account`, `default_account`), named under the title.
+    static func search(query: String, results: ArchiveBrowser.SearchResults?, error: QueryError?, before: Int64?,
+                       account: String? = nil) -> String {
         var sub = ""
         if let results {
             sub = results.count == 0 ? "no results" : "\(results.count)\(results.next == nil ? "" : "+") result\(results.count == 1 ? "" : "s")"
+            if let account { sub += " in account " + HTMLText.escape(account) }
             if before != nil { sub += " (older page)" }
         }
         var html = head(title: query.isEmpty ? "Search" : query + " · Search")

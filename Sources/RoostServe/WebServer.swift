@@ -13,6 +13,8 @@ package struct ServeOptions: Sendable {
     /// Host names accepted in the `Host` header besides IP addresses and `localhost`.
     package var hostNames: [String] = []
     package var timeZone: TimeZone = .current
+    /// The account search keeps to, as `roost search` does (`--account`, else `default_account`); nil: every account.
+    package var account: String?
     /// Makes the smaller copies of large pictures that pages show (nil: pictures are sent whole).
     package var thumbnails: (any ThumbnailMaker)?
     /// How many connections are taken, from whom, for how long.

@@ -94,7 +94,7 @@ import Testing
         // The Message-ID: two FNV-1a hashes of the fields joined by NUL bytes (account and conversation lower-cased, the
         // time in decimal), in lower-case hex, whatever the time's sign or size.
         for timestamp: Int64 in [0, 7, -1, 1_768_478_400_000, -62_167_219_200_001, .min, .max] {
-            let message = ArchivedMessage(id: 1, account: "Me@Example.org", conversation: "BOB@example.org", direction: .incoming,
+            let message = MessageRow(id: 1, account: "Me@Example.org", conversation: "BOB@example.org", direction: .incoming,
                                           kind: .chat, from: "bob@example.org/x", to: "me@example.org", senderName: nil, body: "hé",
                                           subject: nil, thread: nil, timestamp: timestamp, receivedAt: 0, stanzaId: "s1",
                                           stanzaIdBy: nil, stanzaIdTrusted: true, originId: nil, messageId: "m1", replaces: nil,

@@ -281,8 +281,8 @@ struct ClientScriptedTests {
         #expect(!events.events.contains { if case .acknowledged = $0 { true } else { false } })
     }
 
-    /// A dropped connection is resumed: the `h` of `<resumed/>` (beyond the server's last `<a/>`) drops what the
-    /// server has, the rest is sent again, and the inbound count continues from what Roost claimed.
+    /// A dropped connection is resumed: the `h` of `<resumed/>` (beyond the server's last `<a/>`) confirms and drops
+    /// what the server has, the rest is sent again, and the inbound count continues from what Roost claimed.
     @Test func resumptionAcceptedResendsWhatTheServerDidNotHave() async throws {
         let first = ScriptedServer(), second = ScriptedServer(sm: .resumed(h: 2))
         let client = Self.client([first, second])
@@ -311,6 +311,11 @@ struct ClientScriptedTests {
         #expect(resent.child("body", namespace: Namespace.client)?.text == "three", "the server's h covers the second message")
         #expect(second.received.filter { $0.name == "message" }.count == 1, "only what the server did not have is resent")
         #expect(client.unacknowledgedCount == 1)
+        // The second message, which `<resumed h='2'/>` says the server has, is confirmed as an `<a/>` would: its sender
+        // learns it was delivered (it was once left neither confirmed nor unconfirmed).
+        try await waitUntil("o2 acknowledged by the resumption", timeout: .seconds(10), every: .milliseconds(1)) {
+            events.events.contains { if case .acknowledged(let ids) = $0 { ids == ["o2"] } else { false } }
+        }
         second.deliver("<message from='bob@example.org/phone' id='m2'><body>2</body></message>")
         try await waitUntil("the next message", timeout: .seconds(10), every: .milliseconds(1)) { Self.stanzas(events).count == 2 }
         #expect(Self.stanzas(events)[1].acknowledgement.handledCount == 2, "the inbound count continues from the claim")

@@ -247,13 +247,15 @@ struct StreamManagementCounterTests {
     /// the rest is sent again and counted again, so the next `<a/>` from the server is never "too high".
     @Test func resumptionContinuesTheCounters() throws {
         var sm = StreamManagementSession(resumption: StreamResumptionState(id: "s", inboundHandled: 0))
-        for i in 1...5 { sm.outbound.append(Element("message", attributes: [("id", "m\(i)")])) }
+        for i in 1...5 { sm.outbound.append(Element("message", attributes: [("id", "m\(i)")]), tracking: "t\(i)") }
         _ = try sm.acknowledged(2)
-        let resend = sm.resumed(serverHandled: 3, claimed: 0)
+        let resumption = sm.resumed(serverHandled: 3, claimed: 0)
+        #expect(resumption.confirmed.map(\.tracking) == ["t3"], "what the server has is confirmed")
+        let resend = resumption.resend
         #expect(resend.map { $0.element[attribute: "id"] } == ["m4", "m5"])
         for entry in resend { sm.outbound.append(entry.element, tracking: entry.tracking) }
         #expect(sm.outbound.sent == 5)
-        #expect(try sm.acknowledged(5) == [])
+        #expect(try sm.acknowledged(5) == ["t4", "t5"], "the resent ones, confirmed by the next <a/>")
         #expect(sm.outbound.count == 0)
     }
 
@@ -274,7 +276,7 @@ struct StreamManagementCounterTests {
     /// A restarted process knows nothing of what it sent before: the queue continues at the server's `h`.
     @Test func resumptionAfterARestartContinuesAtTheServersCount() throws {
         var sm = StreamManagementSession(restoring: StreamResumptionState(id: "s", inboundHandled: 40))
-        #expect(sm.resumed(serverHandled: 17, claimed: 40).isEmpty)
+        #expect(sm.resumed(serverHandled: 17, claimed: 40).resend.isEmpty)
         sm.outbound.append(Element("message"))
         _ = try sm.acknowledged(18)
         #expect(sm.outbound.count == 0)

@@ -38,9 +38,3 @@ static inline gulong roost_message_on_wrote_body_data(SoupServerMessage *message
     return g_signal_connect_data(message, "wrote-body-data", G_CALLBACK(callback), data, destroy, (GConnectFlags)0);
 }
 
-typedef void (*RoostFileChanged)(GFileMonitor *monitor, GFile *file, GFile *other, GFileMonitorEvent event, gpointer data);
-
-static inline gulong roost_file_monitor_on_changed(GFileMonitor *monitor, RoostFileChanged callback, gpointer data,
-                                                   GClosureNotify destroy) {
-    return g_signal_connect_data(monitor, "changed", G_CALLBACK(callback), data, destroy, (GConnectFlags)0);
-}

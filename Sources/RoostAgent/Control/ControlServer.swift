@@ -14,14 +14,13 @@ public final class ControlServer: Sendable {
     private let wakeWrite: SocketDescriptor
     private let inode: UInt64
     private let state = Mutex(State())
-    /// Signalled when the accepting thread has ended (`stop` waits for it).
-    private let acceptorEnded = NSCondition()
+    /// The accepting thread's end (`stop` waits for it).
+    private let acceptor = ThreadEnd()
 
     private struct State {
         var stopping = false
         var connections = 0
         var reserved = 0
-        var acceptorDone = true
     }
 
     private enum Admission {
@@ -91,13 +90,10 @@ public final class ControlServer: Sendable {
 
     /// Serves requests with `dispatcher` until `stop`.
     public func start(dispatcher: ControlDispatcher) {
-        state.withLock { $0.acceptorDone = false }
+        acceptor.started()
         let thread = Thread { [self] in
             self.acceptLoop(dispatcher: dispatcher)
-            self.acceptorEnded.lock()
-            self.state.withLock { $0.acceptorDone = true }
-            self.acceptorEnded.broadcast()
-            self.acceptorEnded.unlock()
+            self.acceptor.ended()
         }
         thread.name = "roost.control"
         thread.start()
@@ -114,10 +110,7 @@ public final class ControlServer: Sendable {
         var byte: UInt8 = 1
         _ = write(wakeWrite.fd, &byte, 1)
         // The acceptor ends at once unless a C call holds it (an accept whose peer left); 2 s at most.
-        let deadline = Date().addingTimeInterval(2)
-        acceptorEnded.lock()
-        while !state.withLock({ $0.acceptorDone }), acceptorEnded.wait(until: deadline) {}
-        acceptorEnded.unlock()
+        acceptor.wait(until: Date().addingTimeInterval(2))
         var info = stat()
         if stat(path, &info) == 0, UInt64(info.st_ino) == inode { unlink(path) }
     }

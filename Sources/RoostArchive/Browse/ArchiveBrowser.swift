@@ -16,11 +16,16 @@ package protocol BrowseLinks: Sendable {
 /// What the web view shows, read from the archive and drawn with the export's renderer (`TranscriptHTML`):
 /// the conversation list, pages of one conversation (keyset pagination on message ids, which are time
 /// ordered, so a page costs the same at any depth of any archive), search results, and what arrived since a
-/// page was drawn. Every call reads one snapshot through the reader's own read-only connection.
+/// page was drawn. Every call reads one snapshot through the reader's own read-only connection. The list is in
+/// `ArchiveBrowser+List.swift`, a conversation's pages and their live continuation in
+/// `ArchiveBrowser+Conversation.swift`, search in `ArchiveBrowser+Search.swift`.
 package final class ArchiveBrowser: Sendable {
     package let reader: ArchiveReader
     package let links: any BrowseLinks
-    private let timeZone: TimeZone
+    let timeZone: TimeZone
+    /// The account search keeps to, as `roost search` does (`--account`, else `default_account`); nil: every account.
+    /// The conversation list and pages show every account.
+    package let account: String?
     /// Messages per conversation page and per page of search results.
     package static let pageSize = 50
     /// Chat states or presence changes shown between two messages, at most (a years-long gap may hold many).
@@ -34,390 +39,15 @@ package final class ArchiveBrowser: Sendable {
     package static let previewAbovePixels = HTMLWriter.thumbnailAbovePixels
     package static let previewSide = HTMLWriter.thumbnailSide
 
-    package init(reader: ArchiveReader, links: any BrowseLinks, timeZone: TimeZone = .current) {
+    package init(reader: ArchiveReader, links: any BrowseLinks, timeZone: TimeZone = .current, account: String? = nil) {
         self.reader = reader
         self.links = links
         self.timeZone = timeZone
+        self.account = account
     }
 
-    // MARK: Conversation list
-
-    package struct ConversationEntry: Sendable, Equatable {
-        package var accountID: Int64
-        package var account: String
-        package var jid: String
-        package var title: String
-        /// A multi-user chat: its newest message is of type groupchat.
-        package var isRoom: Bool
-        package var lastID: Int64
-        package var lastTimestamp: Int64
-        /// Unread messages (as `roost read` and `roost status` count them), at most `unreadLimit`.
-        package var unread: Int
-        /// The `<li>` of the list.
-        package var html: String
-    }
-
-    /// Every conversation of every account, the most recently active first.
-    package func conversations() throws -> [ConversationEntry] {
-        try reader.withSnapshot { database in
-            let accounts = try Self.accounts(database)
-            let contacts = try ContactDirectory(database: database, accounts: accounts)
-            let clock = ZoneClock(timeZone: timeZone)
-            let reading = try ArchivedMessageReading(database: database, accounts: accounts)
-            // One seek per conversation on messages_account_conversation (schema v9): the next conversation of
-            // the same account, else the first of the next account; then its newest id. (A row-value
-            // comparison `(account_id, conversation) > (?, ?)` would seek on the account only and scan.)
-            let nextInAccount = try database.prepare("""
-                SELECT conversation FROM messages WHERE account_id = ? AND conversation > ? ORDER BY conversation LIMIT 1
-                """)
-            let firstOfNextAccount = try database.prepare("""
-                SELECT account_id, conversation FROM messages WHERE account_id > ? ORDER BY account_id, conversation LIMIT 1
-                """)
-            let newest = try database.prepare("SELECT id FROM messages WHERE account_id = ? AND conversation = ? ORDER BY id DESC LIMIT 1")
-            var pairs: [(Int64, String, Int64)] = []
-            var key: (Int64, String)? = nil
-            while true {
-                var found: (Int64, String)?
-                if let (account, conversation) = key {
-                    try nextInAccount.forEachRow([.integer(account), .text(conversation)]) { row in
-                        found = (account, row.text(0))
-                        return false
-                    }
-                }
-                if found == nil {
-                    try firstOfNextAccount.forEachRow([.integer(key?.0 ?? Int64.min)]) { row in
-                        found = (row.int(0), row.text(1))
-                        return false
-                    }
-                }
-                guard let pair = found else { break }
-                if let id = try newest.scalarInt([.integer(pair.0), .text(pair.1)]) { pairs.append((pair.0, pair.1, id)) }
-                key = pair
-            }
-            pairs.sort { $0.2 > $1.2 }
-            let last = try database.prepare("SELECT \(ArchivedMessageReading.columns(includeRaw: false)) FROM messages m WHERE m.id = ?")
-            let today = clock.civil(Timestamp.now()).dateText
-            var entries: [ConversationEntry] = []
-            for (accountID, jid, id) in pairs {
-                var message: ArchivedMessage?
-                try last.forEachRow([.integer(id)]) { row throws(SQLiteError) in
-                    message = try reading.message(row, includeRevisionRaw: false)
-                    return false
-                }
-                guard let message else { continue }
-                let contact = contacts.contact(accountID: accountID, jid: jid)
-                let room = contacts.rooms.room(accountID: accountID, jid: jid)
-                let title = contacts.title(accountID: accountID, jid: jid)
-                let isRoom = room != nil || message.kind == .groupchat
-                let avatar = TranscriptHTML.avatar(name: title, key: jid,
-                                                   link: contact?.photoPath == nil ? nil : links.avatar(accountID: accountID, jid: jid))
-                var detail: [String] = []
-                if isRoom { detail.append("<span class=\"badge\">room</span>") }
-                if title != jid { detail.append(HTMLText.escape(jid)) }
-                if accounts.count > 1 { detail.append("account " + HTMLText.escape(accounts[accountID] ?? "")) }
-                let time = clock.civil(message.timestamp)
-                detail.append("<time datetime=\"\(time.rfc3339)\">\(time.dateText == today ? time.minuteText : time.dateText)</time>")
-                let sender = contacts.isOwn(message, accountID: accountID) ? "me" : contacts.sender(of: message, accountID: accountID)
-                var text = TranscriptPhrases.shownBody(of: message) ?? TranscriptPhrases.placeholder(for: message)
-                if text.isEmpty, let file = message.attachments.first { text = "(\(file.isImage ? "picture" : "file")) " + file.displayName }
-                let snippet = "<span class=\"snippet\">" + HTMLText.escape(Self.snippet(VisibleText.name(sender) + ": " + text))
-                    + "</span>"
-                let unread = try ArchiveReader.unreadCount(database, accountID: accountID, conversation: jid, limit: Self.unreadLimit)
-                let classes = (isRoom ? ["room"] : []) + (unread > 0 ? ["unread"] : [])
-                let html = TranscriptHTML.listItem(href: links.conversation(accountID: accountID, jid: jid, at: nil), avatar: avatar,
-                                                   title: title, detail: detail.joined(separator: " · ") + "<br>" + snippet,
-                                                   attributes: classes.isEmpty ? "" : " class=\"\(classes.joined(separator: " "))\"",
-                                                   badge: Self.unreadBadge(unread))
-                entries.append(ConversationEntry(accountID: accountID, account: accounts[accountID] ?? "", jid: jid, title: title,
-                                                 isRoom: isRoom, lastID: id, lastTimestamp: message.timestamp, unread: unread, html: html))
-            }
-            return entries
-        }
-    }
-
-    /// The count beside a conversation's title (HTML), empty when all is read.
-    package static func unreadBadge(_ unread: Int) -> String {
-        guard unread > 0 else { return "" }
-        let shown = unread >= unreadLimit ? "\(unreadLimit - 1)+" : String(unread)
-        return "<span class=\"count\" title=\"\(shown) unread\" aria-label=\"\(shown) unread\">\(shown)</span>"
-    }
-
-    // MARK: One conversation
-
-    package enum PagePosition: Sendable, Equatable {
-        /// The newest messages.
-        case newest
-        /// The page of messages older than this id.
-        case before(Int64)
-        /// The page of messages newer than this id.
-        case after(Int64)
-        /// A page with this message in the middle (open in context).
-        case around(Int64)
-    }
-
-    /// Where a live stream continues a page: after this message and this time, with the renderer's state.
-    package struct LiveCursor: Sendable, Equatable {
-        package var afterID: Int64
-        package var afterTimestamp: Int64
-        package var day: String?
-        package var sender: String?
-        /// How far the page has seen corrections, retractions and reactions (newest row ids of their tables):
-        /// those that come later redraw the messages they change.
-        package var marks: AnnotationMarks
-
-        package init(afterID: Int64, afterTimestamp: Int64, day: String? = nil, sender: String? = nil, marks: AnnotationMarks = .init()) {
-            self.afterID = afterID
-            self.afterTimestamp = afterTimestamp
-            self.day = day
-            self.sender = sender
-            self.marks = marks
-        }
-    }
-
-    /// The newest rows of `message_revisions` (corrections), `retractions` and `reactions` a page was drawn with.
-    /// Row ids only grow, so "what changed messages since" is a seek on each table's primary key.
-    package struct AnnotationMarks: Sendable, Equatable {
-        package var revision: Int64 = 0
-        package var retraction: Int64 = 0
-        package var reaction: Int64 = 0
-
-        package init(revision: Int64 = 0, retraction: Int64 = 0, reaction: Int64 = 0) {
-            self.revision = revision
-            self.retraction = retraction
-            self.reaction = reaction
-        }
-
-        static func current(_ database: Database) throws(SQLiteError) -> AnnotationMarks {
-            AnnotationMarks(revision: try database.cached("SELECT max(id) FROM message_revisions").scalarInt() ?? 0,
-                            retraction: try database.cached("SELECT max(id) FROM retractions").scalarInt() ?? 0,
-                            reaction: try database.cached("SELECT max(id) FROM reactions").scalarInt() ?? 0)
-        }
-    }
-
-    package struct TranscriptPage: Sendable {
-        package var account: String
-        package var title: String
-        package var isRoom: Bool
-        /// The avatar of the header (escaped HTML).
-        package var avatar: String
-        /// The header's details line, each part escaped HTML.
-        package var details: [String]
-        /// The page's messages, states and presence changes, oldest first (HTML).
-        package var html: String
-        package var messageCount: Int
-        /// `before=` of the next older page, nil on the oldest page.
-        package var older: Int64?
-        /// `after=` of the next newer page, nil on the newest page (which is the one that streams live).
-        package var newer: Int64?
-        /// Where the live stream of the newest page continues.
-        package var live: LiveCursor
-        /// States or presence changes left out (more than `sideEventLimit` in the page's span).
-        package var omittedEvents: Int
-        /// Unread messages of the conversation (at most `unreadLimit`): viewing a page does not change it.
-        package var unread: Int
-    }
-
-    /// A page of a conversation; nil when the account or conversation is unknown.
-    package func transcript(accountID: Int64, jid: String, position: PagePosition, states: Bool, presence: Bool,
-                            limit: Int = ArchiveBrowser.pageSize) throws -> TranscriptPage? {
-        try reader.withSnapshot { database -> TranscriptPage? in
-            let accounts = try Self.accounts(database)
-            guard let account = accounts[accountID] else { return nil }
-            let contacts = try ContactDirectory(database: database, accounts: accounts, where: "c.account_id = ?", [.integer(accountID)])
-            let reading = try ArchivedMessageReading(database: database, accounts: accounts)
-            let columns = ArchivedMessageReading.columns(includeRaw: false)
-            let scope: [SQLValue] = [.integer(accountID), .text(jid)]
-            func read(_ condition: String, _ order: String, _ bound: Int64?, _ count: Int) throws(SQLiteError) -> [ArchivedMessage] {
-                var rows: [ArchivedMessage] = []
-                let sql = "SELECT \(columns) FROM messages m WHERE m.account_id = ? AND m.conversation = ?\(condition) ORDER BY m.id \(order) LIMIT ?"
-                try database.cached(sql).forEachRow(scope + (bound.map { [.integer($0)] } ?? []) + [.integer(Int64(count))]) { row throws(SQLiteError) in
-                    rows.append(try reading.message(row, includeRevisionRaw: false))
-                    return true
-                }
-                return rows
-            }
-            var messages: [ArchivedMessage] = []
-            var moreOlder = false, moreNewer = false
-            var position = position
-            while true {
-                switch position {
-                case .newest:
-                    messages = try read("", "DESC", nil, limit + 1)
-                    moreOlder = messages.count > limit
-                    messages = Array(messages.prefix(limit).reversed())
-                case .before(let id):
-                    messages = try read(" AND m.id < ?", "DESC", id, limit + 1)
-                    moreOlder = messages.count > limit
-                    messages = Array(messages.prefix(limit).reversed())
-                    moreNewer = true
-                case .after(let id):
-                    messages = try read(" AND m.id > ?", "ASC", id, limit + 1)
-                    moreNewer = messages.count > limit
-                    messages = Array(messages.prefix(limit))
-                    moreOlder = true
-                case .around(let id):
-                    let half = max(1, limit / 2)
-                    let older = try read(" AND m.id <= ?", "DESC", id, half + 1)
-                    let newer = try read(" AND m.id > ?", "ASC", id, limit - half + 1)
-                    moreOlder = older.count > half
-                    moreNewer = newer.count > limit - half
-                    messages = Array(older.prefix(half).reversed()) + Array(newer.prefix(limit - half))
-                }
-                // Paged past an end (or to a message that is gone): the newest page instead.
-                guard messages.isEmpty, position != .newest else { break }
-                position = .newest
-                moreNewer = false
-            }
-            // A page reached by a cursor from the other side: is there really more on that side?
-            func exists(_ condition: String, _ id: Int64) throws(SQLiteError) -> Bool {
-                try database.cached("SELECT 1 FROM messages WHERE account_id = ? AND conversation = ? AND id \(condition) ? LIMIT 1")
-                    .scalarInt(scope + [.integer(id)]) != nil
-            }
-            if case .after = position, let first = messages.first { moreOlder = try exists("<", first.id) }
-            if case .before = position, let last = messages.last { moreNewer = try exists(">", last.id) }
-            if messages.isEmpty {
-                let known = try database.cached("SELECT 1 FROM chat_states WHERE account_id = ? AND conversation = ? LIMIT 1").scalarInt(scope) != nil
-                    || contacts.contact(accountID: accountID, jid: jid) != nil
-                if !known { return nil }
-            }
-            // The page's span of time: from its oldest message (from the start on the oldest page) up to the next
-            // newer message (to now on the newest page), so states and presence each land on exactly one page.
-            let lower = moreOlder ? messages.first?.timestamp ?? .min : .min
-            var upper = Int64.max
-            if moreNewer, let newest = messages.last {
-                upper = try database.cached("SELECT timestamp FROM messages WHERE account_id = ? AND conversation = ? AND id > ? ORDER BY id LIMIT 1")
-                    .scalarInt(scope + [.integer(newest.id)]) ?? .max
-            }
-            var (events, omitted) = try sideEvents(database: database, accounts: accounts, accountID: accountID, jid: jid,
-                                                   from: lower, to: upper, states: states, presence: presence)
-            events = Self.merge(messages, events)
-            let room = contacts.rooms.room(accountID: accountID, jid: jid)
-            var page = try render(events, messages: messages, account: account, accountID: accountID, jid: jid, contacts: contacts, room: room,
-                                  older: moreOlder ? messages.first?.id : nil, newer: moreNewer ? messages.last?.id : nil, omitted: omitted)
-            page.live.marks = try AnnotationMarks.current(database)
-            page.unread = try ArchiveReader.unreadCount(database, accountID: accountID, conversation: jid, limit: Self.unreadLimit)
-            return page
-        }
-    }
-
-    /// `room`: nil for a chat (or a room the account no longer knows of).
-    private func render(_ events: [TranscriptHTML.Event], messages: [ArchivedMessage], account: String, accountID: Int64, jid: String,
-                        contacts: ContactDirectory, room: RoomDirectory.Room?, older: Int64?, newer: Int64?, omitted: Int) throws -> TranscriptPage {
-        let clock = ZoneClock(timeZone: timeZone)
-        let contact = contacts.contact(accountID: accountID, jid: jid)
-        let title = contacts.title(accountID: accountID, jid: jid)
-        let avatar = TranscriptHTML.avatar(name: title, key: jid,
-                                           link: contact?.photoPath == nil ? nil : links.avatar(accountID: accountID, jid: jid))
-        var transcript = TranscriptHTML(clock: clock, contacts: contacts, accountID: accountID, peerAvatar: avatar)
-        var html = ""
-        for event in events { html += try transcript.render(event, attachmentLink: attachmentLink) }
-        let isRoom = room != nil || messages.last?.kind == .groupchat
-        let lastTimestamp = max(events.last?.timestamp ?? 0, messages.last?.timestamp ?? 0)
-        var details = TranscriptHTML.conversationDetails(title: title, conversation: jid, account: account, month: nil, clock: clock)
-        if isRoom { details += room?.headerDetails ?? ["room"] }
-        return TranscriptPage(
-            account: account, title: title, isRoom: isRoom, avatar: avatar,
-            details: details,
-            html: html, messageCount: messages.count, older: older, newer: newer,
-            live: LiveCursor(afterID: messages.last?.id ?? 0, afterTimestamp: lastTimestamp, day: transcript.currentDay,
-                             sender: transcript.lastSender),
-            omittedEvents: omitted, unread: 0)
-    }
-
-    /// What a live page is sent: what arrived after its cursor, and messages already on it that changed.
-    package struct LiveUpdate: Sendable {
-        /// New messages, states and presence changes (messages by id, the others by time), drawn to follow the
-        /// page; empty when nothing arrived.
-        package var html: String
-        /// Messages up to the cursor that were corrected, retracted or reacted to since, each drawn anew (one
-        /// `.msg` element per message, with its id `m<row>`) to take the place of the one the page shows.
-        package var changed: String
-        package var cursor: LiveCursor
-    }
-
-    /// What arrived or changed after `cursor`; nil when nothing did.
-    package func live(accountID: Int64, jid: String, after cursor: LiveCursor, states: Bool, presence: Bool) throws -> LiveUpdate? {
-        try reader.withSnapshot { database -> LiveUpdate? in
-            let accounts = try Self.accounts(database)
-            var messages: [ArchivedMessage] = []
-            let reading = try ArchivedMessageReading(database: database, accounts: accounts)
-            let columns = ArchivedMessageReading.columns(includeRaw: false)
-            try database.cached("""
-                SELECT \(columns) FROM messages m
-                WHERE m.account_id = ? AND m.conversation = ? AND m.id > ? ORDER BY m.id LIMIT 200
-                """).forEachRow([.integer(accountID), .text(jid), .integer(cursor.afterID)]) { row throws(SQLiteError) in
-                messages.append(try reading.message(row, includeRevisionRaw: false))
-                return true
-            }
-            let (side, _) = try sideEvents(database: database, accounts: accounts, accountID: accountID, jid: jid,
-                                           from: cursor.afterTimestamp + 1, to: .max, states: states, presence: presence)
-            let events = Self.merge(messages, side)
-            let marks = try AnnotationMarks.current(database)
-            let changed = marks == cursor.marks ? [] : try changedMessages(database, accountID: accountID, jid: jid, upTo: cursor.afterID,
-                                                                           since: cursor.marks)
-            guard !events.isEmpty || !changed.isEmpty || marks != cursor.marks else { return nil }
-            let contacts = try ContactDirectory(database: database, accounts: accounts, where: "c.account_id = ?", [.integer(accountID)])
-            let contact = contacts.contact(accountID: accountID, jid: jid)
-            let title = contacts.title(accountID: accountID, jid: jid)
-            let avatar = TranscriptHTML.avatar(name: title, key: jid,
-                                               link: contact?.photoPath == nil ? nil : links.avatar(accountID: accountID, jid: jid))
-            let clock = ZoneClock(timeZone: timeZone)
-            var transcript = TranscriptHTML(clock: clock, contacts: contacts, accountID: accountID,
-                                            peerAvatar: avatar, currentDay: cursor.day, lastSender: cursor.sender)
-            var html = ""
-            for event in events { html += try transcript.render(event, attachmentLink: attachmentLink) }
-            // A changed message is drawn as the page drew it: after the message before it (same day, same run of
-            // bubbles), so it shows its sender's name exactly when the page did. The day separator is not part of
-            // the message; the page takes only the `.msg` element.
-            var redrawn = ""
-            let previous = "SELECT \(columns) FROM messages m WHERE m.account_id = ? AND m.conversation = ? AND m.id < ? ORDER BY m.id DESC LIMIT 1"
-            let one = "SELECT \(columns) FROM messages m WHERE m.id = ?"
-            for id in changed {
-                var before: ArchivedMessage?, message: ArchivedMessage?
-                try database.cached(previous).forEachRow([.integer(accountID), .text(jid), .integer(id)]) { row throws(SQLiteError) in
-                    before = try reading.message(row, includeRevisionRaw: false)
-                    return false
-                }
-                try database.cached(one).forEachRow([.integer(id)]) { row throws(SQLiteError) in
-                    message = try reading.message(row, includeRevisionRaw: false)
-                    return false
-                }
-                guard let message else { continue }
-                var context = TranscriptHTML(clock: clock, contacts: contacts, accountID: accountID, peerAvatar: avatar)
-                if let before, clock.civil(before.timestamp).dateText == clock.civil(message.timestamp).dateText {
-                    _ = try context.render(.message(before), attachmentLink: attachmentLink)
-                }
-                redrawn += try context.render(.message(message), attachmentLink: attachmentLink)
-            }
-            let next = LiveCursor(afterID: messages.last?.id ?? cursor.afterID,
-                                  afterTimestamp: max(cursor.afterTimestamp, events.last?.timestamp ?? 0),
-                                  day: transcript.currentDay, sender: transcript.lastSender, marks: marks)
-            return LiveUpdate(html: html, changed: redrawn, cursor: next)
-        }
-    }
-
-    /// Messages of the conversation up to `upTo` that a correction, retraction or reaction stored after `since`
-    /// changed, oldest first (at most 200: a page shows fewer).
-    private func changedMessages(_ database: Database, accountID: Int64, jid: String, upTo: Int64,
-                                 since marks: AnnotationMarks) throws(SQLiteError) -> [Int64] {
-        var ids = Set<Int64>()
-        let scope: [SQLValue] = [.integer(accountID), .text(jid), .integer(upTo)]
-        try database.cached("""
-            SELECT DISTINCT r.message_row FROM message_revisions r JOIN messages m ON m.id = r.message_row
-            WHERE r.id > ?4 AND m.account_id = ?1 AND m.conversation = ?2 AND m.id <= ?3
-            """).forEachRow(scope + [.integer(marks.revision)]) { row in ids.insert(row.int(0)); return true }
-        try database.cached("""
-            SELECT DISTINCT message_row FROM retractions
-            WHERE id > ?4 AND account_id = ?1 AND conversation = ?2 AND message_row <= ?3 AND status = 'applied'
-            """).forEachRow(scope + [.integer(marks.retraction)]) { row in ids.insert(row.int(0)); return true }
-        try database.cached("""
-            SELECT DISTINCT message_row FROM reactions
-            WHERE id > ?4 AND account_id = ?1 AND conversation = ?2 AND message_row <= ?3
-            """).forEachRow(scope + [.integer(marks.reaction)]) { row in ids.insert(row.int(0)); return true }
-        return Array(ids.sorted().suffix(200))
-    }
-
-    private var attachmentLink: TranscriptHTML.AttachmentLink {
+    /// Where a page's attachments link: files in the store, by ids (never a path).
+    var attachmentLink: TranscriptHTML.AttachmentLink {
         let links = self.links
         return { attachment, message, index in
             // Stored in the file store (or, for old imports, a path outside it): served by ids, shown inline if a picture.
@@ -438,125 +68,7 @@ package final class ArchiveBrowser: Sendable {
         }
     }
 
-    /// Chat states and presence changes of one conversation in [from, to), at most `sideEventLimit` of each.
-    private func sideEvents(database: Database, accounts: [Int64: String], accountID: Int64, jid: String, from: Int64, to: Int64,
-                            states: Bool, presence: Bool) throws(SQLiteError) -> ([TranscriptHTML.Event], Int) {
-        var events: [TranscriptHTML.Event] = []
-        var omitted = 0
-        let account = accounts[accountID] ?? ""
-        let parameters: [SQLValue] = [.integer(accountID), .text(jid), .integer(from), .integer(to), .integer(Int64(Self.sideEventLimit + 1))]
-        if states {
-            var count = 0
-            try database.cached("""
-                SELECT conversation, from_jid, state, timestamp FROM chat_states
-                WHERE account_id = ? AND conversation = ? AND timestamp >= ? AND timestamp < ? ORDER BY timestamp DESC, id DESC LIMIT ?
-                """).forEachRow(parameters) { row in
-                count += 1
-                if count > Self.sideEventLimit { omitted += 1; return false }
-                events.append(.chatState(ChatStateRow(account: account, conversation: row.text(0), from: row.text(1),
-                                                      state: ChatState(rawValue: row.text(2)) ?? .active, timestamp: row.int(3))))
-                return true
-            }
-        }
-        if presence {
-            var count = 0
-            try database.cached("""
-                SELECT contact, resource, type, show, status, priority, timestamp, \(RoomPresenceDetail.columns()) FROM presence_log
-                WHERE account_id = ? AND contact = ? AND timestamp >= ? AND timestamp < ? ORDER BY timestamp DESC, id DESC LIMIT ?
-                """).forEachRow(parameters) { row in
-                count += 1
-                if count > Self.sideEventLimit { omitted += 1; return false }
-                events.append(.presence(PresenceRow(account: account, contact: row.text(0), resource: row.optionalText(1),
-                                                    availability: PresenceRecord.Availability(rawValue: row.text(2)) ?? .available,
-                                                    show: row.optionalText(3), status: row.optionalText(4),
-                                                    priority: row.optionalInt(5).map { Int($0) }, timestamp: row.int(6),
-                                                    room: RoomPresenceDetail.read(row, at: 7))))
-                return true
-            }
-        }
-        return (events, omitted)
-    }
-
-    /// Messages (in id order) and side events merged by time; on a tie the message comes first, as in exports.
-    private static func merge(_ messages: [ArchivedMessage], _ side: [TranscriptHTML.Event]) -> [TranscriptHTML.Event] {
-        let sortedSide = side.enumerated().sorted { a, b in
-            a.element.timestamp != b.element.timestamp ? a.element.timestamp < b.element.timestamp : a.offset > b.offset
-        }.map(\.element)
-        var result: [TranscriptHTML.Event] = []
-        result.reserveCapacity(messages.count + side.count)
-        var index = 0
-        for message in messages {
-            while index < sortedSide.count, sortedSide[index].timestamp < message.timestamp {
-                result.append(sortedSide[index])
-                index += 1
-            }
-            result.append(.message(message))
-        }
-        result.append(contentsOf: sortedSide[index...])
-        return result
-    }
-
-    // MARK: Search
-
-    package struct SearchResults: Sendable {
-        package var html: String
-        package var count: Int
-        /// `before=` of the next (older) page of results, nil when this is the last.
-        package var next: Int64?
-    }
-
-    /// Newest first, `limit` per page, keyset-paged by message id. A malformed query throws `ArchiveError.query`.
-    package func search(_ query: String, before: Int64?, limit: Int = ArchiveBrowser.pageSize, now: Date = Date()) throws -> SearchResults {
-        let compiled = try reader.compile(query, now: now, timeZone: timeZone)
-        return try reader.withSnapshot { database in
-            let selection = try ExportSelection(compiled: compiled, account: nil, everything: false, database: database)
-            let accounts = selection.accounts
-            let contacts = try ContactDirectory(database: database, accounts: accounts)
-            let reading = try ArchivedMessageReading(database: database, accounts: accounts)
-            var (sql, parameters) = selection.messages(columns: ArchivedMessageReading.columns(includeRaw: false), scope: .init(),
-                                                       orderByID: false, suffix: before == nil ? "" : " AND \(selection.idColumn) < ?")
-            if let before { parameters.append(.integer(before)) }
-            sql += " ORDER BY \(selection.idColumn) DESC LIMIT ?"
-            parameters.append(.integer(Int64(limit + 1)))
-            var hits: [(Int64, ArchivedMessage)] = []
-            try database.prepare(sql).forEachRow(parameters) { row throws(SQLiteError) in
-                hits.append((row.int(1), try reading.message(row, includeRevisionRaw: false)))
-                return true
-            }
-            let more = hits.count > limit
-            hits = Array(hits.prefix(limit))
-            let highlighter = Highlighter(terms: compiled.highlightTerms)
-            let clock = ZoneClock(timeZone: timeZone)
-            var html = ""
-            var transcript: TranscriptHTML?
-            var group: SliceKey?
-            for (accountID, message) in hits {
-                let key = SliceKey(accountID: accountID, conversation: message.conversation.lowercased())
-                if key != group {
-                    if group != nil { html += "</section>\n" }
-                    group = key
-                    let contact = contacts.contact(accountID: accountID, jid: message.conversation)
-                    let title = contacts.title(accountID: accountID, jid: message.conversation)
-                    let avatar = TranscriptHTML.avatar(name: title, key: message.conversation,
-                                                       link: contact?.photoPath == nil ? nil : links.avatar(accountID: accountID, jid: message.conversation))
-                    transcript = TranscriptHTML(clock: clock, contacts: contacts, accountID: accountID, peerAvatar: avatar)
-                    transcript?.highlighter = highlighter
-                    let href = links.conversation(accountID: accountID, jid: message.conversation, at: nil)
-                    html += "<section class=\"hits\"><h2><a href=\"\(HTMLText.escape(href))\">\(HTMLText.name(title))</a>"
-                    if title != message.conversation { html += " <span class=\"detail\">\(HTMLText.escape(message.conversation))</span>" }
-                    if accounts.count > 1 { html += " <span class=\"detail\">account \(HTMLText.escape(message.account))</span>" }
-                    html += "</h2>\n"
-                }
-                let context = links.conversation(accountID: accountID, jid: message.conversation, at: message.id) + "#m\(message.id)"
-                html += try transcript!.render(.message(message), attachmentLink: attachmentLink,
-                                           extraMeta: " · <a class=\"context\" href=\"\(HTMLText.escape(context))\">in context</a>")
-            }
-            if group != nil { html += "</section>\n" }
-            return SearchResults(html: html, count: hits.count, next: more ? hits.last?.1.id : nil)
-        }
-    }
-
-    // MARK: Files and change detection
+    // MARK: Files and accounts
 
     /// The attachment at `index` of message `messageID` (files are served by these ids, never by path).
     package func attachment(messageID: Int64, index: Int) throws -> AttachmentRecord? {
@@ -579,14 +91,6 @@ package final class ArchiveBrowser: Sendable {
         }
     }
 
-    /// Changes whenever another connection (the agent, an import) committed to the archive since the last call
-    /// (`PRAGMA data_version`): the cheap check behind a file-change wake-up.
-    package func dataVersion() throws(ArchiveError) -> Int64 {
-        try reader.withDatabase { database throws(SQLiteError) in
-            try database.cached("PRAGMA data_version").scalarInt() ?? 0
-        }
-    }
-
     /// The calendar day (`2026-01-15`) of a time, as the pages' day separators name it; nil for 0 (nothing yet).
     package func day(of timestamp: Int64) -> String? {
         timestamp == 0 ? nil : ZoneClock(timeZone: timeZone).civil(timestamp).dateText
@@ -597,18 +101,12 @@ package final class ArchiveBrowser: Sendable {
         try reader.withSnapshot { database in try Self.accounts(database) }
     }
 
-    private static func accounts(_ database: Database) throws(SQLiteError) -> [Int64: String] {
+    static func accounts(_ database: Database) throws(SQLiteError) -> [Int64: String] {
         var accounts: [Int64: String] = [:]
         try database.cached("SELECT id, jid FROM accounts").forEachRow { row in
             accounts[row.int(0)] = row.text(1)
             return true
         }
         return accounts
-    }
-
-    /// The first line of a message, shortened for the list.
-    static func snippet(_ text: String, limit: Int = 90) -> String {
-        let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? text
-        return line.count > limit ? String(line.prefix(limit - 1)) + "…" : line
     }
 }

@@ -1,4 +1,4 @@
-/// Reads complete messages (`ArchivedMessage`): the one column list export selects, plus the revisions and
+/// Reads complete messages (`MessageRow`): the one column list export selects, plus the revisions and
 /// attachments looked up only for the rows that have any.
 struct ArchivedMessageReading {
     let database: Database
@@ -45,9 +45,9 @@ struct ArchivedMessageReading {
         decorated.map { $0.reactions.contains(row.int(0)) } ?? row.bool(42)
     }
 
-    func message(_ row: Statement.Row, includeRevisionRaw: Bool) throws(SQLiteError) -> ArchivedMessage {
+    func message(_ row: Statement.Row, includeRevisionRaw: Bool) throws(SQLiteError) -> MessageRow {
         let id = row.int(0)
-        var message = ArchivedMessage(
+        var message = MessageRow(
             id: id, account: accounts[row.int(1)] ?? "", conversation: row.text(2),
             direction: MessageDirection(rawValue: row.text(3)) ?? .incoming, kind: MessageKind(rawValue: row.text(4)) ?? .normal,
             from: row.text(5), to: row.text(6), senderName: row.optionalText(7), body: row.optionalText(8),
@@ -64,7 +64,9 @@ struct ArchivedMessageReading {
         message.replyTo = row.optionalText(35)
         message.replyToJid = row.optionalText(36)
         if hasReactions(row) { message.reactionHistory = try reactionHistory(of: id) }
-        if row.int(23) > 0 { message.revisions = try revisions(of: id, includeRaw: includeRevisionRaw) }
+        if row.int(23) > 0 { message.versions = try revisions(of: id, includeRaw: includeRevisionRaw) }
+        // Edited when versions are stored (what every format shows).
+        message.revisions = message.versions.isEmpty ? 0 : max(1, Int(row.int(23)))
         if hasAttachments(row) { message.attachments = try attachments(of: id) }
         return message
     }

@@ -61,7 +61,7 @@ final class AttachmentCopier {
 
     /// Copies a message's attachment; the name keeps the original file name after a time prefix so that
     /// files sort by date.
-    func copy(_ attachment: AttachmentRecord, of message: ArchivedMessage) throws(ExportError) -> String? {
+    func copy(_ attachment: AttachmentRecord, of message: MessageRow) throws(ExportError) -> String? {
         try copy(attachment, timestamp: message.timestamp)
     }
 

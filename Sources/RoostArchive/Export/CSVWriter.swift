@@ -34,7 +34,7 @@ final class CSVWriter: ExportWriter {
         Self.append(row: [
             context.clock.civil(message.timestamp).rfc3339, message.account, message.conversation, message.direction.rawValue,
             message.kind.rawValue, message.from, context.contacts.sender(of: message, accountID: accountID), message.to,
-            message.body ?? "", message.subject ?? "", message.edited ? "\(message.revisions.count - 1)" : "0",
+            message.body ?? "", message.subject ?? "", message.edited ? "\(message.versions.count - 1)" : "0",
             files.joined(separator: " "), message.stanzaId ?? "", message.originId ?? "", message.messageId ?? "",
         ], to: sink)
         context.messageWritten()

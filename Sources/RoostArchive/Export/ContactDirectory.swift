@@ -56,7 +56,7 @@ struct ContactDirectory {
     /// The user wrote this message: the archive stored it as sent by the account (from Roost or, in a room, any of
     /// the user's clients: see docs/rooms.md), or — a room message stored as received, e.g. imported from another
     /// client's log — it came from one of the user's nicks in that room.
-    func isOwn(_ message: ArchivedMessage, accountID: Int64) -> Bool {
+    func isOwn(_ message: MessageRow, accountID: Int64) -> Bool {
         if message.direction == .outgoing { return true }
         guard message.kind == .groupchat, let nick = JIDText.resource(message.from), !nick.isEmpty,
               let room = rooms.room(accountID: accountID, jid: message.conversation) else { return false }
@@ -66,7 +66,7 @@ struct ContactDirectory {
     /// A room message of someone else that names the user — one of the user's nicks there or the account's local
     /// part, as a whole word, case-insensitive (the rule of the agent's mention notifications, `Mention`). In a
     /// one-to-one chat every message is to the user: none is singled out.
-    func mentionsUser(_ message: ArchivedMessage, accountID: Int64) -> Bool {
+    func mentionsUser(_ message: MessageRow, accountID: Int64) -> Bool {
         guard message.kind == .groupchat, let body = message.body, !body.isEmpty, !isOwn(message, accountID: accountID) else { return false }
         var names = rooms.room(accountID: accountID, jid: message.conversation)?.ownNicks ?? []
         if let account = accounts[accountID], let at = account.firstIndex(of: "@") { names.append(String(account[..<at])) }
@@ -76,7 +76,7 @@ struct ContactDirectory {
     /// Who wrote a message, as people read it: "me" for the account's own messages, the nick in a room, the
     /// contact's name as it is now in a chat (roster name, nickname, full name), else the address — never the
     /// name stored with the message, so one contact has one name throughout (see `NameDirectory`).
-    func sender(of message: ArchivedMessage, accountID: Int64) -> String {
+    func sender(of message: MessageRow, accountID: Int64) -> String {
         if message.direction == .outgoing && message.kind != .groupchat { return "me" }
         if message.kind == .groupchat {
             if let nick = JIDText.resource(message.from), !nick.isEmpty { return nick }

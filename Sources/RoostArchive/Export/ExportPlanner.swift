@@ -14,7 +14,7 @@ struct ExportPlanner {
     /// aggregate (a GROUP BY over every message, seconds on a large archive) and only count.
     func plan(split: ExportSplit, listConversations: Bool = true) throws(SQLiteError) -> [ExportPartition] {
         if split == .none && !listConversations && selection.everything {
-            let (sql, parameters) = selection.messages(columns: "count(*)", scope: .init(), orderByID: false)
+            let (sql, parameters) = selection.messages(columns: "count(*)", scope: .init(), ordered: false)
             var count = 0
             try database.prepare(sql).forEachRow(parameters) { row in
                 count = Int(row.int(0))
@@ -54,7 +54,7 @@ struct ExportPlanner {
             current = range
             found[key] = (time.monthText, range)
         }
-        let (sql, parameters) = selection.messages(columns: "m.timestamp", scope: .init(), orderByID: false)
+        let (sql, parameters) = selection.messages(columns: "m.timestamp", scope: .init(), ordered: false)
         try database.prepare(sql).forEachRow(parameters) { row in
             note(row.int(0))
             return true
@@ -74,9 +74,8 @@ struct ExportPlanner {
     /// The conversations with something to export in `range`, ordered by account then conversation.
     func slices(in range: ClosedRange<Int64>?) throws(SQLiteError) -> [ConversationSlice] {
         var byKey: [SliceKey: ConversationSlice] = [:]
-        let (sql, parameters) = selection.messages(
-            columns: "m.account_id, m.conversation, count(*), min(m.timestamp), max(m.timestamp)",
-            scope: .init(slice: nil, timeRange: range), orderByID: false, suffix: " GROUP BY m.account_id, m.conversation")
+        let (sql, parameters) = selection.statement(scope: .init(slice: nil, timeRange: range)).select(
+            "m.account_id, m.conversation, count(*), min(m.timestamp), max(m.timestamp)", tail: "GROUP BY m.account_id, m.conversation")
         try database.prepare(sql).forEachRow(parameters) { row in
             let slice = ConversationSlice(accountID: row.int(0), account: selection.accounts[row.int(0)] ?? "",
                                           conversation: row.text(1), messageCount: Int(row.int(2)),
@@ -118,7 +117,7 @@ struct ExportPlanner {
             if let low { lower = min(lower ?? low, low) }
             if let high { upper = max(upper ?? high, high) }
         }
-        let (sql, parameters) = selection.messages(columns: "min(m.timestamp), max(m.timestamp)", scope: .init(), orderByID: false)
+        let (sql, parameters) = selection.messages(columns: "min(m.timestamp), max(m.timestamp)", scope: .init(), ordered: false)
         try database.prepare(sql).forEachRow(parameters) { row in
             widen(row.optionalInt(0), row.optionalInt(1))
             return false

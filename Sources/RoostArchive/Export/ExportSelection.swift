@@ -1,5 +1,5 @@
-/// The SQL behind an export: the compiled query plus the account, and per partition a conversation or a time
-/// range. User text only travels as bound parameters (see `CompiledQuery`).
+/// What an export reads: the compiled query plus the account, and per partition a conversation or a time range,
+/// as a `MessageStatement`; the account's restriction of the side tables.
 struct ExportSelection {
     let compiled: CompiledQuery
     /// `--account`: only this account's rows; `.some(nil)` when that account is not in the archive.
@@ -32,39 +32,28 @@ struct ExportSelection {
         }
     }
 
-    /// The column that orders a read in time: the full-text index's rowid when words drive it.
-    var idColumn: String { compiled.ftsExpression == nil ? "m.id" : "f.rowid" }
-
-    /// `SELECT columns FROM … WHERE query AND scope ORDER BY id` (time order).
-    func messages(columns: String, scope: Scope, orderByID: Bool = true, suffix: String = "") -> (String, [SQLValue]) {
-        var sql = "SELECT \(columns) "
-        var parameters: [SQLValue] = []
-        if let fts = compiled.ftsExpression {
-            sql += "FROM message_fts f JOIN messages m ON m.id = f.rowid WHERE message_fts MATCH ? AND (\(compiled.whereSQL))"
-            parameters.append(.text(fts))
-        } else {
-            sql += "FROM messages m WHERE (\(compiled.whereSQL))"
-        }
-        parameters += compiled.parameters
-        if let accountFilter {
-            sql += " AND m.account_id = ?"
-            parameters.append(.integer(accountFilter ?? -1))
-        }
+    /// The query with `--account` and `scope` (see `MessageStatement`), for `statement.select(…)`.
+    func statement(scope: Scope) -> MessageStatement {
+        var statement = MessageStatement(compiled)
+        if let accountFilter { statement.restrict("m.account_id = ?", [.integer(accountFilter ?? -1)]) }
         if let slice = scope.slice {
-            sql += " AND m.account_id = ? AND m.conversation = ?"
-            parameters += [.integer(slice.accountID), .text(slice.conversation)]
+            statement.restrict("m.account_id = ? AND m.conversation = ?", [.integer(slice.accountID), .text(slice.conversation)])
         }
         if let range = scope.timeRange {
             // The time-ordered ids narrow the read to the range's rows (plus the few outside 1970 … 2248, which
             // share the first and last id slots); the timestamp itself decides.
-            sql += " AND \(idColumn) >= ? AND \(idColumn) < ? AND m.timestamp >= ? AND m.timestamp <= ?"
-            parameters += [.integer(MessageID.base(forTimestamp: range.lowerBound)),
-                           .integer(MessageID.base(forTimestamp: range.upperBound) + MessageID.slotSize),
-                           .integer(range.lowerBound), .integer(range.upperBound)]
+            let id = statement.idColumn
+            statement.restrict("\(id) >= ? AND \(id) < ? AND m.timestamp >= ? AND m.timestamp <= ?",
+                               [.integer(MessageID.base(forTimestamp: range.lowerBound)),
+                                .integer(MessageID.base(forTimestamp: range.upperBound) + MessageID.slotSize),
+                                .integer(range.lowerBound), .integer(range.upperBound)])
         }
-        sql += suffix
-        if orderByID { sql += " ORDER BY \(idColumn)" }
-        return (sql, parameters)
+        return statement
+    }
+
+    /// `SELECT columns FROM … WHERE query AND scope`, in time order unless `ordered` is false.
+    func messages(columns: String, scope: Scope, ordered: Bool = true) -> (String, [SQLValue]) {
+        statement(scope: scope).select(columns, order: ordered ? .oldestFirst : nil)
     }
 
     /// Account restriction for the side tables (`chat_states`, `presence_log`, `contacts`).

@@ -88,7 +88,7 @@ final class HTMLWriter: ExportWriter {
     static let thumbnailSide = 1024
 
     /// The copy of an attachment beside the export; for a picture, its size and (when large) a thumbnail.
-    private static func localFile(_ attachment: AttachmentRecord, of message: ArchivedMessage, up: String,
+    private static func localFile(_ attachment: AttachmentRecord, of message: MessageRow, up: String,
                                   context: ExportContext) throws -> TranscriptHTML.LocalFile? {
         guard let copy = try context.attachments?.copy(attachment, of: message) else { return nil }
         var local = TranscriptHTML.LocalFile(href: HTMLText.relativeLink(up + copy))

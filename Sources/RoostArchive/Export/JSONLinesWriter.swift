@@ -161,7 +161,7 @@ final class JSONLinesWriter: ExportWriter {
         json.newline()
     }
 
-    static func encode(_ message: ArchivedMessage, into json: inout JSONByteEncoder) {
+    static func encode(_ message: MessageRow, into json: inout JSONByteEncoder) {
         json.beginObject()
         json.field("version", Int64(JSONLinesSchema.version))
         json.field("event", "message")
@@ -201,7 +201,7 @@ final class JSONLinesWriter: ExportWriter {
         }
         encodeSemantics(message.semantics, replyTo: message.replyTo, replyToJid: message.replyToJid, into: &json)
         try? encodeAttachments(message.attachments, timestamp: message.timestamp, copier: nil, up: "", into: &json)
-        encodeRevisions(message.revisions, into: &json)
+        encodeRevisions(message.versions, into: &json)
         encodeReactions(message.reactionHistory, into: &json)
         json.field("raw", message.rawStanza)
         json.endObject()

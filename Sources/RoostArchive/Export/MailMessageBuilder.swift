@@ -9,7 +9,7 @@ struct MailMessageBuilder {
 
     /// A Message-ID that is the same on every export of the same message, from fields that survive an import:
     /// two 64-bit FNV-1a hashes of the fields joined by NUL bytes, computed in one pass without joining them.
-    static func messageID(_ message: ArchivedMessage) -> String {
+    static func messageID(_ message: MessageRow) -> String {
         var hash = FieldHash()
         hash.addLowercased(message.account)
         hash.nextField()
@@ -25,7 +25,7 @@ struct MailMessageBuilder {
         hash.nextField()
         hash.addDecimal(message.timestamp)
         hash.nextField()
-        if let body = message.revisions.first?.body ?? message.body { hash.add(body) }
+        if let body = message.versions.first?.body ?? message.body { hash.add(body) }
         // `<roost.` + the two hashes in 32 lower-case hex digits + `@export.roost.invalid>`, written in place.
         let prefix = "<roost.".utf8, suffix = "@export.roost.invalid>".utf8
         return String(unsafeUninitializedCapacity: prefix.count + 32 + suffix.count) { buffer in
@@ -107,7 +107,7 @@ struct MailMessageBuilder {
     /// The complete message, LF line ends, appended to `out` as bytes (no String for the message, its headers
     /// or its body's encoding). `first` and `previous` are the conversation's first and previous Message-IDs.
     /// `fromAddress` is `address(message.from)` (an mbox writes it in its `From ` line too).
-    func build(_ message: ArchivedMessage, slice: ConversationSlice, messageID: String, fromAddress: String, first: String?,
+    func build(_ message: MessageRow, slice: ConversationSlice, messageID: String, fromAddress: String, first: String?,
                previous: String?, embedded: [MailAttachment?], into out: inout [UInt8]) {
         func header(_ name: StaticString, _ value: String) {
             out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
@@ -162,20 +162,20 @@ struct MailMessageBuilder {
         out.append(contentsOf: "--\(boundary)--\n".utf8)
     }
 
-    private func defaultSubject(_ message: ArchivedMessage, slice: ConversationSlice) -> String {
+    private func defaultSubject(_ message: MessageRow, slice: ConversationSlice) -> String {
         let title = contacts.title(of: slice)
         let name = title == slice.conversation ? slice.conversation : "\(title) (\(slice.conversation))"
         return message.kind == .groupchat ? "Room \(name)" : "Chat with \(name)"
     }
 
-    private func body(_ message: ArchivedMessage, embedded: [MailAttachment?]) -> String {
+    private func body(_ message: MessageRow, embedded: [MailAttachment?]) -> String {
         var text = TranscriptPhrases.text(of: message, clock: clock)
         for (attachment, file) in zip(message.attachments, embedded) {
             text += (text.isEmpty ? "" : "\n\n") + "Attachment: \(attachment.url)" + (file.map { " (attached: \($0.fileName))" } ?? "")
         }
-        if message.revisions.count > 1, !message.retracted || message.body != nil {
-            text += "\n\n-- \nEdited \(message.revisions.count - 1) time(s). Earlier versions:"
-            for revision in message.revisions.dropLast() {
+        if message.versions.count > 1, !message.retracted || message.body != nil {
+            text += "\n\n-- \nEdited \(message.versions.count - 1) time(s). Earlier versions:"
+            for revision in message.versions.dropLast() {
                 let time = clock.civil(revision.timestamp)
                 text += "\n[\(time.dateText) \(time.secondText)] " + (revision.body ?? "")
             }

@@ -1,5 +1,5 @@
 /// The message row a cursor stands on, read only when asked: the jsonl writer encodes its columns straight
-/// from SQLite's buffers (no Swift strings on the hot path), the other writers load an `ArchivedMessage`.
+/// from SQLite's buffers (no Swift strings on the hot path), the other writers load a `MessageRow`.
 /// Valid only while its cursor has not advanced, which the event stream guarantees: it hands an event to the
 /// writer before stepping that cursor again.
 struct MessageRowView {
@@ -8,7 +8,7 @@ struct MessageRowView {
     let includeRevisionRaw: Bool
     let timestamp: Int64
 
-    func load() throws(SQLiteError) -> ArchivedMessage {
+    func load() throws(SQLiteError) -> MessageRow {
         try reading.message(row, includeRevisionRaw: includeRevisionRaw)
     }
 }

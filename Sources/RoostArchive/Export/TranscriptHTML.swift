@@ -6,22 +6,6 @@ import Foundation
 /// lines, conversation list entries. They differ only in where links go (a copied file beside the export,
 /// or an id on the local server) and in what the web view adds around it (search box, paging, scripts).
 package struct TranscriptHTML {
-    /// One line of a transcript, in time order.
-    package enum Event {
-        case message(ArchivedMessage)
-        case chatState(ChatStateRow)
-        case presence(PresenceRow)
-
-        /// UTC milliseconds.
-        package var timestamp: Int64 {
-            switch self {
-            case .message(let message): message.timestamp
-            case .chatState(let state): state.timestamp
-            case .presence(let presence): presence.timestamp
-            }
-        }
-    }
-
     /// How a page reaches an attachment's locally stored file: the file itself, and for a picture what to show
     /// inline (the file, or a smaller copy) with its size in pixels when known.
     package struct LocalFile {
@@ -40,7 +24,7 @@ package struct TranscriptHTML {
 
     /// Where an attachment's locally stored file is (nil: it is not stored here, link its URL).
     /// Arguments: the attachment, its message, and its position among the message's attachments.
-    package typealias AttachmentLink = (AttachmentRecord, ArchivedMessage, Int) throws -> LocalFile?
+    package typealias AttachmentLink = (AttachmentRecord, MessageRow, Int) throws -> LocalFile?
 
     let clock: ZoneClock
     let contacts: ContactDirectory
@@ -66,7 +50,7 @@ package struct TranscriptHTML {
 
     /// The day separator when `event` starts a new day, then the event itself. `extraMeta` is appended
     /// (as HTML) to a message's time line, e.g. the web view's "in context" link.
-    package mutating func render(_ event: Event, attachmentLink: AttachmentLink, extraMeta: String = "") rethrows -> String {
+    package mutating func render(_ event: TranscriptEvent, attachmentLink: AttachmentLink, extraMeta: String = "") rethrows -> String {
         let time = clock.civil(event.timestamp)
         var html = ""
         if time.dateText != currentDay {
@@ -87,7 +71,7 @@ package struct TranscriptHTML {
         return html
     }
 
-    private mutating func messageHTML(_ message: ArchivedMessage, time: CivilTime, attachmentLink: AttachmentLink,
+    private mutating func messageHTML(_ message: MessageRow, time: CivilTime, attachmentLink: AttachmentLink,
                                       extraMeta: String) rethrows -> String {
         // The user's own messages on the right, in a room as in a chat (from any of the user's clients, or under
         // the user's nick there); someone else's room message that names the user is marked as a mention.
@@ -137,9 +121,9 @@ package struct TranscriptHTML {
         for (index, attachment) in message.attachments.enumerated() {
             html += Self.attachmentHTML(attachment, local: try attachmentLink(attachment, message, index))
         }
-        if message.revisions.count > 1, !message.retracted || message.body != nil {
+        if message.versions.count > 1, !message.retracted || message.body != nil {
             html += "<details class=\"revisions\"><summary>edited</summary><ol>"
-            for revision in message.revisions.dropLast() {
+            for revision in message.versions.dropLast() {
                 html += "<li>\(HTMLText.escape(revision.body ?? ""))</li>"
             }
             html += "</ol></details>"

@@ -63,7 +63,7 @@ enum TranscriptPhrases {
     }
 
     /// The text shown for a message without a body.
-    static func placeholder(for message: ArchivedMessage) -> String {
+    static func placeholder(for message: MessageRow) -> String {
         if message.retracted { return "(message retracted)" }
         if let text = message.encryption?.undecryptableText { return "(\(text))" }
         if let subject = message.subject { return "(subject) \(subject)" }
@@ -73,7 +73,7 @@ enum TranscriptPhrases {
 
     /// A message's text in a transcript: body or placeholder, encryption mark, the tombstone of a retraction, the
     /// message a reply answers, reactions, and delivered/read ticks on what the user sent (see `MessageSemantics`).
-    static func text(of message: ArchivedMessage, clock: ZoneClock, edited: String = "") -> String {
+    static func text(of message: MessageRow, clock: ZoneClock, edited: String = "") -> String {
         let body = message.retracted && message.body == nil ? "" : (message.body ?? placeholder(for: message))
         return message.semantics.decorate(body + encryptionMark(for: message) + (message.edited ? edited : "") + message.semantics.tick) {
             clock.minuteText($0)
@@ -82,7 +82,7 @@ enum TranscriptPhrases {
 
     /// The text shown of a message's body: none when the body is only the address of one of its files (the
     /// XEP-0066 convention for sharing a file; the file is shown instead, as Conversations and Dino do).
-    static func shownBody(of message: ArchivedMessage) -> String? {
+    static func shownBody(of message: MessageRow) -> String? {
         guard let body = message.body else { return nil }
         guard !message.attachments.isEmpty else { return body }
         let trimmed = body.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -90,7 +90,7 @@ enum TranscriptPhrases {
     }
 
     /// Marks an end-to-end encrypted message in transcripts: ` [OMEMO]`, ` [OMEMO, untrusted device]`, or "".
-    static func encryptionMark(for message: ArchivedMessage) -> String {
+    static func encryptionMark(for message: MessageRow) -> String {
         guard let encryption = message.encryption, encryption.isDecrypted else { return "" }
         return encryption.isTrusted ? " [OMEMO]" : " [OMEMO, untrusted device]"
     }

@@ -24,17 +24,8 @@ extension ArchiveReader {
     public func files(matching query: String, limit: Int = 0, now: Date = Date(),
                       timeZone: TimeZone = .current) throws(ArchiveError) -> [FileRow] {
         let compiled = try compile(query, now: now, timeZone: timeZone)
-        let from: String
-        var parameters: [SQLValue] = []
-        if let fts = compiled.ftsExpression {
-            from = "message_fts f JOIN messages m ON m.id = f.rowid JOIN attachments a ON a.message_row = m.id WHERE message_fts MATCH ? AND"
-            parameters.append(.text(fts))
-        } else {
-            from = "messages m JOIN attachments a ON a.message_row = m.id WHERE"
-        }
-        parameters += compiled.parameters
-        parameters.append(.integer(limit > 0 ? Int64(limit) : -1))
-        let sql = "SELECT \(Self.fileColumns) FROM \(from) \(compiled.whereSQL) ORDER BY m.id DESC, a.id LIMIT ?"
+        let (sql, parameters) = MessageStatement(compiled).select(Self.fileColumns, join: "JOIN attachments a ON a.message_row = m.id",
+                                                                  limit: limit > 0 ? limit : -1, tail: "ORDER BY m.id DESC, a.id")
         return try fileRows(sql, parameters)
     }
 

@@ -64,7 +64,8 @@ public final class ArchiveReader: Sendable {
                        now: Date = Date(), timeZone: TimeZone = .current, forLines: Bool = false,
                        _ body: (MessageRow) throws -> Bool) throws {
         let compiled = try compile(query, now: now, timeZone: timeZone, account: account)
-        let (sql, parameters) = Self.searchSQL(compiled, order: order, limit: max(0, limit), offset: max(0, offset), forLines: forLines)
+        let (sql, parameters) = MessageStatement(compiled).select(forLines ? MessageRowReading.lineColumns : MessageRowReading.columns,
+                                                                  order: order, limit: max(0, limit), offset: max(0, offset))
         try streamRows(sql, parameters, highlighting: compiled.highlightTerms, body)
     }
 
@@ -82,8 +83,9 @@ public final class ArchiveReader: Sendable {
             try database.read { () throws(SQLiteError) in
                 let reading = try MessageRowReading(database)
                 let decorated = try DecoratedRows.read(database, costingAtMost: limit)
-                let (sql, parameters) = Self.searchSQL(compiled, order: order, limit: max(0, limit), offset: max(0, offset),
-                                                       columns: decorated == nil ? MessageRowReading.lineColumns : MessageLine.columns)
+                let (sql, parameters) = MessageStatement(compiled).select(
+                    decorated == nil ? MessageRowReading.lineColumns : MessageLine.columns, order: order, limit: max(0, limit),
+                    offset: max(0, offset))
                 let statement = try database.prepare(sql)
                 guard let decorated else {
                     return try statement.forEachRow(parameters) { body(.event(.message(reading.row($0, highlighter: highlighter)))) }
@@ -112,7 +114,7 @@ public final class ArchiveReader: Sendable {
                                timeZone: TimeZone = .current, _ body: (MessageRow) throws -> Bool) throws {
         let compiled = try compile(query, now: now, timeZone: timeZone, account: account)
         let effectiveOrder: SearchOrder = order == .rank ? .newestFirst : order
-        let (sql, parameters) = Self.searchSQL(compiled, order: effectiveOrder, limit: -1, offset: 0)
+        let (sql, parameters) = MessageStatement(compiled).select(MessageRowReading.columns, order: effectiveOrder, limit: -1)
         try streamRows(sql, parameters, highlighting: compiled.highlightTerms, body)
     }
 
@@ -243,18 +245,12 @@ public final class ArchiveReader: Sendable {
     /// How many messages match `query` (all of them for ""), without reading them.
     public func count(query: String, account: String? = nil, now: Date = Date(), timeZone: TimeZone = .current) throws(ArchiveError) -> Int {
         let compiled = try compile(query, now: now, timeZone: timeZone, account: account)
-        let sql: String
-        var parameters = compiled.parameters
+        var (sql, parameters) = MessageStatement(compiled).select("count(*)")
         let unfiltered = compiled.whereSQL == "1" && compiled.parameters.isEmpty
         if let fts = compiled.ftsExpression, unfiltered {
             // Words only: the index alone answers (every indexed row is a message), no row is read.
             sql = "SELECT count(*) FROM message_fts WHERE message_fts MATCH ?"
             parameters = [.text(fts)]
-        } else if let fts = compiled.ftsExpression {
-            sql = "SELECT count(*) FROM message_fts f JOIN messages m ON m.id = f.rowid WHERE message_fts MATCH ? AND \(compiled.whereSQL)"
-            parameters.insert(.text(fts), at: 0)
-        } else {
-            sql = "SELECT count(*) FROM messages m WHERE \(compiled.whereSQL)"
         }
         return try withDatabase { database throws(SQLiteError) -> Int in
             if unfiltered && compiled.ftsExpression == nil, try StatsQuery.keepsCounters(database) {
@@ -346,41 +342,6 @@ public final class ArchiveReader: Sendable {
             } catch {
                 throw .sqlite(error)
             }
-        }
-    }
-
-    /// Builds the statement. With words, the FTS index drives the scan in rowid (= time) order and LIMIT stops
-    /// it early; without, the messages table (or an index on a filter column) does.
-    static func searchSQL(_ query: CompiledQuery, order: SearchOrder, limit: Int, offset: Int,
-                          forLines: Bool = false) -> (String, [SQLValue]) {
-        searchSQL(query, order: order, limit: limit, offset: offset,
-                  columns: forLines ? MessageRowReading.lineColumns : MessageRowReading.columns)
-    }
-
-    /// The same with the columns a reader wants (`MessageRowReading`'s, or `MessageLine.columns`).
-    static func searchSQL(_ query: CompiledQuery, order: SearchOrder, limit: Int, offset: Int,
-                          columns: String) -> (String, [SQLValue]) {
-        let paging: [SQLValue] = [.integer(Int64(limit)), .integer(Int64(offset))]
-        guard let fts = query.ftsExpression else {
-            let direction = order == .oldestFirst ? "ASC" : "DESC"
-            return ("SELECT \(columns) FROM messages m WHERE \(query.whereSQL) ORDER BY m.id \(direction) LIMIT ? OFFSET ?",
-                    query.parameters + paging)
-        }
-        let matches = "FROM message_fts f JOIN messages m ON m.id = f.rowid WHERE message_fts MATCH ? AND \(query.whereSQL)"
-        switch order {
-        case .newestFirst, .oldestFirst:
-            let direction = order == .oldestFirst ? "ASC" : "DESC"
-            return ("SELECT \(columns) \(matches) ORDER BY f.rowid \(direction) LIMIT ? OFFSET ?",
-                    [.text(fts)] + query.parameters + paging)
-        case .rank:
-            let sql = """
-                SELECT \(columns) FROM (
-                    SELECT f.rowid AS candidate, bm25(message_fts) AS score \(matches)
-                    ORDER BY f.rowid DESC LIMIT \(rankCandidateLimit)
-                ) c JOIN messages m ON m.id = c.candidate
-                ORDER BY c.score, m.id DESC LIMIT ? OFFSET ?
-                """
-            return (sql, [.text(fts)] + query.parameters + paging)
         }
     }
 }

@@ -69,17 +69,10 @@ enum StatsQuery {
     /// Messages matching a compiled query, per account and conversation, and per month or year with `bucket`.
     static func counts(_ database: Database, query: CompiledQuery, bucket: StatsBucket?) throws(SQLiteError) -> [ConversationCount] {
         let key = bucket.map { "strftime('\($0.format)', m.timestamp / 1000, 'unixepoch', 'localtime')" } ?? "NULL"
-        var sql = "SELECT a.jid, m.conversation, \(key), count(*), sum(m.direction = 'in'), sum(m.direction = 'out'), "
-            + "min(m.timestamp), max(m.timestamp) "
-        var parameters = query.parameters
-        if let fts = query.ftsExpression {
-            sql += "FROM message_fts f JOIN messages m ON m.id = f.rowid JOIN accounts a ON a.id = m.account_id "
-                + "WHERE message_fts MATCH ? AND (\(query.whereSQL)) "
-            parameters.insert(.text(fts), at: 0)
-        } else {
-            sql += "FROM messages m JOIN accounts a ON a.id = m.account_id WHERE (\(query.whereSQL)) "
-        }
-        sql += "GROUP BY m.account_id, m.conversation, 3 ORDER BY a.jid COLLATE NOCASE, m.conversation COLLATE NOCASE, 3"
+        let (sql, parameters) = MessageStatement(query).select(
+            "a.jid, m.conversation, \(key), count(*), sum(m.direction = 'in'), sum(m.direction = 'out'), min(m.timestamp), max(m.timestamp)",
+            join: "JOIN accounts a ON a.id = m.account_id",
+            tail: "GROUP BY m.account_id, m.conversation, 3 ORDER BY a.jid COLLATE NOCASE, m.conversation COLLATE NOCASE, 3")
         var rows: [ConversationCount] = []
         try database.prepare(sql).forEachRow(parameters) { row in
             rows.append(ConversationCount(account: row.text(0), conversation: row.text(1), bucket: row.optionalText(2),

@@ -31,7 +31,8 @@ package enum TranscriptItem: TimeOrderedEvent {
 /// A message whose text line is its prefix, sender and body and nothing else — no attachment, reaction,
 /// reply, retraction, encryption, edit, receipt tick, claimed time off by a minute or more, and a body — read
 /// straight from the columns of its row: the bytes of its texts, no `MessageRow`, no Strings. Valid only
-/// inside the callback that receives it (the statement steps on).
+/// inside the callback that receives it (the statement steps on). A view of a row, not a second read model:
+/// what it shows is what `MessageRow` holds for the same message.
 package struct MessageLine {
     private let row: Statement.Row
     package let id: Int64

@@ -165,7 +165,7 @@ public final class XMPPClient: Sendable {
             done.resume(returning: .failure(error))
             return
         }
-        let (generation, resend, unconfirmed) = adopt(connection: connection, negotiated: negotiated, claimed: claimedHandled)
+        let (generation, resend, confirmed, unconfirmed) = adopt(connection: connection, negotiated: negotiated, claimed: claimedHandled)
         let resumed = if case .resumed = negotiated.streamManagement { true } else { false }
         let info = SessionInfo(boundJID: negotiated.boundJID, mechanism: negotiated.authentication.mechanism,
                                channelBinding: negotiated.authentication.channelBinding,
@@ -181,6 +181,8 @@ public final class XMPPClient: Sendable {
         if let persist = state.withLock({ $0.sm?.persistable }), !resumed { events.put(.resumptionState(persist)) }
         if !unconfirmed.isEmpty { events.put(.unconfirmed(unconfirmed)) }
         events.put(.connected(info))
+        // What `<resumed h/>` says the server has is delivered, as if an `<a/>` had said so before the link broke.
+        if !confirmed.isEmpty { events.put(.acknowledged(confirmed)) }
         for entry in resend { try? enqueue(entry.element, tracking: entry.tracking, checkingSize: false) }
         if !resend.isEmpty { log(.info, "\(configuration.jid): resent \(resend.count) stanzas the server had not acknowledged") }
         for early in negotiated.earlyStanzas {
@@ -204,7 +206,8 @@ public final class XMPPClient: Sendable {
     /// Makes the negotiated connection current and settles stream management: a fresh session starts its
     /// counters; a resumed one drops what the server has and returns the rest to be sent again. Tracked
     /// stanzas of a session that could not be resumed are returned as unconfirmed.
-    private func adopt(connection: any ClientChannel, negotiated: NegotiationResult, claimed: UInt32) -> (Int, [OutboundQueue.Entry], [String]) {
+    private func adopt(connection: any ClientChannel, negotiated: NegotiationResult, claimed: UInt32)
+        -> (generation: Int, resend: [OutboundQueue.Entry], confirmed: [String], unconfirmed: [String]) {
         state.withLock { s in
             s.generation += 1
             s.connection = connection
@@ -215,6 +218,7 @@ public final class XMPPClient: Sendable {
             s.serverStanzaLimit = negotiated.maxStanzaBytes
             s.preApproval = negotiated.features.child("sub", namespace: Namespace.preApproval) != nil
             var resend: [OutboundQueue.Entry] = []
+            var confirmed: [OutboundQueue.Entry] = []
             var lost: [OutboundQueue.Entry] = []
             switch negotiated.streamManagement {
             case .enabled(let id, let resumable, let location, let maxSeconds):
@@ -222,7 +226,8 @@ public final class XMPPClient: Sendable {
                 let resumption = resumable ? id.map { StreamResumptionState(id: $0, inboundHandled: 0, location: location, maxSeconds: maxSeconds) } : nil
                 s.sm = StreamManagementSession(resumption: resumption)
             case .resumed(_, let serverHandled):
-                resend = s.sm?.resumed(serverHandled: serverHandled, claimed: claimed) ?? []
+                let resumption = s.sm?.resumed(serverHandled: serverHandled, claimed: claimed) ?? OutboundQueue.Resumption()
+                (resend, confirmed, lost) = (resumption.resend, resumption.confirmed, resumption.unknown)
             case .unavailable, .enableFailed:
                 lost = s.sm?.outbound.drain() ?? []
                 s.sm = nil
@@ -230,7 +235,7 @@ public final class XMPPClient: Sendable {
             for element in negotiated.countedStanzas { s.sm?.outbound.append(element) }
             for waiter in s.deliveryWaiters { waiter.resume(returning: false) }
             s.deliveryWaiters.removeAll()
-            return (s.generation, resend, lost.compactMap(\.tracking))
+            return (s.generation, resend, confirmed.compactMap(\.tracking), lost.compactMap(\.tracking))
         }
     }
 

@@ -95,7 +95,7 @@ struct StreamManagementSession: Sendable {
     /// `<resumed h=…/>`: drops what the server has, and returns what must be sent again, in order. The
     /// inbound counter continues from exactly the `h` Roost claimed in `<resume/>`: the server resends what
     /// came after it (even what this process had received but not committed).
-    mutating func resumed(serverHandled: UInt32, claimed: UInt32) -> [OutboundQueue.Entry] {
+    mutating func resumed(serverHandled: UInt32, claimed: UInt32) -> OutboundQueue.Resumption {
         inbound = HandledCounter(base: claimed)
         lastAckSent = claimed
         return outbound.resume(serverHandled: serverHandled)
@@ -245,20 +245,29 @@ struct OutboundQueue: Sendable {
         return confirmed
     }
 
-    /// Continues after `<resumed h=…/>`: what the server has is dropped; the rest is returned to be sent
-    /// again (and appended again by the caller, in order). A queue from another process (empty, counters
+    /// What `<resumed h=…/>` says of the queue: what the server has (confirmed, as by an `<a/>`), what it does not
+    /// (to be sent again, in order), and what it cannot say (an `h` past what this session counted).
+    struct Resumption {
+        var confirmed: [Entry] = []
+        var resend: [Entry] = []
+        var unknown: [Entry] = []
+    }
+
+    /// Continues after `<resumed h=…/>`: what the server has is dropped and confirmed; the rest is returned to be
+    /// sent again (and appended again by the caller, in order). A queue from another process (empty, counters
     /// unknown) continues at the server's count.
-    mutating func resume(serverHandled h: UInt32) -> [Entry] {
+    mutating func resume(serverHandled h: UInt32) -> Resumption {
         let newly = h &- acked
+        var result = Resumption()
         if newly <= UInt32(unacked.count) {
-            for _ in 0..<newly { _ = popFirst() }
+            for _ in 0..<newly { if let entry = popFirst() { result.confirmed.append(entry) } }
+            result.resend = removeAll()
         } else {
-            _ = removeAll()
+            result.unknown = removeAll()
         }
-        let resend = removeAll()
         sent = h
         acked = h
-        return resend
+        return result
     }
 
     /// Everything not acknowledged, oldest first, leaving the queue empty (the session is gone).

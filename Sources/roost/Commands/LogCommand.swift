@@ -93,7 +93,9 @@ struct LogCommand: Command {
             } catch { throw ArchiveFailure(error: error) }
         }
         // Watching starts before the transcript is read, so nothing archived meanwhile goes unseen.
-        let watcher = follow ? ArchiveWatcher(archivePath: view.config.archivePath) : nil
+        let (changes, changed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let watcher = follow ? ArchiveWatcher(reader: view.reader) { changed.yield() } : nil
+        defer { watcher?.stop() }
         if follow && watcher == nil {
             throw ArchiveFailure(error: .invalidRecord("cannot watch \(view.config.archivePath) for changes (inotify)"))
         }
@@ -124,8 +126,8 @@ struct LogCommand: Command {
         } catch let error as ArchiveError {
             throw ArchiveFailure(error: error)
         }
-        if let watcher {
-            try await self.follow(watcher, view: view, account: account, conversation: conversation.jid, printer: printer, known: known)
+        if watcher != nil {
+            try await self.follow(changes, view: view, account: account, conversation: conversation.jid, printer: printer, known: known)
         }
         return printer.count == 0 && !follow ? .nothingFound : .ok
     }
@@ -153,30 +155,22 @@ struct LogCommand: Command {
         return (rows.first?.timestamp ?? target.timestamp, rows.last?.timestamp ?? target.timestamp)
     }
 
-    /// New messages as they are archived: woken by the archive's files changing, never by a timer. New are
-    /// the ids the conversation did not have when last looked at (its index only is read for that), so a
+    /// New messages as they are archived: woken by each change `ArchiveWatcher` confirms, never by a timer. New
+    /// are the ids the conversation did not have when last looked at (its index only is read for that), so a
     /// message the server archive or an import brings with an older time is shown too.
-    private func follow(_ watcher: ArchiveWatcher, view: ArchiveView, account: String?, conversation: String, printer: EventPrinter,
+    private func follow(_ changes: AsyncStream<Void>, view: ArchiveView, account: String?, conversation: String, printer: EventPrinter,
                         known: Set<Int64>) async throws {
         var known = known
         view.text.output.info("following \(conversation); Ctrl-C ends")
-        for await _ in watcher.changes {
-            // The file changes when the writer writes its commit; it publishes it in the shared memory index a
-            // moment later (no file event for that), so a change that shows nothing new is looked at again
-            // briefly. Changes meanwhile are coalesced, not lost.
-            for delay in [20, 100, 400, 1500] {
-                try? await Task.sleep(for: .milliseconds(delay))
-                do {
-                    let now = try view.reader.messageIDs(conversation: conversation)
-                    let added = now.subtracting(known)
-                    view.text.output.debug("the archive changed: \(now.count) messages with \(conversation), \(added.count) new")
-                    known = now
-                    guard !added.isEmpty else { continue }
-                    for row in try view.reader.messages(ids: added, account: account) { printer.print(.message(row)) }
-                    break
-                } catch {
-                    throw ArchiveFailure(error: error)
-                }
+        for await _ in changes {
+            do {
+                let now = try view.reader.messageIDs(conversation: conversation)
+                let added = now.subtracting(known)
+                view.text.output.debug("the archive changed: \(now.count) messages with \(conversation), \(added.count) new")
+                known = now
+                for row in try view.reader.messages(ids: added, account: account) { printer.print(.message(row)) }
+            } catch {
+                throw ArchiveFailure(error: error)
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import RoostAgent
+import RoostArchive
 import RoostCore
 import RoostServe
 
@@ -69,6 +70,8 @@ struct ServeCommand: Command {
         options.allowRemote = allowRemote
         options.hostNames = allowHosts
         options.timeZone = utc ? TimeZone(identifier: "UTC")! : .current
+        // Search keeps to the account `roost search` keeps to.
+        options.account = try context.readingAccount(config: config, reader: try? ArchiveReader(path: config.archivePath))
         options.thumbnails = PixbufThumbnails()
         let runtime = RuntimeFolder.path(environment: context.environment)
         func openBrowser(_ url: String) async {
@@ -129,6 +132,12 @@ extension ServeCommand {
         options.allowRemote = config.serve.allowRemote
         options.hostNames = config.serve.allowHosts
         options.thumbnails = PixbufThumbnails()
+        do {
+            // Search keeps to the account `roost search` keeps to (`--account`, else `default_account`).
+            options.account = try context.readingAccount(config: config, reader: nil)
+        } catch {
+            log.warning("serve: search covers every account: \(error)")
+        }
         let runtime = RuntimeFolder.path(environment: context.environment)
         do {
             let server = try await WebServer.start(options)

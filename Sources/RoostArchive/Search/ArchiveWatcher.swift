@@ -1,0 +1,155 @@
+import Foundation
+import RoostCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Tells a reader when another connection committed to the archive: the one change watcher, used by `roost serve`
+/// (`LiveHub`, live pages) and `roost log --follow`.
+///
+/// What wakes it: inotify on the archive's folder, for writes to the archive or its write-ahead log (every commit of
+/// any writer — the agent, `roost import`, `roost read` — touches one of them), so whichever process writes, nothing
+/// polls. What confirms a change: `PRAGMA data_version` on the reader's connection, which moves only when another
+/// connection committed (a checkpoint or the reader's own reads do not count). SQLite publishes a commit in the WAL's
+/// shared-memory index after the write that raised the file event (an fsync later), and no file event follows, so a
+/// wake-up that shows no new version yet is looked at again after 20, 100, 400 and 1500 ms; a file event meanwhile
+/// starts the looks again. `changed` is called once per confirmed change, on the watcher's thread
+/// (`roost.archive.watch`), however many commits it covers.
+public final class ArchiveWatcher: Sendable {
+    /// How long after a file event the data version is looked at, each time it shows nothing new (milliseconds).
+    static let looks: [Int] = [20, 100, 400, 1500]
+
+    private let inotify: Int32
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let stopping = Mutex(false)
+    /// The thread's end (`stop` waits for it).
+    private let end = ThreadEnd(running: true)
+
+    /// nil when inotify cannot watch the archive's folder.
+    public init?(reader: ArchiveReader, changed: @escaping @Sendable () -> Void) {
+        let path = reader.path
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let names: Set<String> = [name, name + "-wal"]
+        let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        guard inotify >= 0 else { return nil }
+        var pipeFDs: [Int32] = [0, 0]
+        guard inotify_add_watch(inotify, folder, UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO)) >= 0,
+              pipe(&pipeFDs) == 0 else {
+            close(inotify)
+            return nil
+        }
+        for descriptor in pipeFDs { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        self.inotify = inotify
+        wakeRead = pipeFDs[0]
+        wakeWrite = pipeFDs[1]
+        // Read before the thread starts: a commit from now on is a change.
+        let version = (try? reader.dataVersion()) ?? 0
+        let (end, wakeRead) = (end, wakeRead)
+        let thread = Thread {
+            Self.run(reader: reader, inotify: inotify, wake: wakeRead, names: names, version: version, changed: changed)
+            end.ended()
+        }
+        thread.name = "roost.archive.watch"
+        thread.start()
+    }
+
+    /// Ends the thread and waits for it: no `changed` call follows. Idempotent.
+    public func stop() {
+        let already = stopping.withLock { stopping in defer { stopping = true }; return stopping }
+        if !already {
+            var byte: UInt8 = 1
+            _ = write(wakeWrite, &byte, 1)
+        }
+        end.wait()
+    }
+
+    deinit {
+        stop()
+        close(inotify)
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    /// Waits in `poll(2)` for a file event, the next look, or `stop`'s byte on `wake`.
+    private static func run(reader: ArchiveReader, inotify: Int32, wake: Int32, names: Set<String>, version: Int64,
+                            changed: @Sendable () -> Void) {
+        var version = version
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        // The looks left since the first file event not yet confirmed, and when the next is due; a file event
+        // during them (another commit) starts them again after the next look, which it never delays.
+        var looks: ArraySlice<Int> = []
+        var due = ContinuousClock.now
+        var eventSinceLook = false
+        while true {
+            var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
+                               pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            var timeout: Int32 = -1
+            if !looks.isEmpty {
+                let left = due - ContinuousClock.now
+                timeout = left <= .zero ? 0 : Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            }
+            let ready = poll(&descriptors, 2, timeout)
+            if ready < 0 && errno != EINTR { return }
+            if descriptors[1].revents != 0 { return }
+            if descriptors[0].revents != 0 {
+                var mentioned = false
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
+                    if count < 0 && errno == EINTR { continue }
+                    guard count > 0 else { break }
+                    if Self.mentions(names, in: buffer[0..<count]) { mentioned = true }
+                }
+                if mentioned && looks.isEmpty {
+                    looks = Self.looks[...]
+                    due = ContinuousClock.now + .milliseconds(Self.looks[0])
+                } else if mentioned {
+                    eventSinceLook = true
+                }
+                continue
+            }
+            guard !looks.isEmpty, ContinuousClock.now >= due else { continue }
+            looks.removeFirst()
+            let current = (try? reader.dataVersion()) ?? version
+            let moved = current != version
+            version = current
+            if moved { changed() }
+            if eventSinceLook {
+                eventSinceLook = false
+                looks = Self.looks[...]
+            } else if moved {
+                looks = []
+            }
+            if let next = looks.first { due = ContinuousClock.now + .milliseconds(next) }
+        }
+    }
+
+    /// Whether one of the `inotify_event`s in `bytes` is about a file named in `names`.
+    private static func mentions(_ names: Set<String>, in bytes: ArraySlice<UInt8>) -> Bool {
+        var offset = bytes.startIndex
+        let header = MemoryLayout<inotify_event>.size
+        while offset + header <= bytes.endIndex {
+            let length = bytes.withUnsafeBytes { raw in
+                raw.loadUnaligned(fromByteOffset: offset - bytes.startIndex + 12, as: UInt32.self)
+            }
+            let nameStart = offset + header
+            let nameEnd = min(nameStart + Int(length), bytes.endIndex)
+            let name = String(decoding: bytes[nameStart..<nameEnd].prefix { $0 != 0 }, as: UTF8.self)
+            if names.contains(name) { return true }
+            offset = nameStart + Int(length)
+        }
+        return false
+    }
+}
+
+extension ArchiveReader {
+    /// Changes whenever another connection (the agent, an import) committed to the archive since the last call
+    /// (`PRAGMA data_version`): what `ArchiveWatcher` confirms a file event with.
+    public func dataVersion() throws(ArchiveError) -> Int64 {
+        try withDatabase { database throws(SQLiteError) in
+            try database.cached("PRAGMA data_version").scalarInt() ?? 0
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import RoostArchive
+import RoostTestSupport
+
+/// The one archive-change watcher (`ArchiveWatcher`, behind `roost serve`'s live pages and `roost log --follow`):
+/// each commit of another connection is a change, however soon after its file event SQLite publishes it, and
+/// `stop` ends its thread, after which nothing is called.
+@Suite("Archive: the change watcher")
+struct ArchiveWatcherTests {
+    final class Calls: Sendable {
+        let count = Mutex(0)
+        var value: Int { count.withLock { $0 } }
+    }
+
+    func message(_ body: String, _ n: Int64) -> ArchiveEvent {
+        .message(MessageRecord(account: ExportFixture.account, conversation: ExportFixture.alice, direction: .incoming, kind: .chat,
+                               from: ExportFixture.alice + "/phone", to: ExportFixture.account, body: body,
+                               timestamp: ExportFixture.t0 + n * 1000, stanzaId: "w\(n)", stanzaIdBy: ExportFixture.account,
+                               stanzaIdTrusted: true, messageId: "w\(n)"))
+    }
+
+    @Test func eachCommitOfAnotherConnectionIsAChangeAndStopEndsIt() async throws {
+        let scratch = ExportScratch()
+        let writer = try ArchiveWriter(path: scratch.archive, durability: .normal)
+        _ = try writer.commit([message("first", 0)])
+        let reader = try ArchiveReader(path: scratch.archive)
+        let calls = Calls()
+        let watcher = try #require(ArchiveWatcher(reader: reader) { calls.count.withLock { $0 += 1 } })
+        _ = try writer.commit([message("second", 1)])
+        try await waitUntil("the commit is seen", timeout: .seconds(20), every: .milliseconds(10), detail: { "\(calls.value) calls" }) {
+            calls.value >= 1
+        }
+        let seen = calls.value
+        _ = try writer.commit([message("third", 2)])
+        try await waitUntil("the next commit is seen", timeout: .seconds(20), every: .milliseconds(10), detail: { "\(calls.value) calls" }) {
+            calls.value > seen
+        }
+        watcher.stop()
+        let stopped = calls.value
+        _ = try writer.commit([message("after the stop", 3)])
+        // The watcher's thread has ended (`stop` waited for it): nothing can call it any more, whatever the files do.
+        #expect(calls.value == stopped)
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+        #expect(!names.contains { $0.hasPrefix("roost.archive.w") }, "the watcher's thread ended: \(names)")
+    }
+}

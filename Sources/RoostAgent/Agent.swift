@@ -64,10 +64,7 @@ public final class Agent: Sendable {
             Self.offer(.archiveHealth(health), to: happenings, log: log)
         }
         files = try? FileDownloadWorker(writer: writer, settings: config.files, accounts: config.enabledAccounts, log: log)
-        if let files {
-            writer.observeNewAttachments { files.enqueue($0) }
-            notifications.attach(files)
-        }
+        if let files { notifications.attach(files) }
         var sessions: [AccountSession] = []
         for account in config.enabledAccounts {
             if let session = makeSession(account) { sessions.append(session) }
@@ -99,7 +96,7 @@ public final class Agent: Sendable {
             let contacts = (try? reader?.contacts(account: account.jid, includeRemoved: true)) ?? []
             let pending = ((try? reader?.pendingSubscriptionRequests(account: account.jid)) ?? []).map(\.jid)
             let happenings = self.happenings
-            let session = try AccountSession(account: account, settings: settings, pipeline: pipeline,
+            let session = try AccountSession(account: account, settings: settings, pipeline: pipeline, downloads: files,
                                              log: log, resumption: resumption, sync: sync, notifications: notifications,
                                              contacts: contacts, pendingRequests: pending, history: history) { [log] in
                 Self.offer(.accountStateChanged, to: happenings, log: log)

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import RoostArchive
 
@@ -71,9 +70,7 @@ struct FileStoreTests {
         let writer = try archive.writer()
         let store = FileStore(archivePath: archive.path)
         let kept = try store.put(Data("png bytes".utf8))
-        let seen = Mutex<[Int64]>([])
-        writer.observeNewAttachments { ids in seen.withLock { $0 += ids } }
-        _ = try writer.commit([
+        let committed = try writer.commitReportingDownloads([
             .message(Fixture.message("https://up.example/a/cat.png", at: 1, stanzaId: "f1", attachments: [
                 AttachmentRecord(url: "https://up.example/a/cat.png", mime: "image/png", size: 9, name: "cat.png", sha256: kept.sha256, state: .stored),
             ])),
@@ -88,7 +85,9 @@ struct FileStoreTests {
         let reader = try archive.reader()
         let all = try reader.files(matching: "")
         #expect(all.count == 3)
-        #expect(seen.withLock { $0.count } == 2, "only the rows waiting for a download are handed to the worker")
+        #expect(committed.newDownloads.count == 2, "only the rows waiting for a download are handed to the worker")
+        #expect(committed.newDownloads.map(\.event) == [1, 2], "each with the event that added it")
+        #expect(Set(committed.newDownloads.map(\.attachment)) == Set(all.filter { $0.attachment.state == .pending }.map(\.id)))
         let cat = try #require(all.first { $0.attachment.name == "cat.png" })
         #expect(cat.attachment.state == .stored && cat.attachment.localPath == kept.path)
         let report = try #require(all.first { $0.attachment.name == "Q3 report.pdf" })

@@ -5,9 +5,12 @@ public import RoostArchive
 /// the same group-commit pipeline the agent archives incoming stanzas with.
 public struct ActionArchive: Sendable {
     private let pipeline: IngestPipeline?
+    /// Told the attachment rows a record added that wait for a download, once they are committed.
+    private let downloads: FileDownloadWorker?
 
-    public init(pipeline: IngestPipeline?) {
+    public init(pipeline: IngestPipeline?, downloads: FileDownloadWorker? = nil) {
         self.pipeline = pipeline
+        self.downloads = downloads
     }
 
     /// Nothing is recorded (registration of an account the archive does not serve).
@@ -17,8 +20,8 @@ public struct ActionArchive: Sendable {
     public func record(_ events: [ArchiveEvent]) async throws(ActionFailure) {
         guard let pipeline, !events.isEmpty else { return }
         switch await pipeline.commit(events) {
-        case .stored:
-            return
+        case .stored(_, let newDownloads):
+            if !newDownloads.isEmpty { downloads?.enqueue(newDownloads) }
         case .refused(let error):
             throw ActionFailure(.internalError, "the archive refused the record: \(error)")
         case .abandoned:

@@ -135,7 +135,7 @@ public struct ControlDispatcher: Sendable {
                 // Reconnecting: the message waits in the outbox and goes out once the account is online.
                 let settings = handle.accountConfig(account)
                 do {
-                    let sent = try await send.queue(account: jid, state: state, archive: ActionArchive(pipeline: handle.pipeline),
+                    let sent = try await send.queue(account: jid, state: state, archive: ActionArchive(pipeline: handle.pipeline, downloads: handle.files),
                                                     archivePath: handle.archivePath, omemo: settings?.omemo ?? true,
                                                     omemoSend: settings?.omemoSend ?? omemoSend[account.lowercased()] ?? .auto,
                                                     limit: maxSendBytes)
@@ -147,7 +147,7 @@ public struct ControlDispatcher: Sendable {
             return ControlJSON.failure(ActionFailure(.connection, "\(account) is not online in the agent (\(state))"), id: header.id)
         }
         let settings = handle.accountConfig(account)
-        var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline),
+        var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline, downloads: handle.files),
                                     dataDirectory: dataDirectory, priority: settings?.priority ?? priorities[account.lowercased()] ?? -1)
         context.omemo = (handle as? Agent)?.omemo(for: account)
         context.rooms = (handle as? Agent)?.rooms(for: account)

@@ -10,34 +10,33 @@ internal import CSystem
 /// Submissions arrive through a bounded queue (`submit` suspends while it is full, so a writer that falls
 /// behind or cannot write slows the sessions, which stop reading their sockets: memory stays flat and the
 /// server keeps what is not acknowledged). Everything queued while a commit is in flight is committed
-/// together in the next one (group commit: one fsync per batch). Each submission's completion runs after
-/// its events are on disk, in submission order — that is when its stanzas may be acknowledged.
+/// together in the next one (group commit: one fsync per batch).
+///
+/// The thread commits and posts what became of each submission, after its events are on disk and in
+/// submission order, as a message: into the submitter's `CommitMailbox` ("committed", with the outcome per
+/// event and the attachment rows waiting for a download; "refused"; "abandoned"), or to the task waiting in
+/// `commit`. It runs no submitter's code: what follows a commit (the SM ack, saving OMEMO ratchet state,
+/// notifications, room notes, queuing downloads) is done by the submitter when the message arrives.
 ///
 /// A commit that fails for a reason that can pass (the archive locked by another process, a full disk, an
 /// I/O error) is retried with backoff, keeping its events and everything after it queued, so nothing later
-/// is acknowledged meanwhile; `health` says why, since when. A submission the database refuses for good (a
-/// record breaking a rule) is isolated from the rest of its batch, logged, and completed as `.refused`:
+/// is committed or answered meanwhile; `health` says why, since when. A submission the database refuses for
+/// good (a record breaking a rule) is isolated from the rest of its batch, logged, and answered `.refused`:
 /// deliberately not stored.
 public final class IngestPipeline: Sendable {
     public struct Submission: Sendable {
         public var events: [ArchiveEvent]
         /// Stream-management progress to persist in the same transaction (ack after commit survives a crash).
         public var progress: StreamProgress?
-        /// Runs on the writer thread after the commit, in submission order.
-        public var completion: @Sendable (Outcome) -> Void
-
-        public init(events: [ArchiveEvent], progress: StreamProgress? = nil,
-                    completion: @escaping @Sendable (Outcome) -> Void = { _ in }) {
-            self.events = events
-            self.progress = progress
-            self.completion = completion
-        }
+        /// Posts the outcome (a mailbox's message, a waiter's answer): made by this file only, so the writer
+        /// thread never runs a submitter's code.
+        fileprivate var reply: (@Sendable (Outcome) -> Void)?
     }
 
     /// What became of a submission.
     public enum Outcome: Sendable {
-        /// Committed: one outcome per event.
-        case stored([InsertOutcome])
+        /// Committed: one outcome per event, and the attachment rows the events added that wait for a download.
+        case stored([InsertOutcome], newDownloads: [Int64])
         /// Refused for good (never retried): nothing of it was stored, on purpose.
         case refused(ArchiveError)
         /// The pipeline stopped before it could be committed (shutdown while the archive could not be written).
@@ -102,42 +101,35 @@ public final class IngestPipeline: Sendable {
         thread.start()
     }
 
-    /// Queues a submission; suspends while the queue is full. A submission after `drainAndStop` is abandoned.
-    public func submit(_ submission: Submission) async {
-        if !(await queue.put(submission, cost: max(1, submission.events.count))) {
-            submission.completion(.abandoned)
-        }
+    /// Queues events whose outcome nobody waits for; suspends while the queue is full.
+    public func submit(_ events: [ArchiveEvent], progress: StreamProgress? = nil) async {
+        await enqueue(Submission(events: events, progress: progress, reply: nil))
     }
 
-    public func submit(_ events: [ArchiveEvent], progress: StreamProgress? = nil,
-                       completion: @escaping @Sendable (Outcome) -> Void = { _ in }) async {
-        await submit(Submission(events: events, progress: progress, completion: completion))
+    /// Queues events; what became of them arrives in `mailbox` as a message carrying `context`, after the commit
+    /// and in submission order. Suspends while the queue is full.
+    public func submit<Context>(_ events: [ArchiveEvent], progress: StreamProgress? = nil,
+                                to mailbox: CommitMailbox<Context>, context: Context) async {
+        await enqueue(Submission(events: events, progress: progress, reply: mailbox.poster(context)))
     }
 
     /// Commits `events` and returns what became of them (for actions and catch-up, which wait).
     public func commit(_ events: [ArchiveEvent], progress: StreamProgress? = nil) async -> Outcome {
         let result = OneShot<Outcome>()
-        await submit(Submission(events: events, progress: progress) { result.fulfil($0) })
+        await enqueue(Submission(events: events, progress: progress) { result.fulfil($0) })
         return await result.value
     }
 
-    /// Waits until everything submitted before this call is committed (and its completions ran).
+    /// Waits until everything submitted before this call is committed.
     public func flush() async {
         _ = await commit([])
     }
 
-    /// Like `flush`, but gives up after `limit` (the archive cannot be written): true when everything was
-    /// committed.
-    public func flush(within limit: Duration) async -> Bool {
-        let result = OneShot<Outcome>()
-        let timer = Task {
-            try? await Task.sleep(for: limit)
-            result.fulfil(.abandoned)
+    /// A submission after `drainAndStop` is abandoned.
+    private func enqueue(_ submission: Submission) async {
+        if !(await queue.put(submission, cost: max(1, submission.events.count))) {
+            submission.reply?(.abandoned)
         }
-        defer { timer.cancel() }
-        await submit(Submission(events: []) { result.fulfil($0) })
-        if case .stored = await result.value { return true }
-        return false
     }
 
     /// Commits what is queued (retrying a failing commit for up to the stop grace), then stops the thread.
@@ -223,15 +215,15 @@ public final class IngestPipeline: Sendable {
     /// period is over); isolates submissions the database refuses for good.
     private func commitRetrying(_ batch: [Submission]) {
         if counters.withLock({ $0.abandoning }) {
-            for submission in batch { submission.completion(.abandoned) }
+            for submission in batch { submission.reply?(.abandoned) }
             return
         }
         var delay = Duration.milliseconds(100)
         var stopDeadline: ContinuousClock.Instant?
         while true {
             switch attempt(batch) {
-            case .success(let outcomes):
-                deliver(batch, outcomes)
+            case .success(let committed):
+                deliver(batch, committed)
                 setHealth(.ok)
                 return
             case .failure(let error) where !Self.isTransient(error):
@@ -240,7 +232,7 @@ public final class IngestPipeline: Sendable {
                     for submission in batch { commitRetrying([submission]) }
                 } else if let submission = batch.first {
                     log.error("archive: a record was refused and is not stored: \(LogText.quote(error))")
-                    submission.completion(.refused(error))
+                    submission.reply?(.refused(error))
                 }
                 return
             case .failure(let error):
@@ -253,7 +245,7 @@ public final class IngestPipeline: Sendable {
                     if ContinuousClock.now >= deadline {
                         log.error("archive: giving up at shutdown on \(batch.reduce(0) { $0 + $1.events.count } + queue.load) events; they were not acknowledged, so the server keeps them")
                         counters.withLock { $0.abandoning = true }
-                        for submission in batch { submission.completion(.abandoned) }
+                        for submission in batch { submission.reply?(.abandoned) }
                         return
                     }
                 }
@@ -263,7 +255,7 @@ public final class IngestPipeline: Sendable {
         }
     }
 
-    private func attempt(_ batch: [Submission]) -> Result<[InsertOutcome], ArchiveError> {
+    private func attempt(_ batch: [Submission]) -> Result<ArchiveWriter.Committed, ArchiveError> {
         var events = batch.flatMap(\.events)
         // One SM count per account and batch: the last, since submissions are in stream order.
         var progress: [String: StreamProgress] = [:]
@@ -277,15 +269,15 @@ public final class IngestPipeline: Sendable {
             let p = progress[account]!
             events.append(.syncState(SyncStateRecord(account: account, streamManagementId: p.streamID, streamManagementH: p.handledCount)))
         }
-        guard !events.isEmpty else { return .success([]) }
-        do { return .success(try writer.commit(events)) } catch { return .failure(error) }
+        guard !events.isEmpty else { return .success(ArchiveWriter.Committed()) }
+        do { return .success(try writer.commitReportingDownloads(events)) } catch { return .failure(error) }
     }
 
-    private func deliver(_ batch: [Submission], _ outcomes: [InsertOutcome]) {
-        let committed = batch.reduce(0) { $0 + $1.events.count }
+    private func deliver(_ batch: [Submission], _ committed: ArchiveWriter.Committed) {
+        let outcomes = committed.outcomes
         counters.withLock {
             $0.batches += 1
-            $0.events += committed
+            $0.events += batch.reduce(0) { $0 + $1.events.count }
             var previous: (account: String, conversation: String)?
             var index = 0
             for submission in batch {
@@ -300,11 +292,18 @@ public final class IngestPipeline: Sendable {
                 }
             }
         }
+        // The messages, in submission order; each carries its own events' outcomes and new downloads.
         var offset = 0
+        var downloads = committed.newDownloads[...]
         for submission in batch {
-            let n = submission.events.count
-            submission.completion(.stored(Array(outcomes[offset..<(offset + n)])))
-            offset += n
+            let end = offset + submission.events.count
+            var mine: [Int64] = []
+            while let first = downloads.first, first.event < end {
+                mine.append(first.attachment)
+                downloads.removeFirst()
+            }
+            submission.reply?(.stored(Array(outcomes[offset..<end]), newDownloads: mine))
+            offset = end
         }
     }
 
@@ -387,6 +386,37 @@ enum WriteFailureDiagnosis {
         var info = statvfs()
         guard statvfs((path as NSString).deletingLastPathComponent, &info) == 0 else { return nil }
         return Int(UInt64(info.f_bavail) * UInt64(info.f_frsize) / 1_000_000)
+    }
+}
+
+/// Where the archive writer's messages about one submitter's submissions arrive, in submission order: "committed"
+/// (the outcomes, the downloads to queue), "refused", "abandoned", each with the `Context` the submitter gave
+/// (what it has to do once it knows: the stanzas to acknowledge, the notifications to post). The submitter reads
+/// `messages` on its own side (a session, on its actor); the writer thread only posts.
+///
+/// Never dropping, and bounded without a limit of its own: every message answers one submission, so the mailbox
+/// holds at most the submitter's submissions in flight — those the pipeline's bounded queue holds (its capacity in
+/// events, each submission costing at least one), plus the batches committed since the reader last ran.
+public final class CommitMailbox<Context: Sendable>: Sendable {
+    public struct Message: Sendable {
+        public let context: Context
+        public let outcome: IngestPipeline.Outcome
+    }
+
+    public let messages: AsyncStream<Message>
+    private let continuation: AsyncStream<Message>.Continuation
+
+    public init() {
+        (messages, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    fileprivate func poster(_ context: Context) -> @Sendable (IngestPipeline.Outcome) -> Void {
+        { [continuation] outcome in continuation.yield(Message(context: context, outcome: outcome)) }
+    }
+
+    /// Ends `messages` for its reader once it has read what was posted; a later message is not delivered.
+    public func close() {
+        continuation.finish()
     }
 }
 

@@ -1,7 +1,8 @@
 import RoostNotify
 import Synchronization
 
-/// Messages waiting for the catch-up summary; filled from pipeline completions (their own thread).
+/// Messages waiting for the catch-up summary; filled by the session as the archive writer's "committed" messages
+/// arrive, taken by the catch-up.
 final class MessageBacklog: Sendable {
     private let items = Mutex<[IncomingMessage]>([])
 

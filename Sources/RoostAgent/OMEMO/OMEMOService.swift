@@ -12,8 +12,9 @@ import Synchronization
 /// - Before decrypting, a message already in the archive (trusted stanza-id, or origin-id) or already on its way
 ///   there (decrypted, not yet committed) is recognised and skipped: a redelivered copy never touches the ratchet.
 /// - The ratchet state a decryption produced is saved only after the archive committed its message
-///   (`committed(through:)`, called from the pipeline's completion; see `KeyStore` in RoostOMEMO for why the
-///   order is archive first, then ratchet, and why a crash between the two loses nothing).
+///   (`committed(through:)`, called by the session on its actor when the archive writer's "committed" message
+///   arrives; see `KeyStore` in RoostOMEMO for why the order is archive first, then ratchet, and why a crash
+///   between the two loses nothing).
 final class OMEMOService: Sendable {
     let device: OMEMODevice
     let account: JID
@@ -120,7 +121,8 @@ final class OMEMOService: Sendable {
         state.withLock { $0.inFlight.removeAll() }
     }
 
-    /// The pipeline's completion for a submission whose routing took ratchet token `ratchet`: saves the ratchet
+    /// The archive writer's message about a submission whose routing took ratchet token `ratchet` (handled by the
+    /// session, on its actor, in submission order): saves the ratchet
     /// state once the archive has the messages (or refused them for good: settled either way), drops it when
     /// the submission was abandoned (its stanzas come again), and republishes the bundles when a key exchange
     /// used up a one-time prekey.

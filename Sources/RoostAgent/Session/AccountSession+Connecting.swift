@@ -26,10 +26,10 @@ extension AccountSession {
 
     func connectOnce() async {
         guard !stopping else { return }
-        // What the last connection delivered must be committed first: its acknowledgements then count
-        // towards the `h` this connection resumes with (and while the archive cannot be written, this waits,
-        // leaving the server to keep everything).
-        await pipeline.flush()
+        // What the last connection delivered must be committed and acknowledged first: its acknowledgements
+        // then count towards the `h` this connection resumes with (and while the archive cannot be written,
+        // this waits, leaving the server to keep everything).
+        _ = await settleCommits()
         guard !stopping else { return }
         if !passwordKnown {
             setState(.connecting(attempt: backoff.attempt + 1))

@@ -104,7 +104,7 @@ extension AccountSession {
               let queued = try? reader.outbox(account: jid.description), !queued.isEmpty, !sendingOutbox else { return }
         sendingOutbox = true
         defer { sendingOutbox = false }
-        let archive = ActionArchive(pipeline: pipeline)
+        let archive = ActionArchive(pipeline: pipeline, downloads: downloads)
         var sent = 0
         for message in queued {
             guard client.isConnected, !Task.isCancelled else { break }

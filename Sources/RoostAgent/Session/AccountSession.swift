@@ -9,15 +9,19 @@ import RoostNotify
 ///
 /// The path of a stanza reads in one direction: the client's reader puts it into `client.events` (bounded)
 /// → `consumeEvents` takes it in stream order → `StanzaRouter` decides what it means → the archive writer
-/// (`IngestPipeline`, bounded; `submit` waits while it is full) commits it → the completion calls
-/// `client.acknowledge`, which lets the connection's writer send `<a h=…/>`. When the archive cannot be
-/// written, `submit` stops returning, this session stops taking events, the reader stops reading the socket,
-/// and the server keeps everything unacknowledged.
+/// (`IngestPipeline`, bounded; `submit` waits while it is full) commits it and posts "committed" into
+/// `commits` → the session, on its actor, calls `client.acknowledge` (`settle`), which lets the connection's
+/// writer send `<a h=…/>`. When the archive cannot be written, `submit` stops returning, this session stops
+/// taking events, the reader stops reading the socket, and the server keeps everything unacknowledged.
 actor AccountSession {
     let account: AccountConfig
     let jid: JID
     nonisolated let client: XMPPClient
     let pipeline: IngestPipeline
+    /// The archive writer's messages about this session's submissions (`settle` acts on each).
+    let commits = CommitMailbox<AfterCommit>()
+    /// Where new attachment rows go once their message is committed (nil: no downloads).
+    let downloads: FileDownloadWorker?
     let log: Logger
     let settings: AgentSettings
     let dataDirectory: String
@@ -54,6 +58,8 @@ actor AccountSession {
     /// fails, the next one starts at once instead of after its backoff.
     var retryRequested = false
     var eventTask: Task<Void, Never>?
+    /// Reads `commits` (`consumeCommits`).
+    var commitTask: Task<Void, Never>?
     var connectTask: Task<Void, Never>?
     var setupTask: Task<Void, Never>?
     var pollTask: Task<Void, Never>?
@@ -114,7 +120,7 @@ actor AccountSession {
     /// Online this long, the session is in no fight: the count of replacements starts again.
     static let replacementsForgottenAfter: Duration = .seconds(600)
 
-    init(account: AccountConfig, settings: AgentSettings, pipeline: IngestPipeline, log: Logger,
+    init(account: AccountConfig, settings: AgentSettings, pipeline: IngestPipeline, downloads: FileDownloadWorker? = nil, log: Logger,
          resumption: StreamResumptionState?, sync: SyncState?, notifications: NotificationHub,
          contacts: [ContactRow], pendingRequests: [String], history: RunHistory = RunHistory(),
          stateChanged: @escaping @Sendable () -> Void) throws(ConfigError) {
@@ -147,6 +153,7 @@ actor AccountSession {
         let logger = log
         client = XMPPClient(configuration: configuration, resumption: resumption) { level, message in logger.log(level, message) }
         self.pipeline = pipeline
+        self.downloads = downloads
         self.log = log
         backoff = Backoff(cap: settings.reconnectCap)
         replacementBackoff = Backoff(base: .seconds(10), cap: settings.reconnectCap)
@@ -169,6 +176,7 @@ actor AccountSession {
 
     /// Starts connecting in the background; returns at once.
     func start() {
+        commitTask = Task { await self.consumeCommits() }
         eventTask = Task { await self.consumeEvents() }
         scheduleConnect(after: .zero)
     }
@@ -354,8 +362,9 @@ actor AccountSession {
             Task { await omemo.deviceListChanged(jid: list.jid, namespace: list.namespace, devices: list.devices, client: client) }
         }
         // Decryption happens inside routing (the context's decryptor); its ratchet state is saved only once
-        // the archive has the messages, in the completion below. Group chat traffic is accepted only from the
-        // rooms the room manager has routes for; what it means for them goes back to it, in stream order.
+        // the archive has the messages, when the commit message arrives (`settle`). Group chat traffic is
+        // accepted only from the rooms the room manager has routes for; what it means for them goes back to
+        // it, in stream order.
         context.rooms = rooms.routes.current
         context.knownRooms = rooms.routes.knownRooms
         let outcome = StanzaRouter.route(stanza.element, context: context, now: Timestamp.now())
@@ -389,33 +398,11 @@ actor AccountSession {
             avatarHashes[contact.lowercased()] = id ?? ""
             if let id { Task { await self.fetchPEPAvatar(of: contact, id: id, mimeType: mimeType) } }
         }
-        let client = self.client
         let acknowledgement = stanza.acknowledgement
-        let notes = outcome.notes
-        let events = outcome.events
-        let translator = self.translator
-        let notifications = self.notifications
-        let backlog = self.backlog
-        let omemo = self.omemo
-        let logger = log
-        await pipeline.submit(events, progress: progress(acknowledgement)) { result in
-            omemo?.archiveSettled(result, ratchet: ratchet, client: client)
-            switch result {
-            case .stored(let outcomes):
-                client.acknowledge(acknowledgement)
-                for case .refused(let why) in outcomes { logger.warning("ignored: \(LogText.quote(why))") }
-                guard !notes.isEmpty else { return }
-                let (post, late) = translator.events(for: notes, events: events, outcomes: outcomes)
-                for event in post { notifications.post(event) }
-                backlog.add(late)
-            case .refused:
-                // Deliberately not stored (logged by the writer): settled, so acknowledged.
-                client.acknowledge(acknowledgement)
-            case .abandoned:
-                // Not acknowledged: the server keeps it (SM) or its archive has it; it comes back later.
-                break
-            }
-        }
+        // The events travel back with the message only when notes need them for notifications.
+        await pipeline.submit(outcome.events, progress: progress(acknowledgement), to: commits,
+                              context: .stanza(acknowledgement, notes: outcome.notes, events: outcome.notes.isEmpty ? [] : outcome.events,
+                                               ratchet: ratchet))
         // After the stanza's own events are queued, so that what the room manager archives in answer (a join, an
         // accepted invitation) comes after them; before the next stanza, whose routing may depend on it.
         if !roomNotes.isEmpty { await rooms.noted(roomNotes) }
@@ -431,54 +418,129 @@ actor AccountSession {
         let (events, newest, rejected, mentions, roomGone) = (routed.events, routed.newest, routed.rejected, routed.mentions, routed.roomGone)
         let invitations = routed.invitations
         let ratchet = omemo?.takeToken() ?? 0
-        let omemo = self.omemo
         if rejected > 0 {
             rejectedStanzas += rejected
             log.warning("\(jid): ignored \(rejected) archive results not from \(isRoom ? "the room's" : "the account's own") archive or query")
         }
-        let client = self.client
-        let acknowledgement = page.acknowledgement
-        let translator = self.translator
-        let backlog = self.backlog
-        let commits = pageCommits
-        let notifications = self.notifications
-        let rooms = self.rooms
-        let queryID = page.queryID
-        let logger = log
-        await pipeline.submit(events, progress: progress(acknowledgement)) { result in
+        let settlement = PageSettlement(acknowledgement: page.acknowledgement, queryID: page.queryID, isRoom: isRoom, events: events,
+                                        newest: newest, mentions: mentions, invitations: invitations, roomGone: roomGone, ratchet: ratchet)
+        await pipeline.submit(events, progress: progress(page.acknowledgement), to: commits, context: .page(settlement))
+    }
+
+    // MARK: - After a commit
+
+    /// What the session does once the archive writer's message about a submission arrives (the context of the
+    /// messages in `commits`).
+    enum AfterCommit: Sendable {
+        /// A live stanza: acknowledge it, save the ratchet state its decryption advanced, notify.
+        case stanza(Acknowledgement, notes: [RoutingNote], events: [ArchiveEvent], ratchet: UInt64)
+        /// A page of a server archive (the account's or a room's).
+        case page(PageSettlement)
+        /// `settleCommits`: everything submitted before it has been committed and settled.
+        case settled(OneShot<Bool>)
+    }
+
+    struct PageSettlement: Sendable {
+        var acknowledgement: Acknowledgement
+        var queryID: String
+        var isRoom: Bool
+        var events: [ArchiveEvent]
+        var newest: Int64?
+        var mentions: Set<Int>
+        var invitations: [(eventIndex: Int, note: RoomNote)]
+        var roomGone: Bool
+        var ratchet: UInt64
+    }
+
+    /// Reads the archive writer's messages in submission order, on the actor (see `CommitMailbox` for why the
+    /// mailbox stays bounded).
+    func consumeCommits() async {
+        for await message in commits.messages {
+            settle(message.context, message.outcome)
+        }
+    }
+
+    /// What follows a commit. In this order: the downloads are queued (a notification of a picture waits for
+    /// it), the ratchet state the routing advanced is saved (after the archive has its messages: see `KeyStore`
+    /// in RoostOMEMO for why a crash between the two loses nothing), the stanzas are acknowledged, then the
+    /// notifications, the catch-up's backlog and the room manager hear of it.
+    func settle(_ context: AfterCommit, _ result: IngestPipeline.Outcome) {
+        if case .stored(let outcomes, let downloads) = result {
+            if !downloads.isEmpty { self.downloads?.enqueue(downloads) }
+            for case .refused(let why) in outcomes { log.warning("ignored: \(LogText.quote(why))") }
+        }
+        switch context {
+        case .stanza(let acknowledgement, let notes, let events, let ratchet):
             omemo?.archiveSettled(result, ratchet: ratchet, client: client)
             switch result {
-            case .stored(let outcomes):
+            case .stored(let outcomes, _):
                 client.acknowledge(acknowledgement)
-                for case .refused(let why) in outcomes { logger.warning("ignored: \(LogText.quote(why))") }
-                guard !roomGone else {
-                    // Roost left the room while its archive was read: nothing stored, the mark stays.
-                    commits.settle(queryID, .abandoned)
-                    return
-                }
-                var late: [IncomingMessage] = []
-                var inserted = 0
-                for (index, (event, outcome)) in zip(events, outcomes).enumerated() {
-                    guard case .inserted = outcome, case .message(let record) = event else { continue }
-                    inserted += 1
-                    if let message = translator.incoming(record, mentionsUser: mentions.contains(index)) { late.append(message) }
-                }
-                // The account's catch-up summarises the backlog; a room's catch-up its own messages, once.
-                if !isRoom { backlog.add(late) }
-                let newInvitations = invitations.filter { outcomes.indices.contains($0.eventIndex) && outcomes[$0.eventIndex] == .stored }
-                if !newInvitations.isEmpty {
-                    let notes = newInvitations.map { RoutingNote.room($0.note) }
-                    for event in translator.events(for: notes, events: events, outcomes: outcomes).post { notifications.post(event) }
-                    Task { await rooms.noted(newInvitations.map(\.note)) }
-                }
-                commits.settle(queryID, .committed(inserted: inserted, newest: newest, late: isRoom ? late : []))
+                guard !notes.isEmpty else { return }
+                let (post, late) = translator.events(for: notes, events: events, outcomes: outcomes)
+                for event in post { notifications.post(event) }
+                backlog.add(late)
             case .refused:
+                // Deliberately not stored (logged by the writer): settled, so acknowledged.
                 client.acknowledge(acknowledgement)
-                commits.settle(queryID, .committed(inserted: 0, newest: nil, late: []))
             case .abandoned:
-                commits.settle(queryID, .abandoned)
+                // Not acknowledged: the server keeps it (SM) or its archive has it; it comes back later.
+                break
+            }
+        case .page(let page):
+            omemo?.archiveSettled(result, ratchet: page.ratchet, client: client)
+            settle(page, result)
+        case .settled(let done):
+            if case .stored = result { done.fulfil(true) } else { done.fulfil(false) }
+        }
+    }
+
+    private func settle(_ page: PageSettlement, _ result: IngestPipeline.Outcome) {
+        switch result {
+        case .stored(let outcomes, _):
+            client.acknowledge(page.acknowledgement)
+            guard !page.roomGone else {
+                // Roost left the room while its archive was read: nothing stored, the mark stays.
+                pageCommits.settle(page.queryID, .abandoned)
+                return
+            }
+            var late: [IncomingMessage] = []
+            var inserted = 0
+            for (index, (event, outcome)) in zip(page.events, outcomes).enumerated() {
+                guard case .inserted = outcome, case .message(let record) = event else { continue }
+                inserted += 1
+                if let message = translator.incoming(record, mentionsUser: page.mentions.contains(index)) { late.append(message) }
+            }
+            // The account's catch-up summarises the backlog; a room's catch-up its own messages, once.
+            if !page.isRoom { backlog.add(late) }
+            let newInvitations = page.invitations.filter { outcomes.indices.contains($0.eventIndex) && outcomes[$0.eventIndex] == .stored }
+            if !newInvitations.isEmpty {
+                let notes = newInvitations.map { RoutingNote.room($0.note) }
+                for event in translator.events(for: notes, events: page.events, outcomes: outcomes).post { notifications.post(event) }
+                let rooms = self.rooms
+                Task { await rooms.noted(newInvitations.map(\.note)) }
+            }
+            pageCommits.settle(page.queryID, .committed(inserted: inserted, newest: page.newest, late: page.isRoom ? late : []))
+        case .refused:
+            client.acknowledge(page.acknowledgement)
+            pageCommits.settle(page.queryID, .committed(inserted: 0, newest: nil, late: []))
+        case .abandoned:
+            pageCommits.settle(page.queryID, .abandoned)
+        }
+    }
+
+    /// Waits until everything this session submitted before the call is committed and settled (acknowledged,
+    /// ratchets saved); false when the archive could not take it (within `limit`, when given).
+    func settleCommits(within limit: Duration? = nil) async -> Bool {
+        let done = OneShot<Bool>()
+        let timer = limit.map { limit in
+            Task {
+                try? await Task.sleep(for: limit)
+                done.fulfil(false)
             }
         }
+        defer { timer?.cancel() }
+        await pipeline.submit([], to: commits, context: .settled(done))
+        return await done.value
     }
 
     func progress(_ acknowledgement: Acknowledgement) -> IngestPipeline.StreamProgress? {
@@ -492,7 +554,7 @@ actor AccountSession {
     /// and the nickname for display, cached under the data dir and in the archive.
     func refreshVCard(of contact: String) async {
         guard !stopping, client.isConnected else { return }
-        let context = ActionContext(client: client, account: jid, archive: ActionArchive(pipeline: pipeline),
+        let context = ActionContext(client: client, account: jid, archive: ActionArchive(pipeline: pipeline, downloads: downloads),
                                     dataDirectory: dataDirectory, priority: account.priority)
         do {
             let info = try await VCardFetchAction(jid: contact).perform(in: context)
@@ -536,12 +598,18 @@ actor AccountSession {
         connectTask?.cancel()
         pollTask?.cancel()
         setupTask?.cancel()
-        let committed = await pipeline.flush(within: .seconds(10))
+        let committed = await settleCommits(within: .seconds(10))
         await client.disconnect()
         eventTask?.cancel()
+        // Routing has ended once the event task has: nothing more is submitted with `commits`. What it submitted
+        // last is settled, then the mailbox's reader ends. (When the archive cannot be written, what is answered
+        // later is lost as a crash would lose it: not acknowledged, its ratchet state not saved; see `KeyStore`.)
+        await eventTask?.value
         if committed {
             await pipeline.submit([.syncState(SyncStateRecord(account: jid.description, clearStreamManagement: true))])
+            _ = await settleCommits(within: .seconds(10))
         }
+        commits.close()
         setState(.stopped)
     }
 

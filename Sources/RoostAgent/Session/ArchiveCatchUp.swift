@@ -83,7 +83,8 @@ struct ArchiveCatchUp {
     }
 }
 
-/// What the catch-up waits for: each page's commit, reported by its pipeline completion (the writer thread).
+/// What the catch-up waits for: each page's commit, settled by the session when the archive writer's message
+/// about the page arrives.
 /// It also knows which archive each open query reads (the account's, or a room's), so a page is checked
 /// against the archive it was asked of.
 final class PageCommits: Sendable {

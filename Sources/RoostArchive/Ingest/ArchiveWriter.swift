@@ -20,8 +20,6 @@ public final class ArchiveWriter: Sendable {
     /// Internal so the writer's extensions in other files (attachments) use the same connection and lock.
     let ingestor: Mutex<Ingestor>
     public let path: String
-    /// Told the ids of attachment rows waiting for a download after each commit that added some.
-    private let attachmentObserver = Mutex<(@Sendable ([Int64]) -> Void)?>(nil)
 
     /// Opens (creating with mode 0600, folders 0700) and migrates the archive at `path`.
     public init(path: String, durability: Durability = .full) throws(ArchiveError) {
@@ -51,12 +49,31 @@ public final class ArchiveWriter: Sendable {
     /// Stores a batch in ONE transaction and returns one outcome per event, in order. Duplicates are reported
     /// as `.duplicate`, never as errors. On error nothing of the batch is stored (the caller must not ack).
     public func commit(_ batch: [ArchiveEvent]) throws(ArchiveError) -> [InsertOutcome] {
+        try commitReportingDownloads(batch).outcomes
+    }
+
+    /// What one commit stored: an outcome per event, and the attachment rows it added that wait for a download.
+    public struct Committed: Sendable {
+        public var outcomes: [InsertOutcome]
+        /// The new rows waiting for a download, each with the index of the event that added it.
+        public var newDownloads: [(event: Int, attachment: Int64)]
+
+        public init(outcomes: [InsertOutcome] = [], newDownloads: [(event: Int, attachment: Int64)] = []) {
+            self.outcomes = outcomes
+            self.newDownloads = newDownloads
+        }
+    }
+
+    /// `commit`, also saying which attachment rows the batch added that wait for a download: whoever submitted
+    /// the event hands them to the download worker once the commit is known, so files are fetched only once their
+    /// message is on disk, and never on the committing thread.
+    public func commitReportingDownloads(_ batch: [ArchiveEvent]) throws(ArchiveError) -> Committed {
         if let problem = batch.lazy.compactMap(Self.problem(with:)).first {
             throw .invalidRecord(problem)
         }
-        let (outcomes, attachments) = try ingestor.withLock { ingestor throws(ArchiveError) -> ([InsertOutcome], [Int64]) in
+        return try ingestor.withLock { ingestor throws(ArchiveError) -> Committed in
             do throws(SQLiteError) {
-                let outcomes = try ingestor.database.write { () throws(SQLiteError) -> [InsertOutcome] in
+                let committed = try ingestor.database.write { () throws(SQLiteError) -> Committed in
                     // Text changes go to the index with the batch's new rows at its end (`SchemaV14`).
                     ingestor.database.defersFullTextUpdates = true
                     defer { ingestor.database.defersFullTextUpdates = false }
@@ -65,17 +82,18 @@ public final class ArchiveWriter: Sendable {
                         try DeferredIndexes.create(ingestor.database)
                         ingestor.bulkKeys = nil
                     }
-                    var outcomes: [InsertOutcome] = []
-                    outcomes.reserveCapacity(batch.count)
-                    for event in batch {
-                        outcomes.append(try ingestor.apply(event))
+                    var committed = Committed()
+                    committed.outcomes.reserveCapacity(batch.count)
+                    for (index, event) in batch.enumerated() {
+                        committed.outcomes.append(try ingestor.apply(event))
+                        for id in ingestor.newPendingAttachments { committed.newDownloads.append((index, id)) }
+                        ingestor.newPendingAttachments.removeAll(keepingCapacity: true)
                     }
                     try ingestor.flushIndex()
-                    return outcomes
+                    return committed
                 }
                 Self.boundWriteAheadLog(ingestor.database, limit: ingestor.bulkLoading ? Self.bulkWALLimit : Self.walLimit)
-                defer { ingestor.newPendingAttachments.removeAll(keepingCapacity: true) }
-                return (outcomes, ingestor.newPendingAttachments)
+                return committed
             } catch {
                 ingestor.discardCaches()
                 // The bulk keys may name rows the rollback removed: back to the indexes.
@@ -83,8 +101,6 @@ public final class ArchiveWriter: Sendable {
                 throw .sqlite(error)
             }
         }
-        if !attachments.isEmpty, let observer = attachmentObserver.withLock({ $0 }) { observer(attachments) }
-        return outcomes
     }
 
     /// The write-ahead log grows past SQLite's automatic checkpoints while readers keep snapshots open (a busy
@@ -104,13 +120,6 @@ public final class ArchiveWriter: Sendable {
         var info = stat()
         guard stat(database.path + "-wal", &info) == 0, Int64(info.st_size) > limit else { return }
         try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    }
-
-    /// `observer` hears, after every commit that stored attachments waiting for a download, their row ids
-    /// (on the committing thread: it must not block). The agent's download worker listens here, so files are
-    /// fetched only once their message is on disk, and never on the ingest path.
-    public func observeNewAttachments(_ observer: @escaping @Sendable ([Int64]) -> Void) {
-        attachmentObserver.withLock { $0 = observer }
     }
 
     /// For the live agent's small group commits (not for bulk loads):

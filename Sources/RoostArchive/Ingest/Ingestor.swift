@@ -38,7 +38,7 @@ final class Ingestor {
     /// Whether the archive may hold reactions or retractions waiting for their message, asked once per batch
     /// (`pendingAnnotationsMayExist`).
     var pendingAnnotationsExist: Bool?
-    /// Attachment rows of this batch that wait for the download worker, handed to it after the commit.
+    /// Attachment rows the event being applied added that wait for the download worker (`ArchiveWriter.Committed`).
     var newPendingAttachments: [Int64] = []
     /// During a bulk load (`DeferredIndexes`), the keys of the rows written, in place of the dropped indexes.
     var bulkKeys: BulkKeys?

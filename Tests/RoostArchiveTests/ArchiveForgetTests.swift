@@ -56,8 +56,10 @@ import Testing
 
         let ids = try archive.reader().messageIDs(matching: "with:\(Fixture.peer)")
         #expect(ids.count == 2)
-        let result = try writer.forget(ids: ids)
-        #expect(result.messages == 2 && result.versions == 1 && result.reactions == 1 && result.attachments == 2, "\(result)")
+        // And carol's first message: her conversation's counters then start at her second.
+        let carolsFirst = try archive.reader().messageIDs(matching: "chatter with:\(Self.other)")[0]
+        let result = try writer.forget(ids: ids + [carolsFirst])
+        #expect(result.messages == 3 && result.versions == 1 && result.reactions == 1 && result.attachments == 2, "\(result)")
         #expect(result.files == 1 && result.logTruncated, "\(result)")
         #expect(!FileManager.default.fileExists(atPath: own.path), "the file only the forgotten message referred to is deleted")
         #expect(FileManager.default.fileExists(atPath: shared.path), "a file another message refers to stays")
@@ -67,14 +69,18 @@ import Testing
         let reader = try archive.reader()
         #expect(try reader.search(query: "qxvjunbreakable").isEmpty)
         #expect(try reader.search(query: "with:\(Fixture.peer)").isEmpty)
-        #expect(try reader.search(query: "chatter", limit: 100).count == 20, "the other messages stay searchable")
+        #expect(try reader.search(query: "chatter", limit: 100).count == 19, "the other messages stay searchable")
         #expect(try reader.search(query: "keepsake").first?.attachments.first?.sha256 == shared.sha256)
         let stats = try reader.stats()
         #expect(!stats.conversations.contains { $0.conversation == Fixture.peer }, "the counters follow")
-        #expect(stats.conversations.first { $0.conversation == Self.other }?.messages == 21)
+        let carol = stats.conversations.first { $0.conversation == Self.other }
+        #expect(carol?.messages == 20 && carol?.incoming == 20 && carol?.firstTimestamp == Fixture.baseTime + 101, "\(String(describing: carol))")
+        #expect(carol?.lastTimestamp == Fixture.baseTime + 4_000)
         let database = try Database(path: archive.path, mode: .readOnly)
         #expect(try database.prepare("SELECT count(*) FROM message_revisions").scalarInt() == 0)
         #expect(try database.prepare("SELECT count(*) FROM reactions").scalarInt() == 0)
+        #expect(try database.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'messages_count_delete'").scalarInt() == 1,
+                "the counters' trigger is back")
         var integrity = ""
         try database.prepare("PRAGMA integrity_check").forEachRow { row in
             integrity = row.text(0)

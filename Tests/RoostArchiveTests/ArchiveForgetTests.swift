@@ -1,22 +1,12 @@
 import Foundation
 import Testing
 @testable import RoostArchive
+import RoostTestSupport
 
 /// `ArchiveWriter.forget` (issue 34, 3): the text leaves the archive's files, not only its answers, and a forgotten
 /// message does not come back by any of its ids.
 @Suite struct ArchiveForgetTests {
     static let other = "carol@example.net"
-
-    /// The archive's bytes and its write-ahead log's, to look for words in.
-    static func fileBytes(_ archive: TemporaryArchive) -> Data {
-        var bytes = Data()
-        for suffix in ["", "-wal"] {
-            if let data = FileManager.default.contents(atPath: archive.path + suffix) { bytes.append(data) }
-        }
-        return bytes
-    }
-
-    static func contains(_ bytes: Data, _ word: String) -> Bool { bytes.range(of: Data(word.utf8)) != nil }
 
     /// Words that only the forgotten messages hold; none shares its first letters with another word of the archive,
     /// so the full-text index stores each whole (its terms are prefix-compressed against their neighbours).
@@ -51,8 +41,7 @@ import Testing
                                             attachments: [attachment(shared, "shared.txt")])
         _ = try writer.commit([.message(kept), .message(alsoForgotten)])
         try writer.checkpoint()
-        let before = Self.fileBytes(archive)
-        for word in Self.secrets { #expect(Self.contains(before, word), "the fixture stores \(word)") }
+        for word in Self.secrets { #expect(ArchiveFiles.contain(word, archive: archive.path), "the fixture stores \(word)") }
 
         let ids = try archive.reader().messageIDs(matching: "with:\(Fixture.peer)")
         #expect(ids.count == 2)
@@ -64,8 +53,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: own.path), "the file only the forgotten message referred to is deleted")
         #expect(FileManager.default.fileExists(atPath: shared.path), "a file another message refers to stays")
 
-        let after = Self.fileBytes(archive)
-        for word in Self.secrets { #expect(!Self.contains(after, word), "\(word) is still in the archive's bytes") }
+        for word in Self.secrets { #expect(!ArchiveFiles.contain(word, archive: archive.path), "\(word) is still in the archive's bytes") }
         let reader = try archive.reader()
         #expect(try reader.search(query: "qxvjunbreakable").isEmpty)
         #expect(try reader.search(query: "with:\(Fixture.peer)").isEmpty)
@@ -81,12 +69,7 @@ import Testing
         #expect(try database.prepare("SELECT count(*) FROM reactions").scalarInt() == 0)
         #expect(try database.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'messages_count_delete'").scalarInt() == 1,
                 "the counters' trigger is back")
-        var integrity = ""
-        try database.prepare("PRAGMA integrity_check").forEachRow { row in
-            integrity = row.text(0)
-            return false
-        }
-        #expect(integrity == "ok")
+        #expect(try database.prepare("PRAGMA integrity_check").forEachText() == "ok")
     }
 
     @Test func aForgottenMessageDoesNotComeBackByAnyOfItsIds() throws {

@@ -9,15 +9,6 @@ import RoostXMPP
 /// while the agent floods in loses none of what it commits meanwhile.
 @Suite("End to end: roost forget", .serialized, .enabled(if: PrivateServer.isAvailable))
 struct ForgetEndToEndTests {
-    /// The archive's bytes and its write-ahead log's.
-    static func archiveBytes(_ rig: ZeroLossRig) -> Data {
-        var bytes = Data()
-        for suffix in ["", "-wal"] {
-            if let data = FileManager.default.contents(atPath: rig.archive + suffix) { bytes.append(data) }
-        }
-        return bytes
-    }
-
     static func forget(_ rig: ZeroLossRig, _ arguments: [String]) async throws -> RoostBinary.Result {
         try await offPool { try RoostBinary.run(["forget", "--config", rig.config] + arguments, timeout: 120) }
     }
@@ -38,7 +29,7 @@ struct ForgetEndToEndTests {
         try await waitUntil("bob's and carol's messages archived", timeout: .seconds(60)) { try bobs() == 30 && carols() == 1 }
         await carol.stop()
         _ = await roost.stop()
-        #expect(Self.archiveBytes(rig).range(of: Data(secret.utf8)) != nil, "the fixture stores the word")
+        #expect(ArchiveFiles.contain(secret, archive: rig.archive), "the fixture stores the word")
 
         // No terminal and no --yes: refused, nothing changed.
         let unconfirmed = try await Self.forget(rig, ["with:\(rig.bob)"])
@@ -55,7 +46,7 @@ struct ForgetEndToEndTests {
         #expect(forgot.jsonLines.first?["messages"] as? Int == 30 && forgot.jsonLines.first?["log_truncated"] as? Bool == true,
                 "\(forgot.stdout)")
         #expect(try bobs() == 0)
-        #expect(Self.archiveBytes(rig).range(of: Data(secret.utf8)) == nil, "the forgotten word is still in the archive's files")
+        #expect(!ArchiveFiles.contain(secret, archive: rig.archive), "the forgotten word is still in the archive's files")
 
         // The agent again: its catch-up starts from the mark, before bob's messages, and the server's archive still
         // holds them; the tombstones refuse them.

@@ -101,6 +101,9 @@ import RoostTestSupport
             #expect(try writer.commit([.message(again)]) == [.duplicate(existingId: nil)], "\(again.stanzaId ?? again.originId ?? "")")
         }
         #expect(try archive.reader().search(query: "forget").isEmpty)
+        // `roost verify` counts them as held (forgotten on purpose), not as missing to repair.
+        let held = try archive.reader().storedTrustedStanzaIDs(account: Fixture.account, among: ["s1", "s2", "s7"], revisions: false)
+        #expect(held == ["s1", "s2"])
         // What is new is archived: the same words from the same contact, and another account's message with the same ids.
         let next = Fixture.message("forget me", at: 9_000, stanzaId: "s9", originId: "o9", messageId: "m9")
         if case .inserted = try writer.commit([.message(next)])[0] {} else { Issue.record("a new message was refused") }

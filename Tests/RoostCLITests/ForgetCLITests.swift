@@ -44,3 +44,33 @@ import RoostTestSupport
         #expect(!ArchiveFiles.contain("see you at 5", archive: fixture.archive))
     }
 }
+
+/// `[retention]` seen from the command line (issue 34, 4): `roost stats` says what the agent's next run removes, and
+/// `roost config` refuses what the agent would.
+@Suite struct RetentionCLITests {
+    @Test func statsShowsWhatTheNextRunRemoves() throws {
+        let fixture = try EverydayFixture(defaultAccount: "me@example.org")
+        try "[retention]\nkeep = 30d\ncontact.alice@example.org = forever\ncontact.bob@example.org = 2y\n".appendLine(to: fixture.config)
+        // The fixture's January messages are older than 30 days, yesterday's are not; Alice's are kept for ever, Bob's two years.
+        let old = Int(try fixture.roost(["count", "--account", "me@example.org", "before:30d"]).stdout.prefix { $0.isNumber }) ?? -1
+        let alices = Int(try fixture.roost(["count", "--account", "me@example.org", "with:alice before:30d"]).stdout.prefix { $0.isNumber }) ?? -1
+        let bobs = Int(try fixture.roost(["count", "--account", "me@example.org", "with:bob before:30d"]).stdout.prefix { $0.isNumber }) ?? -1
+        #expect(old > alices + bobs && alices > 0 && bobs > 0, "\(old) \(alices) \(bobs)")
+        let stats = try fixture.roost(["stats", "--json"]).jsonLines.filter { $0["kind"] as? String == "retention" }
+        #expect(stats.map { $0["rule"] as? String } == ["contact.bob@example.org = 2y", "keep = 30d"], "\(stats)")
+        #expect(stats.first?["messages"] as? Int == 0, "nothing of Bob's is two years old")
+        #expect(stats.last?["messages"] as? Int == old - alices - bobs, "\(stats)")
+        let human = try fixture.roost(["stats"]).stdout
+        #expect(human.contains("retention (keep = 30d): next run removes \(old - alices - bobs) message"), "\(human)")
+    }
+
+    @Test func configRefusesWhatTheAgentWould() throws {
+        let fixture = try EverydayFixture(defaultAccount: "me@example.org")
+        try "[retention]\nkeep = soon\ncontact.bob = 1y\nkeeps = 1d\n".appendLine(to: fixture.config)
+        let check = try fixture.roost(["config"])
+        #expect(check.status == 78, "\(check.stdout)\(check.stderr)")
+        for says in ["expected forever or an age", "expected contact.JID", "unknown key"] {
+            #expect(check.stderr.contains(says), "\(check.stderr)")
+        }
+    }
+}

@@ -92,4 +92,24 @@ struct ForgetEndToEndTests {
         #expect(try stored(old) == 0, "forgotten messages came back; log:\n\(log.suffix(3000))")
         #expect(!log.contains("archive: a record was refused"), "\(log.suffix(3000))")
     }
+
+    /// `[retention] keep = 30d`: at its start the agent forgets what is older (imported messages of 2023), logs how
+    /// many, and keeps what it archives live.
+    @Test func retentionAppliesAtStart() async throws {
+        let rig = try await ZeroLossRig.make(general: "[retention]\nkeep = 30d\n")
+        let file = rig.dir.path + "/old.jsonl"
+        try ImportFile.write(file, account: rig.alice.description, count: 20, prefix: "old")
+        let imported = try RoostBinary.run(["import", "--config", rig.config, file])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let stats = try RoostBinary.run(["stats", "--config", rig.config])
+        #expect(stats.stdout.contains("retention (keep = 30d): next run removes 20 messages in 20 conversations"), "\(stats.stdout)")
+        let roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
+        try await roost.start(waitingFor: "retention (keep = 30d): forgot 20 messages in 20 conversations")
+        try await PeerFlood(rig, to: rig.roostJID, count: 5, prefix: "fresh").finish()
+        func stored(_ prefix: String) throws -> Int { try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") }
+        try await waitUntil("today's messages archived", timeout: .seconds(60)) { try stored("fresh") == 5 }
+        _ = await roost.stop()
+        #expect(try stored("old") == 0)
+        #expect(try stored("fresh") == 5)
+    }
 }

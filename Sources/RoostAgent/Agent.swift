@@ -146,6 +146,8 @@ public final class Agent: Sendable {
         log.debug(monitor == nil ? "no netlink: reconnects rely on backoff alone" : "watching the network for changes (netlink)")
         let activity = reportActivity()
         defer { activity.cancel() }
+        let retention = Retention.start(config.retention, archive: config.archivePath, writer: writer, log: log)
+        defer { retention?.cancel() }
         var stallWatch: Task<Void, Never>?
         var ending = Ending.stopped(signal: 0)
         var announcedRunning = false

@@ -142,8 +142,31 @@ struct ConfigLoadingTests {
         for key in keys {
             #expect(text.contains("\n\(key) =") || text.contains("\n#\(key) ="), "example does not document \(key)")
         }
-        for group in ["[general]", "[archive]", "[account ", "[notify]", "[sink "] {
+        for group in ["[general]", "[archive]", "[account ", "[notify]", "[sink ", "[retention]"] {
             #expect(text.contains(group))
         }
+    }
+}
+
+/// `[retention]` (issue 34, 4): its rules, the per-conversation ages kept apart from the default.
+@Suite struct RetentionConfigTests {
+    @Test func rulesKeepEachConversationToItsOwnAge() throws {
+        let config = try ConfigSandbox().load("""
+            [retention]
+            keep = 90d
+            contact.Bob@Example.org = 1Y
+            contact.lounge@conference.example.org = forever
+
+            [account alice@example.org]
+            password = x
+            """).retention
+        let forever: String? = nil
+        #expect(config.keep == "90d" && config.overrides == ["bob@example.org": "1y", "lounge@conference.example.org": forever])
+        #expect(config.rules.map(\.text) == ["contact.bob@example.org = 1y", "keep = 90d"])
+        #expect(config.rules.last?.excluding == ["bob@example.org", "lounge@conference.example.org"])
+        let now = Date(timeIntervalSince1970: 1_780_000_000)
+        let cutoff = config.rules.last?.cutoff(now: now) ?? 0
+        #expect(cutoff == 1_780_000_000_000 - 90 * 86_400_000, "\(cutoff)")
+        #expect(!RetentionConfig().removesAnything && !RetentionConfig(overrides: ["a@b.c": forever]).removesAnything)
     }
 }

@@ -103,7 +103,8 @@ import Testing
     }
 }
 
-private extension Statement {
+extension Statement {
+    /// The first column of the first row as text (a pragma's answer), nil when there is none.
     func forEachText(_ values: [SQLValue] = []) throws(SQLiteError) -> String? {
         var text: String?
         try forEachRow(values) { row in

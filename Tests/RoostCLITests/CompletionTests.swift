@@ -220,7 +220,8 @@ struct CompletionTests {
     }
 }
 
-private extension String {
+extension String {
+    /// Appends the text to the file at `path` (a fixture's config gains a group, keeping its mode).
     func appendLine(to path: String) throws {
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }

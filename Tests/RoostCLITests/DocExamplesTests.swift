@@ -295,6 +295,7 @@ struct DocExamplesTests {
         case is RosterCommand: return first == nil && arguments.contains("--cached") ? [0, 1] : nil
         case is VerifyCommand: return arguments.contains("--files") ? [0, 1] : nil
         case is StatusCommand: return [3]
+        case let forget as ForgetCommand: return forget.dryRun ? [0, 1] : nil
         default: return nil
         }
     }

@@ -51,6 +51,7 @@ _roost_takes_value() {
         "stats --by") return 0 ;;
         "export --format"|"export -f"|"export --output"|"export -o"|"export --conversation"|"export --split"|"export --include"|"export --max-attachment-size") return 0 ;;
         "import --format"|"import -f"|"import --max-line-size"|"import --me"|"import --time-zone") return 0 ;;
+        "forget --id") return 0 ;;
         "files --state"|"files --limit"|"files -n") return 0 ;;
         "serve --port"|"serve -p"|"serve --listen"|"serve --allow-host") return 0 ;;
         "roster --name"|"roster --group"|"roster --message") return 0 ;;
@@ -109,6 +110,8 @@ _roost_positional_kind() {
             echo 'query' ;;
         import)
             echo 'file' ;;
+        forget)
+            echo 'query' ;;
         files)
             if ((index == 1)); then echo 'words:fetch query'; return; fi
             case $sub in
@@ -179,6 +182,7 @@ _roost_options() {
         verify) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --repair --files' ;;
         export) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --output -o --conversation --split --include --utc --bom --force --no-attachments --max-attachment-size' ;;
         import) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --dry-run -n --skip-invalid --max-line-size --me --time-zone' ;;
+        forget) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --id --dry-run --yes -y' ;;
         files) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --state --limit -n --retry-failed' ;;
         serve) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --port -p --open --listen --allow-remote --allow-host --utc' ;;
         status) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version' ;;
@@ -227,11 +231,11 @@ _roost() {
         return
     fi
     if [[ -z $command ]]; then
-        COMPREPLY=($(compgen -W 'run search count log show stats verify export import files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
+        COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
         return
     fi
     if [[ $command == help ]]; then
-        ((index == 0)) && COMPREPLY=($(compgen -W 'run search count log show stats verify export import files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
+        ((index == 0)) && COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
         return
     fi
     _roost_complete_kind "$(_roost_positional_kind "$command" "$first" $((index + 1)))" "$cur"

@@ -58,6 +58,8 @@ struct ConfigLoader {
         assembly.problems += NotifyConfig.parse(notify: assembly.notify, sinks: assembly.sinks).1.map {
             locations.problem(group: $0.group, key: $0.key, message: $0.message)
         }
+        let (retention, retentionProblems) = RetentionConfig.parse(assembly.retention)
+        assembly.problems += retentionProblems.map { locations.problem(group: "retention", key: $0.key, message: $0.message) }
         if !assembly.problems.isEmpty {
             throw .invalid(path: path, problems: assembly.problems.sorted { ($0.line ?? 0) < ($1.line ?? 0) })
         }
@@ -71,6 +73,7 @@ struct ConfigLoader {
             sourcePath: path,
             locations: locations
         )
+        config.retention = retention
         if let v = assembly.settings.keepaliveSeconds { config.keepaliveSeconds = v }
         if let v = assembly.settings.reconnectMaxSeconds { config.reconnectMaxSeconds = v }
         if let v = assembly.settings.archivePollSeconds { config.archivePollSeconds = v }
@@ -96,6 +99,7 @@ extension ConfigLoader {
         var files = FilesSettings()
         var accounts: [AccountConfig] = []
         var notify: [String: String] = [:]
+        var retention: [String: String] = [:]
         var serve = ServeConfig()
         var sinks: [String: [String: String]] = [:]
         /// `[room JID]` groups, attached to their account once every group is read.
@@ -126,6 +130,8 @@ extension ConfigLoader {
                 problems += apply(values, group: group, table: ConfigKeys.files, to: &files)
             case .notify:
                 notify = values
+            case .retention:
+                retention = values
             case .serve:
                 problems += apply(values, group: group, table: ConfigKeys.serve, to: &serve)
             case let .sink(name):

@@ -38,6 +38,9 @@ final class Ingestor {
     /// Whether the archive may hold reactions or retractions waiting for their message, asked once per batch
     /// (`pendingAnnotationsMayExist`).
     var pendingAnnotationsExist: Bool?
+    /// Whether the archive holds tombstones of forgotten messages (`SchemaV17`), asked once per batch (`roost forget`
+    /// may run beside the agent): a new message is looked up among them only when there are some.
+    var forgottenExist: Bool?
     /// Attachment rows the event being applied added that wait for the download worker (`ArchiveWriter.Committed`).
     var newPendingAttachments: [Int64] = []
     /// During a bulk load (`DeferredIndexes`), the keys of the rows written, in place of the dropped indexes.
@@ -60,6 +63,7 @@ final class Ingestor {
         pendingIndex.removeAll()
         importedRowsExist = nil
         pendingAnnotationsExist = nil
+        forgottenExist = nil
         newPendingAttachments.removeAll()
     }
 
@@ -75,6 +79,7 @@ final class Ingestor {
     func flushIndex() throws(SQLiteError) {
         importedRowsExist = nil
         pendingAnnotationsExist = nil
+        forgottenExist = nil
         // Each changed row: the text the index holds, and the row's text now.
         var changed: [Int64: (indexed: PendingIndexEntry, now: PendingIndexEntry)] = [:]
         var noted = false
@@ -174,6 +179,8 @@ final class Ingestor {
             return .duplicate(existingId: duplicate)
         }
         if record.source == .import, let earlier = importMatchedKeys[key] { return .duplicate(existingId: earlier) }
+        // Forgotten (`roost forget`): a copy from the server's archive, a resend or a carbon does not bring it back.
+        if try isForgotten(record, account: account, key: key) { return .duplicate(existingId: nil) }
         if let replaces = record.replaces, let target = try correctionTarget(of: record, replaces: replaces, account: account) {
             return try applyCorrection(record, to: target, key: key)
         }

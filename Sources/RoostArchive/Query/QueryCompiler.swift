@@ -186,7 +186,7 @@ struct QueryCompiler {
         return "m.id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)"
     }
 
-    private static func likePattern(_ text: String) -> String {
+    static func likePattern(_ text: String) -> String {
         // By Unicode scalar, like `quoted`: a wildcard followed by a combining mark is still a wildcard.
         var escaped = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {

@@ -18,6 +18,7 @@ enum Migrator {
         Migration(version: 14, name: "full-text updates indexed at the end of each batch", sql: SchemaV14.sql),
         Migration(version: 15, name: "the name a room gives itself", sql: SchemaV15.sql),
         Migration(version: 16, name: "outbox of messages sent while offline", sql: SchemaV16.sql),
+        Migration(version: 17, name: "tombstones of forgotten messages", sql: SchemaV17.sql),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -1,7 +1,8 @@
 /// What `roost verify` compares with the server's archive: an account's trusted stanza-ids, and rows that
 /// break the deduplication rules of `SchemaV1`.
 extension ArchiveReader {
-    /// Of `ids` (the server archive ids of one page), those the archive holds as the account's trusted stanza-ids.
+    /// Of `ids` (the server archive ids of one page), those the archive holds as the account's trusted stanza-ids,
+    /// or holds a tombstone of (`SchemaV17`: forgotten on purpose, so neither missing nor to repair).
     /// Messages are looked up through the unique `messages_trusted_stanza_id` index, so a page costs one indexed
     /// query whatever the archive's size; `revisions` also searches corrections kept as revisions, which have no
     /// index on the id (a scan of `message_revisions`): for the final check of the few ids still missing.
@@ -15,6 +16,9 @@ extension ArchiveReader {
             var sql = """
                 SELECT m.stanza_id FROM messages m JOIN accounts a ON a.id = m.account_id
                 WHERE a.jid = ?1 AND m.stanza_id_trusted = 1 AND m.stanza_id_by = a.jid AND m.stanza_id IN (\(list))
+                UNION
+                SELECT substr(f.key, length(lower(?1)) + 4) FROM forgotten_messages f JOIN accounts a ON a.id = f.account_id
+                WHERE a.jid = ?1 AND f.key IN (\(list.split(separator: ",").map { "'s|' || lower(?1) || '|' || \($0)" }.joined(separator: ",")))
                 """
             if revisions {
                 sql += """

@@ -9,10 +9,11 @@ struct StatsCommand: Command {
     static let discussion = """
         Without a query: the archive's totals (messages, chat states, presence changes, friend requests and \
         answers, size) and, per account, every conversation and room with its messages in and out and its \
-        first and last message. With a query (the language of `roost search`, e.g. with:bob or after:2025-01), \
+        first and last message; with a [retention] config, what its next run (at the agent's start, then daily) \
+        removes, rule by rule. With a query (the language of `roost search`, e.g. with:bob or after:2025-01), \
         the matching messages counted per conversation; --by day, week, month or year splits each conversation \
         into time buckets (local time). --account (or default_account) keeps to one account. --json prints one \
-        object per line with a "kind": archive, account, conversation, room, or bucket.
+        object per line with a "kind": archive, account, conversation, room, bucket, or retention.
         """
     static let options: [OptionSpec] = [
         .value("by", placeholder: "UNIT", help: "count per day, week, month or year")
@@ -117,6 +118,22 @@ struct StatsCommand: Command {
                 }
             }
         }
+        try retention(view, context: context)
         return .ok
+    }
+
+    /// What `[retention]` removes at the agent's next run (at its start, then daily), rule by rule.
+    private func retention(_ view: ArchiveView, context: CommandContext) throws {
+        for rule in view.config.retention.rules {
+            let due: (ids: [Int64], conversations: Int)
+            do { due = try rule.selection(view.reader) } catch { throw ArchiveFailure(error: error) }
+            if context.options.json {
+                context.output.jsonLine(["kind": "retention", "rule": .string(rule.text), "messages": .int(due.ids.count),
+                                         "conversations": .int(due.conversations), "before": .string(TimeText.utc(rule.cutoff()))])
+            } else {
+                context.output.line("retention (\(rule.text)): next run removes \(Counted.noun(due.ids.count, "message")) in "
+                                    + "\(Counted.noun(due.conversations, "conversation")), older than \(TimeText.local(rule.cutoff()))")
+            }
+        }
     }
 }

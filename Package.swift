@@ -41,7 +41,7 @@ let package = Package(
         // process runner, the GLib thread, the deadline around blocking work.
         .target(name: "RoostCore", dependencies: ["CGLib", "CSystem"], swiftSettings: strict),
         .target(name: "RoostXMPP", dependencies: ["RoostCore", "COpenSSL", "CExpat", "CResolv"], swiftSettings: strict),
-        .target(name: "RoostArchive", dependencies: ["RoostCore", "CSQLite", "COpenSSL", "CZstd"], swiftSettings: strict),
+        .target(name: "RoostArchive", dependencies: ["RoostCore", "CSQLite", "COpenSSL", "CZstd", "CSystem"], swiftSettings: strict),
         // OMEMO device (libomemo-c with an OpenSSL crypto provider); keys in their own SQLite store.
         .target(name: "RoostOMEMO", dependencies: ["RoostCore", "COMEMO", "COpenSSL", "RoostArchive", "RoostXMPP"], swiftSettings: strict),
         // The one libcurl wrapper, for the notification sinks and for file transfers.

@@ -1,6 +1,6 @@
-import RoostCore
+public import RoostCore
 import Foundation
-import RoostArchive
+public import RoostArchive
 import RoostXMPP
 import RoostNotify
 import Synchronization

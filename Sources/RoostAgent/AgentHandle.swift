@@ -1,4 +1,5 @@
 public import RoostXMPP
+public import RoostArchive
 
 /// What the control socket (and anything else driving a running agent) may use.
 public protocol AgentHandle: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RoostCore
 @testable import RoostAgent
 import RoostArchive
 import RoostXMPP

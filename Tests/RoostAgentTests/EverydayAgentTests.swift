@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 import Testing
-import RoostArchive
+import RoostCore
+@testable import RoostArchive
 import RoostNotify
 @testable import RoostXMPP
 @testable import RoostAgent

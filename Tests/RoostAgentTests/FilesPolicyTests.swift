@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RoostCore
 import RoostArchive
 import RoostXMPP
 @testable import RoostAgent

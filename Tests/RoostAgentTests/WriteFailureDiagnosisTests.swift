@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import RoostTestSupport
 @testable import RoostAgent
+@testable import RoostArchive
 
 /// Issue 30, 11: when the archive is locked, the message names the process that holds the write lock — never a
 /// reader (`roost serve`, `roost search`), whose read locks on the WAL index keep no writer out.

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import RoostTestSupport
-@testable import RoostXMPP
+@testable import RoostCore
 
 /// The one queue work is handed through (connections' readers and writers, the archive pipeline): order, capacity
 /// by cost, back-pressure on threads and tasks, close and cancellation — in memory, in milliseconds.

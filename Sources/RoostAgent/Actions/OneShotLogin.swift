@@ -1,4 +1,4 @@
-import RoostCore
+public import RoostCore
 import Foundation
 import RoostArchive
 public import RoostXMPP

@@ -1,4 +1,4 @@
-import RoostCore
+public import RoostCore
 import Foundation
 public import RoostArchive
 import RoostNotify

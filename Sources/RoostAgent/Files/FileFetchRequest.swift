@@ -1,3 +1,4 @@
+public import RoostCore
 import Foundation
 import RoostArchive
 

@@ -47,3 +47,32 @@ package enum Deadline {
         }
     }
 }
+
+/// A value that arrives once, from any thread, for one task to await.
+public final class OneShot<Value: Sendable>: Sendable {
+    private let state = Mutex<(value: Value?, waiter: CheckedContinuation<Value, Never>?)>((nil, nil))
+
+    public init() {}
+
+    public func fulfil(_ value: Value) {
+        let waiter = state.withLock { s -> CheckedContinuation<Value, Never>? in
+            guard s.value == nil else { return nil }
+            s.value = value
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(returning: value)
+    }
+
+    public var value: Value {
+        get async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Value, Never>) in
+                let ready = state.withLock { s -> Value? in
+                    if s.value == nil { s.waiter = continuation }
+                    return s.value
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        }
+    }
+}

@@ -1,3 +1,5 @@
+import RoostCore
+
 /// XEP-0198 Stream Management: counting stanzas so nothing is lost across a dropped connection.
 ///
 /// Roost counts an inbound stanza as handled only after the layer above has committed it (ack after commit),

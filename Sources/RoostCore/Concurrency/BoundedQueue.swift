@@ -256,43 +256,44 @@ extension BoundedQueue: AsyncSequence {
 /// Inlinable, like `BoundedQueue`, so that both are specialised for the element type in the module that uses
 /// them: unspecialised, every call looked up the generic and tuple type metadata at run time (1.5 % of a live
 /// agent's CPU during a flood).
-@usableFromInline
-struct Ring<Element> {
+public struct Ring<Element> {
     @usableFromInline var storage: [Element?]
     @usableFromInline var head = 0
-    @usableFromInline var count = 0
+    @usableFromInline var stored = 0
 
-    @inlinable init(minimumCapacity: Int) {
+    @inlinable public var count: Int { stored }
+
+    @inlinable public init(minimumCapacity: Int) {
         storage = Array(repeating: nil, count: max(4, minimumCapacity))
     }
 
-    @inlinable var isEmpty: Bool { count == 0 }
-    @inlinable var first: Element? { isEmpty ? nil : storage[head] }
+    @inlinable public var isEmpty: Bool { count == 0 }
+    @inlinable public var first: Element? { isEmpty ? nil : storage[head] }
 
-    @inlinable mutating func append(_ element: Element) {
+    @inlinable public mutating func append(_ element: Element) {
         if count == storage.count { grow() }
         storage[(head + count) % storage.count] = element
-        count += 1
+        stored += 1
     }
 
-    @inlinable mutating func popFirst() -> Element? {
+    @inlinable public mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
         let element = storage[head]
         storage[head] = nil
         head = (head + 1) % storage.count
-        count -= 1
+        stored -= 1
         return element
     }
 
     /// Every element, oldest first, removing them.
-    @inlinable mutating func removeAll() -> [Element] {
+    @inlinable public mutating func removeAll() -> [Element] {
         var out: [Element] = []
         out.reserveCapacity(count)
         while let element = popFirst() { out.append(element) }
         return out
     }
 
-    @inlinable mutating func grow() {
+    @inlinable public mutating func grow() {
         var bigger: [Element?] = Array(repeating: nil, count: storage.count * 2)
         for i in 0..<count { bigger[i] = storage[(head + i) % storage.count] }
         storage = bigger

@@ -1,5 +1,4 @@
 import Foundation
-public import RoostCore
 import Synchronization
 
 /// Leveled logging to stderr, one line per record (control and bidirectional characters escaped), safe from

@@ -1,7 +1,5 @@
-import RoostCore
+public import RoostCore
 import Foundation
-public import RoostArchive
-import RoostXMPP
 import Synchronization
 internal import CSystem
 
@@ -417,32 +415,5 @@ public final class CommitMailbox<Context: Sendable>: Sendable {
     /// Ends `messages` for its reader once it has read what was posted; a later message is not delivered.
     public func close() {
         continuation.finish()
-    }
-}
-
-/// A value that arrives once, from any thread, for one task to await.
-final class OneShot<Value: Sendable>: Sendable {
-    private let state = Mutex<(value: Value?, waiter: CheckedContinuation<Value, Never>?)>((nil, nil))
-
-    func fulfil(_ value: Value) {
-        let waiter = state.withLock { s -> CheckedContinuation<Value, Never>? in
-            guard s.value == nil else { return nil }
-            s.value = value
-            defer { s.waiter = nil }
-            return s.waiter
-        }
-        waiter?.resume(returning: value)
-    }
-
-    var value: Value {
-        get async {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Value, Never>) in
-                let ready = state.withLock { s -> Value? in
-                    if s.value == nil { s.waiter = continuation }
-                    return s.value
-                }
-                if let ready { continuation.resume(returning: ready) }
-            }
-        }
     }
 }

@@ -1,0 +1,140 @@
+import Foundation
+import RoostAgent
+import RoostArchive
+
+/// `roost backup FILE`: one consistent backup of the archive, the OMEMO key store and the file store, taken
+/// while the agent runs; `roost backup --verify FILE` checks one without restoring it (docs/backup.md).
+struct BackupCommand: Command {
+    static let name = "backup"
+    static let summary = "back up the archive, the OMEMO keys and the stored files into one file (also while the agent runs)"
+    static let usage = "[--verify] [--no-files] [options] FILE"
+    static let discussion = """
+        Writes FILE: a tar holding a snapshot of the archive (SQLite's online backup API: one consistent state, \
+        taken while `roost run` keeps writing), a snapshot of the OMEMO key store (omemo.sqlite, which holds \
+        this device's private keys: keep the backup as private as the archive), the files of the file store \
+        (unless --no-files) and, last, manifest.json: the format version, the roost version, the numbers of \
+        messages, conversations and files, and each member's size and SHA-256. `tar tvf FILE` lists it. The \
+        backup is written to FILE.tmp-… beside FILE (with the snapshots: room for about twice the archive is \
+        needed there), synced, and renamed to FILE only once complete, so an interrupted backup never leaves a \
+        FILE that looks whole; an existing FILE is replaced only then. --verify reads FILE instead: every \
+        member against its hash, and the archive and the key store through `PRAGMA integrity_check`, without \
+        restoring anything. `roost restore FILE` restores one. \
+        Exit status: 0 written (or valid), 1 the backup could not be written (or is not a valid backup), \
+        2 invalid command line.
+        """
+    static let options: [OptionSpec] = [
+        .flag("verify", help: "check FILE (every member's hash, the databases' integrity) instead of writing it"),
+        .flag("no-files", help: "leave the file store out (the archive and the OMEMO keys only)"),
+    ]
+    static let arguments: [ArgumentKind] = [.file]
+
+    let file: String
+    let verify: Bool
+    let includeFiles: Bool
+
+    init(parsed: ParsedArguments) throws(UsageError) {
+        file = try parsed.onePositional(named: "FILE")
+        verify = parsed.flag("verify")
+        includeFiles = !parsed.flag("no-files")
+        if verify && !includeFiles { throw UsageError("--no-files is for writing a backup, not for --verify", command: parsed.command) }
+    }
+
+    func run(context: CommandContext) async throws -> ExitCode {
+        let manifest: BackupManifest
+        if verify {
+            do { manifest = try ArchiveBackup.verify(file) } catch { throw BackupFailure(error: error) }
+        } else {
+            let config = try context.loadConfig()
+            guard FileManager.default.fileExists(atPath: config.archivePath) else { throw ArchiveMissing(path: config.archivePath) }
+            context.output.info("archive: \(config.archivePath)")
+            do {
+                manifest = try ArchiveBackup.create(archivePath: config.archivePath, to: file, includeFiles: includeFiles,
+                                                    roostVersion: RoostVersion.string)
+            } catch { throw BackupFailure(error: error) }
+        }
+        if context.options.json {
+            var object = Self.json(manifest)
+            object["file"] = .string(file)
+            object["valid"] = .bool(true)
+            context.output.jsonLine(object)
+        } else {
+            let what = "\(Counted.noun(Int(manifest.messages), "message")) in \(Counted.noun(Int(manifest.conversations), "conversation")), "
+                + "\(Counted.noun(manifest.files, "file")), \(FileSize.text(manifest.members.reduce(0) { $0 + $1.size }))"
+            context.output.line(verify ? "\(file): a valid backup of \(TimeText.local(manifest.createdAt)) (roost \(manifest.roostVersion)): \(what)"
+                                       : "backed up \(what) to \(file)")
+        }
+        return .ok
+    }
+
+    /// The fields of `roost backup --json` and `roost restore --json`.
+    static func json(_ manifest: BackupManifest) -> JSONObject {
+        [
+            "format_version": .int(Int64(manifest.formatVersion)), "roost_version": .string(manifest.roostVersion),
+            "created_at": .string(TimeText.utc(manifest.createdAt)), "messages": .int(manifest.messages),
+            "conversations": .int(manifest.conversations), "files": .int(Int64(manifest.files)),
+            "omemo": .bool(manifest.members.contains { $0.name == "omemo.sqlite" }),
+            "members": .int(Int64(manifest.members.count)), "bytes": .int(manifest.members.reduce(0) { $0 + $1.size }),
+        ]
+    }
+}
+
+/// `roost restore FILE [--to PATH]`: a backup, verified, into a new archive path.
+struct RestoreCommand: Command {
+    static let name = "restore"
+    static let summary = "restore a backup into a new archive path (never over an existing archive)"
+    static let usage = "[--to PATH] [options] FILE"
+    static let discussion = """
+        Restores a backup written by `roost backup` as the archive at PATH (--to; default: the config's \
+        [archive] path), with the OMEMO key store and the stored files beside it, where roost looks for them. \
+        Refuses when an archive or a key store is already there, or while an agent runs on that archive: \
+        move the old one away first. Every member is read and checked against the manifest's SHA-256, and the \
+        archive and the key store through `PRAGMA integrity_check`, before anything is put in place; the \
+        archive is put last. Then `roost run` (with [archive] path pointing at it) resumes from the restored \
+        catch-up marks: what arrived after the backup is fetched from the server archive, as far back as the \
+        server keeps it, and nothing is stored twice. \
+        Exit status: 0 restored, 1 the backup is not valid or the target exists (nothing restored), 2 invalid \
+        command line.
+        """
+    static let options: [OptionSpec] = [
+        .value("to", placeholder: "PATH", help: "the archive to create (default: [archive] path of the config)").completing(.file),
+    ]
+    static let arguments: [ArgumentKind] = [.file]
+
+    let file: String
+    let target: String?
+
+    init(parsed: ParsedArguments) throws(UsageError) {
+        file = try parsed.onePositional(named: "FILE")
+        target = parsed.value("to")
+        if target?.isEmpty == true { throw UsageError("--to needs a path", command: parsed.command) }
+    }
+
+    func run(context: CommandContext) async throws -> ExitCode {
+        let archive = try target.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? context.loadConfig().archivePath
+        if let agent = AgentLink.agentStatus(environment: context.environment),
+           URL(fileURLWithPath: agent.archive).standardizedFileURL.path == archive {
+            throw BackupFailure(message: "an agent (pid \(agent.pid)) runs on \(archive); stop it first (`systemctl --user stop roost`)")
+        }
+        let manifest: BackupManifest
+        do { manifest = try ArchiveBackup.restore(file, to: archive) } catch { throw BackupFailure(error: error) }
+        if context.options.json {
+            var object = BackupCommand.json(manifest)
+            object["archive"] = .string(archive)
+            context.output.jsonLine(object)
+        } else {
+            context.output.line("restored \(Counted.noun(Int(manifest.messages), "message")) in \(Counted.noun(Int(manifest.conversations), "conversation")) "
+                + "and \(Counted.noun(manifest.files, "file")) (backup of \(TimeText.local(manifest.createdAt))) to \(archive)")
+            context.output.note("`roost run` with [archive] path = \(archive) fetches what came after the backup from the server archive")
+        }
+        return .ok
+    }
+}
+
+/// A backup or restore that failed: exit status 1, nothing half-written left behind.
+struct BackupFailure: CommandFailure {
+    let description: String
+    var exitCode: ExitCode { .nothingFound }
+
+    init(error: BackupError) { description = error.description }
+    init(message: String) { description = message }
+}

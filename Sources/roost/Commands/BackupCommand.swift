@@ -110,7 +110,7 @@ struct RestoreCommand: Command {
     }
 
     func run(context: CommandContext) async throws -> ExitCode {
-        let archive = try target.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? context.loadConfig().archivePath
+        let archive = URL(fileURLWithPath: try target ?? context.loadConfig().archivePath).standardizedFileURL.path
         if let agent = AgentLink.agentStatus(environment: context.environment),
            URL(fileURLWithPath: agent.archive).standardizedFileURL.path == archive {
             throw BackupFailure(message: "an agent (pid \(agent.pid)) runs on \(archive); stop it first (`systemctl --user stop roost`)")

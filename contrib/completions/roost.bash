@@ -51,6 +51,7 @@ _roost_takes_value() {
         "stats --by") return 0 ;;
         "export --format"|"export -f"|"export --output"|"export -o"|"export --conversation"|"export --split"|"export --include"|"export --max-attachment-size") return 0 ;;
         "import --format"|"import -f"|"import --max-line-size"|"import --me"|"import --time-zone") return 0 ;;
+        "restore --to") return 0 ;;
         "files --state"|"files --limit"|"files -n") return 0 ;;
         "serve --port"|"serve -p"|"serve --listen"|"serve --allow-host") return 0 ;;
         "roster --name"|"roster --group"|"roster --message") return 0 ;;
@@ -75,6 +76,7 @@ _roost_value_kind() {
         "export --conversation") echo 'contacts' ;;
         "export --split") echo 'words:none conversation month' ;;
         "import --format"|"import -f") echo 'words:auto jsonl gajim dino profanity pidgin poezio' ;;
+        "restore --to") echo 'file' ;;
         "files --state") echo 'words:stored pending too-large failed refused' ;;
         "send --file") echo 'file' ;;
         "vcard --photo") echo 'file' ;;
@@ -108,6 +110,10 @@ _roost_positional_kind() {
         export)
             echo 'query' ;;
         import)
+            echo 'file' ;;
+        backup)
+            echo 'file' ;;
+        restore)
             echo 'file' ;;
         files)
             if ((index == 1)); then echo 'words:fetch query'; return; fi
@@ -179,6 +185,8 @@ _roost_options() {
         verify) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --repair --files' ;;
         export) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --output -o --conversation --split --include --utc --bom --force --no-attachments --max-attachment-size' ;;
         import) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --dry-run -n --skip-invalid --max-line-size --me --time-zone' ;;
+        backup) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --verify --no-files' ;;
+        restore) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --to' ;;
         files) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --state --limit -n --retry-failed' ;;
         serve) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --port -p --open --listen --allow-remote --allow-host --utc' ;;
         status) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version' ;;
@@ -227,11 +235,11 @@ _roost() {
         return
     fi
     if [[ -z $command ]]; then
-        COMPREPLY=($(compgen -W 'run search count log show stats verify export import files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
+        COMPREPLY=($(compgen -W 'run search count log show stats verify export import backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
         return
     fi
     if [[ $command == help ]]; then
-        ((index == 0)) && COMPREPLY=($(compgen -W 'run search count log show stats verify export import files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
+        ((index == 0)) && COMPREPLY=($(compgen -W 'run search count log show stats verify export import backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
         return
     fi
     _roost_complete_kind "$(_roost_positional_kind "$command" "$first" $((index + 1)))" "$cur"

@@ -191,7 +191,7 @@ public enum ArchiveBackup {
             defer { if output >= 0 { close(output) } }
             try reader.readMember(size: size) { (bytes) throws(BackupError) in
                 bytes.withUnsafeBytes { digest.update($0) }
-                if output >= 0 { try writeAll(output, bytes, path: folder + "/" + name) }
+                if output >= 0 { try BackupTar.writeAll(output, bytes, path: folder + "/" + name) }
             }
             // Synced for a restore (the files are put in place next); a verify's scratch copies are thrown away.
             if output >= 0, extractFiles, fsync(output) != 0 { throw .io(path: folder + "/" + name, operation: "fsync", errno: errno) }
@@ -325,18 +325,6 @@ public enum ArchiveBackup {
         let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .io(path: path, operation: "create", errno: errno) }
         return fd
-    }
-
-    private static func writeAll(_ fd: Int32, _ bytes: ArraySlice<UInt8>, path: String) throws(BackupError) {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .io(path: path, operation: "write", errno: errno)
-            }
-            offset += n
-        }
     }
 
     /// Moves a verified file into place without ever replacing one: link (which fails when the target

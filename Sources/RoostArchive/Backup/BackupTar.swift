@@ -55,6 +55,19 @@ enum BackupTar {
         return rest == 0 ? 0 : block - rest
     }
 
+    /// Writes all of `bytes` to `fd`.
+    static func writeAll(_ fd: Int32, _ bytes: ArraySlice<UInt8>, path: String) throws(BackupError) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .io(path: path, operation: "write", errno: errno)
+            }
+            offset += n
+        }
+    }
+
     /// What a header says, once its checksum and fields are checked.
     struct Header {
         let name: String
@@ -190,15 +203,7 @@ final class BackupTarWriter {
     }
 
     private func flush() throws(BackupError) {
-        var offset = 0
-        while offset < buffer.count {
-            let n = buffer.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .io(path: path, operation: "write", errno: errno)
-            }
-            offset += n
-        }
+        try BackupTar.writeAll(fd, buffer[...], path: path)
         bytesWritten += Int64(buffer.count)
         buffer.removeAll(keepingCapacity: true)
     }

@@ -173,6 +173,58 @@ struct ArchiveBackupTests {
         #expect(try BackupTar.parse(header)?.size == 1234)
     }
 
+    /// --encrypt: nothing readable in the file, the passphrase needed, and each chunk authenticated with its
+    /// place — cut at a chunk boundary, a chunk dropped or swapped, one byte changed: refused.
+    @Test func encryptedBackupsNeedTheirPassphraseAndDetectTruncationAndReordering() throws {
+        let (archive, _) = try filledArchive()
+        // 2.5 MiB more in the file store: three chunks.
+        var generator = SystemRandomNumberGenerator()
+        _ = try FileStore(archivePath: archive.path).put(Data((0..<2_600_000).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+        let file = archive.folder + "/secret.backup"
+        _ = try ArchiveBackup.create(archivePath: archive.path, to: file, includeFiles: true, roostVersion: "test", passphrase: "correct horse")
+        let whole = try Data(contentsOf: URL(fileURLWithPath: file))
+        #expect(ArchiveBackup.isEncrypted(file))
+        #expect(whole.range(of: Data("manifest.json".utf8)) == nil && whole.range(of: Data("backup message".utf8)) == nil, "nothing in clear")
+        #expect(try ArchiveBackup.verify(file, passphrase: { "correct horse" }).messages == 30)
+        #expect { try ArchiveBackup.verify(file) } throws: { error in
+            if case BackupError.passphraseNeeded = error { true } else { false }
+        }
+        #expect { try ArchiveBackup.verify(file, passphrase: { "wrong horse" }) } throws: { error in
+            if case BackupError.wrongPassphrase = error { true } else { false }
+        }
+        let restored = archive.folder + "/restored/archive.sqlite"
+        _ = try ArchiveBackup.restore(file, to: restored, passphrase: { "correct horse" })
+        #expect(try ArchiveReader(path: restored).stats().totalMessages == 30)
+
+        let header = BackupCipher.headerSize, sealed = BackupCipher.chunkSize + BackupCipher.tagSize
+        #expect(whole.count > header + 2 * sealed && whole.count < header + 3 * sealed, "three chunks: \(whole.count)")
+        let chunk = { (i: Int) in whole.subdata(in: (header + i * sealed)..<min(whole.count, header + (i + 1) * sealed)) }
+        let variants: [String: Data] = [
+            "cut after the first chunk": whole.prefix(header + sealed),
+            "cut after the second chunk": whole.prefix(header + 2 * sealed),
+            "cut inside the last chunk": whole.prefix(whole.count - 100),
+            "the last chunk dropped": whole.prefix(header) + chunk(0) + chunk(1),
+            "chunks swapped": whole.prefix(header) + chunk(0) + chunk(2) + chunk(1),
+            "a chunk repeated": whole.prefix(header) + chunk(0) + chunk(0) + chunk(1) + chunk(2),
+            "bytes appended": whole + Data([0]),
+            "only the header": whole.prefix(header),
+        ]
+        let damaged = archive.folder + "/damaged.backup"
+        for (what, bytes) in variants {
+            try bytes.write(to: URL(fileURLWithPath: damaged))
+            // Seen by the encryption itself (a chunk's tag, the last-chunk mark), before the tar is read.
+            #expect("\(what)") { try ArchiveBackup.verify(damaged, passphrase: { "correct horse" }) } throws: { error in
+                "\(error)".contains("encrypted chunk")
+            }
+        }
+        for position in [0, 8, 9, 12, 30, header, header + 5000, header + sealed - 1, header + sealed + 7, whole.count - 1] {
+            var bytes = whole
+            bytes[position] ^= 0x01
+            try bytes.write(to: URL(fileURLWithPath: damaged))
+            #expect(throws: BackupError.self, "byte \(position) changed") { try ArchiveBackup.verify(damaged, passphrase: { "correct horse" }) }
+        }
+    }
+
     private func run(_ program: String, _ arguments: [String], in directory: String? = nil) throws -> String {
         try RoostBinary.runProgram(program, arguments, directory: directory).stdout
     }

@@ -61,6 +61,29 @@ import Testing
         #expect(try ZeroLossSQL.integrity(sandbox.archive) == "ok")
     }
 
+    /// --encrypt with the passphrase from backup_key_command: verify and restore read it the same way.
+    @Test func encryptedBackupWithTheKeyCommand() throws {
+        let sandbox = try ExportCLISandbox()
+        try sandbox.fillArchive()
+        let config = try String(contentsOfFile: sandbox.config, encoding: .utf8)
+        try (config + "[backup]\nbackup_key_command = echo 'a long passphrase'\n").write(toFile: sandbox.config, atomically: true, encoding: .utf8)
+        let file = sandbox.folder + "/secret.backup"
+        let made = try sandbox.roost(["backup", "--encrypt", "--json", file])
+        #expect(made.status == 0 && made.stdout.contains("\"encrypted\":true"), "\(made.stdout)\(made.stderr)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        #expect(bytes.prefix(8) == Data("ROOSTENC".utf8) && bytes.range(of: Data("manifest.json".utf8)) == nil)
+        let verified = try sandbox.roost(["backup", "--verify", file])
+        #expect(verified.status == 0 && verified.stdout.contains("a valid backup"), "\(verified.stdout)\(verified.stderr)")
+        let target = sandbox.folder + "/restored/archive.sqlite"
+        let restored = try sandbox.roost(["restore", "--to", target, file])
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(try ZeroLossSQL.count(target, "messages") == ZeroLossSQL.count(sandbox.archive, "messages"))
+        try (config + "[backup]\nbackup_key_command = echo 'another passphrase'\n").write(toFile: sandbox.config, atomically: true, encoding: .utf8)
+        let wrong = try sandbox.roost(["backup", "--verify", file])
+        #expect(wrong.status == 1 && wrong.stderr.contains("the passphrase does not open this backup"), "\(wrong.stderr)")
+        #expect(try sandbox.roost(["backup", "--verify", "--encrypt", file]).status == 2)
+    }
+
     /// The backup is written under a temporary name and renamed only when whole: killed half-way, no FILE exists,
     /// and what is left is no valid backup.
     @Test func backupKilledHalfWayLeavesNoValidFile() async throws {
@@ -77,15 +100,25 @@ import Testing
         let file = folder + "/roost.backup"
         let backup = try RoostBinary.start(["backup", "--config", sandbox.config, file])
         defer { backup.stop(signal: SIGKILL) }
-        func partial() -> String? {
+        @Sendable func partial() -> String? {
             ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).first { $0.hasPrefix("roost.backup.tmp-") && !$0.hasSuffix(".d") }
         }
-        func size(_ name: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + name))?[.size] as? Int) ?? 0 }
-        try await waitUntil("the backup under way", timeout: .seconds(120), every: .milliseconds(5), detail: { backup.stderrSoFar }) {
-            if let partial = partial(), size(partial) > 10_000_000 { return true }
-            return !backup.isRunning
+        @Sendable func size(_ name: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + name))?[.size] as? Int) ?? 0 }
+        // Watched on a thread of its own (as killWhen does): a cooperative pool busy with other tests could be
+        // late by the whole backup.
+        let pid = backup.pid
+        let killed = try await offPool { () -> Bool in
+            let deadline = Date().addingTimeInterval(120)
+            while Date() < deadline, FileManager.default.fileExists(atPath: "/proc/\(pid)") {
+                if let partial = partial(), size(partial) > 10_000_000 {
+                    kill(pid, SIGKILL)
+                    return true
+                }
+                usleep(2_000)
+            }
+            return false
         }
-        kill(backup.pid, SIGKILL)
+        #expect(killed, "the backup was never seen half-way: \(backup.stderrSoFar)")
         try await waitUntil("the backup to die", timeout: .seconds(30)) { !backup.isRunning }
         #expect(!FileManager.default.fileExists(atPath: file), "a backup killed half-way must not be at FILE")
         let left = try #require(partial(), "killed before it finished: its temporary file is there")

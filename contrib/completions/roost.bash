@@ -185,7 +185,7 @@ _roost_options() {
         verify) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --repair --files' ;;
         export) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --output -o --conversation --split --include --utc --bom --force --no-attachments --max-attachment-size' ;;
         import) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --dry-run -n --skip-invalid --max-line-size --me --time-zone' ;;
-        backup) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --verify --no-files' ;;
+        backup) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --verify --no-files --encrypt' ;;
         restore) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --to' ;;
         files) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --state --limit -n --retry-failed' ;;
         serve) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --port -p --open --listen --allow-remote --allow-host --utc' ;;

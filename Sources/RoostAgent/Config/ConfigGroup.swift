@@ -7,6 +7,7 @@ enum ConfigGroup: Equatable {
     case notify
     case files
     case serve
+    case backup
     /// `[account alice@example.org]`, with the JID as written.
     case account(String)
     /// `[sink NAME]`.
@@ -14,7 +15,7 @@ enum ConfigGroup: Equatable {
     /// `[room lounge@conference.example.org]`, with the JID as written.
     case room(String)
 
-    static let summary = "[general], [archive], [files], [notify], [serve], [account JID], [room JID] or [sink NAME]"
+    static let summary = "[general], [archive], [files], [notify], [serve], [backup], [account JID], [room JID] or [sink NAME]"
 
     init(header name: String) throws(ConfigValueError) {
         let parts = name.split(separator: " ", maxSplits: 1)
@@ -26,6 +27,7 @@ enum ConfigGroup: Equatable {
         case ("notify", true): self = .notify
         case ("files", true): self = .files
         case ("serve", true): self = .serve
+        case ("backup", true): self = .backup
         case ("account", false): self = .account(argument)
         case ("sink", false): self = .sink(argument)
         case ("room", false): self = .room(argument)
@@ -35,10 +37,10 @@ enum ConfigGroup: Equatable {
             throw ConfigValueError("an account group names its JID: [account alice@example.org]")
         case ("sink", true):
             throw ConfigValueError("a sink group names the sink: [sink NAME]")
-        case ("general", false), ("archive", false), ("notify", false), ("files", false), ("serve", false):
+        case ("general", false), ("archive", false), ("notify", false), ("files", false), ("serve", false), ("backup", false):
             throw ConfigValueError("[\(kind)] takes no name; write it as [\(kind)]")
         default:
-            let kinds = ["general", "archive", "notify", "files", "serve", "account", "sink", "room"]
+            let kinds = ["general", "archive", "notify", "files", "serve", "backup", "account", "sink", "room"]
             let meant = Suggestion.candidates(for: kind, among: kinds).map { "[" + ([$0] + parts.dropFirst().map(String.init)).joined(separator: " ") + "]" }
             throw ConfigValueError("unknown group [\(name)]\(Suggestion.phrase(meant, quote: { $0 })); expected \(Self.summary)")
         }

@@ -81,6 +81,7 @@ struct ConfigLoader {
         if let v = assembly.settings.roomPingSeconds { config.roomPingSeconds = v }
         if let v = assembly.settings.keepRetracted { config.keepRetracted = v }
         config.serve = assembly.serve
+        config.backup = assembly.backup
         return config
     }
 }
@@ -97,6 +98,7 @@ extension ConfigLoader {
         var accounts: [AccountConfig] = []
         var notify: [String: String] = [:]
         var serve = ServeConfig()
+        var backup = BackupConfig()
         var sinks: [String: [String: String]] = [:]
         /// `[room JID]` groups, attached to their account once every group is read.
         var roomGroups: [(account: String?, room: RoomConfig, line: Int?)] = []
@@ -128,6 +130,8 @@ extension ConfigLoader {
                 notify = values
             case .serve:
                 problems += apply(values, group: group, table: ConfigKeys.serve, to: &serve)
+            case .backup:
+                problems += apply(values, group: group, table: ConfigKeys.backup, to: &backup)
             case let .sink(name):
                 sinks[name] = values
             case let .account(written):

@@ -34,6 +34,8 @@ public struct RoostConfig: Sendable, Hashable {
     public var accounts: [AccountConfig]
     /// `[serve]`: the web view inside `roost run`.
     public var serve = ServeConfig()
+    /// `[backup]`: `roost backup`.
+    public var backup = BackupConfig()
     /// `[notify]` exactly as written; the notification layer validates it.
     public var notify: [String: String]
     /// `[sink NAME]` groups by NAME, exactly as written.

@@ -11,6 +11,10 @@ public enum BackupError: Error, Sendable, CustomStringConvertible {
     /// `roost restore` never writes over an archive or key store that exists.
     case targetExists(path: String)
     case unsupportedVersion(Int)
+    /// The backup is encrypted and no passphrase was given.
+    case passphraseNeeded
+    case wrongPassphrase
+    case crypto(String)
     /// The backup's path names the archive or a file beside it that the backup copies.
     case overwritesArchive(path: String)
 
@@ -21,6 +25,9 @@ public enum BackupError: Error, Sendable, CustomStringConvertible {
         case .changed(let path): "\(path) changed while it was copied"
         case .sqlite(let path, let error): "\(path): \(error)"
         case .targetExists(let path): "\(path) exists; roost restore writes only to a new archive path (choose one with --to, or move the old archive away)"
+        case .passphraseNeeded: "the backup is encrypted: set backup_key_command in [backup], or run on a terminal to be asked for the passphrase"
+        case .wrongPassphrase: "the passphrase does not open this backup (or its first chunk is damaged)"
+        case .crypto(let reason): "encryption: \(reason)"
         case .overwritesArchive(let path): "\(path) is the archive or its key store; write the backup elsewhere"
         case .unsupportedVersion(let version): "the backup has format version \(version); this roost reads version \(BackupManifest.formatVersion) (upgrade roost)"
         }
@@ -70,7 +77,9 @@ public enum ArchiveBackup {
     /// online backup API copies one consistent snapshot of the archive and of the key store (never the live
     /// files), into a private folder beside `file`; the tar is written to `file.tmp-…`, synced and renamed over
     /// `file` only when complete, so an interrupted backup never leaves a file that looks whole.
-    public static func create(archivePath: String, to file: String, includeFiles: Bool, roostVersion: String) throws(BackupError) -> BackupManifest {
+    /// With a `passphrase`, the tar is encrypted as it is written (`BackupCipher`).
+    public static func create(archivePath: String, to file: String, includeFiles: Bool, roostVersion: String,
+                              passphrase: String? = nil) throws(BackupError) -> BackupManifest {
         let folder = (archivePath as NSString).deletingLastPathComponent
         for kept in [archivePath, folder + "/" + omemoMember] where resolved(kept) == resolved(file) { throw .overwritesArchive(path: file) }
         let temporary = file + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -94,7 +103,7 @@ public enum ArchiveBackup {
         // Listed after the snapshot: every file stored before it is in the backup (the store only ever adds).
         let stored = includeFiles ? storedFiles(FileStore(archivePath: archivePath)) : []
 
-        let writer = BackupTarWriter(fd: fd, path: temporary)
+        let writer = try BackupTarWriter(fd: fd, path: temporary, cipher: try passphrase.map { (phrase) throws(BackupError) in try BackupCipher(newFor: phrase) })
         let mtime = createdAt / 1000
         var members: [BackupManifest.Member] = []
         func add(_ name: String, _ source: String) throws(BackupError) {
@@ -118,17 +127,19 @@ public enum ArchiveBackup {
 
     /// Reads the whole backup, checks every member against the manifest, and checks that the archive (and the
     /// key store) open and pass `PRAGMA integrity_check`; writes nothing but a private scratch folder.
-    public static func verify(_ file: String) throws(BackupError) -> BackupManifest {
+    /// `passphrase` is asked only when the backup is encrypted; nil then: `.passphraseNeeded`.
+    public static func verify(_ file: String, passphrase: () throws(BackupError) -> String? = { nil }) throws(BackupError) -> BackupManifest {
         let scratch = try makeFolder(in: NSTemporaryDirectory(), prefix: "roost-backup-verify-")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        return try read(file, into: scratch, extractFiles: false)
+        return try read(file, into: scratch, extractFiles: false, passphrase: passphrase)
     }
 
     /// Restores the backup as the archive `archivePath`, with the key store and the stored files beside it.
     /// Refuses when the archive or the key store exist. Every member is read into a private folder beside the
     /// archive and verified (hashes, integrity) before anything is moved into place; the archive comes last,
     /// so until then no archive exists at `archivePath`.
-    public static func restore(_ file: String, to archivePath: String) throws(BackupError) -> BackupManifest {
+    public static func restore(_ file: String, to archivePath: String,
+                               passphrase: () throws(BackupError) -> String? = { nil }) throws(BackupError) -> BackupManifest {
         let folder = (archivePath as NSString).deletingLastPathComponent
         let omemo = folder + "/" + omemoMember
         for path in [archivePath, archivePath + "-wal", omemo] where FileManager.default.fileExists(atPath: path) {
@@ -139,7 +150,7 @@ public enum ArchiveBackup {
         }
         let staging = try makeFolder(in: folder + "/", prefix: ".roost-restore-")
         defer { try? FileManager.default.removeItem(atPath: staging) }
-        let manifest = try read(file, into: staging, extractFiles: true)
+        let manifest = try read(file, into: staging, extractFiles: true, passphrase: passphrase)
         let store = FileStore(archivePath: archivePath)
         for member in manifest.members {
             guard let sha256 = fileMemberHash(member.name) else { continue }
@@ -155,18 +166,26 @@ public enum ArchiveBackup {
         return manifest
     }
 
+    /// Whether the file at `path` starts as an encrypted backup does (false when it cannot be read).
+    public static func isEncrypted(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path), let head = try? handle.read(upToCount: BackupCipher.magic.count) else { return false }
+        try? handle.close()
+        return BackupCipher.isEncrypted(Array(head))
+    }
+
     // MARK: - Reading
 
     /// Streams the backup: each member hashed, the SQLite members (and with `extractFiles` the stored files)
     /// written into `folder` under their member names; then the manifest compared with what was read, and the
     /// databases checked.
-    static func read(_ file: String, into folder: String, extractFiles: Bool) throws(BackupError) -> BackupManifest {
+    static func read(_ file: String, into folder: String, extractFiles: Bool,
+                     passphrase: () throws(BackupError) -> String?) throws(BackupError) -> BackupManifest {
         let fd = open(file, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .io(path: file, operation: "open", errno: errno) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw .damaged("\(file) is not a regular file") }
-        let reader = BackupTarReader(fd: fd, path: file)
+        let reader = BackupTarReader(source: try BackupByteSource(fd: fd, path: file, passphrase: passphrase))
         var seen: [BackupManifest.Member] = []
         var names = Set<String>()
         var manifestBytes: [UInt8]?

@@ -136,12 +136,18 @@ final class BackupTarWriter {
     private let path: String
     private var buffer: [UInt8] = []
     private(set) var bytesWritten: Int64 = 0
-    private static let bufferSize = 1 << 20
+    private static let bufferSize = BackupCipher.chunkSize
 
-    init(fd: Int32, path: String) {
+    private let cipher: BackupCipher?
+    private var chunks: UInt64 = 0
+
+    /// `cipher`: the tar is encrypted (`BackupCipher`), its header first.
+    init(fd: Int32, path: String, cipher: BackupCipher? = nil) throws(BackupError) {
         self.fd = fd
         self.path = path
+        self.cipher = cipher
         buffer.reserveCapacity(Self.bufferSize)
+        if let cipher { try BackupTar.writeAll(fd, cipher.header[...], path: path) }
     }
 
     /// Adds the file at `source` under `name`; returns its size and SHA-256 (lowercase hex). A file that changes
@@ -183,7 +189,7 @@ final class BackupTarWriter {
     /// The two zero blocks that end a tar, then everything flushed and synced to the disk.
     func finish() throws(BackupError) {
         try append([UInt8](repeating: 0, count: 2 * BackupTar.block)[...])
-        try flush()
+        try flush(last: true)
         guard fsync(fd) == 0 else { throw .io(path: path, operation: "fsync", errno: errno) }
     }
 
@@ -202,22 +208,36 @@ final class BackupTarWriter {
         if buffer.count >= Self.bufferSize { try flush() }
     }
 
-    private func flush() throws(BackupError) {
-        try BackupTar.writeAll(fd, buffer[...], path: path)
-        bytesWritten += Int64(buffer.count)
-        buffer.removeAll(keepingCapacity: true)
+    /// Writes the buffer; encrypted, only whole chunks until the `last`, which is shorter (possibly empty).
+    private func flush(last: Bool = false) throws(BackupError) {
+        guard let cipher else {
+            try BackupTar.writeAll(fd, buffer[...], path: path)
+            bytesWritten += Int64(buffer.count)
+            buffer.removeAll(keepingCapacity: true)
+            return
+        }
+        var start = 0
+        while buffer.count - start >= BackupCipher.chunkSize {
+            try BackupTar.writeAll(fd, try cipher.seal(buffer[start..<(start + BackupCipher.chunkSize)], index: chunks, last: false)[...], path: path)
+            chunks += 1
+            start += BackupCipher.chunkSize
+        }
+        if last {
+            try BackupTar.writeAll(fd, try cipher.seal(buffer[start...], index: chunks, last: true)[...], path: path)
+            start = buffer.count
+        }
+        bytesWritten += Int64(start)
+        buffer.removeFirst(start)
     }
 }
 
 /// Reads a backup's members one after another, each as a stream of chunks.
 final class BackupTarReader {
-    private let fd: Int32
-    private let path: String
+    private let source: BackupByteSource
     private var chunk = [UInt8](repeating: 0, count: 1 << 20)
 
-    init(fd: Int32, path: String) {
-        self.fd = fd
-        self.path = path
+    init(source: BackupByteSource) {
+        self.source = source
     }
 
     /// The next member's name and size, or nil at the end of the archive (its first zero block).
@@ -258,13 +278,8 @@ final class BackupTarReader {
 
     /// True when nothing follows (the file ends where the archive ends).
     func atEndOfFile() throws(BackupError) -> Bool {
-        var byte: UInt8 = 0
-        while true {
-            let n = read(fd, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw .io(path: path, operation: "read", errno: errno) }
-            return n == 0
-        }
+        var byte: [UInt8] = [0]
+        return try source.read(into: &byte, at: 0, count: 1) == 0
     }
 
     private func readExactly(_ count: Int) throws(BackupError) -> [UInt8] {
@@ -276,11 +291,7 @@ final class BackupTarReader {
     private func fill(_ count: Int) throws(BackupError) {
         var offset = 0
         while offset < count {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress! + offset, count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .io(path: path, operation: "read", errno: errno)
-            }
+            let n = try source.read(into: &chunk, at: offset, count: count - offset)
             guard n > 0 else { throw .damaged("the file ends in the middle of the archive (truncated)") }
             offset += n
         }

@@ -15,7 +15,8 @@ struct RestoreCommand: Command {
         archive and the key store through `PRAGMA integrity_check`, before anything is put in place; the \
         archive is put last. Then `roost run` (with [archive] path pointing at it) resumes from the restored \
         catch-up marks: what arrived after the backup is fetched from the server archive, as far back as the \
-        server keeps it, and nothing is stored twice. \
+        server keeps it, and nothing is stored twice. An encrypted backup needs its passphrase: \
+        backup_key_command of [backup], or asked on the terminal. \
         Exit status: 0 restored, 1 the backup is not valid or the target exists (nothing restored), 2 invalid \
         command line.
         """
@@ -40,7 +41,8 @@ struct RestoreCommand: Command {
             throw BackupFailure(message: "an agent (pid \(agent.pid)) runs on \(archive); stop it first (`systemctl --user stop roost`)")
         }
         let manifest: BackupManifest
-        do { manifest = try ArchiveBackup.restore(file, to: archive) } catch { throw BackupFailure(error: error) }
+        let passphrase = try await BackupPassphrase.forReading(context: context, file: file)
+        do { manifest = try ArchiveBackup.restore(file, to: archive, passphrase: passphrase) } catch { throw BackupFailure(error: error) }
         if context.options.json {
             var object = BackupCommand.json(manifest)
             object["archive"] = .string(archive)

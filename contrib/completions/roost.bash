@@ -52,6 +52,7 @@ _roost_takes_value() {
         "export --format"|"export -f"|"export --output"|"export -o"|"export --conversation"|"export --split"|"export --include"|"export --max-attachment-size") return 0 ;;
         "import --format"|"import -f"|"import --max-line-size"|"import --me"|"import --time-zone") return 0 ;;
         "forget --id") return 0 ;;
+        "restore --to") return 0 ;;
         "files --state"|"files --limit"|"files -n") return 0 ;;
         "serve --port"|"serve -p"|"serve --listen"|"serve --allow-host") return 0 ;;
         "roster --name"|"roster --group"|"roster --message") return 0 ;;
@@ -76,6 +77,7 @@ _roost_value_kind() {
         "export --conversation") echo 'contacts' ;;
         "export --split") echo 'words:none conversation month' ;;
         "import --format"|"import -f") echo 'words:auto jsonl gajim dino profanity pidgin poezio' ;;
+        "restore --to") echo 'file' ;;
         "files --state") echo 'words:stored pending too-large failed refused' ;;
         "send --file") echo 'file' ;;
         "vcard --photo") echo 'file' ;;
@@ -112,6 +114,10 @@ _roost_positional_kind() {
             echo 'file' ;;
         forget)
             echo 'query' ;;
+        backup)
+            echo 'file' ;;
+        restore)
+            echo 'file' ;;
         files)
             if ((index == 1)); then echo 'words:fetch query'; return; fi
             case $sub in
@@ -183,6 +189,8 @@ _roost_options() {
         export) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --output -o --conversation --split --include --utc --bom --force --no-attachments --max-attachment-size' ;;
         import) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --dry-run -n --skip-invalid --max-line-size --me --time-zone' ;;
         forget) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --id --dry-run --yes -y' ;;
+        backup) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --verify --no-files --encrypt' ;;
+        restore) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --to' ;;
         files) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --state --limit -n --retry-failed' ;;
         serve) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --port -p --open --listen --allow-remote --allow-host --utc' ;;
         status) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version' ;;
@@ -231,11 +239,11 @@ _roost() {
         return
     fi
     if [[ -z $command ]]; then
-        COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
+        COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
         return
     fi
     if [[ $command == help ]]; then
-        ((index == 0)) && COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
+        ((index == 0)) && COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
         return
     fi
     _roost_complete_kind "$(_roost_positional_kind "$command" "$first" $((index + 1)))" "$cur"

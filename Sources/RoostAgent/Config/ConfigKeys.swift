@@ -73,6 +73,10 @@ enum ConfigKeys {
         },
     ]
 
+    static let backup: [String: ConfigKeySetter<BackupConfig>] = [
+        "backup_key_command": { draft, value, _ throws(ConfigValueError) in draft.keyCommand = try Parse.nonEmpty(value) },
+    ]
+
     static let account: [String: ConfigKeySetter<AccountDraft>] = [
         "password": { draft, value, _ throws(ConfigValueError) in draft.password = try Parse.nonEmpty(value) },
         "password_command": { draft, value, _ throws(ConfigValueError) in draft.passwordCommand = try Parse.nonEmpty(value) },

@@ -84,6 +84,7 @@ struct ConfigLoader {
         if let v = assembly.settings.roomPingSeconds { config.roomPingSeconds = v }
         if let v = assembly.settings.keepRetracted { config.keepRetracted = v }
         config.serve = assembly.serve
+        config.backup = assembly.backup
         return config
     }
 }
@@ -101,6 +102,7 @@ extension ConfigLoader {
         var notify: [String: String] = [:]
         var retention: [String: String] = [:]
         var serve = ServeConfig()
+        var backup = BackupConfig()
         var sinks: [String: [String: String]] = [:]
         /// `[room JID]` groups, attached to their account once every group is read.
         var roomGroups: [(account: String?, room: RoomConfig, line: Int?)] = []
@@ -134,6 +136,8 @@ extension ConfigLoader {
                 retention = values
             case .serve:
                 problems += apply(values, group: group, table: ConfigKeys.serve, to: &serve)
+            case .backup:
+                problems += apply(values, group: group, table: ConfigKeys.backup, to: &backup)
             case let .sink(name):
                 sinks[name] = values
             case let .account(written):

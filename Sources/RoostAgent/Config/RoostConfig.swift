@@ -36,6 +36,8 @@ public struct RoostConfig: Sendable, Hashable {
     public var serve = ServeConfig()
     /// `[retention]`: how long messages are kept (default: forever).
     public var retention = RetentionConfig()
+    /// `[backup]`: `roost backup`.
+    public var backup = BackupConfig()
     /// `[notify]` exactly as written; the notification layer validates it.
     public var notify: [String: String]
     /// `[sink NAME]` groups by NAME, exactly as written.

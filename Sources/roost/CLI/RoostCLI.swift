@@ -9,7 +9,7 @@ struct RoostCLI: Sendable {
     /// Every subcommand, in the order `roost --help` lists them; the implementations live in Commands/, one file each.
     static let allCommands: [any Command.Type] = [
         RunCommand.self, SearchCommand.self, CountCommand.self, LogCommand.self, ShowCommand.self, StatsCommand.self,
-        VerifyCommand.self, ExportCommand.self, ImportCommand.self, ForgetCommand.self, FilesCommand.self, ServeCommand.self, StatusCommand.self, RosterCommand.self,
+        VerifyCommand.self, ExportCommand.self, ImportCommand.self, ForgetCommand.self, BackupCommand.self, RestoreCommand.self, FilesCommand.self, ServeCommand.self, StatusCommand.self, RosterCommand.self,
         RequestsCommand.self, RoomsCommand.self, SendCommand.self, ReadCommand.self, OMEMOCommand.self, VCardCommand.self, PresenceCommand.self, RegisterCommand.self,
         PasswdCommand.self, UnregisterCommand.self, NotifyCommand.self, ConfigCommand.self, CompletionsCommand.self,
     ]

@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 
 /// Why a backup could not be written, verified or restored.
 public enum BackupError: Error, Sendable, CustomStringConvertible {
@@ -93,7 +94,7 @@ public enum ArchiveBackup {
             close(fd)
             if !renamed { unlink(temporary) }
         }
-        let createdAt = Int64(Date().timeIntervalSince1970 * 1000)
+        let createdAt = Timestamp.now()
         let archiveCopy = snapshots + "/" + archiveMember
         try snapshot(archivePath, to: archiveCopy)
         let (messages, conversations) = try counts(archiveCopy)

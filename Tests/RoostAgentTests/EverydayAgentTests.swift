@@ -146,3 +146,21 @@ struct EverydayAgentTests {
         #expect(message.contains("hello"), "everything else is shown")
     }
 }
+
+/// The catch-up's backlog keeps what its summary reads, not the bodies: a long catch-up must not hold every text.
+@Suite("Catch-up backlog")
+struct MessageBacklogTests {
+    @Test func keepsWhoWhereAndWhenButNoBody() {
+        let backlog = MessageBacklog()
+        let long = String(repeating: "a long message ", count: 4000)
+        backlog.add([IncomingMessage(account: "me@example.org", conversation: "room@muc.example.org", from: "room@muc.example.org/bob",
+                                     displayName: "bob", body: long, isGroupchat: true, mentionsUser: true, timestamp: 42,
+                                     avatarPath: "/tmp/bob.png")])
+        let kept = backlog.take()
+        #expect(kept.count == 1)
+        #expect(kept.first?.body == "" && kept.first?.avatarPath == nil)
+        #expect(kept.first?.conversation == "room@muc.example.org" && kept.first?.displayName == "bob")
+        #expect(kept.first?.isGroupchat == true && kept.first?.mentionsUser == true && kept.first?.timestamp == 42)
+        #expect(backlog.take().isEmpty, "taken once")
+    }
+}

@@ -65,6 +65,18 @@ struct EverydayCLITests {
         #expect(status.jsonLines.first { $0["kind"] as? String == "archive" }?["messages"] as? Int == 1, "\(status.stdout)")
     }
 
+    // Issue 34, 5: status says whether the archive's filesystem is encrypted. The test machines keep /tmp on a
+    // plain ext4 disk (/dev/vda, no device mapper, no fscrypt policy): false, with no encryption named.
+    @Test func statusSaysWhetherTheArchiveFilesystemIsEncrypted() throws {
+        let fixture = try EverydayFixture()
+        let status = try fixture.roost(["status", "--json"])
+        let archive = try #require(status.jsonLines.first { $0["kind"] as? String == "archive" }, "\(status.stdout)")
+        #expect(archive["filesystem_encrypted"] as? Bool == false, "\(status.stdout)")
+        #expect(archive["encryption"] is NSNull, "\(status.stdout)")
+        let human = try fixture.roost(["status"])
+        #expect(human.stdout.contains("\n  archive on an unencrypted filesystem: see README \"Encryption at rest\"\n"), "\(human.stdout)")
+    }
+
     // 6. default_account keeps reading commands to one account.
     @Test func defaultAccount() throws {
         let fixture = try EverydayFixture(defaultAccount: "work@example.net")

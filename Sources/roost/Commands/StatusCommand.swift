@@ -14,7 +14,8 @@ struct StatusCommand: Command {
         waited more than twice keepalive_seconds (Roost asks for an acknowledgement after half of it, so the server \
         does not answer; --json always has unacknowledged_outbound, unacknowledged_oldest_seconds and \
         acknowledgement_overdue); a one-line note when the server counts the account as offline (priority); \
-        then shows the archive's size and counts, and the unread \
+        then shows the archive's size and counts, whether its filesystem is encrypted (fscrypt, LUKS, gocryptfs, \
+        eCryptfs, as far as Linux tells; Roost does not encrypt the archive itself), and the unread \
         messages per conversation (incoming messages after the last one the user displayed on any client, wrote \
         after, or marked read with `roost read`). --account shows one account. When no agent runs it says so and \
         shows the archive only.
@@ -114,14 +115,31 @@ struct StatusCommand: Command {
         return report?.archiveFailingSince == nil ? .ok : .nothingFound
     }
 
+    /// Roost does not encrypt the archive itself: it says whether the filesystem under it does.
+    static func encryptionLine(_ encryption: VolumeEncryption) -> String {
+        switch encryption {
+        case .encrypted(let how): "archive on an encrypted filesystem (\(how))"
+        case .notEncrypted: "archive on an unencrypted filesystem: see README \"Encryption at rest\""
+        case .unknown: "archive's filesystem: cannot tell whether it is encrypted (see README \"Encryption at rest\")"
+        }
+    }
+
     private func showArchive(_ path: String, account: String?, context: CommandContext) {
         let output = context.output
+        let encryption = VolumeEncryption.of(path: path)
+        let (encrypted, how): (JSONValue, JSONValue) = switch encryption {
+        case .encrypted(let how): (.bool(true), .string(how))
+        case .notEncrypted: (.bool(false), .null)
+        case .unknown: (.null, .null)
+        }
         guard FileManager.default.fileExists(atPath: path), let reader = try? ArchiveReader(path: path),
               let stats = try? reader.stats(account: account?.lowercased()) else {
             if context.options.json {
-                output.jsonLine(["kind": "archive", "path": .string(path), "exists": false])
+                output.jsonLine(["kind": "archive", "path": .string(path), "exists": false,
+                                 "filesystem_encrypted": encrypted, "encryption": how])
             } else {
                 output.line("archive: \(path) (not created yet)")
+                output.line("  " + Self.encryptionLine(encryption))
             }
             return
         }
@@ -131,7 +149,8 @@ struct StatusCommand: Command {
             output.jsonLine(["kind": "archive", "path": .string(path), "exists": true, "size_bytes": .int(stats.archiveSizeBytes),
                              "messages": .int(stats.totalMessages), "conversations": .int(stats.conversations.count),
                              "presence_events": .int(stats.presenceEvents), "subscription_events": .int(stats.subscriptionEvents),
-                             "unread": .int(unreadTotal)])
+                             "unread": .int(unreadTotal),
+                             "filesystem_encrypted": encrypted, "encryption": how])
             for conversation in unread {
                 output.jsonLine(["kind": "unread", "account": .string(conversation.account), "conversation": .string(conversation.conversation),
                                  "unread": .int(conversation.unread)])
@@ -139,6 +158,7 @@ struct StatusCommand: Command {
         } else {
             output.line("archive: \(path), \(ByteCountFormatter.string(fromByteCount: stats.archiveSizeBytes, countStyle: .file)), "
                 + "\(Counted.noun(stats.totalMessages, "message")) in \(Counted.noun(stats.conversations.count, "conversation"))")
+            output.line("  " + Self.encryptionLine(encryption))
             if !unread.isEmpty {
                 output.line("unread: \(unreadTotal) (" + unread.map { "\($0.unread) from \($0.conversation)" }.joined(separator: ", ") + ")")
             }

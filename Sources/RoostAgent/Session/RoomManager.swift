@@ -26,24 +26,24 @@ actor RoomManager {
     /// Read by the session before routing each stanza.
     nonisolated let routes = RoomRoutes()
 
-    private let client: XMPPClient
-    private let account: AccountConfig
-    private let jid: JID
-    private let pipeline: IngestPipeline
-    private let log: Logger
-    private let commits: PageCommits
-    private let notifications: NotificationHub
-    private let pingInterval: Duration
-    private let archivePath: String
-    private var rooms: [JID: Room] = [:]
-    private var online = false
-    private var bookmarksLoaded = false
-    private var bookmarksReported = false
-    private var pingTask: Task<Void, Never>?
-    private var catchUpQueue: [JID] = []
+    let client: XMPPClient
+    let account: AccountConfig
+    let jid: JID
+    let pipeline: IngestPipeline
+    let log: Logger
+    let commits: PageCommits
+    let notifications: NotificationHub
+    let pingInterval: Duration
+    let archivePath: String
+    var rooms: [JID: Room] = [:]
+    var online = false
+    var bookmarksLoaded = false
+    var bookmarksReported = false
+    var pingTask: Task<Void, Never>?
+    var catchUpQueue: [JID] = []
     /// Rooms whose next catch-up follows a join: its summary is logged even when it found nothing.
-    private var catchUpsAfterJoin: Set<JID> = []
-    private var catchUpTask: Task<Void, Never>?
+    var catchUpsAfterJoin: Set<JID> = []
+    var catchUpTask: Task<Void, Never>?
 
     /// How long a join may wait for the room's answer.
     static let joinTimeout: Duration = .seconds(30)
@@ -222,24 +222,24 @@ actor RoomManager {
 
     // MARK: - Which rooms
 
-    private func isWanted(_ room: Room) -> Bool {
+    func isWanted(_ room: Room) -> Bool {
         guard !account.excludedRooms.contains(room.jid.description) else { return false }
         return room.configured != nil || room.joinedByUser || room.bookmark?.autojoin == true
     }
 
     /// The nick to ask for: the remembered one while it still grows from the wanted one (a suffix after a
     /// conflict), else the config's, the bookmark's or the account's.
-    private func nick(for room: Room) -> String {
+    func nick(for room: Room) -> String {
         let wanted = wantedNick(room)
         if let remembered = room.nick, remembered.hasPrefix(wanted) { return remembered }
         return wanted
     }
 
-    private func wantedNick(_ room: Room) -> String {
+    func wantedNick(_ room: Room) -> String {
         room.configured?.nick ?? room.requestedNick ?? room.bookmark?.nick ?? account.defaultNick
     }
 
-    private func loadBookmarks() async {
+    func loadBookmarks() async {
         var found: [JID: Bookmark] = [:]
         var answered = false
         do {
@@ -273,7 +273,7 @@ actor RoomManager {
         }
     }
 
-    private func setBookmark(_ bookmark: Bookmark?, for room: JID) async {
+    func setBookmark(_ bookmark: Bookmark?, for room: JID) async {
         rooms[room, default: Room(jid: room)].bookmark = bookmark
         routes.know([room])
         if let name = bookmark?.name { rooms[room]?.name = name }
@@ -282,7 +282,7 @@ actor RoomManager {
     }
 
     /// Another client changed the bookmarks: join a room newly marked autojoin, leave one no longer wanted.
-    private func bookmarksChanged(_ changes: [Bookmarks.Change]) async {
+    func bookmarksChanged(_ changes: [Bookmarks.Change]) async {
         for change in changes {
             let room: JID
             switch change {
@@ -304,426 +304,13 @@ actor RoomManager {
         }
     }
 
-    private func invited(_ invitation: Invitation, fromContact: Bool) async {
+    func invited(_ invitation: Invitation, fromContact: Bool) async {
         let room = invitation.room
         if let password = invitation.password { rooms[room, default: Room(jid: room)].invitationPassword = password }
         guard account.acceptInvitations == .contacts, fromContact, invitation.kind == .direct else { return }
         guard !account.excludedRooms.contains(room.description) else { return }
         log.info("\(jid): joining \(LogText.quote(room)): invited by the contact \(LogText.quote(invitation.inviter?.bare.description ?? "?")) (accept_invitations = contacts)")
         _ = await join(room, nick: nil, passwordCommand: nil, bookmark: false, waitFor: nil)
-    }
-
-    // MARK: - Joining
-
-    private func startJoin(_ room: JID) {
-        Task { await self.join(room) }
-    }
-
-    /// `roost rooms join` and an invitation's Join: remember the room (joined again at every start), join it,
-    /// optionally bookmark it, and wait for the room's answer.
-    func join(_ room: JID, nick: String?, passwordCommand: String?, bookmark: Bool, waitFor timeout: Duration?) async -> JoinResult {
-        guard !account.excludedRooms.contains(room.description) else {
-            return .failed("\(room) is in exclude_rooms of \(jid) in the config")
-        }
-        var state = rooms[room] ?? Room(jid: room)
-        state.joinedByUser = true
-        if let passwordCommand { state.passwordCommand = passwordCommand }
-        if let nick { state.nick = nick; state.requestedNick = nick }
-        rooms[room] = state
-        await submit(room, .joinedByUser(passwordCommand: state.passwordCommand))
-        await pipeline.submit([.invitationAnswered(account: jid.description, room: room.description, status: .accepted,
-                                                   timestamp: Timestamp.now())])
-        if bookmark { await publishBookmark(room, autojoin: true) }
-        if case .joined(let current) = state.phase {
-            if let nick, nick != current, let occupant = try? room.with(resource: nick) {
-                // A nick change (XEP-0045 §7.6): the room answers with 303 and Roost's presence under the new nick.
-                try? client.send(Presence(to: occupant))
-                return .joined(nick: nick)
-            }
-            return .joined(nick: current)
-        }
-        let waiter = OneShot<JoinResult>()
-        rooms[room]?.waiters.append(waiter)
-        if case .out = rooms[room]?.phase ?? .out { startJoin(room) }
-        guard let timeout else { return .joined(nick: nick ?? "") }
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            waiter.fulfil(.failed("the room did not answer within \(Int(timeout / .seconds(1))) s; Roost keeps trying"))
-        }
-        defer { timer.cancel() }
-        return await waiter.value
-    }
-
-    private func join(_ room: JID) async {
-        guard online, var state = rooms[room], state.phase == .out, isWanted(state) else { return }
-        state.retry?.cancel()
-        state.retry = nil
-        let nick = nick(for: state)
-        state.phase = .joining(nick: nick)
-        state.leaving = false
-        rooms[room] = state
-        // What the room is (a room that does not exist yet is made by the join and asked again afterwards).
-        do {
-            let info = Disco.info(in: try await client.request(Disco.infoRequest(to: room), timeout: .seconds(20)))
-            rooms[room]?.mam = info?.supports(Namespace.mam) ?? false
-            rooms[room]?.nonAnonymous = info?.supports(MUC.nonAnonymousFeature) ?? false
-            if let name = info?.identities.first(where: { $0.category == "conference" })?.name, !name.isEmpty {
-                rooms[room]?.discoName = name
-                if rooms[room]?.name == nil { rooms[room]?.name = name }
-            }
-        } catch {
-            if case .stanzaError(let e) = error, e.condition == "item-not-found" {
-                rooms[room]?.mam = nil
-            } else if !client.isConnected {
-                rooms[room]?.phase = .out
-                return
-            } else {
-                log.debug("\(jid): disco#info of \(LogText.quote(room)) failed: \(LogText.quote(error)); joining anyway")
-            }
-        }
-        guard rooms[room]?.phase == .joining(nick: nick) else { return }
-        let (password, source) = await password(for: rooms[room]!)
-        guard rooms[room]?.phase == .joining(nick: nick), let occupant = try? room.with(resource: nick) else {
-            rooms[room]?.phase = .out
-            return
-        }
-        let mam = rooms[room]?.mam == true
-        // With an archive, nothing (it is read next); else what came since the newest stored message, or, the
-        // first time, the room's default history.
-        var history: MUC.History? = .nothing
-        if !mam {
-            history = newestStoredMessage(in: room).map { .since(Date(timeIntervalSince1970: Double($0) / 1000)) }
-        }
-        await submit(room, .joining(nick: nick, passwordSource: source))
-        let wanted = rooms[room].map(wantedNick) ?? account.defaultNick
-        routes.set(room, RoomRoute(room: room, nick: nick, mentionNames: Array(Set([nick, wanted])), occupantID: nil,
-                                   trustsStanzaIDs: mam, joined: false, subject: rooms[room]?.subject, history: !mam))
-        do {
-            try client.send(MUC.joinPresence(occupant: occupant, password: password, history: history))
-        } catch {
-            rooms[room]?.phase = .out
-            routes.set(room, nil)
-            return
-        }
-        log.debug("\(jid): joining \(LogText.quote(room)) as \(LogText.quote(nick))\(mam ? "" : " (the room keeps no archive: its history since the newest stored message)")")
-        Task { [weak self] in
-            try? await Task.sleep(for: Self.joinTimeout)
-            await self?.joinTimedOut(room, nick: nick)
-        }
-    }
-
-    private func joinTimedOut(_ room: JID, nick: String) {
-        guard rooms[room]?.phase == .joining(nick: nick) else { return }
-        rooms[room]?.phase = .out
-        routes.set(room, nil)
-        log.warning("\(jid): \(LogText.quote(room)) did not answer the join within \(Int(Self.joinTimeout / .seconds(1))) s; trying again later")
-        finishWaiters(room, .failed("the room did not answer"))
-        scheduleRejoin(room)
-    }
-
-    private func joined(_ room: JID, nick: String, occupantID: String?, codes: Set<Int>) async {
-        guard var state = rooms[room] else { return }
-        let wasJoined = if case .joined = state.phase { true } else { false }
-        state.phase = .joined(nick: nick)
-        state.nick = nick
-        state.occupantID = occupantID ?? state.occupantID
-        state.conflicts = 0
-        state.rejoinDelay = .seconds(5)
-        state.lastError = nil
-        rooms[room] = state
-        routes.update(room) { route in
-            guard var updated = route else { return }
-            updated.joined = true
-            updated.nick = nick
-            updated.occupantID = occupantID ?? updated.occupantID
-            if !updated.mentionNames.contains(nick) { updated.mentionNames.append(nick) }
-            route = updated
-        }
-        await submit(room, .joined(nick: nick, occupantID: state.occupantID, mam: state.mam == true, nonAnonymous: state.nonAnonymous == true,
-                                   discoName: state.discoName))
-        finishWaiters(room, .joined(nick: nick))
-        guard !wasJoined else { return }
-        log.info("\(jid): joined \(LogText.quote(room)) as \(LogText.quote(nick))\(codes.contains(MUC.Status.roomCreated) ? " (the room was created by this join)" : "")")
-        if state.mam == true { enqueueCatchUp(room, afterJoin: true) }
-    }
-
-    private func left(_ room: JID, nick: String, codes: Set<Int>, reason: String?, newNick: String?, destroyed: Bool) async {
-        guard var state = rooms[room] else { return }
-        if codes.contains(MUC.Status.nickChanged), let newNick {
-            // Only the nick changed; Roost's presence under the new one follows.
-            state.nick = newNick
-            rooms[room] = state
-            routes.update(room) { $0?.nick = newNick }
-            return
-        }
-        let askedFor = state.leaving
-        state.phase = .out
-        state.leaving = false
-        routes.set(room, nil)
-        var why: String?
-        var rejoin = isWanted(state)
-        if codes.contains(MUC.Status.banned) {
-            why = "banned from the room" + (reason.map { ": \($0)" } ?? "")
-            rejoin = false
-        } else if codes.contains(MUC.Status.kicked) {
-            why = "kicked by a moderator" + (reason.map { ": \($0)" } ?? "")
-        } else if destroyed {
-            why = "the room was destroyed" + (reason.map { ": \($0)" } ?? "")
-            rejoin = false
-        } else if codes.contains(MUC.Status.affiliationChanged) || codes.contains(MUC.Status.membersOnly) {
-            why = "removed from the room (it is members-only, or Roost's affiliation changed)"
-        } else if codes.contains(MUC.Status.shutdown) || codes.contains(MUC.Status.technicalError) {
-            why = "the room service shut down or failed"
-        } else if !askedFor {
-            why = "the room dropped Roost"
-        }
-        state.lastError = why
-        rooms[room] = state
-        await submit(room, .left(error: why))
-        guard !askedFor else {
-            log.info("\(jid): left \(LogText.quote(room))")
-            return
-        }
-        log.warning("\(jid): out of \(LogText.quote(room)): \(LogText.quote(why ?? "left"))\(rejoin ? "; joining again" : "")")
-        if rejoin { scheduleRejoin(room) }
-    }
-
-    private func joinFailed(_ room: JID, nick: String, error: StanzaError) async {
-        guard var state = rooms[room], state.phase == .joining(nick: nick) else { return }
-        state.phase = .out
-        routes.set(room, nil)
-        if error.condition == "conflict", state.conflicts < Self.nickAttempts {
-            state.conflicts += 1
-            let base = wantedNick(state)
-            state.nick = state.conflicts == 1 ? "\(base)_" : "\(base)_\(state.conflicts)"
-            rooms[room] = state
-            log.info("\(jid): the nick \(LogText.quote(nick)) is taken in \(LogText.quote(room)); trying \(LogText.quote(state.nick!))")
-            startJoin(room)
-            return
-        }
-        let why = Self.describe(error)
-        state.lastError = why
-        rooms[room] = state
-        await submit(room, .joinFailed(error: why))
-        log.warning("\(jid): could not join \(LogText.quote(room)): \(LogText.quote(why))")
-        finishWaiters(room, .failed(why))
-        scheduleRejoin(room, after: .seconds(1800))
-    }
-
-    static func describe(_ error: StanzaError) -> String {
-        switch error.condition {
-        case "not-authorized": "the room needs a password (set it in the bookmark, a [room] group's password_command, or roost rooms join --password-command)"
-        case "forbidden": "Roost's account is banned from the room"
-        case "registration-required": "the room is members-only; ask one of its admins to make the account a member"
-        case "item-not-found": "the room does not exist and cannot be created"
-        case "service-unavailable": "the room is full or refuses new occupants"
-        case "not-allowed": "the room service does not allow creating this room"
-        case "conflict": "every nick Roost tried is taken"
-        default: "the room refused: \(error)"
-        }
-    }
-
-    private func scheduleRejoin(_ room: JID, after fixed: Duration? = nil) {
-        guard var state = rooms[room], isWanted(state) else { return }
-        let delay = fixed ?? state.rejoinDelay
-        if fixed == nil { state.rejoinDelay = min(state.rejoinDelay * 2, .seconds(600)) }
-        state.retry?.cancel()
-        state.retry = Task { [weak self] in
-            try? await Task.sleep(for: delay)
-            guard !Task.isCancelled else { return }
-            await self?.retryJoin(room)
-        }
-        rooms[room] = state
-    }
-
-    private func retryJoin(_ room: JID) async {
-        rooms[room]?.retry = nil
-        await join(room)
-    }
-
-    private func finishWaiters(_ room: JID, _ result: JoinResult) {
-        for waiter in rooms[room]?.waiters ?? [] { waiter.fulfil(result) }
-        rooms[room]?.waiters.removeAll()
-    }
-
-    /// The join password: the config's, the `roost rooms join --password-command`, the bookmark's, an
-    /// invitation's; and where it came from (stored — never the password).
-    private func password(for room: Room) async -> (String?, String?) {
-        if let configured = room.configured?.password {
-            do { return (try await configured.resolve(account: jid.description), "config") } catch {
-                log.warning("\(jid): the password of \(LogText.quote(room.jid)): \(LogText.quote(error))")
-            }
-        }
-        if let command = room.passwordCommand {
-            do { return (try await PasswordSource.command(command).resolve(account: jid.description), "command") } catch {
-                log.warning("\(jid): the password of \(LogText.quote(room.jid)): \(LogText.quote(error))")
-            }
-        }
-        if let password = room.bookmark?.password { return (password, "bookmark") }
-        if let password = room.invitationPassword { return (password, "invitation") }
-        if let reader = try? ArchiveReader(path: archivePath),
-           let password = try? reader.invitationPassword(account: jid.description, room: room.jid.description) {
-            return (password, "invitation")
-        }
-        return (nil, nil)
-    }
-
-    private func newestStoredMessage(in room: JID) -> Int64? {
-        guard let reader = try? ArchiveReader(path: archivePath) else { return nil }
-        return (try? reader.newestMessageTime(account: jid.description, conversation: room.description)) ?? nil
-    }
-
-    // MARK: - Leaving
-
-    /// `roost rooms leave`: out of the room, not joined at the next start, and the bookmark no longer autojoin.
-    func leaveByUser(_ room: JID) async -> Bool {
-        guard var state = rooms[room] else { return false }
-        let wasIn = state.phase != .out
-        state.joinedByUser = false
-        state.passwordCommand = nil
-        rooms[room] = state
-        await submit(room, .leftByUser)
-        if state.bookmark?.autojoin == true { await publishBookmark(room, autojoin: false) }
-        leave(room)
-        return wasIn
-    }
-
-    private func leave(_ room: JID) {
-        guard var state = rooms[room], state.phase != .out else { return }
-        state.retry?.cancel()
-        let nick: String = switch state.phase {
-        case .joined(let n), .joining(let n): n
-        case .out: ""
-        }
-        state.leaving = true
-        rooms[room] = state
-        if let occupant = try? room.with(resource: nick) { try? client.send(MUC.leavePresence(occupant: occupant)) }
-    }
-
-    /// Publishes the room's bookmark (XEP-0402; XEP-0048 private storage when the server has no PEP bookmarks).
-    private func publishBookmark(_ room: JID, autojoin: Bool) async {
-        let state = rooms[room]
-        var bookmark = state?.bookmark ?? Bookmark(room: room, name: state?.name, nick: state?.nick ?? account.defaultNick)
-        bookmark.autojoin = autojoin
-        do {
-            // Never without `max_items`: on a server whose bookmark node keeps one item that would drop the rest.
-            _ = try await client.request(Bookmarks.publishRequest(bookmark))
-        } catch {
-            log.debug("\(jid): publishing the PEP bookmark of \(LogText.quote(room)) failed (\(LogText.quote(error))); writing private storage (XEP-0048)")
-            do {
-                var all = LegacyBookmarks.items(in: try await client.request(LegacyBookmarks.fetchRequest()))
-                all.removeAll { $0.room == room }
-                all.append(bookmark)
-                _ = try await client.request(LegacyBookmarks.storeRequest(all))
-            } catch {
-                log.warning("\(jid): could not save the bookmark of \(LogText.quote(room)): \(LogText.quote(error))")
-                return
-            }
-        }
-        await setBookmark(bookmark, for: room)
-    }
-
-    /// Declines an invitation: mediated ones through the room (the inviter hears of it); all are marked declined.
-    func decline(_ room: JID, inviter: JID?, mediated: Bool) async {
-        if mediated { try? client.send(MUC.decline(room: room, inviter: inviter, reason: nil)) }
-        // Committed before `roost rooms decline` returns: the invitation it answered is no longer pending when it says so.
-        _ = await pipeline.commit([.invitationAnswered(account: jid.description, room: room.description, status: .declined,
-                                                   timestamp: Timestamp.now())])
-    }
-
-    // MARK: - Self-ping and the rooms' archives
-
-    /// Every `room_ping_seconds`: the bookmarks again (an older client writing XEP-0048 private storage is not
-    /// announced by every server), then each joined room.
-    private func pingAll() async {
-        await loadBookmarks()
-        for (room, state) in rooms where online {
-            // A room waiting for its retry (refused, kicked) keeps waiting.
-            if isWanted(state), state.phase == .out, state.retry == nil { startJoin(room) }
-            if !isWanted(state), state.phase != .out { leave(room) }
-        }
-        for (room, state) in rooms {
-            if case .joined = state.phase { await ping(room) }
-        }
-    }
-
-    private func startPing(_ room: JID) {
-        Task { await self.ping(room) }
-    }
-
-    /// XEP-0410: still in the room? Then read what its archive has that live delivery may have missed; if not, join again.
-    private func ping(_ room: JID) async {
-        guard online, case .joined(let nick) = rooms[room]?.phase, let occupant = try? room.with(resource: nick) else { return }
-        let outcome: SelfPing.Outcome
-        do {
-            _ = try await client.request(SelfPing.request(to: occupant), timeout: .seconds(30))
-            outcome = .joined
-        } catch {
-            if case .stanzaError(let e) = error { outcome = SelfPing.outcome(of: e) } else { outcome = .unknown }
-        }
-        guard rooms[room]?.phase == .joined(nick: nick) else { return }
-        switch outcome {
-        case .joined:
-            log.debug("\(jid): self-ping: still in \(LogText.quote(room))")
-            if rooms[room]?.mam == true { enqueueCatchUp(room) }
-        case .notJoined:
-            log.warning("\(jid): self-ping: \(LogText.quote(room)) no longer counts Roost as an occupant; joining again")
-            rooms[room]?.phase = .out
-            routes.set(room, nil)
-            await submit(room, .left(error: "dropped by the room (noticed by self-ping)"))
-            await join(room)
-        case .unknown:
-            log.debug("\(jid): self-ping of \(LogText.quote(room)) got no clear answer; asking again later")
-        }
-    }
-
-    private func enqueueCatchUp(_ room: JID, afterJoin: Bool = false) {
-        if afterJoin { catchUpsAfterJoin.insert(room) }
-        if !catchUpQueue.contains(room) { catchUpQueue.append(room) }
-        guard catchUpTask == nil else { return }
-        // One room at a time: each catch-up keeps about one page unacknowledged on the server.
-        catchUpTask = Task {
-            while let next = self.nextCatchUp() { await self.catchUp(next) }
-        }
-    }
-
-    private func nextCatchUp() -> JID? {
-        guard !catchUpQueue.isEmpty, online else {
-            catchUpTask = nil
-            return nil
-        }
-        return catchUpQueue.removeFirst()
-    }
-
-    private func catchUp(_ room: JID) async {
-        let afterJoin = catchUpsAfterJoin.remove(room) != nil
-        guard case .joined = rooms[room]?.phase, rooms[room]?.mam == true, let state = rooms[room] else { return }
-        let run = ArchiveCatchUp(client: client, archive: room, log: log, commits: commits)
-        do {
-            let summary = try await run.run(from: state.mark, lastTimestamp: state.markTimestamp, progress: state.mark == nil) { mark in
-                await self.advanceMark(room, to: mark)
-            }
-            if !summary.late.isEmpty { notifications.post(.catchUpFinished(account: jid.description, messages: summary.late)) }
-            // Always after a join (what a join missed is known then, even when nothing); after a self-ping only with news.
-            if summary.inserted > 0 || afterJoin {
-                log.info("\(jid): \(LogText.quote(room)): archive read (\(summary.pages) \(summary.pages == 1 ? "page" : "pages")): \(summary.inserted) new \(summary.inserted == 1 ? "message" : "messages")")
-            }
-        } catch {
-            // A stop or a dropped link ended the query: nothing failed, the next join reads on from the mark.
-            guard client.isConnected else {
-                log.debug("\(jid): reading the archive of \(LogText.quote(room)) ended with the connection: \(LogText.quote(error))")
-                return
-            }
-            log.warning("\(jid): reading the archive of \(LogText.quote(room)) failed: \(LogText.quote(error)); trying again at the next self-ping")
-        }
-    }
-
-    private func advanceMark(_ room: JID, to mark: ArchiveCatchUp.Mark) {
-        rooms[room]?.mark = mark.id
-        if let timestamp = mark.timestamp {
-            let newest = max(rooms[room]?.markTimestamp ?? timestamp, timestamp)
-            rooms[room]?.markTimestamp = newest
-        }
     }
 
     // MARK: - For the CLI and status
@@ -771,7 +358,7 @@ actor RoomManager {
 
     var joinedCount: Int { rooms.values.filter { if case .joined = $0.phase { true } else { false } }.count }
 
-    private func submit(_ room: JID, _ change: RoomUpdate.Change) async {
+    func submit(_ room: JID, _ change: RoomUpdate.Change) async {
         await pipeline.submit([.room(RoomUpdate(account: jid.description, room: room.description, change: change,
                                                 timestamp: Timestamp.now()))])
     }
@@ -781,8 +368,8 @@ actor RoomManager {
 /// session's routing (which reads a snapshot before each stanza); and every room the account knows, joined or not
 /// (`RoutingContext.knownRooms`).
 final class RoomRoutes: Sendable {
-    private let routes = Mutex<[JID: RoomRoute]>([:])
-    private let known = Mutex<Set<JID>>([])
+    let routes = Mutex<[JID: RoomRoute]>([:])
+    let known = Mutex<Set<JID>>([])
 
     var current: [JID: RoomRoute] { routes.withLock { $0 } }
 

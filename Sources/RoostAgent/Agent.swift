@@ -148,6 +148,8 @@ public final class Agent: Sendable {
         defer { activity.cancel() }
         let retention = Retention.start(config.retention, archive: config.archivePath, writer: writer, log: log)
         defer { retention?.cancel() }
+        let backups = ScheduledBackups.start(config.backup, archive: config.archivePath, log: log)
+        defer { backups?.cancel() }
         var stallWatch: Task<Void, Never>?
         var ending = Ending.stopped(signal: 0)
         var announcedRunning = false

@@ -170,3 +170,51 @@ struct ConfigLoadingTests {
         #expect(!RetentionConfig().removesAnything && !RetentionConfig(overrides: ["a@b.c": forever]).removesAnything)
     }
 }
+
+/// `[backup]` scheduled backups (issue 34, 1): `every`, `keep`, `path`, `encrypt`, and what each refuses.
+@Suite struct ScheduledBackupConfigTests {
+    @Test func keysAndDefaults() throws {
+        let sandbox = try ConfigSandbox()
+        let account = "\n[account alice@example.org]\npassword = x\n"
+        let unset = try sandbox.load(account).backup
+        #expect(unset.every == nil && unset.keep == 7 && unset.path == nil && !unset.encrypt)
+        #expect(unset.folder(archivePath: "/data/roost/archive.sqlite") == "/data/roost/backups")
+        let set = try sandbox.load("""
+            [backup]
+            every = 12h
+            keep = 3
+            path = ~/backups
+            encrypt = true
+            backup_key_command = echo phrase
+            """ + account).backup
+        #expect(set.every == 12 * 3600 && set.keep == 3 && set.path == sandbox.home + "/backups" && set.encrypt)
+        #expect(set.folder(archivePath: "/data/roost/archive.sqlite") == sandbox.home + "/backups")
+        for (written, seconds) in [("30s", 30), ("15min", 900), ("1d", 86_400), ("2W", 2 * 604_800)] {
+            #expect(try sandbox.load("[backup]\nevery = \(written)\n" + account).backup.every == seconds, "\(written)")
+        }
+    }
+
+    @Test func refusals() throws {
+        let sandbox = try ConfigSandbox()
+        let account = "\n[account alice@example.org]\npassword = x\n"
+        for every in ["0d", "1m", "12", "d", "-1h", "soon"] {
+            let problems = sandbox.problems("[backup]\nevery = \(every)\n" + account)
+            #expect(problems.map(\.key) == ["every"] && problems.first?.message.contains("30s, 15min, 12h, 1d or 1w") == true,
+                    "\(every): \(problems)")
+        }
+        #expect(sandbox.problems("[backup]\nkeep = 0\n" + account).map(\.key) == ["keep"])
+        #expect(sandbox.problems("[backup]\npath = backups\n" + account).map(\.key) == ["path"])
+        #expect(sandbox.problems("[backup]\nencrypt = perhaps\n" + account).map(\.key) == ["encrypt"])
+        let noCommand = sandbox.problems("[backup]\nevery = 1d\nencrypt = true\n" + account)
+        #expect(noCommand.map(\.key) == ["encrypt"] && noCommand.first?.message.contains("needs backup_key_command") == true, "\(noCommand)")
+    }
+
+    @Test func namesOfScheduledBackups() {
+        let name = ScheduledBackups.name(at: 1_780_000_000_000)
+        #expect(name == "roost-20260528-202640.backup")
+        #expect(ScheduledBackups.isScheduled(name))
+        for other in ["roost.backup", "roost-20260528-202640.backup.tmp-1-2", "roost-2026052a-202640.backup", "mine-20260528-202640.backup"] {
+            #expect(!ScheduledBackups.isScheduled(other), "\(other)")
+        }
+    }
+}

@@ -54,3 +54,40 @@ struct BackupEndToEndTests {
         #expect(try ZeroLossSQL.integrity(restored) == "ok")
     }
 }
+
+/// `[backup] every` (issue 34, 1): the agent makes a backup when the newest is older than `every`, as `roost backup`
+/// writes one, and keeps the newest `keep` of its own (`roost-YYYYMMDD-HHMMSS.backup`), leaving other files alone.
+@Suite("End to end: scheduled backups", .serialized, .enabled(if: PrivateServer.isAvailable))
+struct ScheduledBackupEndToEndTests {
+    @Test func agentBacksUpOnScheduleAndKeepsTheNewest() async throws {
+        let rig = try await ZeroLossRig.make(general: "[backup]\nevery = 2s\nkeep = 2\n")
+        let folder = (rig.archive as NSString).deletingLastPathComponent + "/backups"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let stray = folder + "/roost-mine.backup"
+        #expect(FileManager.default.createFile(atPath: stray, contents: Data("not the agent's".utf8)))
+        func scheduled() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+                .filter { $0.hasPrefix("roost-2") && $0.hasSuffix(".backup") }.sorted()
+        }
+        let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await ZeroLossRig.waitForLog(roost, "online")
+        let prefix = "scheduled-\(UUID().uuidString.prefix(6))"
+        try await PeerFlood(rig, to: rig.roostJID, count: 5, prefix: prefix).finish()
+        func stored() throws -> Int { try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") }
+        try await waitUntil("the messages archived", timeout: .seconds(60)) { try stored() == 5 }
+        func written() -> Int { roost.stderrSoFar.components(separatedBy: "scheduled backup: wrote ").count - 1 }
+        let before = written()
+        try await waitUntil("three more scheduled backups made and two kept", timeout: .seconds(120),
+                            detail: { "\(scheduled()); \(roost.stderrSoFar.suffix(2000))" }) {
+            written() >= before + 3 && roost.stderrSoFar.contains("scheduled backup: removed ") && scheduled().count == 2
+        }
+        let log = roost.stop().stderr
+        #expect(log.contains(" s)") && !log.contains("scheduled backup to "), "\(log.suffix(2000))")
+        #expect(FileManager.default.fileExists(atPath: stray), "a file not named by the schedule was removed")
+        let newest = try #require(scheduled().last)
+        let verified = try await offPool { try RoostBinary.run(["backup", "--verify", "--json", folder + "/" + newest], timeout: 120) }
+        #expect(verified.status == 0, "\(verified.stderr)")
+        #expect((verified.jsonLines.first?["messages"] as? Int ?? 0) >= 5, "\(verified.stdout)")
+    }
+}

@@ -1,5 +1,6 @@
 import Testing
 @testable import roost
+import RoostCore
 
 @Suite("CLI dispatch and help")
 struct CLIParserDispatchTests {

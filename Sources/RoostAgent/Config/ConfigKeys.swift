@@ -75,6 +75,12 @@ enum ConfigKeys {
 
     static let backup: [String: ConfigKeySetter<BackupConfig>] = [
         "backup_key_command": { draft, value, _ throws(ConfigValueError) in draft.keyCommand = try Parse.nonEmpty(value) },
+        "every": { draft, value, _ throws(ConfigValueError) in draft.every = try Parse.interval(value) },
+        "keep": { draft, value, _ throws(ConfigValueError) in
+            draft.keep = try SettingValue.integer(value, in: 1...10_000, what: "a number of backups")
+        },
+        "path": { draft, value, paths throws(ConfigValueError) in draft.path = try Parse.path(value, paths: paths) },
+        "encrypt": { draft, value, _ throws(ConfigValueError) in draft.encrypt = try SettingValue.boolean(value) },
     ]
 
     static let account: [String: ConfigKeySetter<AccountDraft>] = [

@@ -60,6 +60,11 @@ struct ConfigLoader {
         }
         let (retention, retentionProblems) = RetentionConfig.parse(assembly.retention)
         assembly.problems += retentionProblems.map { locations.problem(group: "retention", key: $0.key, message: $0.message) }
+        if assembly.backup.encrypt && assembly.backup.keyCommand == nil {
+            // The agent has no terminal to ask on.
+            assembly.problems.append(locations.problem(group: "backup", key: "encrypt",
+                                                       message: "encrypt = true needs backup_key_command: roost run has no terminal to ask for the passphrase"))
+        }
         if !assembly.problems.isEmpty {
             throw .invalid(path: path, problems: assembly.problems.sorted { ($0.line ?? 0) < ($1.line ?? 0) })
         }

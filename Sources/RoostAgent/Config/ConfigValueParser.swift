@@ -22,6 +22,18 @@ enum ConfigValueParser {
         return try size(text)
     }
 
+    /// A time between two runs: a positive number and a unit, `30s`, `15min`, `12h`, `1d`, `1w` (no `m`: in
+    /// `[retention]` it means months).
+    static func interval(_ text: String) throws(ConfigValueError) -> Int {
+        let written = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let units: [(String, Int)] = [("min", 60), ("s", 1), ("h", 3600), ("d", 86_400), ("w", 604_800)]
+        for (unit, seconds) in units where written.hasSuffix(unit) {
+            if let number = Int(written.dropLast(unit.count)), number > 0, number <= 100_000 { return number * seconds }
+            break
+        }
+        throw ConfigValueError("expected a time such as 30s, 15min, 12h, 1d or 1w, got '\(text)'")
+    }
+
     static func port(_ text: String) throws(ConfigValueError) -> UInt16 {
         UInt16(try SettingValue.integer(text, in: 1...65535, what: "a port number"))
     }

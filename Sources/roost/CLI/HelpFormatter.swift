@@ -1,3 +1,5 @@
+import RoostCore
+
 /// Builds help pages from the command descriptions, with the option column aligned across sections
 /// and long descriptions wrapped under their column.
 struct HelpFormatter {

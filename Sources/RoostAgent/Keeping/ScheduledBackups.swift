@@ -52,7 +52,7 @@ enum ScheduledBackups {
     /// One backup, as `roost backup` writes it, then the oldest beyond `keep` removed; logged either way.
     static func make(_ config: BackupConfig, archive: String, folder: String, log: Logger) async {
         let started = ContinuousClock.now
-        let file = folder + "/" + name(at: Int64(Date().timeIntervalSince1970 * 1000))
+        let file = folder + "/" + name(at: Timestamp.now())
         do {
             var passphrase: String?
             if config.encrypt, let command = config.keyCommand {

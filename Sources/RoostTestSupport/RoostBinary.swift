@@ -158,15 +158,6 @@ extension RoostBinary {
     }
 }
 
-/// Runs blocking work (a child process to completion, a file of 100,000 lines) on a thread of its own: a test that
-/// blocks the cooperative pool (two threads on two cores) for a minute stalls every other test of the process,
-/// and an agent answering on that pool (the control server) misses its deadlines.
-public func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
-    }
-}
-
 /// A `roost` process running in the background; its stdout and stderr go to a log file.
 public final class RunningRoost: @unchecked Sendable {
     public let pid: pid_t

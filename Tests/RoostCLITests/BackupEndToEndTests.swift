@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import RoostTestSupport
 import RoostXMPP
 import Testing

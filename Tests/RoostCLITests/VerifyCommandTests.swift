@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import Testing
 import RoostTestSupport
 import RoostXMPP

@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import RoostArchive
 import RoostTestSupport
 import Testing

@@ -64,15 +64,9 @@ enum ScheduledBackups {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let phrase = passphrase
             // A thread of its own: seconds of copying must not hold one of the cooperative pool's threads.
-            let manifest = try await withCheckedThrowingContinuation { (done: CheckedContinuation<BackupManifest, any Error>) in
-                let thread = Thread {
-                    done.resume(with: Result { () throws(BackupError) in
-                        try ArchiveBackup.create(archivePath: archive, to: file, includeFiles: true,
-                                                 roostVersion: RoostVersion.string, passphrase: phrase)
-                    }.mapError { $0 as any Error })
-                }
-                thread.name = "roost.backup"
-                thread.start()
+            let manifest = try await offPool(name: "roost.backup") {
+                try ArchiveBackup.create(archivePath: archive, to: file, includeFiles: true,
+                                         roostVersion: RoostVersion.string, passphrase: phrase)
             }
             let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int64 ?? 0
             let seconds = Double((ContinuousClock.now - started) / .milliseconds(1)) / 1000

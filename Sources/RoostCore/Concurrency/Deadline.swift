@@ -76,3 +76,14 @@ public final class OneShot<Value: Sendable>: Sendable {
         }
     }
 }
+
+/// Runs blocking work (a backup's seconds of copying, a child process to completion, a file of 100,000 lines) on a
+/// thread of its own and awaits it: work that blocks the cooperative pool (two threads on two cores) stalls every
+/// task of the process, and one answering on that pool (the control server) misses its deadlines.
+public func offPool<T: Sendable>(name: String? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        if let name { thread.name = name }
+        thread.start()
+    }
+}

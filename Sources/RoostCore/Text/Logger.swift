@@ -53,18 +53,7 @@ public final class Logger: Sendable {
         }
     }
 
-    public static let standardError: @Sendable (String) -> Void = { line in
-        var bytes = Array(line.utf8)
-        bytes.append(0x0A)
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = write(2, buffer.baseAddress! + offset, buffer.count - offset)
-                if n <= 0 { if errno == EINTR { continue } else { return } }
-                offset += n
-            }
-        }
-    }
+    public static let standardError: @Sendable (String) -> Void = { line in writeRaw(line + "\n") }
 
     public func enabled(_ level: LogLevel) -> Bool { level <= self.level }
 

@@ -81,8 +81,8 @@ public final class XMPPClient: Sendable {
     }
 
     /// `openChannel` makes the connection of each `connect()`.
-    init(configuration: ClientConfiguration, resumption: StreamResumptionState? = nil, eventCapacity: Int = 512,
-         log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in }, openChannel: @escaping ChannelFactory) {
+    package init(configuration: ClientConfiguration, resumption: StreamResumptionState? = nil, eventCapacity: Int = 512,
+                 log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in }, openChannel: @escaping ChannelFactory) {
         self.configuration = configuration
         self.log = log
         self.openChannel = openChannel

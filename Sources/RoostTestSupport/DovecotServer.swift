@@ -164,6 +164,9 @@ public struct IMAPMessage: Decodable, Sendable {
     public let flags: [String]
     /// RFC822.SIZE: the size Dovecot reports (CRLF line ends).
     public let size: Int
+    /// INTERNALDATE as the server gives it (`06-Dec-2026 23:07:44 +0000`): for a Maildir, the file's modification time;
+    /// the arrival time mail apps sort and date their lists by.
+    public let internalDate: String
     public let from: String?
     public let to: String?
     public let subject: String?

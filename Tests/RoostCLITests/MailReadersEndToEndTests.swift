@@ -99,12 +99,18 @@ struct MailReadersEndToEndTests {
         let dateFormat = DateFormatter()
         dateFormat.locale = Locale(identifier: "en_US_POSIX")
         dateFormat.dateFormat = "EEE, d MMM yyyy HH:mm:ss Z"
+        let internalDateFormat = DateFormatter()
+        internalDateFormat.locale = Locale(identifier: "en_US_POSIX")
+        internalDateFormat.dateFormat = "d-MMM-yyyy HH:mm:ss Z"
         func check(_ message: IMAPMessage, body: String, _ what: String) {
             #expect(message.from?.contains(bob.jid.description) == true, "\(what): From \(message.from ?? "none")")
             #expect(message.subject?.contains(bob.jid.description) == true, "\(what): Subject \(message.subject ?? "none")")
             let date = message.date.flatMap { dateFormat.date(from: $0) }
             #expect(date.map { $0 > started.addingTimeInterval(-60) && $0 < Date().addingTimeInterval(60) } == true,
                     "\(what): Date \(message.date ?? "none") is not the time it was sent")
+            // The arrival time a phone's mail app sorts by is the message's, not the export's.
+            #expect(internalDateFormat.date(from: message.internalDate.trimmingCharacters(in: .whitespaces)) == date,
+                    "\(what): INTERNALDATE \(message.internalDate), Date \(message.date ?? "none")")
             #expect(message.body?.replacingOccurrences(of: "\r\n", with: "\n") == body + "\n", "\(what): \(message.body ?? "no text part")")
         }
         // IMAP SEARCH with CHARSET UTF-8, as a client searching for a Chinese word sends it.

@@ -17,7 +17,7 @@ Every command prints one JSON object on the last line of stdout and exits 0, or 
          (default 1) or --timeout (default 30) passes (exit 1); then prints what fetch prints
   store  adds or removes flags on the messages found; prints what fetch prints (with the new flags)
 
-MESSAGE: {"uid", "flags": [...], "from", "to", "subject", "date", "message_id", "in_reply_to", "references"
+MESSAGE: {"uid", "flags": [...], "internal_date" (as the server gives it: a Maildir file's mtime), "from", "to", "subject", "date", "message_id", "in_reply_to", "references"
 (headers decoded as a mail client shows them, RFC 2047), "body" (the text/plain part, decoded), "attachments": [{"name",
 "type", "size", "sha256"}], "size" (RFC822.SIZE), "defects" (what Python's email parser found wrong)}.
 """
@@ -62,12 +62,13 @@ def search(imap, keys):
 def fetch(imap, uids):
     messages = []
     for uid in uids:
-        status, data = imap.uid("FETCH", str(uid), "(FLAGS RFC822.SIZE BODY.PEEK[])")
+        status, data = imap.uid("FETCH", str(uid), "(FLAGS RFC822.SIZE INTERNALDATE BODY.PEEK[])")
         if status != "OK":
             raise RuntimeError(f"FETCH {uid}: {data}")
         meta, raw = next((d[0], d[1]) for d in data if isinstance(d, tuple))
         flags = re.search(rb"FLAGS \(([^)]*)\)", meta).group(1).decode().split()
         size = int(re.search(rb"RFC822\.SIZE (\d+)", meta).group(1))
+        internal_date = re.search(rb'INTERNALDATE "([^"]*)"', meta).group(1).decode()
         message = email.message_from_bytes(raw, policy=email.policy.compat32)
         body, attachments = None, []
         for part in message.walk():
@@ -80,7 +81,7 @@ def fetch(imap, uids):
             elif part.get_content_type() == "text/plain" and body is None:
                 body = part.get_payload(decode=True).decode(part.get_content_charset() or "us-ascii")
         messages.append({
-            "uid": uid, "flags": flags, "size": size,
+            "uid": uid, "flags": flags, "size": size, "internal_date": internal_date,
             "from": decoded(message["From"]), "to": decoded(message["To"]), "subject": decoded(message["Subject"]),
             "date": message["Date"], "message_id": message["Message-ID"], "in_reply_to": message["In-Reply-To"],
             "references": message["References"], "body": body, "attachments": attachments,

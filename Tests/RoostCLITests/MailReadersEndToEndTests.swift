@@ -162,6 +162,15 @@ struct MailReadersEndToEndTests {
         #expect(agent.stop(signal: SIGTERM).status == 0)
         await bob.stop()
 
+        // One folder per conversation (`--split conversation`): each an IMAP folder of its own.
+        let split = dir.path + "/Split"
+        #expect(try RoostBinary.run(["export", "--format", "maildir", "--split", "conversation", "-o", split, "--config", config]).status == 0)
+        let splitIMAP = try dovecot.addUser(maildir: split)
+        let splitFolders = try await offPool { try splitIMAP.folders() }
+        let bobFolder = try #require(splitFolders.first { $0.contains(bob.jid.bare.description) }, "\(splitFolders)")
+        let inBobFolder = try await offPool { try splitIMAP.fetch(mailbox: bobFolder) }
+        #expect(inBobFolder.count == fileCount + 1 && inBobFolder.allSatisfy { $0.from?.contains(bob.jid.description) == true || $0.to?.contains(bob.jid.description) == true })
+
         // notmuch indexes the Maildir and finds a Chinese word (Xapian splits CJK into n-grams only when asked to).
         let home = dir.path + "/home"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)

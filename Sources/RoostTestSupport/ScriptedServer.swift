@@ -20,6 +20,8 @@ package final class ScriptedServer: ClientChannel, @unchecked Sendable {
     private var toClient: [XMLStreamParser.Event] = []
     private var fromClient: [Element] = []
     private var closed = false
+    private var counted = 0
+    private var playedStanzas: [Element] = []
     /// Used by the thread that writes: the negotiating thread, then the client's writer.
     private let clientParser = XMLStreamParser()
     // Guarded by `condition`.
@@ -32,6 +34,13 @@ package final class ScriptedServer: ClientChannel, @unchecked Sendable {
         self.answersQueries = answersQueries
     }
 
+    /// Stanzas (message, presence, iq) played to the client since stream management was enabled or resumed: what
+    /// the client's `h` counts once it has handled them all (XEP-0198).
+    package var stanzasSinceEnabled: Int { condition.withLock { counted } }
+
+    /// The stanzas played to the client, in order.
+    package var played: [Element] { condition.withLock { playedStanzas } }
+
     /// Everything the client wrote after its stream headers, in order.
     package var received: [Element] { condition.withLock { fromClient } }
 
@@ -40,7 +49,15 @@ package final class ScriptedServer: ClientChannel, @unchecked Sendable {
         let text = header ? "<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' version='1.0' id='s1'>" + xml : xml
         condition.withLock {
             if header { serverParser.reset() }
-            toClient += try! serverParser.feed(Array(text.utf8))
+            let events = try! serverParser.feed(Array(text.utf8))
+            for case .stanza(let element) in events {
+                if element.name == "enabled" || element.name == "resumed" { counted = 0 }
+                if ["message", "presence", "iq"].contains(element.name) {
+                    counted += 1
+                    playedStanzas.append(element)
+                }
+            }
+            toClient += events
             condition.broadcast()
         }
     }

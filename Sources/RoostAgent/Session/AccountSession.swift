@@ -125,7 +125,7 @@ actor AccountSession {
     init(account: AccountConfig, settings: AgentSettings, pipeline: IngestPipeline, downloads: FileDownloadWorker? = nil, log: Logger,
          resumption: StreamResumptionState?, sync: SyncState?, notifications: NotificationHub,
          contacts: [ContactRow], pendingRequests: [String], history: RunHistory = RunHistory(),
-         stateChanged: @escaping @Sendable () -> Void) throws(ConfigError) {
+         openChannel: ChannelFactory? = nil, stateChanged: @escaping @Sendable () -> Void) throws(ConfigError) {
         self.account = account
         self.history = history
         self.notifications = notifications
@@ -153,7 +153,13 @@ actor AccountSession {
         configuration.maxOutboundStanzaBytes = settings.maxSendBytes
         jid = configuration.jid
         let logger = log
-        client = XMPPClient(configuration: configuration, resumption: resumption) { level, message in logger.log(level, message) }
+        // `openChannel`: the connection each login negotiates on (a scripted one in tests; the network's by default).
+        let clientLog: @Sendable (LogLevel, String) -> Void = { level, message in logger.log(level, message) }
+        client = if let openChannel {
+            XMPPClient(configuration: configuration, resumption: resumption, log: clientLog, openChannel: openChannel)
+        } else {
+            XMPPClient(configuration: configuration, resumption: resumption, log: clientLog)
+        }
         self.pipeline = pipeline
         self.downloads = downloads
         self.log = log

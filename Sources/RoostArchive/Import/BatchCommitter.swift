@@ -59,7 +59,7 @@ public struct BatchCommitter {
     public mutating func flush() throws(ArchiveError) {
         guard !batch.isEmpty else { return }
         let started = ContinuousClock.now
-        let outcomes = try writer.commit(batch)
+        let outcomes = try writer.commitBlocking(batch)
         let took = ContinuousClock.now - started
         committed(batch, outcomes)
         batch.removeAll(keepingCapacity: true)

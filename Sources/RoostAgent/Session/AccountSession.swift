@@ -100,6 +100,8 @@ actor AccountSession {
 
     // Counts for status and tests
     var rejectedStanzas = 0
+    /// Contacts in the roster as last loaded (`roost status`); nil until it has loaded in this run.
+    var rosterContacts: Int?
     /// The account's other available resources, for `roost status`: with none and a negative priority the
     /// server treats the account as offline (messages to the bare JID go to offline storage).
     var otherClients: Set<String> = []
@@ -309,6 +311,7 @@ actor AccountSession {
         addedAwaitingApproval = []
         await writer.submit(items.map { StanzaRouter.rosterEvent($0, account: jid, now: now) })
         await answerApprovedRequests(approvedWhileAway: approvedWhileAway)
+        rosterContacts = items.count
         log.info("\(jid): online; roster has \(items.count) \(items.count == 1 ? "contact" : "contacts"); stanza-ids \(context.trustsOwnStanzaIDs ? "trusted" : "not trusted")")
     }
 
@@ -638,7 +641,7 @@ actor AccountSession {
                              streamManagement: online && client.resumptionState != nil, lastCatchUp: lastCatchUp,
                              unacknowledgedOutbound: client.unacknowledgedCount, rejectedStanzas: rejectedStanzas,
                              priority: account.priority, otherClientsOnline: otherClients.count,
-                             roomsJoined: await rooms.joinedCount,
+                             roomsJoined: await rooms.joinedCount, rosterContacts: rosterContacts,
                              unacknowledgedOldestSeconds: client.oldestUnacknowledgedAge.map { Int($0.components.seconds) })
     }
 }

@@ -15,10 +15,8 @@ extension ArchiveWriter {
             var health = Health.ok
             /// New messages committed since `takeActivity` last looked (for `roost run`'s activity summary).
             var activity = Activity()
-            var stopped = false
             /// `drainAndStop(checkpoint: true)`: the log is merged before the thread ends.
             var checkpointAtStop = false
-            var stopWaiters: [CheckedContinuation<Void, Never>] = []
         }
 
         let path: String
@@ -30,7 +28,9 @@ extension ArchiveWriter {
         let maxBatchEvents: Int
         let stopGrace: Duration
         let healthChanged: @Sendable (Health) -> Void
-        let end = ThreadEnd()
+        /// Fulfilled as the thread's last act (after what was queued, the bulk load's end, the final checkpoint):
+        /// `drainAndStop` awaits it, the writer's release waits for it.
+        let ended = OneShot<Void>()
         let threadID = Mutex<pthread_t?>(nil)
 
         init(path: String, live: Bool, log: Logger, maxBatchEvents: Int, capacity: Int, stopGrace: Duration,
@@ -90,12 +90,6 @@ extension ArchiveWriter {
                     log.error("closing the archive: \(LogText.quote(error))")
                 }
             }
-            let waiters = counters.withLock { c -> [CheckedContinuation<Void, Never>] in
-                c.stopped = true
-                defer { c.stopWaiters.removeAll() }
-                return c.stopWaiters
-            }
-            for waiter in waiters { waiter.resume() }
         }
 
         var health: Health { counters.withLock { $0.health } }

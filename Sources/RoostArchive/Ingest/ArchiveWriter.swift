@@ -114,31 +114,30 @@ public final class ArchiveWriter: Sendable {
         let core = Core(path: path, live: durability == .full, log: log, maxBatchEvents: maxBatchEvents, capacity: capacity,
                         stopGrace: stopGrace, healthChanged: healthChanged)
         self.core = core
-        let opened = BoundedQueue<Result<Void, ArchiveError>>(capacity: 1)
+        let opened = OneShot<Result<Void, ArchiveError>>()
         let thread = Thread {
             core.threadID.withLock { $0 = pthread_self() }
-            defer { core.end.ended() }
+            defer { core.ended.fulfil(()) }
             let ingestor: Ingestor
             do throws(ArchiveError) {
                 ingestor = try Self.open(path: path, durability: durability)
             } catch {
-                opened.put(.failure(error))
+                opened.fulfil(.failure(error))
                 return
             }
-            opened.put(.success(()))
+            opened.fulfil(.success(()))
             core.run(ingestor)
         }
         thread.name = "roost.archive"
-        core.end.started()
         thread.start()
-        if case .item(.failure(let error)) = opened.take() { throw error }
+        if case .failure(let error)? = opened.wait() { throw error }
     }
 
     deinit {
         core.queue.close()
         // Released on its own thread (the last reference held by a message it ran): it ends by itself.
         let own = core.threadID.withLock { id in id.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
-        if !own { core.end.wait() }
+        if !own { core.ended.wait() }
     }
 
     // MARK: - Live ingest: group commit
@@ -181,13 +180,7 @@ public final class ArchiveWriter: Sendable {
     public func drainAndStop(checkpoint: Bool = false) async {
         if checkpoint { core.counters.withLock { $0.checkpointAtStop = true } }
         core.queue.close()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let stopped = core.counters.withLock { c -> Bool in
-                if !c.stopped { c.stopWaiters.append(continuation) }
-                return c.stopped
-            }
-            if stopped { continuation.resume() }
-        }
+        await core.ended.value
     }
 
     /// What was archived since the last call (which starts counting afresh).
@@ -222,11 +215,12 @@ public final class ArchiveWriter: Sendable {
     /// meanwhile (a dedicated thread, or a command's task that has nothing else to do). `work` is this module's
     /// code and must not capture the writer itself (its last release would then happen on its own thread).
     func perform<T: Sendable>(_ work: @escaping @Sendable (Ingestor) throws(ArchiveError) -> T) throws(ArchiveError) -> T {
-        let answer = BoundedQueue<Result<T, ArchiveError>>(capacity: 1)
+        let answer = OneShot<Result<T, ArchiveError>>()
         let job = Job.work { ingestor in
-            do throws(ArchiveError) { answer.put(.success(try work(ingestor))) } catch { answer.put(.failure(error)) }
+            do throws(ArchiveError) { answer.fulfil(.success(try work(ingestor))) } catch { answer.fulfil(.failure(error)) }
         }
-        guard core.queue.put(job), case .item(let result) = answer.take() else { throw .writerStopped }
+        // Every job the queue took is run before the thread ends: once put, the answer comes.
+        guard core.queue.put(job), let result = answer.wait() else { throw .writerStopped }
         return try result.get()
     }
 

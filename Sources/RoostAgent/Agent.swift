@@ -12,8 +12,9 @@ public final class Agent: Sendable {
     private let current: Mutex<RoostConfig>
     public let settings: AgentSettings
     let log: Logger
-    private let writer: ArchiveWriter
-    public let pipeline: IngestPipeline
+    /// The archive's one writer (its thread owns the read-write connection): the sessions, actions, downloads
+    /// and retention all write through it.
+    public let writer: ArchiveWriter
     /// One per enabled account; a reload stops, replaces and adds sessions.
     var sessions: [AccountSession] { sessionList.withLock { $0 } }
     private let sessionList = Mutex<[AccountSession]>([])
@@ -26,7 +27,7 @@ public final class Agent: Sendable {
     private enum Happening: Sendable {
         case signal(Int32)
         case accountStateChanged
-        case archiveHealth(IngestPipeline.Health)
+        case archiveHealth(ArchiveWriter.Health)
     }
 
     /// Queues a happening from a thread that cannot wait (a session's state callback, the archive thread). With 64
@@ -58,9 +59,8 @@ public final class Agent: Sendable {
         current = Mutex(config)
         self.settings = settings
         self.log = log
-        writer = try ArchiveWriter(path: config.archivePath, durability: .full)
         let happenings = self.happenings
-        pipeline = IngestPipeline(writer: writer, log: log) { [log] health in
+        writer = try ArchiveWriter(path: config.archivePath, durability: .full, log: log) { [log] health in
             Self.offer(.archiveHealth(health), to: happenings, log: log)
         }
         files = try? FileDownloadWorker(writer: writer, settings: config.files, accounts: config.enabledAccounts, log: log)
@@ -96,7 +96,7 @@ public final class Agent: Sendable {
             let contacts = (try? reader?.contacts(account: account.jid, includeRemoved: true)) ?? []
             let pending = ((try? reader?.pendingSubscriptionRequests(account: account.jid)) ?? []).map(\.jid)
             let happenings = self.happenings
-            let session = try AccountSession(account: account, settings: settings, pipeline: pipeline, downloads: files,
+            let session = try AccountSession(account: account, settings: settings, writer: writer, downloads: files,
                                              log: log, resumption: resumption, sync: sync, notifications: notifications,
                                              contacts: contacts, pendingRequests: pending, history: history) { [log] in
                 Self.offer(.accountStateChanged, to: happenings, log: log)
@@ -210,12 +210,12 @@ public final class Agent: Sendable {
     /// At the default level `roost run` says what it archives, at most once a minute and only when something
     /// was: "archived 12 messages (9 in, 3 out) in 4 conversations in the last minute".
     private func reportActivity() -> Task<Void, Never> {
-        let pipeline = self.pipeline
+        let writer = self.writer
         let log = self.log
         return Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(60))
-                let activity = pipeline.takeActivity()
+                let activity = writer.takeActivity()
                 let total = activity.incoming + activity.outgoing
                 guard total > 0, !Task.isCancelled else { continue }
                 let conversations = activity.conversations.count
@@ -297,10 +297,9 @@ public final class Agent: Sendable {
         await withTaskGroup(of: Void.self) { group in
             for session in sessions { group.addTask { await session.stop() } }
         }
-        await pipeline.drainAndStop()
+        await writer.drainAndStop(checkpoint: true)
         await files?.stop()
         await notifications.current?.shutdown()
-        do { try writer.checkpoint() } catch { log.error("closing the archive: \(LogText.quote(error))") }
         log.info("stopped")
     }
 

@@ -5,7 +5,7 @@ public import RoostArchive
 public protocol AgentHandle: Sendable {
     var accountJIDs: [String] { get }
     var archivePath: String { get }
-    var pipeline: IngestPipeline { get }
+    var writer: ArchiveWriter { get }
     /// The account's client while it is online; nil while connecting or failed.
     func client(for account: String) async -> XMPPClient?
     func status() async -> [AccountStatus]

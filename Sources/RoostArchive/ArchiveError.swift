@@ -10,6 +10,8 @@ public enum ArchiveError: Error, Sendable, CustomStringConvertible {
     case query(QueryError)
     /// A name in a query or command fits several conversations, or none.
     case names(NameDirectory.ResolutionError)
+    /// The archive writer had stopped (`ArchiveWriter.drainAndStop`) before it could do what was asked.
+    case writerStopped
 
     public var description: String {
         switch self {
@@ -27,6 +29,8 @@ public enum ArchiveError: Error, Sendable, CustomStringConvertible {
             return error.description
         case .names(let error):
             return error.description
+        case .writerStopped:
+            return "the archive writer has stopped"
         }
     }
 }

@@ -1,25 +1,26 @@
 import RoostCore
 import Foundation
 import RoostArchive
-import RoostCore
 
 /// "Mark read", the one change the web view makes to the archive. It takes the path `roost read` takes: the
-/// archive's writer (`ArchiveWriter`, a read-write connection of its own, opened for the request) commits
-/// `conversationRead`, which moves the conversation's read mark to its newest message. SQLite's write lock
-/// makes that safe beside a running agent, as it is for `roost read`. The commit waits for the disk (and for
-/// the agent's batch, when one is in flight), so it runs on a worker thread; the server's thread answers when
-/// it is done. The pages read the new state through their read-only connection like any other commit, so every
+/// archive's writer (`ArchiveWriter.commitBlocking`) commits `conversationRead`, which moves the conversation's read
+/// mark to its newest message. In `roost run` (`[serve]`) that is the agent's writer; `roost serve` opens one for the
+/// request, and SQLite's write lock makes that safe beside an agent of another process, as it is for `roost read`.
+/// The commit waits for the disk (and for the agent's batch, when one is in flight), so it runs on a worker thread;
+/// the server's thread answers when it is done. The pages read the new state through their read-only connection like any other commit, so every
 /// open list updates live, in this browser and in others.
 final class MarkReadRequests {
     private let archivePath: String
+    private let writer: ArchiveWriter?
     private let workers: ServerWorkers
     private let log: ServeLog
     /// Marks at once; more are asked to try again (each holds a writer connection).
     static let limit = 4
     private var inFlight = 0
 
-    init(archivePath: String, workers: ServerWorkers, log: ServeLog) {
+    init(archivePath: String, writer: ArchiveWriter?, workers: ServerWorkers, log: ServeLog) {
         self.archivePath = archivePath
+        self.writer = writer
         self.workers = workers
         self.log = log
     }
@@ -34,10 +35,11 @@ final class MarkReadRequests {
         inFlight += 1
         exchange.pause()
         let archivePath = self.archivePath
+        let agentWriter = self.writer
         workers.start(name: "roost-serve-read", { _ -> String? in
             do {
-                let writer = try ArchiveWriter(path: archivePath)
-                _ = try writer.commit([.conversationRead(account: account, conversation: conversation,
+                let writer = try agentWriter ?? ArchiveWriter(path: archivePath)
+                _ = try writer.commitBlocking([.conversationRead(account: account, conversation: conversation,
                                                          timestamp: Timestamp.now())])
                 return nil
             } catch {

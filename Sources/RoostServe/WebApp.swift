@@ -30,7 +30,7 @@ final class WebApp {
         self.workers = workers
         live = LiveHub(browser: browser, thread: thread, log: options.log)
         exports = ExportJobs(archivePath: options.archivePath, timeZone: options.timeZone, workers: workers, log: options.log)
-        markReadRequests = MarkReadRequests(archivePath: options.archivePath, workers: workers, log: options.log)
+        markReadRequests = MarkReadRequests(archivePath: options.archivePath, writer: options.writer, workers: workers, log: options.log)
         previews = options.thumbnails.map { Previews(maker: $0, workers: workers) }
         // The handler lives as long as libsoup's server, which this object owns: a weak reference is never needed
         // (the server's requests all run on this thread), but nothing is left to chance.

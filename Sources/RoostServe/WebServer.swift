@@ -21,6 +21,9 @@ package struct ServeOptions: Sendable {
     package var limits = ConnectionLimits()
     /// Where refused requests, failures and (verbose) every request are told.
     package var log: ServeLog
+    /// The agent's archive writer when the web view runs in `roost run` (`[serve]`): mark-read goes through it. Nil
+    /// for `roost serve`, which opens the archive's writer for each mark-read.
+    package var writer: ArchiveWriter?
 
     package static let defaultPort: UInt16 = 8765
 

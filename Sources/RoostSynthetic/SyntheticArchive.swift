@@ -46,11 +46,11 @@ public enum SyntheticArchive {
                 originId: "oid-\(seed)-\(index)", messageId: "mid-\(index)", source: .mam)
             batch.append(.message(record))
             if batch.count == 5_000 {
-                _ = try writer.commit(batch)
+                _ = try writer.commitBlocking(batch)
                 batch.removeAll(keepingCapacity: true)
             }
         }
-        if !batch.isEmpty { _ = try writer.commit(batch) }
+        if !batch.isEmpty { _ = try writer.commitBlocking(batch) }
         try writer.optimizeSearchIndex()
         try writer.checkpoint()
         return Report(messages: messages, seconds: Date().timeIntervalSince(started))

@@ -18,7 +18,7 @@ struct ControlServerTests {
     struct StandIn: AgentHandle {
         let accountJIDs = ["me@example.org", "slow@example.org"]
         let archivePath: String
-        let pipeline: IngestPipeline
+        let writer: ArchiveWriter
         /// Requests for slow@example.org wait here until the test opens it.
         var gate = Gate()
 
@@ -68,7 +68,7 @@ struct ControlServerTests {
         try FileManager.default.createDirectory(atPath: folder.path + "/run", withIntermediateDirectories: true)
         let archive = folder.path + "/data/archive.sqlite"
         let handle = StandIn(archivePath: archive,
-                             pipeline: IngestPipeline(writer: try ArchiveWriter(path: archive), log: Logger(level: .error, sink: { _ in })),
+                             writer: try ArchiveWriter(path: archive, log: Logger(level: .error, sink: { _ in })),
                              gate: gate)
         let path = folder.path + "/run/roost/control.sock"
         let server = try ControlServer.bind(path: path, idleTimeoutSeconds: idleTimeoutSeconds)

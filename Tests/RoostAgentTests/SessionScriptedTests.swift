@@ -19,27 +19,24 @@ struct SessionScriptedTests {
     final class Rig: Sendable {
         let folder: TestDirectory
         let path: String
-        let pipeline: IngestPipeline
+        let writer: ArchiveWriter
         let session: AccountSession
-        /// The servers the session's logins meet, in order; the last one stays for any further login.
-        private let servers: Mutex<[ScriptedServer]>
         private let blocker: Mutex<Database>
 
         init(servers: [ScriptedServer]) throws {
             folder = try TestDirectory("roost-session-scripted")
             path = folder.path + "/archive.sqlite"
-            let writer = try ArchiveWriter(path: path, durability: .normal)
-        var account = AccountConfig(jid: SessionScriptedTests.account, password: .literal("secret"))
-        account.omemo = false
-            writer.setLockTimeout(.milliseconds(5))
+            var account = AccountConfig(jid: SessionScriptedTests.account, password: .literal("secret"))
+            account.omemo = false
             let log = Logger(level: .error, sink: { _ in })
-            pipeline = IngestPipeline(writer: writer, log: log)
+            writer = try ArchiveWriter(path: path, durability: .normal, log: log)
+            writer.setLockTimeout(.milliseconds(5))
             blocker = Mutex(try Database(path: path, mode: .readWrite, synchronous: .normal, busyTimeoutMs: 5000))
+            // The servers the session's logins meet, in order; the last one stays for any further login.
             let queue = Mutex(servers)
-            self.servers = Mutex(servers)
             session = try AccountSession(
                 account: account,
-                settings: AgentSettings(config: RoostConfig(archivePath: path)), pipeline: pipeline, log: log, resumption: nil,
+                settings: AgentSettings(config: RoostConfig(archivePath: path)), writer: writer, log: log, resumption: nil,
                 sync: nil, notifications: NotificationHub(), contacts: [], pendingRequests: [],
                 openChannel: { _, _ throws(ClientError) in
                     queue.withLock { $0.count > 1 ? $0.removeFirst() : $0[0] }
@@ -66,7 +63,7 @@ struct SessionScriptedTests {
 
         func stop() async {
             await session.stop()
-            await pipeline.drainAndStop()
+            await writer.drainAndStop()
         }
     }
 

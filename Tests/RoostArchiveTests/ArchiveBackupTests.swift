@@ -12,7 +12,7 @@ struct ArchiveBackupTests {
     private func filledArchive() throws -> (TemporaryArchive, [StoredFile]) {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit((0..<30).map { i in
+        _ = try writer.commitBlocking((0..<30).map { i in
             .message(Fixture.message("backup message \(i)", at: Int64(i) * 1000, conversation: "peer\(i % 3)@example.com",
                                      stanzaId: "s-\(i)", messageId: "m-\(i)"))
         })

@@ -35,7 +35,7 @@ struct ArchiveBrowseTests {
                                                        availability: .available, show: "away", status: "s\(i)", timestamp: time + 40_000)))
             }
         }
-        _ = try writer.commit(events)
+        _ = try writer.commitBlocking(events)
         return ArchiveBrowser(reader: try ArchiveReader(path: scratch.archive), links: Links(), timeZone: Self.utc)
     }
 
@@ -86,7 +86,7 @@ struct ArchiveBrowseTests {
         let page = try #require(try browser.transcript(accountID: account, jid: ExportFixture.alice, position: .newest, states: true, presence: true))
         #expect(try browser.live(accountID: account, jid: ExportFixture.alice, after: page.live, states: true, presence: true) == nil)
         let writer = try ArchiveWriter(path: scratch.archive, durability: .off)
-        _ = try writer.commit([.message(MessageRecord(
+        _ = try writer.commitBlocking([.message(MessageRecord(
             account: ExportFixture.account, conversation: ExportFixture.alice, direction: .incoming, kind: .chat,
             from: ExportFixture.alice + "/phone", to: ExportFixture.account, body: "<img src=x onerror=alert(1)> new",
             timestamp: ExportFixture.t0 + 3_600_000, stanzaId: "late", stanzaIdBy: ExportFixture.account, stanzaIdTrusted: true,
@@ -110,7 +110,7 @@ struct ArchiveBrowseTests {
                                 from: ExportFixture.alice + "/phone", to: ExportFixture.account, body: "message 4, corrected",
                                 timestamp: ExportFixture.t0 + 3_600_000, messageId: "fix4", source: .live)
         fix.replaces = "m4"
-        _ = try writer.commit([.message(fix)])
+        _ = try writer.commitBlocking([.message(fix)])
         let corrected = try #require(try browser.live(accountID: account, jid: ExportFixture.alice, after: page.live, states: false, presence: false))
         #expect(corrected.html.isEmpty, "a correction adds nothing at the end")
         #expect(bodies(corrected.changed) == ["message 4, corrected"], "\(corrected.changed)")
@@ -122,7 +122,7 @@ struct ArchiveBrowseTests {
         #expect(corrected.changed.contains("<div class=\"name\">") == m4Element.contains("<div class=\"name\">"))
         #expect(corrected.changed.contains("edited"))
         // Message 5 follows message 4 from the same sender: its redrawn copy, like the page, does not repeat her name.
-        _ = try writer.commit([.annotation(MessageAnnotation(account: ExportFixture.account, conversation: ExportFixture.alice, kind: .retraction,
+        _ = try writer.commitBlocking([.annotation(MessageAnnotation(account: ExportFixture.account, conversation: ExportFixture.alice, kind: .retraction,
                                                              target: "m5", from: ExportFixture.alice + "/phone", direction: .incoming,
                                                              groupchat: false, occupantId: nil, senderName: nil,
                                                              timestamp: ExportFixture.t0 + 3_700_000, source: .live, messageId: "r5",
@@ -153,7 +153,7 @@ struct ArchiveBrowseTests {
         let reader = try ArchiveReader(path: scratch.archive)
         #expect(try reader.unreadConversations().map(\.unread) == [2], "the same count as roost read and roost status")
         let writer = try ArchiveWriter(path: scratch.archive, durability: .off)
-        _ = try writer.commit([.conversationRead(account: ExportFixture.account, conversation: ExportFixture.alice, timestamp: ExportFixture.t0 + 7_200_000)])
+        _ = try writer.commitBlocking([.conversationRead(account: ExportFixture.account, conversation: ExportFixture.alice, timestamp: ExportFixture.t0 + 7_200_000)])
         let read = try #require(try browser.conversations().first { $0.jid == ExportFixture.alice })
         #expect(read.unread == 0 && !read.html.contains("class=\"count\""))
         #expect(ArchiveBrowser.unreadBadge(ArchiveBrowser.unreadLimit).contains(">999+<"))
@@ -203,7 +203,7 @@ struct ArchiveBrowseTests {
             return .message(record)
         }
         let link = "https://upload.example.org/x/plan.pdf"
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .room(RoomUpdate(account: account, room: room, change: .bookmark(present: true, name: "Trip <planners>", nick: "Alice", autojoin: true,
                                                                                hasPassword: false), timestamp: t0)),
             .room(RoomUpdate(account: account, room: room, change: .joined(nick: "Alice", occupantID: nil, mam: true, nonAnonymous: false), timestamp: t0)),
@@ -242,7 +242,7 @@ struct ArchiveBrowseTests {
                                    to: account, body: "hi", timestamp: t0 + minute * 60_000, stanzaId: "s\(room)\(minute)",
                                    stanzaIdBy: room, stanzaIdTrusted: true, messageId: "m\(room)\(minute)"))
         }
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .room(RoomUpdate(account: account, room: plain, change: .joined(nick: "Alice", occupantID: nil, mam: true, nonAnonymous: false,
                                                                               discoName: "The Lobby"), timestamp: t0)),
             .room(RoomUpdate(account: account, room: bookmarked, change: .bookmark(present: true, name: "Our trip", nick: "Alice",

@@ -24,7 +24,7 @@ import RoostSynthetic
             }
             events.append(.message(Fixture.message(text, at: Int64(index) * 1_000, messageId: "c\(index)")))
         }
-        _ = try writer.commit(events)
+        _ = try writer.commitBlocking(events)
         let reader = try archive.reader()
         let database = try Database(path: archive.path, mode: .readOnly)
         var checked = 0

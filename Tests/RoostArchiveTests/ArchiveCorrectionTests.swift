@@ -5,14 +5,14 @@ import Testing
     @Test func sameSenderCorrectionKeepsOriginalAndRevision() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        let original = try writer.commit([.message(Fixture.message("helo wrold", messageId: "m1"))])
+        let original = try writer.commitBlocking([.message(Fixture.message("helo wrold", messageId: "m1"))])
         guard case .inserted(let id) = original[0] else { Issue.record("\(original)"); return }
         // Another resource of the same contact may send the correction.
         let fix = Fixture.message("hello world", at: 2_000, from: Fixture.peer + "/laptop", messageId: "m2", replaces: "m1")
-        #expect(try writer.commit([.message(fix)]) == [.corrected(id: id, revision: 1)])
-        #expect(try writer.commit([.message(fix)]) == [.duplicate(existingId: id)])
+        #expect(try writer.commitBlocking([.message(fix)]) == [.corrected(id: id, revision: 1)])
+        #expect(try writer.commitBlocking([.message(fix)]) == [.duplicate(existingId: id)])
         let second = Fixture.message("hello, world", at: 3_000, messageId: "m3", replaces: "m1")
-        #expect(try writer.commit([.message(second)]) == [.corrected(id: id, revision: 2)])
+        #expect(try writer.commitBlocking([.message(second)]) == [.corrected(id: id, revision: 2)])
 
         let reader = try archive.reader()
         let rows = try reader.search(query: "world")
@@ -34,9 +34,9 @@ import Testing
     @Test func correctionFromAnotherSenderIsAPlainMessage() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([.message(Fixture.message("original text", messageId: "m1"))])
+        _ = try writer.commitBlocking([.message(Fixture.message("original text", messageId: "m1"))])
         let forged = Fixture.message("forged text", at: 1_000, direction: .incoming, from: "mallory@evil.example/x", messageId: "m9", replaces: "m1")
-        let outcome = try writer.commit([.message(forged)])
+        let outcome = try writer.commitBlocking([.message(forged)])
         if case .inserted = outcome[0] {} else { Issue.record("\(outcome)") }
         let reader = try archive.reader()
         #expect(try reader.search(query: "original").count == 1)
@@ -48,17 +48,17 @@ import Testing
         let archive = TemporaryArchive()
         let writer = try archive.writer()
         let room = "room@muc.example.com"
-        _ = try writer.commit([.message(Fixture.message("tpyo", conversation: room, from: room + "/alice", kind: .groupchat, messageId: "g1"))])
-        let other = try writer.commit([.message(Fixture.message("typo", at: 1, conversation: room, from: room + "/bob", kind: .groupchat, messageId: "g2", replaces: "g1"))])
+        _ = try writer.commitBlocking([.message(Fixture.message("tpyo", conversation: room, from: room + "/alice", kind: .groupchat, messageId: "g1"))])
+        let other = try writer.commitBlocking([.message(Fixture.message("typo", at: 1, conversation: room, from: room + "/bob", kind: .groupchat, messageId: "g2", replaces: "g1"))])
         if case .inserted = other[0] {} else { Issue.record("\(other)") }
-        let same = try writer.commit([.message(Fixture.message("typo!", at: 2, conversation: room, from: room + "/alice", kind: .groupchat, messageId: "g3", replaces: "g1"))])
+        let same = try writer.commitBlocking([.message(Fixture.message("typo!", at: 2, conversation: room, from: room + "/alice", kind: .groupchat, messageId: "g3", replaces: "g1"))])
         if case .corrected = same[0] {} else { Issue.record("\(same)") }
     }
 
     @Test func correctionInSameBatchKeepsIndexConsistent() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        let outcomes = try writer.commit([
+        let outcomes = try writer.commitBlocking([
             .message(Fixture.message("first draft 草稿", messageId: "d1")),
             .message(Fixture.message("unrelated", at: 1, messageId: "d2")),
             .message(Fixture.message("final version 定稿", at: 2, messageId: "d3", replaces: "d1")),
@@ -83,7 +83,7 @@ import Testing
         let database = try Database(path: archive.path, mode: .readWrite)
         try database.execute("INSERT INTO message_fts(message_fts, rank) VALUES('automerge', 0)")
         try database.execute("INSERT INTO message_fts(message_fts, rank) VALUES('crisismerge', 1000)")
-        let first = try writer.commit((0..<60).map { index in
+        let first = try writer.commitBlocking((0..<60).map { index in
             .message(Fixture.message("draft number \(index) 草稿", at: Int64(index), messageId: "d\(index)"))
         })
         let ids = first.compactMap { outcome -> Int64? in if case .inserted(let id) = outcome { id } else { nil } }
@@ -103,7 +103,7 @@ import Testing
                                                    from: Fixture.peer + "/phone", direction: .incoming, groupchat: false, occupantId: nil,
                                                    senderName: nil, timestamp: Fixture.baseTime + 3_000, source: .live, messageId: "r59",
                                                    keepRetractedText: false)))
-        let outcomes = try writer.commit(batch)
+        let outcomes = try writer.commitBlocking(batch)
         #expect(outcomes.filter { if case .corrected = $0 { true } else { false } }.count == 31)
         #expect(try segments() == before + 1)
 
@@ -124,13 +124,13 @@ import Testing
     @Test func correctionOfTextStoredAsInvalidUTF8KeepsTheIndexExact() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        let first = try writer.commit([.message(Fixture.message("plain words", at: 0, messageId: "b1"))])
+        let first = try writer.commitBlocking([.message(Fixture.message("plain words", at: 0, messageId: "b1"))])
         guard case .inserted(let id) = first[0] else { Issue.record("\(first)"); return }
         let database = try Database(path: archive.path, mode: .readWrite)
         // "caf\xB5 stray": a stray byte, read by SQLite's tokenizer as "µ" (a letter) and by a Swift string as U+FFFD.
         try database.execute("UPDATE messages SET body = CAST(x'636166b5207374726179' AS TEXT) WHERE id = \(id)")
         try database.execute("INSERT INTO message_fts(message_fts, rank) VALUES('integrity-check', 1)")
-        let outcome = try writer.commit([.message(Fixture.message("fixed words", at: 1, messageId: "b2", replaces: "b1"))])
+        let outcome = try writer.commitBlocking([.message(Fixture.message("fixed words", at: 1, messageId: "b2", replaces: "b1"))])
         #expect(outcome == [.corrected(id: id, revision: 1)])
         try database.execute("INSERT INTO message_fts(message_fts, rank) VALUES('integrity-check', 1)")
         let reader = try archive.reader()

@@ -14,7 +14,7 @@ import Testing
         failed.rawStanza = "<message><encrypted/></message>"
         failed.encryption = MessageEncryption(protocolNamespace: "eu.siacs.conversations.axolotl", senderDevice: 7,
                                               failure: "no session with the sender's device")
-        let outcomes = try writer.commit([.message(decrypted), .message(failed)])
+        let outcomes = try writer.commitBlocking([.message(decrypted), .message(failed)])
         guard case .inserted(let failedID) = outcomes[1] else { Issue.record("not inserted"); return }
 
         let reader = try archive.reader()
@@ -32,12 +32,12 @@ import Testing
         #expect(last??.failure == "no session with the sender's device")
 
         let later = MessageEncryption(protocolNamespace: "eu.siacs.conversations.axolotl", senderDevice: 7, fingerprint: "cd", trust: "blind")
-        let update = try writer.commit([.messageDecrypted(MessageDecryption(messageID: failedID, body: "found it later", encryption: later))])
+        let update = try writer.commitBlocking([.messageDecrypted(MessageDecryption(messageID: failedID, body: "found it later", encryption: later))])
         #expect(update == [.stored])
         #expect(try reader.search(query: "later").first?.encryption == later)
         #expect(try reader.undecryptableMessages(account: Fixture.account).isEmpty)
         // A second late decryption of the same row changes nothing.
-        #expect(try writer.commit([.messageDecrypted(MessageDecryption(messageID: failedID, body: "again", encryption: later))])
+        #expect(try writer.commitBlocking([.messageDecrypted(MessageDecryption(messageID: failedID, body: "again", encryption: later))])
                 == [.duplicate(existingId: failedID)])
     }
 }

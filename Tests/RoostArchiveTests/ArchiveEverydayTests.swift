@@ -15,7 +15,7 @@ import Testing
         let archive = TemporaryArchive()
         let writer = try archive.writer()
         let me = Fixture.account
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .rosterItem(RosterItemRecord(account: me, jid: "bob@example.com", name: "Bob", groups: [], subscription: "both", ask: nil, timestamp: t)),
             .vCard(VCardRecord(account: me, jid: "bob@example.com", nickname: "Bobby B", fullName: "Robert Example", photoHash: nil,
                                photoPath: nil, raw: nil, fetchedAt: t)),
@@ -133,7 +133,7 @@ import Testing
         func presence(_ contact: String, _ availability: PresenceRecord.Availability, _ at: Int64, resource: String? = nil) -> ArchiveEvent {
             .presence(PresenceRecord(account: me, contact: contact, resource: resource, availability: availability, timestamp: t + at))
         }
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             // The server answers "offline" for shy@ at every login: never a sighting.
             presence("shy@example.com", .unavailable, 1000), presence("shy@example.com", .unavailable, 9000),
             // friend@ was online, went offline, and the next login's "offline" is no new sighting of a resource.
@@ -152,7 +152,7 @@ import Testing
         let writer = try archive.writer()
         let me = Fixture.account
         for (offset, text) in [(1000, "hello"), (50_000, nil), (90_000, nil)] as [(Int64, String?)] {
-            _ = try writer.commit([.subscription(SubscriptionRecord(account: me, jid: "carol@example.net", direction: .incoming,
+            _ = try writer.commitBlocking([.subscription(SubscriptionRecord(account: me, jid: "carol@example.net", direction: .incoming,
                                                                     kind: .subscribe, message: text, timestamp: t + offset))])
         }
         let pending = try archive.reader().pendingSubscriptionRequests(account: me)
@@ -166,7 +166,7 @@ import Testing
         let reader = try scratch.fixture()
         let writer = try ArchiveWriter(path: scratch.archive, durability: .off)
         let me = "me@example.org"
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .subscription(SubscriptionRecord(account: me, jid: "carol@example.net", direction: .incoming, kind: .subscribe, message: "hi", timestamp: ExportFixture.t0 + 1)),
             .subscription(SubscriptionRecord(account: me, jid: "carol@example.net", direction: .outgoing, kind: .subscribed, timestamp: ExportFixture.t0 + 2)),
             .subscription(SubscriptionRecord(account: me, jid: "dave@example.net", direction: .incoming, kind: .subscribe, timestamp: ExportFixture.t0 + 3)),
@@ -201,7 +201,7 @@ import Testing
         let archive = try people()
         let writer = try archive.writer()
         // Chat states and presence of someone never written to.
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .chatState(ChatStateRecord(account: Fixture.account, conversation: "quiet@example.org", from: "quiet@example.org/x", state: .composing,
                                        timestamp: t)),
             .presence(PresenceRecord(account: Fixture.account, contact: "quiet@example.org", resource: "x", availability: .available, timestamp: t)),

@@ -22,24 +22,24 @@ import RoostTestSupport
             AttachmentRecord(url: "https://files.example.com/\(name)", size: file.size, name: name, sha256: file.sha256, state: .stored)
         }
         // Batches of their own, so that the full-text index holds several segments (as a live archive does).
-        let first = try writer.commit([.message(Fixture.message("the qxvjoriginal plan", stanzaId: "s1", originId: "o1", messageId: "m1",
+        let first = try writer.commitBlocking([.message(Fixture.message("the qxvjoriginal plan", stanzaId: "s1", originId: "o1", messageId: "m1",
                                                                 subject: "qxvjsubject", attachments: [attachment(own, "own.txt")]))])
         guard case .inserted(let forgotten) = first[0] else { Issue.record("\(first)"); return }
         for i in 0..<20 {
-            _ = try writer.commit([.message(Fixture.message("everyday chatter number \(i)", at: 100 + Int64(i), conversation: Self.other,
+            _ = try writer.commitBlocking([.message(Fixture.message("everyday chatter number \(i)", at: 100 + Int64(i), conversation: Self.other,
                                                             stanzaId: "c\(i)", messageId: "cm\(i)"))])
         }
         let correction = Fixture.message("the qxvjcorrected plan, qxvjunbreakable", at: 2_000, stanzaId: "s2", originId: "o2",
                                          messageId: "m2", replaces: "m1")
-        #expect(try writer.commit([.message(correction)]) == [.corrected(id: forgotten, revision: 1)])
+        #expect(try writer.commitBlocking([.message(correction)]) == [.corrected(id: forgotten, revision: 1)])
         let reaction = MessageAnnotation(account: Fixture.account, conversation: Fixture.peer, kind: .reactions(["👍"]), target: "s1",
                                          from: Fixture.account + "/roost", direction: .outgoing, timestamp: Fixture.baseTime + 3_000)
-        _ = try writer.commit([.annotation(reaction)])
+        _ = try writer.commitBlocking([.annotation(reaction)])
         let kept = Fixture.message("a keepsake with a file", at: 4_000, conversation: Self.other, stanzaId: "c99",
                                    attachments: [attachment(shared, "shared.txt")])
         let alsoForgotten = Fixture.message("qxvjunbreakable again", at: 5_000, stanzaId: "s3", messageId: "m3",
                                             attachments: [attachment(shared, "shared.txt")])
-        _ = try writer.commit([.message(kept), .message(alsoForgotten)])
+        _ = try writer.commitBlocking([.message(kept), .message(alsoForgotten)])
         try writer.checkpoint()
         for word in Self.secrets { #expect(ArchiveFiles.contain(word, archive: archive.path), "the fixture stores \(word)") }
 
@@ -81,7 +81,7 @@ import RoostTestSupport
         let roomMessage = MessageRecord(account: Fixture.account, conversation: room, direction: .incoming, kind: .groupchat,
                                         from: room + "/bob", to: Fixture.account, body: "forget me too", timestamp: Fixture.baseTime,
                                         stanzaId: "r1", stanzaIdBy: room, stanzaIdTrusted: true, source: .live)
-        let outcomes = try writer.commit([.message(original), .message(correction), .message(roomMessage)])
+        let outcomes = try writer.commitBlocking([.message(original), .message(correction), .message(roomMessage)])
         guard case .inserted(let id) = outcomes[0], case .inserted(let roomID) = outcomes[2] else { Issue.record("\(outcomes)"); return }
         let result = try writer.forget(ids: [id, roomID, 999])
         #expect(result.messages == 2 && result.tombstones == 4, "\(result)")
@@ -98,7 +98,7 @@ import RoostTestSupport
         roomCopy.source = .mam
         roomCopy.stanzaIdBy = room.uppercased()
         for again in [fromArchive, carbon, correction, roomCopy] {
-            #expect(try writer.commit([.message(again)]) == [.duplicate(existingId: nil)], "\(again.stanzaId ?? again.originId ?? "")")
+            #expect(try writer.commitBlocking([.message(again)]) == [.duplicate(existingId: nil)], "\(again.stanzaId ?? again.originId ?? "")")
         }
         #expect(try archive.reader().search(query: "forget").isEmpty)
         // `roost verify` counts them as held (forgotten on purpose), not as missing to repair.
@@ -106,11 +106,11 @@ import RoostTestSupport
         #expect(held == ["s1", "s2"])
         // What is new is archived: the same words from the same contact, and another account's message with the same ids.
         let next = Fixture.message("forget me", at: 9_000, stanzaId: "s9", originId: "o9", messageId: "m9")
-        if case .inserted = try writer.commit([.message(next)])[0] {} else { Issue.record("a new message was refused") }
+        if case .inserted = try writer.commitBlocking([.message(next)])[0] {} else { Issue.record("a new message was refused") }
         var elsewhere = original
         elsewhere.account = "other@example.org"
         elsewhere.stanzaIdBy = "other@example.org"
-        if case .inserted = try writer.commit([.message(elsewhere)])[0] {} else { Issue.record("another account's message was refused") }
+        if case .inserted = try writer.commitBlocking([.message(elsewhere)])[0] {} else { Issue.record("another account's message was refused") }
         #expect(try archive.reader().search(query: "forget").count == 2)
     }
 }

@@ -51,12 +51,12 @@ import Testing
     @Test func statsCountersEqualAFullScan() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit(mixedBatch(offset: 0))
-        _ = try writer.commit(mixedBatch(offset: 500_000))
+        _ = try writer.commitBlocking(mixedBatch(offset: 0))
+        _ = try writer.commitBlocking(mixedBatch(offset: 500_000))
         // A failed batch leaves the counters as they were.
         var bad = Fixture.message("x")
         bad.account = ""
-        #expect(throws: ArchiveError.self) { try writer.commit(mixedBatch(offset: 900_000) + [.message(bad)]) }
+        #expect(throws: ArchiveError.self) { try writer.commitBlocking(mixedBatch(offset: 900_000) + [.message(bad)]) }
 
         let stats = try archive.reader().stats()
         let scan = try scanned(archive)
@@ -67,35 +67,38 @@ import Testing
         #expect(stats.chatStates == 2)
     }
 
-    /// The live agent's writer keeps statement journals in memory and a 4 MiB page cache
+    /// The live agent's writer (`Durability.full`) keeps statement journals in memory and a 4 MiB page cache
     /// (docs/performance-history.md, "Live ingest and the agent's memory"); other writers (imports) keep SQLite's
     /// defaults. The counters stay exact through it.
     @Test func liveWriterKeepsStatementJournalsInMemory() throws {
         let archive = TemporaryArchive()
-        let writer = try archive.writer()
-        func pragma(_ name: String) throws -> Int64 {
-            try writer.ingestor.withLock { ingestor throws(SQLiteError) -> Int64 in
+        func pragma(_ name: String, _ writer: ArchiveWriter) throws -> Int64 {
+            try writer.perform { ingestor throws(ArchiveError) -> Int64 in
                 var value: Int64 = 0
-                try ingestor.database.prepare("PRAGMA \(name)").forEachRow { row in
-                    value = row.int(0)
-                    return false
+                do throws(SQLiteError) {
+                    try ingestor.database.prepare("PRAGMA \(name)").forEachRow { row in
+                        value = row.int(0)
+                        return false
+                    }
+                } catch {
+                    throw .sqlite(error)
                 }
                 return value
             }
         }
-        #expect(try pragma("temp_store") == 0)
-        writer.prepareForLiveIngest()
-        #expect(try pragma("temp_store") == 2)
-        #expect(try pragma("cache_size") == -Int64(ArchiveWriter.liveCacheKiB))
-        _ = try writer.commit(mixedBatch(offset: 0))
-        _ = try writer.commit(mixedBatch(offset: 500_000))
+        #expect(try pragma("temp_store", archive.writer()) == 0)
+        let writer = try ArchiveWriter(path: archive.path, durability: .full)
+        #expect(try pragma("temp_store", writer) == 2)
+        #expect(try pragma("cache_size", writer) == -Int64(ArchiveWriter.liveCacheKiB))
+        _ = try writer.commitBlocking(mixedBatch(offset: 0))
+        _ = try writer.commitBlocking(mixedBatch(offset: 500_000))
         #expect(sorted(try archive.reader().stats().conversations) == sorted(try scanned(archive)))
         #expect(try archive.reader().stats().totalMessages == 2 * 90)
     }
 
     @Test func migrationFillsTheCountersFromExistingRows() throws {
         let archive = TemporaryArchive()
-        _ = try archive.writer().commit(mixedBatch(offset: 0))
+        _ = try archive.writer().commitBlocking(mixedBatch(offset: 0))
         // Back to an archive of version 7 (before `SchemaV10`) with rows, as an older roost left it; the next writer migrates it.
         let database = try Database(path: archive.path, mode: .readWrite)
         try database.execute("""
@@ -109,7 +112,7 @@ import Testing
         // A reader of the unmigrated archive counts the slow way, with the same result.
         let before = try archive.reader().stats()
         #expect(sorted(before.conversations) == sorted(try scanned(archive)))
-        _ = try archive.writer().commit(mixedBatch(offset: 500_000))
+        _ = try archive.writer().commitBlocking(mixedBatch(offset: 500_000))
         let after = try archive.reader().stats()
         #expect(sorted(after.conversations) == sorted(try scanned(archive)))
         #expect(after.totalMessages == 180)
@@ -123,18 +126,18 @@ import Testing
         var locked = Fixture.message(nil, conversation: room, from: "\(room)/alice", kind: .groupchat, stanzaId: "e1")
         locked.encryption = MessageEncryption(scheme: "omemo", protocolNamespace: nil, senderDevice: 1, fingerprint: nil,
                                               trust: nil, failure: "no session")
-        guard case .inserted(let id) = try writer.commit([.message(locked)])[0] else { Issue.record("not inserted"); return }
+        guard case .inserted(let id) = try writer.commitBlocking([.message(locked)])[0] else { Issue.record("not inserted"); return }
         #expect(try archive.reader().stats().conversations.first?.senders == 0)
         let decryption = MessageDecryption(messageID: id, body: "secret", encryption: MessageEncryption(
             scheme: "omemo", protocolNamespace: nil, senderDevice: 1, fingerprint: nil, trust: "trusted", failure: nil))
-        _ = try writer.commit([.messageDecrypted(decryption)])
+        _ = try writer.commitBlocking([.messageDecrypted(decryption)])
         #expect(try archive.reader().stats().conversations.first?.senders == 1)
         #expect(sorted(try archive.reader().stats().conversations) == sorted(try scanned(archive)))
     }
 
     @Test func correctionLookupSeeksIndexes() throws {
         let archive = TemporaryArchive()
-        _ = try archive.writer().commit([.message(Fixture.message("x", messageId: "m1"))])
+        _ = try archive.writer().commitBlocking([.message(Fixture.message("x", messageId: "m1"))])
         let database = try Database(path: archive.path, mode: .readOnly)
         var plan: [String] = []
         try database.prepare("""
@@ -158,7 +161,7 @@ import Testing
     /// conversation-first id indexes; without the pinned plan the planner walks the conversation).
     @Test func annotationLookupSeeksIndexes() throws {
         let archive = TemporaryArchive()
-        _ = try archive.writer().commit([.message(Fixture.message("x", messageId: "m1"))])
+        _ = try archive.writer().commitBlocking([.message(Fixture.message("x", messageId: "m1"))])
         let database = try Database(path: archive.path, mode: .readOnly)
         var plan: [String] = []
         try database.prepare("EXPLAIN QUERY PLAN " + Ingestor.annotationTargetSQL).forEachRow([
@@ -176,7 +179,7 @@ import Testing
     /// `SchemaV11` drops the two redundant id indexes of an existing archive; lookups by those ids still work.
     @Test func migrationDropsTheRedundantIDIndexes() throws {
         let archive = TemporaryArchive()
-        _ = try archive.writer().commit([.message(Fixture.message("first", originId: "o-1", messageId: "m-1"))])
+        _ = try archive.writer().commitBlocking([.message(Fixture.message("first", originId: "o-1", messageId: "m-1"))])
         // Back to version 10, as the previous roost left it.
         let database = try Database(path: archive.path, mode: .readWrite)
         try database.execute("""
@@ -197,7 +200,7 @@ import Testing
         #expect(try indexes().isDisjoint(with: ["messages_message_id", "messages_origin_id"]))
         #expect(try Migrator.currentVersion(database) == Migrator.latestVersion)
         let correction = Fixture.message("first, fixed", at: 9_000, messageId: "m-fix", replaces: "o-1")
-        guard case .corrected = try writer.commit([.message(correction)])[0] else { Issue.record("correction by origin-id not applied"); return }
+        guard case .corrected = try writer.commitBlocking([.message(correction)])[0] else { Issue.record("correction by origin-id not applied"); return }
     }
 
     @Test func correctionFoundByOriginIDAmongManyMessages() throws {
@@ -205,17 +208,17 @@ import Testing
         let writer = try archive.writer()
         var batch: [ArchiveEvent] = [.message(Fixture.message("first", originId: "o-target", messageId: "m-target"))]
         for i in 0..<500 { batch.append(.message(Fixture.message("filler \(i)", at: Int64(i + 1) * 10, messageId: "f\(i)"))) }
-        let outcomes = try writer.commit(batch)
+        let outcomes = try writer.commitBlocking(batch)
         guard case .inserted(let id) = outcomes[0] else { Issue.record("\(outcomes[0])"); return }
         let byOrigin = Fixture.message("first, fixed", at: 9_000, messageId: "m-fix", replaces: "o-target")
-        #expect(try writer.commit([.message(byOrigin)]) == [.corrected(id: id, revision: 1)])
+        #expect(try writer.commitBlocking([.message(byOrigin)]) == [.corrected(id: id, revision: 1)])
         let byID = Fixture.message("first, fixed again", at: 9_500, messageId: "m-fix2", replaces: "m-target")
-        #expect(try writer.commit([.message(byID)]) == [.corrected(id: id, revision: 2)])
+        #expect(try writer.commitBlocking([.message(byID)]) == [.corrected(id: id, revision: 2)])
     }
 
     @Test func importLeavesNoWriteAheadLog() throws {
         let archive = TemporaryArchive()
-        _ = try archive.writer().commit([.message(Fixture.message("already here", stanzaId: "x0"))])
+        _ = try archive.writer().commitBlocking([.message(Fixture.message("already here", stanzaId: "x0"))])
         // A reader stays open during the import, as a running agent's would: SQLite would not checkpoint at close.
         let reader = try archive.reader()
         let file = archive.folder + "/history.jsonl"
@@ -237,7 +240,7 @@ import Testing
         let archive = TemporaryArchive()
         var batch: [ArchiveEvent] = []
         for i in 0..<120 { batch.append(.message(Fixture.message(i % 2 == 0 ? "apple \(i)" : "pear \(i)", at: Int64(i) * 1_000))) }
-        _ = try archive.writer().commit(batch)
+        _ = try archive.writer().commitBlocking(batch)
         let reader = try archive.reader()
         for (limit, offset) in [(50, 0), (Int.max / 2, 0), (10, 55)] {
             var streamed: [Int64] = []
@@ -264,7 +267,7 @@ import Testing
                                                   conversation: i % 4 == 0 ? "other@example.com" : "bob@example.com",
                                                   stanzaId: "c-\(i)")))
         }
-        _ = try archive.writer().commit(batch)
+        _ = try archive.writer().commitBlocking(batch)
         let reader = try archive.reader()
         for query in ["apple", "pear", "apple pie", "\"apple pie\"", "pie OR pear", "apple -pie", "is:in apple", "with:other@example.com pear"] {
             #expect(try reader.count(query: query) == (try reader.search(query: query, limit: 1_000)).count, "\(query)")

@@ -39,14 +39,14 @@ struct ArchiveRoomPrivateTests {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
         // Roost's live copy, then the server archive's copy of the phone's delivery (its own id), then Roost's copy again.
-        let first = try writer.commit([.message(privateMessage("psst", stanzaId: "S-roost"))])
+        let first = try writer.commitBlocking([.message(privateMessage("psst", stanzaId: "S-roost"))])
         guard case .inserted(let id) = first[0] else { Issue.record("\(first)"); return }
-        let later = try writer.commit([.message(privateMessage("psst", stanzaId: "S-phone", at: 3, source: .mam)),
+        let later = try writer.commitBlocking([.message(privateMessage("psst", stanzaId: "S-phone", at: 3, source: .mam)),
                                        .message(privateMessage("psst", stanzaId: "S-roost", at: 3, source: .mam))])
         #expect(later == [.duplicate(existingId: id), .duplicate(existingId: id)])
         // Another message of the occupant, and a chat contact's two messages that share an id and text but not their
         // trusted ids, stay messages of their own.
-        let others = try writer.commit([
+        let others = try writer.commitBlocking([
             .message(privateMessage("psst", id: "pm-2", stanzaId: "S-next", at: 5)),
             .message(Fixture.message("same", at: 6, stanzaId: "S-c1", messageId: "c-1")),
             .message(Fixture.message("same", at: 7, stanzaId: "S-c2", messageId: "c-1")),
@@ -66,7 +66,7 @@ struct ArchiveRoomPrivateTests {
     @Test func verifyReportsAPrivateMessageStoredTwice() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        let first = try writer.commit([.message(privateMessage("twice", stanzaId: "S-1")),
+        let first = try writer.commitBlocking([.message(privateMessage("twice", stanzaId: "S-1")),
                                        .message(Fixture.message("same", at: 6, stanzaId: "S-c1", messageId: "c-1")),
                                        .message(Fixture.message("same", at: 7, stanzaId: "S-c2", messageId: "c-1"))])
         guard case .inserted(let id) = first[0] else { Issue.record("\(first)"); return }
@@ -86,7 +86,7 @@ struct ArchiveRoomPrivateTests {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
         let me = Fixture.account
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .rosterItem(RosterItemRecord(account: me, jid: "bob@example.com", name: "Bob", groups: [], subscription: "both", ask: nil, timestamp: t)),
             .rosterItem(RosterItemRecord(account: me, jid: "alice@example.com", name: "Alice", groups: [], subscription: "both", ask: nil,
                                          timestamp: t)),
@@ -140,7 +140,7 @@ struct ArchiveRoomPrivateTests {
     @Test func aConversationExportedByValueIsThatConversationOnly() throws {
         let archive = try peopleInARoom()
         let hostile = "\(room)/z OR after:2000-01-01"
-        _ = try archive.writer().commit([.message(privateMessage("from the hostile nick", nick: "z OR after:2000-01-01", stanzaId: "S-h",
+        _ = try archive.writer().commitBlocking([.message(privateMessage("from the hostile nick", nick: "z OR after:2000-01-01", stanzaId: "S-h",
                                                                  at: 9))])
         let reader = try archive.reader()
         #expect(try reader.count(query: "with:\(hostile)") == 8, "written into query text, the nick selects the whole archive")

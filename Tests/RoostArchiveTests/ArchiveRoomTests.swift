@@ -31,7 +31,7 @@ struct ArchiveRoomTests {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
         // The same id value from the account's archive and from the room's: two messages.
-        let outcomes = try writer.commit([
+        let outcomes = try writer.commitBlocking([
             .message(Fixture.message("from my archive", stanzaId: "X1")),
             .message(roomMessage("from the room", stanzaId: "X1")),
             .message(roomMessage("from the room", stanzaId: "X1", source: .mam)),
@@ -48,7 +48,7 @@ struct ArchiveRoomTests {
     @Test func theOccupantTimeline() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .room(RoomUpdate(account: Fixture.account, room: room, change: .joining(nick: "me", passwordSource: nil), timestamp: Fixture.baseTime)),
             presence("bob", initial: true),
             presence("me", codes: [110], initial: true),
@@ -68,7 +68,7 @@ struct ArchiveRoomTests {
         let occupants = try reader.occupants(account: Fixture.account, room: room).map(\.nick)
         #expect(occupants == ["caroline", "me"])
         // Joining again rebuilds the list from the room's answer.
-        _ = try writer.commit([.room(RoomUpdate(account: Fixture.account, room: room, change: .joining(nick: "me", passwordSource: nil),
+        _ = try writer.commitBlocking([.room(RoomUpdate(account: Fixture.account, room: room, change: .joining(nick: "me", passwordSource: nil),
                                                 timestamp: Fixture.baseTime + 5000))])
         #expect(try reader.occupants(account: Fixture.account, room: room).isEmpty)
         // A room's timeline is not a contact's presence.
@@ -78,12 +78,12 @@ struct ArchiveRoomTests {
     @Test func correctionsInARoomFollowTheOccupantID() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([.message(roomMessage("typo", nick: "bob", occupantId: "BOB", messageId: "m1"))])
+        _ = try writer.commitBlocking([.message(roomMessage("typo", nick: "bob", occupantId: "BOB", messageId: "m1"))])
         // Bob changed his nick, then corrected: the same occupant, so an edit.
-        let edit = try writer.commit([.message(roomMessage("fixed", nick: "robert", at: 1000, occupantId: "BOB", messageId: "m2", replaces: "m1"))])
+        let edit = try writer.commitBlocking([.message(roomMessage("fixed", nick: "robert", at: 1000, occupantId: "BOB", messageId: "m2", replaces: "m1"))])
         guard case .corrected = edit[0] else { Issue.record("expected a correction, got \(edit)"); return }
         // Mallory took the nick "robert" later: the same nick, another occupant; no edit.
-        let forged = try writer.commit([.message(roomMessage("hijacked", nick: "robert", at: 2000, occupantId: "MALLORY", messageId: "m3", replaces: "m1"))])
+        let forged = try writer.commitBlocking([.message(roomMessage("hijacked", nick: "robert", at: 2000, occupantId: "MALLORY", messageId: "m3", replaces: "m1"))])
         guard case .inserted = forged[0] else { Issue.record("a correction from another occupant must not edit, got \(forged)"); return }
         let reader = try archive.reader()
         #expect(try reader.search(query: "fixed").count == 1)
@@ -95,21 +95,21 @@ struct ArchiveRoomTests {
         let writer = try archive.writer()
         let invite = InvitationRecord(account: Fixture.account, room: room, inviter: "bob@example.org/phone", kind: .direct, reason: "come",
                                       fromContact: true, timestamp: Fixture.baseTime)
-        #expect(try writer.commit([.invitation(invite)]) == [.stored])
-        #expect(try writer.commit([.invitation(invite)]) == [.duplicate(existingId: nil)])
+        #expect(try writer.commitBlocking([.invitation(invite)]) == [.stored])
+        #expect(try writer.commitBlocking([.invitation(invite)]) == [.duplicate(existingId: nil)])
         let reader = try archive.reader()
         #expect(try reader.invitations(account: Fixture.account).count == 1)
-        _ = try writer.commit([.invitationAnswered(account: Fixture.account, room: room, status: .declined, timestamp: Fixture.baseTime + 1)])
+        _ = try writer.commitBlocking([.invitationAnswered(account: Fixture.account, room: room, status: .declined, timestamp: Fixture.baseTime + 1)])
         #expect(try reader.invitations(account: Fixture.account).isEmpty)
         #expect(try reader.invitations(account: Fixture.account, all: true).first?.status == .declined)
-        #expect(try writer.commit([.invitation(invite)]) == [.stored])
+        #expect(try writer.commitBlocking([.invitation(invite)]) == [.stored])
         // The same message seen again (a carbon, then the server archive's copy) is the same invitation, answered or not.
         var carried = invite
         carried.messageId = "inv-1"
-        _ = try writer.commit([.invitationAnswered(account: Fixture.account, room: room, status: .declined, timestamp: Fixture.baseTime + 2)])
-        #expect(try writer.commit([.invitation(carried)]) == [.stored])
-        _ = try writer.commit([.invitationAnswered(account: Fixture.account, room: room, status: .declined, timestamp: Fixture.baseTime + 3)])
-        #expect(try writer.commit([.invitation(carried)]) == [.duplicate(existingId: nil)])
+        _ = try writer.commitBlocking([.invitationAnswered(account: Fixture.account, room: room, status: .declined, timestamp: Fixture.baseTime + 2)])
+        #expect(try writer.commitBlocking([.invitation(carried)]) == [.stored])
+        _ = try writer.commitBlocking([.invitationAnswered(account: Fixture.account, room: room, status: .declined, timestamp: Fixture.baseTime + 3)])
+        #expect(try writer.commitBlocking([.invitation(carried)]) == [.duplicate(existingId: nil)])
         #expect(try reader.invitations(account: Fixture.account).isEmpty)
     }
 
@@ -119,7 +119,7 @@ struct ArchiveRoomTests {
         func update(_ change: RoomUpdate.Change) -> ArchiveEvent {
             .room(RoomUpdate(account: Fixture.account, room: room, change: change, timestamp: Fixture.baseTime))
         }
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             update(.bookmark(present: true, name: "Lounge", nick: "me", autojoin: true, hasPassword: true)),
             update(.joinedByUser(passwordCommand: "pass show rooms/lounge")),
             update(.joined(nick: "me_", occupantID: "OWN", mam: true, nonAnonymous: false)),
@@ -130,7 +130,7 @@ struct ArchiveRoomTests {
         #expect(row.joined && row.nick == "me_" && row.bookmarked && row.autojoin && row.joinedByUser)
         #expect(row.catchUpId == "R9" && row.mam == true && row.occupantId == "OWN" && row.subject == "Topic")
         #expect(row.passwordSource == "command" && row.passwordCommand == "pass show rooms/lounge")
-        _ = try writer.commit([update(.left(error: "kicked by a moderator")), update(.leftByUser)])
+        _ = try writer.commitBlocking([update(.left(error: "kicked by a moderator")), update(.leftByUser)])
         let after = try #require(try archive.reader().rooms(account: Fixture.account).first)
         #expect(!after.joined && !after.joinedByUser && after.passwordCommand == nil && after.lastError == "kicked by a moderator")
     }
@@ -138,11 +138,11 @@ struct ArchiveRoomTests {
     @Test func theEchoOfAMessageRoostSentIsTheSameRow() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([.message(roomMessage("hello all", nick: "me", direction: .outgoing, originId: "O1", messageId: "O1", delivery: .pending))])
-        let echo = try writer.commit([.message(roomMessage("hello all", nick: "me", at: 50, stanzaId: "R1", occupantId: "OWN",
+        _ = try writer.commitBlocking([.message(roomMessage("hello all", nick: "me", direction: .outgoing, originId: "O1", messageId: "O1", delivery: .pending))])
+        let echo = try writer.commitBlocking([.message(roomMessage("hello all", nick: "me", at: 50, stanzaId: "R1", occupantId: "OWN",
                                                             direction: .outgoing, originId: "O1", messageId: "O1"))])
         guard case .duplicate = echo[0] else { Issue.record("the echo must not add a row: \(echo)"); return }
-        let archived = try writer.commit([.message(roomMessage("hello all", nick: "me", at: 50, stanzaId: "R1", occupantId: "OWN",
+        let archived = try writer.commitBlocking([.message(roomMessage("hello all", nick: "me", at: 50, stanzaId: "R1", occupantId: "OWN",
                                                                 direction: .outgoing, originId: "O1", messageId: "O1", source: .mam))])
         guard case .duplicate = archived[0] else { Issue.record("the archive's copy must not add a row: \(archived)"); return }
         let rows = try archive.reader().search(query: "in:\(room)")
@@ -153,7 +153,7 @@ struct ArchiveRoomTests {
     @Test func searchAndStatsOfARoom() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .message(roomMessage("meeting at noon", nick: "bob", occupantId: "B")),
             .message(roomMessage("noon is fine", nick: "carol", at: 10, occupantId: "C")),
             .message(Fixture.message("noon elsewhere")),

@@ -12,7 +12,7 @@ import RoostSynthetic
     init() throws {
         let writer = try archive.writer()
         let day: Int64 = 86_400_000
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .message(Fixture.message("Meet me at the Café on Friday", at: -40 * day, messageId: "1")),
             .message(Fixture.message("the cafe was closed", at: -10 * day, direction: .outgoing, messageId: "2")),
             .message(Fixture.message("Release notes for roost are ready", at: -3 * day, messageId: "3", senderName: "Zoë Builder")),

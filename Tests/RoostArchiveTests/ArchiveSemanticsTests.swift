@@ -38,7 +38,7 @@ struct ArchiveSemanticsTests {
     @Test func aReactorsNewestSetReplacesTheirEarlierOneAndRepeatsCountOnce() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        let outcomes = try writer.commit([
+        let outcomes = try writer.commitBlocking([
             .message(Fixture.message("hello", messageId: "m1")),
             annotation(.reactions(["👍"]), target: "m1", at: 1000),
             annotation(.reactions(["👍", "❤️"]), target: "m1", at: 2000),
@@ -52,7 +52,7 @@ struct ArchiveSemanticsTests {
         #expect(Set(reactions.map { "\($0.emoji) \($0.own ? "me" : $0.from)" }) == ["👍 \(Fixture.peer)", "❤️ \(Fixture.peer)", "😂 me"])
         #expect(try reader.search(query: "reaction:👍").count == 1)
         // Removing all of them: no longer found.
-        _ = try writer.commit([annotation(.reactions([]), target: "m1", at: 4000)])
+        _ = try writer.commitBlocking([annotation(.reactions([]), target: "m1", at: 4000)])
         #expect(try reader.search(query: "reaction:👍").isEmpty)
         #expect(try reader.search(query: "has:reaction").count == 1, "the user's own reaction remains")
     }
@@ -61,9 +61,9 @@ struct ArchiveSemanticsTests {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
         // A server archive page may hold the retraction before the message (or the message on a later page).
-        _ = try writer.commit([annotation(.reactions(["🎉"]), target: "m2", at: 5000),
+        _ = try writer.commitBlocking([annotation(.reactions(["🎉"]), target: "m2", at: 5000),
                                annotation(.retraction, target: "m3", at: 5000, messageId: "x1")])
-        _ = try writer.commit([.message(Fixture.message("party", at: 10, messageId: "m2")),
+        _ = try writer.commitBlocking([.message(Fixture.message("party", at: 10, messageId: "m2")),
                                .message(Fixture.message("secret text", at: 20, messageId: "m3"))])
         let reader = try archive.reader()
         #expect(try reader.search(query: "has:reaction").map(\.body) == ["party"])
@@ -77,21 +77,21 @@ struct ArchiveSemanticsTests {
     @Test func aWaitingReactionOrRetractionIsFoundAfterTheArchiveHadNone() throws {
         // Each case in an archive of its own, whose first message finds nothing waiting.
         let reactions = TemporaryArchive()
-        _ = try reactions.writer().commit([.message(Fixture.message("hello", at: 1, messageId: "m0")),
+        _ = try reactions.writer().commitBlocking([.message(Fixture.message("hello", at: 1, messageId: "m0")),
                                            annotation(.reactions(["🎉"]), target: "m2", at: 5000),
                                            .message(Fixture.message("party", at: 10, messageId: "m2"))])
         #expect(try reactions.reader().search(query: "has:reaction").map(\.body) == ["party"])
         let retractions = TemporaryArchive()
-        _ = try retractions.writer().commit([.message(Fixture.message("hello", at: 1, messageId: "m0")),
+        _ = try retractions.writer().commitBlocking([.message(Fixture.message("hello", at: 1, messageId: "m0")),
                                              annotation(.retraction, target: "m3", at: 5000, messageId: "x1"),
                                              .message(Fixture.message("secret text", at: 20, messageId: "m3"))])
         #expect(try retractions.reader().search(query: "secret").isEmpty)
         #expect(try retractions.reader().search(query: "is:retracted").count == 1)
         let twoWriters = TemporaryArchive()
         let writer = try twoWriters.writer()
-        _ = try writer.commit([.message(Fixture.message("again", at: 30, messageId: "m4"))])
-        _ = try twoWriters.writer().commit([annotation(.reactions(["👀"]), target: "m5", at: 6000, messageId: "x2")])
-        _ = try writer.commit([.message(Fixture.message("watched", at: 40, messageId: "m5"))])
+        _ = try writer.commitBlocking([.message(Fixture.message("again", at: 30, messageId: "m4"))])
+        _ = try twoWriters.writer().commitBlocking([annotation(.reactions(["👀"]), target: "m5", at: 6000, messageId: "x2")])
+        _ = try writer.commitBlocking([.message(Fixture.message("watched", at: 40, messageId: "m5"))])
         #expect(try twoWriters.reader().search(query: "has:reaction").map(\.body) == ["watched"])
     }
 
@@ -99,7 +99,7 @@ struct ArchiveSemanticsTests {
     /// the row): a conversation of incoming messages only still has one, so it is listed as unread.
     @Test func aConversationOfIncomingMessagesOnlyIsUnread() throws {
         let archive = TemporaryArchive()
-        _ = try archive.writer().commit([.message(Fixture.message("one", messageId: "i1")),
+        _ = try archive.writer().commitBlocking([.message(Fixture.message("one", messageId: "i1")),
                                          .message(Fixture.message("two", at: 1, messageId: "i2"))])
         #expect(try archive.reader().unreadConversations().map(\.unread) == [2])
     }
@@ -107,14 +107,14 @@ struct ArchiveSemanticsTests {
     @Test func onlyTheSenderRetractsInAChatAndTheTextGoesUnlessKept() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([.message(Fixture.message("first secret", messageId: "m1")),
+        _ = try writer.commitBlocking([.message(Fixture.message("first secret", messageId: "m1")),
                                .message(Fixture.message("second secret", at: 1, messageId: "m2"))])
         // The user's own client cannot retract what the contact sent.
-        let forged = try writer.commit([annotation(.retraction, target: "m1", from: Fixture.account + "/phone", direction: .outgoing)])
+        let forged = try writer.commitBlocking([annotation(.retraction, target: "m1", from: Fixture.account + "/phone", direction: .outgoing)])
         #expect({ if case .refused = forged[0] { true } else { false } }())
         let reader = try archive.reader()
         #expect(try reader.search(query: "first").count == 1)
-        _ = try writer.commit([annotation(.retraction, target: "m1", at: 2000),
+        _ = try writer.commitBlocking([annotation(.retraction, target: "m1", at: 2000),
                                annotation(.retraction, target: "m2", at: 3000, keep: true)])
         #expect(try reader.search(query: "first").isEmpty, "retracted text leaves the index")
         let kept = try reader.search(query: "second")
@@ -124,19 +124,19 @@ struct ArchiveSemanticsTests {
     @Test func inARoomTheOccupantIDDecidesAndTheRoomMayModerate() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([.message(roomMessage("bob's words", nick: "bob", stanzaId: "s1", occupantId: "occ-bob")),
+        _ = try writer.commitBlocking([.message(roomMessage("bob's words", nick: "bob", stanzaId: "s1", occupantId: "occ-bob")),
                                .message(roomMessage("carol's words", nick: "carol", stanzaId: "s2", occupantId: "occ-carol"))])
         // Mallory took bob's nick after he left: a different occupant id, so no retraction.
-        let forged = try writer.commit([annotation(.retraction, target: "s1", from: "\(room)/bob", conversation: room, groupchat: true,
+        let forged = try writer.commitBlocking([annotation(.retraction, target: "s1", from: "\(room)/bob", conversation: room, groupchat: true,
                                                    occupantId: "occ-mallory")])
         #expect({ if case .refused = forged[0] { true } else { false } }())
         // A moderation from an occupant is no moderation; from the room it is.
-        let fake = try writer.commit([annotation(.moderation(moderator: "\(room)/mallory", reason: nil), target: "s2",
+        let fake = try writer.commitBlocking([annotation(.moderation(moderator: "\(room)/mallory", reason: nil), target: "s2",
                                                  from: "\(room)/mallory", conversation: room, groupchat: true)])
         #expect({ if case .refused = fake[0] { true } else { false } }())
         let reader = try archive.reader()
         #expect(try reader.search(query: "words").count == 2)
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             annotation(.retraction, target: "s1", from: "\(room)/bobby", conversation: room, groupchat: true, occupantId: "occ-bob", at: 2000),
             annotation(.moderation(moderator: "\(room)/admin", reason: "spam"), target: "s2", from: room, conversation: room,
                        groupchat: true, at: 3000),
@@ -149,7 +149,7 @@ struct ArchiveSemanticsTests {
     @Test func markersMoveTheReadStateAndTheContactsProgress() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .message(Fixture.message("one", messageId: "i1")),
             .message(Fixture.message("two", at: 1, messageId: "i2")),
             .message(Fixture.message("mine", at: 2, direction: .outgoing, originId: "o1", messageId: "o1")),
@@ -158,16 +158,16 @@ struct ArchiveSemanticsTests {
         ])
         let reader = try archive.reader()
         #expect(try reader.unreadConversations().map(\.unread) == [2], "writing reads what came before")
-        _ = try writer.commit([annotation(.received, target: "o1", at: 10)])
+        _ = try writer.commitBlocking([annotation(.received, target: "o1", at: 10)])
         #expect(try reader.search(query: "mine").first?.semantics.peerProgress == .delivered)
-        _ = try writer.commit([annotation(.displayed, target: "o1", at: 11)])
+        _ = try writer.commitBlocking([annotation(.displayed, target: "o1", at: 11)])
         #expect(try reader.search(query: "mine").first?.semantics.peerProgress == .read)
         // The phone displayed i3: one left; an older marker later (from the archive) moves nothing back.
-        _ = try writer.commit([annotation(.displayed, target: "i3", from: Fixture.account + "/phone", direction: .outgoing, at: 12)])
+        _ = try writer.commitBlocking([annotation(.displayed, target: "i3", from: Fixture.account + "/phone", direction: .outgoing, at: 12)])
         #expect(try reader.unreadConversations().map(\.unread) == [1])
-        _ = try writer.commit([annotation(.displayed, target: "i1", from: Fixture.account + "/phone", direction: .outgoing, at: 13)])
+        _ = try writer.commitBlocking([annotation(.displayed, target: "i1", from: Fixture.account + "/phone", direction: .outgoing, at: 13)])
         #expect(try reader.search(query: "is:unread").map(\.body) == ["four"])
-        _ = try writer.commit([.conversationRead(account: Fixture.account, conversation: Fixture.peer, timestamp: Fixture.baseTime + 20)])
+        _ = try writer.commitBlocking([.conversationRead(account: Fixture.account, conversation: Fixture.peer, timestamp: Fixture.baseTime + 20)])
         #expect(try reader.unreadConversations().isEmpty)
     }
 
@@ -177,7 +177,7 @@ struct ArchiveSemanticsTests {
         var reply = Fixture.message("at noon", at: 3, messageId: "m3")
         reply.replyTo = "o1"
         reply.replyToJid = Fixture.account + "/phone"
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .message(Fixture.message("hello", messageId: "m1")),
             .message(Fixture.message("when?", at: 1, direction: .outgoing, originId: "o1", messageId: "o1")),
             .message(Fixture.message("gone soon", at: 2, messageId: "m2")),

@@ -66,14 +66,14 @@ import Testing
     @Test func syncStateRoundTrip() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([.syncState(SyncStateRecord(account: Fixture.account, lastStanzaId: "s1", streamManagementId: "sm", streamManagementH: 7))])
-        _ = try writer.commit([.syncState(SyncStateRecord(account: Fixture.account, lastTimestamp: 42))])
+        _ = try writer.commitBlocking([.syncState(SyncStateRecord(account: Fixture.account, lastStanzaId: "s1", streamManagementId: "sm", streamManagementH: 7))])
+        _ = try writer.commitBlocking([.syncState(SyncStateRecord(account: Fixture.account, lastTimestamp: 42))])
         var state = try #require(try writer.syncState(account: Fixture.account))
         #expect(state.lastStanzaId == "s1")
         #expect(state.lastTimestamp == 42)
         #expect(state.streamManagementId == "sm")
         #expect(state.streamManagementH == 7)
-        _ = try writer.commit([.syncState(SyncStateRecord(account: Fixture.account, clearStreamManagement: true))])
+        _ = try writer.commitBlocking([.syncState(SyncStateRecord(account: Fixture.account, clearStreamManagement: true))])
         state = try #require(try writer.syncState(account: Fixture.account))
         #expect(state.streamManagementId == nil)
         #expect(state.lastStanzaId == "s1")
@@ -83,7 +83,7 @@ import Testing
         let archive = TemporaryArchive()
         let writer = try archive.writer()
         let t = Fixture.baseTime
-        let outcomes = try writer.commit([
+        let outcomes = try writer.commitBlocking([
             .rosterItem(RosterItemRecord(account: Fixture.account, jid: Fixture.peer, name: "Peer", groups: ["Friends"], subscription: "both", timestamp: t)),
             .vCard(VCardRecord(account: Fixture.account, jid: Fixture.peer, nickname: "P", fetchedAt: t)),
             .subscription(SubscriptionRecord(account: Fixture.account, jid: "new@example.com", direction: .incoming, kind: .subscribe, message: "hi", timestamp: t)),
@@ -111,7 +111,7 @@ import Testing
         let writer = try archive.writer()
         var bad = Fixture.message("x")
         bad.account = ""
-        #expect(throws: ArchiveError.self) { try writer.commit([.message(Fixture.message("ok")), .message(bad)]) }
+        #expect(throws: ArchiveError.self) { try writer.commitBlocking([.message(Fixture.message("ok")), .message(bad)]) }
         #expect(try archive.reader().search(query: "").isEmpty)
     }
 }

@@ -6,7 +6,7 @@ import RoostArchive
         let archive = TemporaryArchive()
         let writer = try archive.writer()
         let t = Fixture.baseTime
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .presence(PresenceRecord(account: Fixture.account, contact: Fixture.peer, resource: "phone", availability: .available, timestamp: t)),
             .chatState(ChatStateRecord(account: Fixture.account, conversation: Fixture.peer, from: Fixture.peer + "/phone", state: .composing, timestamp: t + 10)),
             .message(Fixture.message("hi", at: 20, messageId: "1")),
@@ -37,7 +37,7 @@ import RoostArchive
     @Test func statsPerAccountAndConversation() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .message(Fixture.message("a", at: 0, messageId: "1")),
             .message(Fixture.message("b", at: 10, direction: .outgoing, messageId: "2")),
             .message(Fixture.message("c", at: 5, conversation: "x@example.com", messageId: "3")),

@@ -24,22 +24,22 @@ struct ArchiveWatcherTests {
     @Test func eachCommitOfAnotherConnectionIsAChangeAndStopEndsIt() async throws {
         let scratch = ExportScratch()
         let writer = try ArchiveWriter(path: scratch.archive, durability: .normal)
-        _ = try writer.commit([message("first", 0)])
+        _ = try writer.commitBlocking([message("first", 0)])
         let reader = try ArchiveReader(path: scratch.archive)
         let calls = Calls()
         let watcher = try #require(ArchiveWatcher(reader: reader) { calls.count.withLock { $0 += 1 } })
-        _ = try writer.commit([message("second", 1)])
+        _ = try writer.commitBlocking([message("second", 1)])
         try await waitUntil("the commit is seen", timeout: .seconds(20), every: .milliseconds(10), detail: { "\(calls.value) calls" }) {
             calls.value >= 1
         }
         let seen = calls.value
-        _ = try writer.commit([message("third", 2)])
+        _ = try writer.commitBlocking([message("third", 2)])
         try await waitUntil("the next commit is seen", timeout: .seconds(20), every: .milliseconds(10), detail: { "\(calls.value) calls" }) {
             calls.value > seen
         }
         watcher.stop()
         let stopped = calls.value
-        _ = try writer.commit([message("after the stop", 3)])
+        _ = try writer.commitBlocking([message("after the stop", 3)])
         // The watcher's thread has ended (`stop` waited for it): nothing can call it any more, whatever the files do.
         #expect(calls.value == stopped)
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []

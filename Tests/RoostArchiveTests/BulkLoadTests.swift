@@ -56,13 +56,13 @@ struct BulkLoadTests {
             writer.beginBulkLoad()
             #expect(writer.isDeferringIndexes)
             #expect(try Self.indexCount(bulk.path) == 0)
-            for batch in Self.batches { bulkOutcomes += try writer.commit(batch) }
+            for batch in Self.batches { bulkOutcomes += try writer.commitBlocking(batch) }
             try writer.endBulkLoad()
             #expect(!writer.isDeferringIndexes)
         }
         do {
             let writer = try indexed.writer()
-            for batch in Self.batches { indexedOutcomes += try writer.commit(batch) }
+            for batch in Self.batches { indexedOutcomes += try writer.commitBlocking(batch) }
         }
         #expect(bulkOutcomes == indexedOutcomes)
         #expect(bulkOutcomes.filter { if case .corrected = $0 { true } else { false } }.count == 3)
@@ -75,7 +75,7 @@ struct BulkLoadTests {
     @Test func aNonEmptyArchiveKeepsItsIndexes() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([.message(Fixture.message("first", stanzaId: "s1"))])
+        _ = try writer.commitBlocking([.message(Fixture.message("first", stanzaId: "s1"))])
         writer.beginBulkLoad()
         #expect(!writer.isDeferringIndexes)
         #expect(try Self.indexCount(archive.path) == 7)
@@ -116,12 +116,16 @@ struct BulkLoadTests {
     @Test func secureDeleteIsRestoredAfterTheLoad() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([.message(Fixture.message("first", stanzaId: "s1"))])
-        let setting = { () throws -> Int64? in try writer.ingestor.withLock { try $0.database.cached("PRAGMA secure_delete").scalarInt() } }
+        _ = try writer.commitBlocking([.message(Fixture.message("first", stanzaId: "s1"))])
+        let setting = { () throws -> Int64? in
+            try writer.perform { ingestor throws(ArchiveError) -> Int64? in
+                do throws(SQLiteError) { return try ingestor.database.cached("PRAGMA secure_delete").scalarInt() } catch { throw .sqlite(error) }
+            }
+        }
         let before = try setting()
         writer.beginBulkLoad(expectedMessages: 1)
         #expect(try setting() == 2)
-        _ = try writer.commit([.message(Fixture.message("second", stanzaId: "s2"))])
+        _ = try writer.commitBlocking([.message(Fixture.message("second", stanzaId: "s2"))])
         try writer.endBulkLoad()
         #expect(try setting() == before)
         #expect(before != 2)
@@ -145,7 +149,7 @@ struct BulkLoadTests {
             let writer = try archive.writer()
             writer.beginBulkLoad(expectedMessages: 1)
             #expect(try settings() == bulk)
-            _ = try writer.commit([.message(Fixture.message("one", stanzaId: "s1"))])
+            _ = try writer.commitBlocking([.message(Fixture.message("one", stanzaId: "s1"))])
             try writer.endBulkLoad()
             #expect(try settings() == live)
             writer.beginBulkLoad(expectedMessages: 1)
@@ -169,16 +173,16 @@ struct BulkLoadTests {
         var bulkOutcomes: [InsertOutcome] = [], indexedOutcomes: [InsertOutcome] = []
         do {
             let writer = try bulk.writer()
-            bulkOutcomes += try writer.commit(batches[0])
+            bulkOutcomes += try writer.commitBlocking(batches[0])
             writer.beginBulkLoad(expectedMessages: 9)
             #expect(writer.isDeferringIndexes)
             #expect(try Self.indexCount(bulk.path) == 0)
-            for batch in batches.dropFirst() { bulkOutcomes += try writer.commit(batch) }
+            for batch in batches.dropFirst() { bulkOutcomes += try writer.commitBlocking(batch) }
             try writer.endBulkLoad()
         }
         do {
             let writer = try indexed.writer()
-            for batch in batches { indexedOutcomes += try writer.commit(batch) }
+            for batch in batches { indexedOutcomes += try writer.commitBlocking(batch) }
         }
         #expect(bulkOutcomes == indexedOutcomes)
         #expect(bulkOutcomes.filter { if case .duplicate = $0 { true } else { false } }.count == 6)
@@ -193,16 +197,16 @@ struct BulkLoadTests {
         let archive = TemporaryArchive()
         let importer = try archive.writer()
         importer.beginBulkLoad()
-        _ = try importer.commit([.message(Fixture.message("imported", at: 0, stanzaId: "s1"))])
+        _ = try importer.commitBlocking([.message(Fixture.message("imported", at: 0, stanzaId: "s1"))])
         #expect(try Self.indexCount(archive.path) == 0)
         let agent = try ArchiveWriter(path: archive.path, durability: .full)
         #expect(try Self.indexCount(archive.path) == 7)
-        let live = try agent.commit([.message(Fixture.message("live", at: 5, stanzaId: "s2"))])
+        let live = try agent.commitBlocking([.message(Fixture.message("live", at: 5, stanzaId: "s2"))])
         guard case .inserted(let liveID) = live.first else {
             Issue.record("live message not inserted: \(live)")
             return
         }
-        let again = try importer.commit([.message(Fixture.message("live", at: 5, stanzaId: "s2"))])
+        let again = try importer.commitBlocking([.message(Fixture.message("live", at: 5, stanzaId: "s2"))])
         #expect(again == [.duplicate(existingId: liveID)])
         #expect(!importer.isDeferringIndexes)
         try importer.endBulkLoad()
@@ -215,7 +219,7 @@ struct BulkLoadTests {
         do {
             let writer = try archive.writer()
             writer.beginBulkLoad()
-            _ = try writer.commit([.message(Fixture.message("one", stanzaId: "s1"))])
+            _ = try writer.commitBlocking([.message(Fixture.message("one", stanzaId: "s1"))])
         }
         // The writer's deinit built them (a load abandoned by an error); a kill would not: drop them as it leaves them.
         let database = try Database(path: archive.path, mode: .readWrite)
@@ -265,7 +269,7 @@ private enum ArchiveCount {
         let bulk = TemporaryArchive()
         let writer = try bulk.writer()
         writer.beginBulkLoad()
-        _ = try writer.commit([.message(Fixture.message("one", stanzaId: "s1", originId: "o1", messageId: "m1"))])
+        _ = try writer.commitBlocking([.message(Fixture.message("one", stanzaId: "s1", originId: "o1", messageId: "m1"))])
         try writer.endBulkLoad()
         #expect(try Self.schema(bulk.path) == migrated)
     }

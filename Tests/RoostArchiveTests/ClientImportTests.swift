@@ -233,8 +233,8 @@ struct CrossSourceDedupTests {
     @Test func liveCopyOfAnImportedMessageIsADuplicateAndLendsItsStanzaID() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([imported("see you", at: 10)])
-        let outcomes = try writer.commit([live("see  you\n", at: 10_700, stanzaID: "S1"), live("see you", at: 10_800, stanzaID: "S1")])
+        _ = try writer.commitBlocking([imported("see you", at: 10)])
+        let outcomes = try writer.commitBlocking([live("see  you\n", at: 10_700, stanzaID: "S1"), live("see you", at: 10_800, stanzaID: "S1")])
         guard case .duplicate = outcomes[0], case .duplicate = outcomes[1] else { Issue.record("\(outcomes)"); return }
         let rows = try archive.rows()
         #expect(rows.count == 1 && rows[0].stanzaId == "S1")
@@ -243,9 +243,9 @@ struct CrossSourceDedupTests {
     @Test func twoIdenticalMessagesStayTwoAndEachAbsorbsOneCopy() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([live("ok", at: 0, stanzaID: "A"), live("ok", at: 40_000, stanzaID: "B")])
+        _ = try writer.commitBlocking([live("ok", at: 0, stanzaID: "A"), live("ok", at: 40_000, stanzaID: "B")])
         // The other client has the same two, and a third one later.
-        let outcomes = try writer.commit([imported("ok", at: 1), imported("ok", at: 41), imported("ok", at: 90)])
+        let outcomes = try writer.commitBlocking([imported("ok", at: 1), imported("ok", at: 41), imported("ok", at: 90)])
         #expect(outcomes.map { if case .inserted = $0 { 1 } else { 0 } } == [0, 0, 1])
         #expect(try archive.rows().count == 3)
     }
@@ -255,31 +255,31 @@ struct CrossSourceDedupTests {
     @Test func aLineTheClientLoggedTwiceIsOneMessageWhereverItIsImported() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([live("history line", at: 10_034, stanzaID: "H")])
-        let outcomes = try writer.commit([imported("history line", at: 10), imported("history line", at: 10)])
+        _ = try writer.commitBlocking([live("history line", at: 10_034, stanzaID: "H")])
+        let outcomes = try writer.commitBlocking([imported("history line", at: 10), imported("history line", at: 10)])
         #expect(outcomes.allSatisfy { if case .duplicate = $0 { true } else { false } }, "\(outcomes)")
         #expect(try archive.rows().count == 1)
         let fresh = TemporaryArchive()
-        _ = try fresh.writer().commit([imported("history line", at: 10), imported("history line", at: 10)])
+        _ = try fresh.writer().commitBlocking([imported("history line", at: 10), imported("history line", at: 10)])
         #expect(try fresh.rows().count == 1)
     }
 
     @Test func outsideTheWindowOrFromTheOtherSideIsAnotherMessage() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([live("hello", at: 0, stanzaID: "A")])
-        let outcomes = try writer.commit([imported("hello", at: 121), imported("hello", at: 5, direction: .outgoing)])
+        _ = try writer.commitBlocking([live("hello", at: 0, stanzaID: "A")])
+        let outcomes = try writer.commitBlocking([imported("hello", at: 121), imported("hello", at: 5, direction: .outgoing)])
         #expect(outcomes.allSatisfy { if case .inserted = $0 { true } else { false } })
     }
 
     @Test func aMessageRoostSendsIsNeverTakenForAnImportedOne() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([imported("ok", at: 0, direction: .outgoing)])
+        _ = try writer.commitBlocking([imported("ok", at: 0, direction: .outgoing)])
         var sent = MessageRecord(account: Fixture.account, conversation: Fixture.peer, direction: .outgoing, from: Fixture.account + "/roost",
                                  to: Fixture.peer, body: "ok", timestamp: Fixture.baseTime + 30_000, originId: "o-1", messageId: "o-1")
         sent.delivery = .pending
-        let outcome = try writer.commit([.message(sent)])
+        let outcome = try writer.commitBlocking([.message(sent)])
         guard case .inserted = outcome[0] else { Issue.record("\(outcome)"); return }
     }
 
@@ -293,14 +293,14 @@ struct CrossSourceDedupTests {
                                  to: Fixture.account, body: "the secret", timestamp: Fixture.baseTime, stanzaId: "S1",
                                  stanzaIdBy: Fixture.account, stanzaIdTrusted: true, messageId: "m-1", source: .live)
         read.encryption = MessageEncryption(protocolNamespace: "eu.siacs.conversations.axolotl", senderDevice: 7)
-        _ = try writer.commit([.message(read), imported("a plain one", at: 30)])
+        _ = try writer.commitBlocking([.message(read), imported("a plain one", at: 30)])
         func placeholder(at seconds: Int64, direction: MessageDirection = .incoming) -> ArchiveEvent {
             guard case .message(var record) = imported("", at: seconds, direction: direction) else { fatalError() }
             record.body = nil
             record.encryption = MessageEncryption(protocolNamespace: nil, failure: "not decrypted by Finch")
             return .message(record)
         }
-        let outcomes = try writer.commit([placeholder(at: 1), placeholder(at: 2), placeholder(at: 31, direction: .outgoing), placeholder(at: 400)])
+        let outcomes = try writer.commitBlocking([placeholder(at: 1), placeholder(at: 2), placeholder(at: 31, direction: .outgoing), placeholder(at: 400)])
         guard case .duplicate = outcomes[0] else { Issue.record("\(outcomes)"); return }
         // One copy each: the second placeholder is another message; from the other side or far off, too.
         #expect(outcomes.dropFirst().allSatisfy { if case .inserted = $0 { true } else { false } }, "\(outcomes)")
@@ -310,10 +310,10 @@ struct CrossSourceDedupTests {
     @Test func disagreeingMessageIDsVetoTheTextMatchButEqualOnesMatchFarApart() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([.message(MessageRecord(account: Fixture.account, conversation: Fixture.peer, direction: .incoming,
+        _ = try writer.commitBlocking([.message(MessageRecord(account: Fixture.account, conversation: Fixture.peer, direction: .incoming,
                                                       from: Fixture.peer + "/phone", to: Fixture.account, body: "ping",
                                                       timestamp: Fixture.baseTime, messageId: "m-1"))])
-        let outcomes = try writer.commit([imported("ping", at: 2, id: "m-2"), imported("ping (edited)", at: 500, id: "m-1")])
+        let outcomes = try writer.commitBlocking([imported("ping", at: 2, id: "m-2"), imported("ping (edited)", at: 500, id: "m-1")])
         guard case .inserted = outcomes[0], case .duplicate = outcomes[1] else { Issue.record("\(outcomes)"); return }
     }
 }
@@ -337,18 +337,18 @@ struct ImportedReactionDedupTests {
     @Test func aSetReceivedLiveIsNotImportedAgainAndANewerOneReplacesIt() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([.message(Fixture.message("lunch?", conversation: bob, messageId: "m-1"))])
-        _ = try writer.commit([reaction(["👍"], at: 10, source: .live, stanza: "r-1")])
+        _ = try writer.commitBlocking([.message(Fixture.message("lunch?", conversation: bob, messageId: "m-1"))])
+        _ = try writer.commitBlocking([reaction(["👍"], at: 10, source: .live, stanza: "r-1")])
         // The other client's copy of the live reaction, stamped by its own clock: nothing to add.
-        var outcomes = try writer.commit([reaction(["👍"], at: 13, source: .import)])
+        var outcomes = try writer.commitBlocking([reaction(["👍"], at: 13, source: .import)])
         #expect(outcomes == [.duplicate(existingId: try archive.rows()[0].id)])
         // A set the archive missed, newer: stored, and it is the current one.
-        outcomes = try writer.commit([reaction(["👍", "🍜"], at: 40, source: .import)])
+        outcomes = try writer.commitBlocking([reaction(["👍", "🍜"], at: 40, source: .import)])
         #expect(outcomes == [.stored])
         #expect(try shown(archive) == ["👍 \(bob)", "🍜 \(bob)"])
         // Later live, all taken back: the newest counts; the other client's older set changes nothing shown.
-        _ = try writer.commit([reaction([], at: 300, source: .live, stanza: "r-2")])
-        outcomes = try writer.commit([reaction(["🍕"], at: 200, source: .import)])
+        _ = try writer.commitBlocking([reaction([], at: 300, source: .live, stanza: "r-2")])
+        outcomes = try writer.commitBlocking([reaction(["🍕"], at: 200, source: .import)])
         #expect(outcomes == [.stored])
         #expect(try shown(archive) == [])
         #expect(try archive.reactionRows() == 4)
@@ -357,10 +357,10 @@ struct ImportedReactionDedupTests {
     @Test func aSetWaitingForItsMessageIsMatchedByTheIdItNames() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commit([reaction(["🔥"], at: 10, source: .live, stanza: "r-1")])
-        #expect(try writer.commit([reaction(["🔥"], at: 11, source: .import)]) == [.duplicate(existingId: nil)])
-        #expect(try writer.commit([reaction(["🔥"], at: 11, source: .import, target: "m-2")]) == [.stored])
-        _ = try writer.commit([.message(Fixture.message("lunch?", conversation: bob, messageId: "m-1"))])
+        _ = try writer.commitBlocking([reaction(["🔥"], at: 10, source: .live, stanza: "r-1")])
+        #expect(try writer.commitBlocking([reaction(["🔥"], at: 11, source: .import)]) == [.duplicate(existingId: nil)])
+        #expect(try writer.commitBlocking([reaction(["🔥"], at: 11, source: .import, target: "m-2")]) == [.stored])
+        _ = try writer.commitBlocking([.message(Fixture.message("lunch?", conversation: bob, messageId: "m-1"))])
         #expect(try shown(archive) == ["🔥 \(bob)"])
     }
 }

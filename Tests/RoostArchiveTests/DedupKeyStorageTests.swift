@@ -61,13 +61,13 @@ import Testing
         var writer = try archive.writer()
         if path == .bulk { writer.beginBulkLoad() }
         let pairs = Self.pairs(source)
-        let first = try writer.commit(pairs.map { .message($0.first) })
+        let first = try writer.commitBlocking(pairs.map { .message($0.first) })
         if path == .bulkIntoStored {
             writer = try archive.writer()
             writer.beginBulkLoad()
         }
-        let again = try writer.commit(pairs.map { .message($0.again) } + pairs.map { .message($0.first) })
-        let distinct = try writer.commit(Self.distinct.map { .message($0) })
+        let again = try writer.commitBlocking(pairs.map { .message($0.again) } + pairs.map { .message($0.first) })
+        let distinct = try writer.commitBlocking(Self.distinct.map { .message($0) })
         if path != .indexed { try writer.endBulkLoad() }
         for (index, pair) in pairs.enumerated() {
             guard case .inserted(let id) = first[index] else { Issue.record("\(pair.name): \(first[index])"); continue }
@@ -89,7 +89,7 @@ import Testing
     @Test func verifyStillGroupsRowsSharingAnOriginIdKey() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        let outcomes = try writer.commit([.message(Fixture.message("x", at: 1, stanzaId: "S-a", originId: "O-dup")),
+        let outcomes = try writer.commitBlocking([.message(Fixture.message("x", at: 1, stanzaId: "S-a", originId: "O-dup")),
                                           .message(Fixture.message("x", at: 2, stanzaId: "S-b", originId: "O-dup"))])
         guard case .inserted(let one) = outcomes[0], case .inserted(let two) = outcomes[1] else { Issue.record("\(outcomes)"); return }
         // Two trusted ids: two messages. An archive edited by hand loses one of them: the rules would have merged them.
@@ -110,10 +110,10 @@ import Testing
         let writer = try archive.writer()
         let original = Fixture.message("typo", at: 1, originId: "O-orig", messageId: "O-orig")
         let correction = Fixture.message("fixed", at: 2, originId: "O-fix", messageId: "O-fix", replaces: "O-orig")
-        let first = try writer.commit([.message(original), .message(correction)])
+        let first = try writer.commitBlocking([.message(original), .message(correction)])
         guard case .inserted(let id) = first[0] else { Issue.record("\(first)"); return }
         #expect(first[1] == .corrected(id: id, revision: 1))
-        #expect(try writer.commit([.message(original), .message(correction)]) == [.duplicate(existingId: id), .duplicate(existingId: id)])
+        #expect(try writer.commitBlocking([.message(original), .message(correction)]) == [.duplicate(existingId: id), .duplicate(existingId: id)])
         let database = try Database(path: archive.path, mode: .readOnly)
         var keys: [String] = []
         try database.prepare("SELECT dedup_key FROM message_revisions ORDER BY revision").forEachRow { row in
@@ -133,7 +133,7 @@ import Testing
                 .message(Fixture.message("m\($0)", at: Int64($0), originId: "O\($0)"))
             }
             events.append(.message(Fixture.message("by id", at: 99_999, messageId: "m-x")))
-            _ = try writer.commit(events)
+            _ = try writer.commitBlocking(events)
         }
         do {
             let database = try Database(path: archive.path, mode: .readWrite)
@@ -149,7 +149,7 @@ import Testing
         #expect(try count(archive.path, "SELECT count(*) FROM messages WHERE dedup_key = 'o|legacy'") == 1)
         #expect(try count(archive.path, "SELECT count(*) FROM schema_migrations WHERE version = 13") == 1)
         #expect(try count(archive.path, "SELECT count(*) FROM sqlite_master WHERE name = 'messages_dedup' AND sql LIKE '%WHERE dedup_key <> ''o''%'") == 1)
-        let again = try writer.commit([.message(Fixture.message("m3", at: 3, originId: "O3")),
+        let again = try writer.commitBlocking([.message(Fixture.message("m3", at: 3, originId: "O3")),
                                        .message(Fixture.message("by id", at: 99_999, messageId: "m-x"))])
         #expect(again.allSatisfy { if case .duplicate = $0 { true } else { false } }, "\(again)")
         let database = try Database(path: archive.path, mode: .readOnly)

@@ -23,7 +23,7 @@ struct ExportExtremeTimesTests {
 
     private func archive(_ scratch: ExportScratch) throws -> ArchiveReader {
         let writer = try ArchiveWriter(path: scratch.archive, durability: .off)
-        _ = try writer.commit(Self.times.map { name, time in
+        _ = try writer.commitBlocking(Self.times.map { name, time in
             .message(MessageRecord(account: "me@example.org", conversation: "bob@example.org", direction: .incoming,
                                    from: "bob@example.org/x", to: "me@example.org/roost", body: "at \(name)", timestamp: time,
                                    receivedAt: 1_768_478_400_000, messageId: name))

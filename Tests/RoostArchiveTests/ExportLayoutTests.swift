@@ -134,7 +134,7 @@ import Testing
         let scratch = ExportScratch()
         let writer = try ArchiveWriter(path: scratch.archive, durability: .off)
         let hostile = ["../../etc/passwd", "CON", ".hidden", "a/b\\c:d*e?f\"g<h>i|j", "Alice@example.com", "alice@example.com", "ｃｏｎ"]
-        _ = try writer.commit(hostile.enumerated().map { index, peer in
+        _ = try writer.commitBlocking(hostile.enumerated().map { index, peer in
             .message(MessageRecord(account: "me@example.org", conversation: peer, direction: .incoming, from: peer + "/x",
                                    to: "me@example.org", body: "hi \(index)", timestamp: ExportFixture.t0 + Int64(index) * 1000))
         })

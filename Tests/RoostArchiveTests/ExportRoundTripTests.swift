@@ -53,7 +53,7 @@ import Testing
         let writer = try ArchiveWriter(path: scratch.archive, durability: .off)
         let presence = PresenceRecord(account: "me@example.org", contact: "a@example.com", resource: nil, availability: .available,
                                       timestamp: ExportFixture.t0)
-        _ = try writer.commit([.presence(presence), .presence(presence)])
+        _ = try writer.commitBlocking([.presence(presence), .presence(presence)])
         let original = try jsonl(try ArchiveReader(path: scratch.archive), to: scratch.folder + "/a.jsonl")
         let copy = scratch.folder + "/copy.sqlite"
         _ = try ArchiveImporter(archivePath: copy).importJSONLines(from: scratch.folder + "/a.jsonl")
@@ -81,7 +81,7 @@ import Testing
                                         timestamp: t0 + 500, messageId: "cs-4")),
              .chatState(ChatStateRecord(account: me, conversation: ExportFixture.alice, from: ExportFixture.alice + "/phone", state: .paused,
                                         timestamp: t0 + 500, messageId: "cs-5"))]
-        _ = try writer.commit([.message(psst), .message(answer)] + states)
+        _ = try writer.commitBlocking([.message(psst), .message(answer)] + states)
         let original = try jsonl(try ArchiveReader(path: scratch.archive), to: scratch.folder + "/a.jsonl")
         let copy = scratch.folder + "/copy.sqlite"
         let summary = try ArchiveImporter(archivePath: copy).importJSONLines(from: scratch.folder + "/a.jsonl")
@@ -104,9 +104,9 @@ import Testing
             .message(MessageRecord(account: me, conversation: alice, direction: .incoming, from: alice + "/phone", to: me, body: body,
                                    timestamp: t0 + seconds * 1000, messageId: id))
         }
-        _ = try writer.commit([incoming("read", "r1", at: 0)])
-        _ = try writer.commit([.conversationRead(account: me, conversation: alice, timestamp: t0 + 500)])
-        _ = try writer.commit([incoming("unread", "u1", at: 1), incoming("taken back", "x1", at: 2),
+        _ = try writer.commitBlocking([incoming("read", "r1", at: 0)])
+        _ = try writer.commitBlocking([.conversationRead(account: me, conversation: alice, timestamp: t0 + 500)])
+        _ = try writer.commitBlocking([incoming("unread", "u1", at: 1), incoming("taken back", "x1", at: 2),
                                .annotation(MessageAnnotation(account: me, conversation: alice, kind: .retraction,
                                                              target: "x1", from: alice + "/phone", direction: .incoming, groupchat: false,
                                                              timestamp: t0 + 3000, source: .live))])

@@ -38,7 +38,7 @@ enum ExportFixture {
                 stanzaIdBy: stanzaId == nil ? nil : account, stanzaIdTrusted: trusted && stanzaId != nil, messageId: id,
                 replaces: replaces, source: source, rawStanza: raw, attachments: attachments))
         }
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .rosterItem(RosterItemRecord(account: account, jid: alice, name: "Alice Liddell", groups: ["Friends", "a/b"],
                                          subscription: "both", timestamp: t0 - 86_400_000)),
             .vCard(VCardRecord(account: account, jid: alice, nickname: "ally", fullName: "Alice L.", photoHash: "abc123",
@@ -76,7 +76,7 @@ enum ExportFixture {
             message("Work message", at: 600, with: "boss@example.net", account: otherAccount, id: "x1"),
         ])
         // The stanza-id of "Teh typo" arrives later (MAM), after its corrections: the row adopts it.
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             message("Teh typo", at: 180, id: "a3", stanzaId: "s-a3", source: .mam),
         ])
     }

@@ -140,13 +140,13 @@ struct RealClientHistoryTests {
         // The archive knows the room (Roost is in it, as Roosty) and one message the user wrote there as Alice from another
         // client (as Roost archived it live): Alice is the user's nick there.
         let known = TemporaryArchive()
-        _ = try known.writer().commit([.room(RoomUpdate(account: fixture.manifest.account, room: fixture.manifest.room,
+        _ = try known.writer().commitBlocking([.room(RoomUpdate(account: fixture.manifest.account, room: fixture.manifest.room,
                                                         change: .joined(nick: "Roosty", occupantID: nil, mam: true, nonAnonymous: false),
                                                         timestamp: own.timestamp - 90_000_000))])
         let mine = MessageRecord(account: fixture.manifest.account, conversation: fixture.manifest.room, direction: .outgoing, kind: .groupchat,
                                  from: fixture.manifest.room + "/Alice", to: fixture.manifest.room, body: "earlier words",
                                  timestamp: own.timestamp - 86_400_000, source: .live)
-        _ = try known.writer().commit([.message(mine)])
+        _ = try known.writer().commitBlocking([.message(mine)])
         _ = try ClientImporter(archivePath: known.path).importHistory(at: fixture.importPath, options: options)
         let row = try #require(try ArchivedRow.read(known.path).first { $0.body == own.body })
         #expect(row.direction == "out" && row.nick == "Alice")

@@ -20,7 +20,7 @@ import Testing
             record.rawStanza = stanza
             events.append(.message(record))
         }
-        _ = try writer.commit(events)
+        _ = try writer.commitBlocking(events)
     }
 
     private func column(_ path: String, _ sql: String) throws -> [String] {

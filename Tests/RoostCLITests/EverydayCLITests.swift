@@ -136,18 +136,18 @@ struct EverydayCLITests {
         let writer = try ArchiveWriter(path: fixture.archive, durability: .normal)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         // A live message, and one the server archive delivers late with an old timestamp: both are shown.
-        _ = try writer.commit([.message(MessageRecord(account: "me@example.org", conversation: "alice@example.org", direction: .incoming,
+        _ = try writer.commitBlocking([.message(MessageRecord(account: "me@example.org", conversation: "alice@example.org", direction: .incoming,
                                                       from: "alice@example.org/phone", to: "me@example.org", body: "followed live",
                                                       timestamp: now, receivedAt: now, messageId: "live1"))])
         try follow.waitForLog("followed live")
-        _ = try writer.commit([.message(MessageRecord(account: "me@example.org", conversation: "alice@example.org", direction: .incoming,
+        _ = try writer.commitBlocking([.message(MessageRecord(account: "me@example.org", conversation: "alice@example.org", direction: .incoming,
                                                       from: "alice@example.org/phone", to: "me@example.org", body: "caught up late",
                                                       timestamp: EverydayFixture.january + 1, receivedAt: now + 10, messageId: "late1"))])
         try follow.waitForLog("caught up late")
-        _ = try writer.commit([.message(MessageRecord(account: "me@example.org", conversation: "bob@example.org", direction: .incoming,
+        _ = try writer.commitBlocking([.message(MessageRecord(account: "me@example.org", conversation: "bob@example.org", direction: .incoming,
                                                       from: "bob@example.org/phone", to: "me@example.org", body: "another conversation",
                                                       timestamp: now + 20, messageId: "other1"))])
-        _ = try writer.commit([.message(MessageRecord(account: "me@example.org", conversation: "alice@example.org", direction: .incoming,
+        _ = try writer.commitBlocking([.message(MessageRecord(account: "me@example.org", conversation: "alice@example.org", direction: .incoming,
                                                       from: "alice@example.org/phone", to: "me@example.org", body: "the last one",
                                                       timestamp: now + 30, messageId: "last1"))])
         try follow.waitForLog("the last one")

@@ -44,7 +44,7 @@ final class EverydayFixture {
                                    messageId: id, attachments: attachments))
         }
         let picture = AttachmentRecord(url: "https://upload.example.org/holiday.png", mime: "image/png", size: 1_200_000, name: "holiday.png")
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .rosterItem(RosterItemRecord(account: me, jid: "bob@example.org", name: "Bob", groups: ["Friends"], subscription: "both", timestamp: t)),
             .vCard(VCardRecord(account: me, jid: "bob@example.org", nickname: "Bobby B", fullName: "Robert Example", fetchedAt: t)),
             .rosterItem(RosterItemRecord(account: me, jid: "bert@example.org", name: "Bert", subscription: "both", timestamp: t)),

@@ -39,7 +39,7 @@ final class ExportCLISandbox: Sendable {
                                    timestamp: t + seconds * 1000, stanzaId: "s-\(id)", stanzaIdBy: account, stanzaIdTrusted: replaces == nil,
                                    messageId: id, replaces: replaces))
         }
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             .chatState(ChatStateRecord(account: "me@example.org", conversation: "alice@example.com", from: "alice@example.com/phone",
                                        state: .composing, timestamp: t - 500)),
             message("hello there", 0, id: "1"),
@@ -52,7 +52,7 @@ final class ExportCLISandbox: Sendable {
                                      availability: .unavailable, timestamp: t + 50_000)),
         ])
         if bulk > 0 {
-            _ = try writer.commit((0..<bulk).map { message(String(repeating: "filler text ", count: 20), 100 + Int64($0), id: "bulk\($0)") })
+            _ = try writer.commitBlocking((0..<bulk).map { message(String(repeating: "filler text ", count: 20), 100 + Int64($0), id: "bulk\($0)") })
         }
     }
 

@@ -25,7 +25,7 @@ struct HostileInputCLITests {
 
     @Test func controlCharactersAreShownNotObeyed() throws {
         let sandbox = try ExportCLISandbox()
-        _ = try ArchiveWriter(path: sandbox.archive, durability: .off).commit([message(Self.hostileBody)])
+        _ = try ArchiveWriter(path: sandbox.archive, durability: .off).commitBlocking([message(Self.hostileBody)])
         for arguments in [["search", "evil"], ["log", "bob@example.org"], ["stats"]] {
             let result = try sandbox.roost(arguments)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
@@ -46,7 +46,7 @@ struct HostileInputCLITests {
 
     @Test func timesAtTheEndsOfTheCalendarArePrinted() throws {
         let sandbox = try ExportCLISandbox()
-        _ = try ArchiveWriter(path: sandbox.archive, durability: .off).commit([
+        _ = try ArchiveWriter(path: sandbox.archive, durability: .off).commitBlocking([
             message("first", at: .min), message("year zero", at: -62_167_219_200_000), message("last", at: .max),
         ])
         let stats = try sandbox.roost(["stats"])

@@ -109,7 +109,7 @@ struct HostileLocalUsersTests {
             let archive = dir.path + "/data/archive.sqlite"
             try FileManager.default.createDirectory(atPath: dir.path + "/data", withIntermediateDirectories: true)
             try "[archive]\npath = \(archive)\n".write(toFile: config, atomically: true, encoding: .utf8)
-            _ = try ArchiveWriter(path: archive, durability: .off).commit([WebSandbox.message("hello", seconds: 0)])
+            _ = try ArchiveWriter(path: archive, durability: .off).commitBlocking([WebSandbox.message("hello", seconds: 0)])
             // An xdg-open that records what it was asked to open.
             try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
             try "#!/bin/sh\necho \"$@\" >> \"\(dir.path)/opened\"\n".write(toFile: bin + "/xdg-open", atomically: true, encoding: .utf8)

@@ -24,7 +24,7 @@ final class WebSandbox: @unchecked Sendable {
 
     func commit(_ events: [ArchiveEvent]) throws {
         let writer = try ArchiveWriter(path: archive, durability: .off)
-        _ = try writer.commit(events)
+        _ = try writer.commitBlocking(events)
     }
 
     /// A message from `peer` (a room occupant `room/nick` when `room`).

@@ -41,7 +41,7 @@ import RoostTestSupport
             message("see https://example.org/f.png", 26, attachments: [AttachmentRecord(url: "https://example.org/f.png", name: "f.png")]),
             message(nil, 27, subject: "a subject"),
         ]
-        _ = try ArchiveWriter(path: sandbox.archive, durability: .off).commit(plain + decorated)
+        _ = try ArchiveWriter(path: sandbox.archive, durability: .off).commitBlocking(plain + decorated)
         do {
             let database = try Database(path: sandbox.archive, mode: .readWrite)
             try database.execute("""
@@ -121,7 +121,7 @@ import RoostTestSupport
             message("see https://example.org/f.png hello", 26, attachments: [AttachmentRecord(url: "https://example.org/f.png", name: "f.png")]),
             message(nil, 27, subject: "a subject hello"),
         ]
-        _ = try ArchiveWriter(path: sandbox.archive, durability: .off).commit(plain + decorated)
+        _ = try ArchiveWriter(path: sandbox.archive, durability: .off).commitBlocking(plain + decorated)
         do {
             let database = try Database(path: sandbox.archive, mode: .readWrite)
             try database.execute("""

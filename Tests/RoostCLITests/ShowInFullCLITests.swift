@@ -23,7 +23,7 @@ struct ShowInFullCLITests {
             .annotation(MessageAnnotation(account: me, conversation: bob, kind: kind, target: target, from: from,
                                           direction: outgoing ? .outgoing : .incoming, timestamp: t + at, messageId: "a-\(at)"))
         }
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             mine("teh plan for friday", 0, id: "plan"),
             mine("the plan for friday", 60_000, id: "plan-fix-1", replaces: "plan"),
             mine("the plan for Saturday", 120_000, id: "plan-fix-2", replaces: "plan"),
@@ -108,7 +108,7 @@ struct ShowInFullCLITests {
         reply.replyTo = "q1"
         reply.replyToJid = me
         let writer = try ArchiveWriter(path: fixture.archive, durability: .off)
-        _ = try writer.commit([
+        _ = try writer.commitBlocking([
             mine("lunch at noon?", t, id: "q1"),
             mine("lunch at one?", t + 60_000, id: "q1c", replaces: "q1"),
             .message(reply),

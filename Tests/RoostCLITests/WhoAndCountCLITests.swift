@@ -30,7 +30,7 @@ struct WhoAndCountCLITests {
                                                  from: "alice@example.org/phone", to: me, body: "burst \(n)", timestamp: t + 1000,
                                                  stanzaId: "s-burst-\(n)", stanzaIdBy: me, stanzaIdTrusted: true, messageId: "burst-\(n)")))
         }
-        _ = try writer.commit(events)
+        _ = try writer.commitBlocking(events)
         return fixture
     }
 

@@ -4,7 +4,7 @@ import Testing
 import RoostTestSupport
 @testable import RoostCore
 
-/// The one queue work is handed through (connections' readers and writers, the archive pipeline): order, capacity
+/// The one queue work is handed through (connections' readers and writers, the archive writer): order, capacity
 /// by cost, back-pressure on threads and tasks, close and cancellation — in memory, in milliseconds.
 @Suite("BoundedQueue")
 struct BoundedQueueTests {

@@ -2,24 +2,24 @@ import Foundation
 public import RoostArchive
 
 /// Where an action records what it did (an outgoing message, an answered request, a fetched vCard):
-/// the same group-commit pipeline the agent archives incoming stanzas with.
+/// the same group-commit writer the agent archives incoming stanzas with.
 public struct ActionArchive: Sendable {
-    private let pipeline: IngestPipeline?
+    private let writer: ArchiveWriter?
     /// Told the attachment rows a record added that wait for a download, once they are committed.
     private let downloads: FileDownloadWorker?
 
-    public init(pipeline: IngestPipeline?, downloads: FileDownloadWorker? = nil) {
-        self.pipeline = pipeline
+    public init(writer: ArchiveWriter?, downloads: FileDownloadWorker? = nil) {
+        self.writer = writer
         self.downloads = downloads
     }
 
     /// Nothing is recorded (registration of an account the archive does not serve).
-    public static let none = ActionArchive(pipeline: nil)
+    public static let none = ActionArchive(writer: nil)
 
     /// Commits `events` and returns once they are on disk.
     public func record(_ events: [ArchiveEvent]) async throws(ActionFailure) {
-        guard let pipeline, !events.isEmpty else { return }
-        switch await pipeline.commit(events) {
+        guard let writer, !events.isEmpty else { return }
+        switch await writer.commit(events) {
         case .stored(_, let newDownloads):
             if !newDownloads.isEmpty { downloads?.enqueue(newDownloads) }
         case .refused(let error):

@@ -62,13 +62,12 @@ public enum OneShotLogin {
         defer { events.cancel() }
 
         let writer: ArchiveWriter
-        do { writer = try ArchiveWriter(path: config.archivePath, durability: .full) } catch {
+        do { writer = try ArchiveWriter(path: config.archivePath, durability: .full, log: log) } catch {
             await client.disconnect()
             throw ActionFailure(.internalError, "could not open the archive \(config.archivePath): \(error)")
         }
-        let pipeline = IngestPipeline(writer: writer, log: log)
         let dataDirectory = (config.archivePath as NSString).deletingLastPathComponent
-        var context = ActionContext(client: client, account: configuration.jid, archive: ActionArchive(pipeline: pipeline),
+        var context = ActionContext(client: client, account: configuration.jid, archive: ActionArchive(writer: writer),
                                     dataDirectory: dataDirectory, priority: configuration.priority)
         context.archivePath = config.archivePath
         context.archiveHasEveryRequest = false
@@ -83,7 +82,7 @@ public enum OneShotLogin {
         }
         let result: Result<Action.Result, ActionFailure>
         do { result = .success(try await action.perform(in: context)) } catch { result = .failure(error) }
-        await pipeline.drainAndStop()
+        await writer.drainAndStop()
         await confirmHandled(client, log: log)
         await client.disconnect()
         return try result.get()

@@ -10,7 +10,7 @@ import RoostXMPP
 ///
 /// It always logs in itself, on a resource of its own (`<resource>-verify-XXXX`, no presence, no stream
 /// management), even while the agent runs: it must read the archive pages from the client's event stream,
-/// which in the agent belongs to the account's session. Repairs go through the same ingest pipeline and
+/// which in the agent belongs to the account's session. Repairs go through the same archive writer and
 /// dedup rules, so racing the agent stores nothing twice.
 public struct VerifyArchiveAction: Sendable {
     public var repair: Bool
@@ -243,19 +243,17 @@ public struct VerifyArchiveAction: Sendable {
         }
     }
 
-    /// The agent's ingest pipeline for `--repair`, opened at the first page that lacks something: each page's
+    /// The archive writer for `--repair`, opened at the first page that lacks something: each page's
     /// missing messages are archived in server order and on disk before the next page is read.
     private struct Repairs {
-        let pipeline: IngestPipeline
+        let writer: ArchiveWriter
         let archive: ActionArchive
 
         init(config: RoostConfig, log: Logger) throws(ActionFailure) {
-            let writer: ArchiveWriter
-            do { writer = try ArchiveWriter(path: config.archivePath, durability: .full) } catch {
+            do { writer = try ArchiveWriter(path: config.archivePath, durability: .full, log: log) } catch {
                 throw ActionFailure(.internalError, "could not open the archive \(config.archivePath): \(error)")
             }
-            pipeline = IngestPipeline(writer: writer, log: log)
-            archive = ActionArchive(pipeline: pipeline)
+            archive = ActionArchive(writer: writer)
         }
 
         /// Archives `records` in batches of 200, each on disk before the next.
@@ -265,7 +263,7 @@ public struct VerifyArchiveAction: Sendable {
             }
         }
 
-        func finish() async { await pipeline.drainAndStop() }
+        func finish() async { await writer.drainAndStop() }
     }
 
     private func reader(config: RoostConfig) throws(ActionFailure) -> ArchiveReader? {

@@ -135,7 +135,7 @@ public struct ControlDispatcher: Sendable {
                 // Reconnecting: the message waits in the outbox and goes out once the account is online.
                 let settings = handle.accountConfig(account)
                 do {
-                    let sent = try await send.queue(account: jid, state: state, archive: ActionArchive(pipeline: handle.pipeline, downloads: handle.files),
+                    let sent = try await send.queue(account: jid, state: state, archive: ActionArchive(writer: handle.writer, downloads: handle.files),
                                                     archivePath: handle.archivePath, omemo: settings?.omemo ?? true,
                                                     omemoSend: settings?.omemoSend ?? omemoSend[account.lowercased()] ?? .auto,
                                                     limit: maxSendBytes)
@@ -147,7 +147,7 @@ public struct ControlDispatcher: Sendable {
             return ControlJSON.failure(ActionFailure(.connection, "\(account) is not online in the agent (\(state))"), id: header.id)
         }
         let settings = handle.accountConfig(account)
-        var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline, downloads: handle.files),
+        var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(writer: handle.writer, downloads: handle.files),
                                     dataDirectory: dataDirectory, priority: settings?.priority ?? priorities[account.lowercased()] ?? -1)
         context.omemo = (handle as? Agent)?.omemo(for: account)
         context.rooms = (handle as? Agent)?.rooms(for: account)
@@ -163,16 +163,16 @@ public struct ControlDispatcher: Sendable {
     }
 
     func status() async -> AgentStatusReport {
-        let statistics = handle.pipeline.statistics
+        let statistics = handle.writer.statistics
         var failingSince: Int64?
         var failure: String?
-        if case .failing(let since, let cause) = handle.pipeline.health {
+        if case .failing(let since, let cause) = handle.writer.health {
             failingSince = since
             failure = cause
         }
         return AgentStatusReport(pid: getpid(), protocolVersion: ControlProtocol.version, archive: handle.archivePath,
                                  committedBatches: statistics.batches, committedEvents: statistics.events,
-                                 archiveFailingSince: failingSince, archiveFailure: failure, archiveBacklog: handle.pipeline.backlog,
+                                 archiveFailingSince: failingSince, archiveFailure: failure, archiveBacklog: handle.writer.backlog,
                                  accounts: await handle.status().map(AgentStatusReport.Account.init))
     }
 }

@@ -8,12 +8,14 @@ import Synchronization
 /// Downloads attachments into the file store, on threads of its own: never on the ingest path, and a slow
 /// or huge download never delays archiving.
 ///
-/// It hears about new attachments from the archive writer after each commit (`ArchiveWriter.
-/// observeNewAttachments`), keeps a bounded queue of row ids, and when the queue overflows or a retry falls
+/// It hears about new attachments from their submitters once the archive writer has committed them (the
+/// session's `settle`, `ActionArchive.record`), keeps a bounded queue of row ids, and when the queue overflows or a retry falls
 /// due it reads the due rows from the archive again — the archive, not memory, holds the work, so nothing is
 /// lost to a full queue or a restart. Each outcome is written back to the attachment row: `stored` with its
 /// hash, `too-large`, `refused:<reason>`, or `failed:<reason>` with the next attempt scheduled by exponential
-/// backoff (`[files] retry_seconds`, doubling up to a day, at most `FilesSettings.maxAttempts` tries).
+/// backoff (`[files] retry_seconds`, doubling up to a day, at most `FilesSettings.maxAttempts` tries). The row is
+/// written by the archive writer's thread: a download thread sends it the update and waits for the answer
+/// (`ArchiveWriter.update`), never touching the connection itself.
 ///
 /// No contact can hold the downloads: each transfer has a deadline and a minimum rate (`FileFetcher.Limits`), one
 /// conversation (a contact, or a room) has at most `FilesSettings.slotsPerSender` transfers at a time (its other
@@ -116,7 +118,7 @@ public final class FileDownloadWorker: Sendable {
         }
     }
 
-    /// New attachment rows to download (from the writer's commit observer). Never blocks; ids beyond the
+    /// New attachment rows to download (their submitters, once committed). Never blocks; ids beyond the
     /// queue's limit are picked up by the next rescan.
     public func enqueue(_ ids: [Int64]) {
         signal { s in
@@ -509,6 +511,10 @@ public final class FileDownloadWorker: Sendable {
         do {
             try writer.update(update)
             return update.state
+        } catch .writerStopped {
+            // The agent is stopping: the row stays due and the next run looks at it again.
+            log.debug("files: attachment \(update.id) not recorded: the archive writer has stopped")
+            return nil
         } catch {
             // The row stays due; wait before the next look rather than spin on a broken archive.
             log.error("files: recording attachment \(update.id) failed: \(LogText.quote(error))")

@@ -25,9 +25,10 @@ public struct FileFetchRequest: Codable, Sendable {
 
     /// Without an agent: a worker of its own on the archive, stopped when done.
     public func runWithoutAgent(config: RoostConfig, log: Logger) async throws(ActionFailure) -> [Result] {
+        let writer: ArchiveWriter
         let worker: FileDownloadWorker
         do {
-            let writer = try ArchiveWriter(path: config.archivePath, durability: .full)
+            writer = try ArchiveWriter(path: config.archivePath, durability: .full, log: log)
             worker = try FileDownloadWorker(writer: writer, settings: config.files, accounts: config.accounts, log: log)
         } catch {
             throw ActionFailure(.internalError, "could not open the archive \(config.archivePath): \(error)")
@@ -35,6 +36,7 @@ public struct FileFetchRequest: Codable, Sendable {
         worker.start()
         let results = await run(on: worker)
         await worker.stop()
+        await writer.drainAndStop()
         return results
     }
 }

@@ -15,7 +15,7 @@ struct AgentNotificationActions: NotificationActions {
             log.warning("\(account): cannot answer \(LogText.quote(jid))'s friend request now: the account is not online; use `roost requests`")
             return
         }
-        var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline, downloads: handle.files),
+        var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(writer: handle.writer, downloads: handle.files),
                                     dataDirectory: dataDirectory, priority: client.configuration.priority)
         context.archivePath = handle.archivePath
         do {
@@ -31,7 +31,7 @@ struct AgentNotificationActions: NotificationActions {
             log.warning("\(account): cannot answer the invitation to \(LogText.quote(room)) now: the account is not online; use `roost rooms join` or `roost rooms decline`")
             return
         }
-        var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline, downloads: handle.files),
+        var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(writer: handle.writer, downloads: handle.files),
                                     dataDirectory: dataDirectory, priority: client.configuration.priority)
         context.rooms = rooms
         context.archivePath = handle.archivePath

@@ -126,7 +126,7 @@ final class OMEMOService: Sendable {
     /// state once the archive has the messages (or refused them for good: settled either way), drops it when
     /// the submission was abandoned (its stanzas come again), and republishes the bundles when a key exchange
     /// used up a one-time prekey.
-    func archiveSettled(_ outcome: IngestPipeline.Outcome, ratchet: UInt64, client: XMPPClient) {
+    func archiveSettled(_ outcome: ArchiveWriter.Outcome, ratchet: UInt64, client: XMPPClient) {
         if case .abandoned = outcome {
             if ratchet > 0 { commitFailed() }
             return

@@ -94,7 +94,7 @@ extension AccountSession {
         if resent > 0 { log.info("\(jid): sent again \(resent) message(s) the server had not received") }
         if !failed.isEmpty {
             log.warning("\(jid): \(failed.count) message(s) could not be sent; `roost log` marks them failed")
-            await pipeline.submit([.delivery(account: jid.description, originIDs: failed, state: .failed)])
+            await writer.submit([.delivery(account: jid.description, originIDs: failed, state: .failed)])
         }
     }
 
@@ -107,7 +107,7 @@ extension AccountSession {
               let queued = try? reader.outbox(account: jid.description), !queued.isEmpty, !sendingOutbox else { return }
         sendingOutbox = true
         defer { sendingOutbox = false }
-        let archive = ActionArchive(pipeline: pipeline, downloads: downloads)
+        let archive = ActionArchive(writer: writer, downloads: downloads)
         var sent = 0
         for message in queued {
             guard client.isConnected, !Task.isCancelled else { break }
@@ -119,7 +119,7 @@ extension AccountSession {
                 break
             }
             guard let raw = message.rawStanza, var element = Element(parsing: raw) else {
-                await pipeline.submit([.delivery(account: jid.description, originIDs: [message.originId], state: .failed)])
+                await writer.submit([.delivery(account: jid.description, originIDs: [message.originId], state: .failed)])
                 continue
             }
             element[attribute: "from"] = nil

@@ -9,7 +9,7 @@ import RoostNotify
 ///
 /// The path of a stanza reads in one direction: the client's reader puts it into `client.events` (bounded)
 /// → `consumeEvents` takes it in stream order → `StanzaRouter` decides what it means → the archive writer
-/// (`IngestPipeline`, bounded; `submit` waits while it is full) commits it and posts "committed" into
+/// (`ArchiveWriter`, bounded; `submit` waits while it is full) commits it and posts "committed" into
 /// `commits` → the session, on its actor, calls `client.acknowledge` (`settle`), which lets the connection's
 /// writer send `<a h=…/>`. When the archive cannot be written, `submit` stops returning, this session stops
 /// taking events, the reader stops reading the socket, and the server keeps everything unacknowledged.
@@ -17,7 +17,7 @@ actor AccountSession {
     let account: AccountConfig
     let jid: JID
     nonisolated let client: XMPPClient
-    let pipeline: IngestPipeline
+    let writer: ArchiveWriter
     /// The archive writer's messages about this session's submissions (`settle` acts on each).
     let commits = CommitMailbox<AfterCommit>()
     /// Where new attachment rows go once their message is committed (nil: no downloads).
@@ -122,7 +122,7 @@ actor AccountSession {
     /// Online this long, the session is in no fight: the count of replacements starts again.
     static let replacementsForgottenAfter: Duration = .seconds(600)
 
-    init(account: AccountConfig, settings: AgentSettings, pipeline: IngestPipeline, downloads: FileDownloadWorker? = nil, log: Logger,
+    init(account: AccountConfig, settings: AgentSettings, writer: ArchiveWriter, downloads: FileDownloadWorker? = nil, log: Logger,
          resumption: StreamResumptionState?, sync: SyncState?, notifications: NotificationHub,
          contacts: [ContactRow], pendingRequests: [String], history: RunHistory = RunHistory(),
          openChannel: ChannelFactory? = nil, stateChanged: @escaping @Sendable () -> Void) throws(ConfigError) {
@@ -160,7 +160,7 @@ actor AccountSession {
         } else {
             XMPPClient(configuration: configuration, resumption: resumption, log: clientLog)
         }
-        self.pipeline = pipeline
+        self.writer = writer
         self.downloads = downloads
         self.log = log
         backoff = Backoff(cap: settings.reconnectCap)
@@ -178,7 +178,7 @@ actor AccountSession {
             omemo = nil
         }
         context.decryptor = omemo?.decryptor
-        rooms = RoomManager(account: account, jid: configuration.jid, client: client, pipeline: pipeline, log: log, commits: pageCommits,
+        rooms = RoomManager(account: account, jid: configuration.jid, client: client, writer: writer, log: log, commits: pageCommits,
                             notifications: notifications, pingInterval: settings.roomPingInterval, archivePath: settings.archivePath)
     }
 
@@ -201,17 +201,17 @@ actor AccountSession {
             case .archivePage(let page):
                 await route(page)
             case .resumptionState(let resumption):
-                await pipeline.submit([.syncState(SyncStateRecord(account: jid.description, streamManagementId: resumption.id,
+                await writer.submit([.syncState(SyncStateRecord(account: jid.description, streamManagementId: resumption.id,
                                                                   streamManagementH: resumption.inboundHandled))])
             case .acknowledged(let originIDs):
-                await pipeline.submit([.delivery(account: jid.description, originIDs: originIDs, state: .sent)])
+                await writer.submit([.delivery(account: jid.description, originIDs: originIDs, state: .sent)])
             case .unconfirmed(let originIDs):
                 // Settled after the next catch-up: the server archive shows which ones the server has. Those
                 // already sent again once have failed for good.
                 let failed = originIDs.filter { resentOnce.contains($0) }
                 if !failed.isEmpty {
                     log.warning("\(jid): \(failed.count) message(s) sent again were not acknowledged either; `roost log` marks them failed")
-                    await pipeline.submit([.delivery(account: jid.description, originIDs: failed, state: .failed)])
+                    await writer.submit([.delivery(account: jid.description, originIDs: failed, state: .failed)])
                 }
                 log.info("\(jid): \(originIDs.count) sent message(s) were not acknowledged before the connection ended; checking the server archive")
             case .disconnected(let error):
@@ -315,7 +315,7 @@ actor AccountSession {
         let approvedWhileAway = Set(items.filter { $0.subscription == .from || $0.subscription == .both }.map(\.jid.bare))
             .intersection(addedAwaitingApproval)
         addedAwaitingApproval = []
-        await pipeline.submit(items.map { StanzaRouter.rosterEvent($0, account: jid, now: now) })
+        await writer.submit(items.map { StanzaRouter.rosterEvent($0, account: jid, now: now) })
         await answerApprovedRequests(approvedWhileAway: approvedWhileAway)
         rosterContacts = items.count
         log.info("\(jid): online; roster has \(items.count) \(items.count == 1 ? "contact" : "contacts"); stanza-ids \(context.trustsOwnStanzaIDs ? "trusted" : "not trusted")")
@@ -332,13 +332,13 @@ actor AccountSession {
         guard !contacts.isEmpty else { return }
         approvalsSent.formUnion(contacts)
         for contact in contacts { try? client.send(Presence(type: .subscribed, to: contact)) }
-        await pipeline.flush()
+        await writer.flush()
         guard let reader = try? ArchiveReader(path: settings.archivePath),
               let pending = try? reader.pendingSubscriptionRequests(account: jid.description) else { return }
         let now = Timestamp.now()
         for request in pending {
             guard let contact = JID(parsing: request.jid)?.bare, contacts.contains(contact) else { continue }
-            await pipeline.submit([.subscription(SubscriptionRecord(account: jid.description, jid: contact.description, direction: .outgoing,
+            await writer.submit([.subscription(SubscriptionRecord(account: jid.description, jid: contact.description, direction: .outgoing,
                                                                     kind: .subscribed, timestamp: now))])
             log.info("\(jid): answered the request of \(contact), whom the user added")
         }
@@ -409,7 +409,7 @@ actor AccountSession {
         }
         let acknowledgement = stanza.acknowledgement
         // The events travel back with the message only when notes need them for notifications.
-        await pipeline.submit(outcome.events, progress: progress(acknowledgement), to: commits,
+        await writer.submit(outcome.events, progress: progress(acknowledgement), to: commits,
                               context: .stanza(acknowledgement, notes: outcome.notes, events: outcome.notes.isEmpty ? [] : outcome.events,
                                                ratchet: ratchet))
         // After the stanza's own events are queued, so that what the room manager archives in answer (a join, an
@@ -433,7 +433,7 @@ actor AccountSession {
         }
         let settlement = PageSettlement(acknowledgement: page.acknowledgement, queryID: page.queryID, isRoom: isRoom, events: events,
                                         newest: newest, mentions: mentions, invitations: invitations, roomGone: roomGone, ratchet: ratchet)
-        await pipeline.submit(events, progress: progress(page.acknowledgement), to: commits, context: .page(settlement))
+        await writer.submit(events, progress: progress(page.acknowledgement), to: commits, context: .page(settlement))
     }
 
     // MARK: - After a commit
@@ -473,7 +473,7 @@ actor AccountSession {
     /// it), the ratchet state the routing advanced is saved (after the archive has its messages: see `KeyStore`
     /// in RoostOMEMO for why a crash between the two loses nothing), the stanzas are acknowledged, then the
     /// notifications, the catch-up's backlog and the room manager hear of it.
-    func settle(_ context: AfterCommit, _ result: IngestPipeline.Outcome) {
+    func settle(_ context: AfterCommit, _ result: ArchiveWriter.Outcome) {
         if case .stored(let outcomes, let downloads) = result {
             if !downloads.isEmpty { self.downloads?.enqueue(downloads) }
             for case .refused(let why) in outcomes { log.warning("ignored: \(LogText.quote(why))") }
@@ -503,7 +503,7 @@ actor AccountSession {
         }
     }
 
-    private func settle(_ page: PageSettlement, _ result: IngestPipeline.Outcome) {
+    private func settle(_ page: PageSettlement, _ result: ArchiveWriter.Outcome) {
         switch result {
         case .stored(let outcomes, _):
             client.acknowledge(page.acknowledgement)
@@ -548,13 +548,13 @@ actor AccountSession {
             }
         }
         defer { timer?.cancel() }
-        await pipeline.submit([], to: commits, context: .settled(done))
+        await writer.submit([], to: commits, context: .settled(done))
         return await done.value
     }
 
-    func progress(_ acknowledgement: Acknowledgement) -> IngestPipeline.StreamProgress? {
+    func progress(_ acknowledgement: Acknowledgement) -> ArchiveWriter.StreamProgress? {
         guard let id = acknowledgement.streamID, let h = acknowledgement.handledCount else { return nil }
-        return IngestPipeline.StreamProgress(account: jid.description, streamID: id, handledCount: h)
+        return ArchiveWriter.StreamProgress(account: jid.description, streamID: id, handledCount: h)
     }
 
     // MARK: - Contacts' avatars
@@ -563,7 +563,7 @@ actor AccountSession {
     /// and the nickname for display, cached under the data dir and in the archive.
     func refreshVCard(of contact: String) async {
         guard !stopping, client.isConnected else { return }
-        let context = ActionContext(client: client, account: jid, archive: ActionArchive(pipeline: pipeline, downloads: downloads),
+        let context = ActionContext(client: client, account: jid, archive: ActionArchive(writer: writer, downloads: downloads),
                                     dataDirectory: dataDirectory, priority: account.priority)
         do {
             let info = try await VCardFetchAction(jid: contact).perform(in: context)
@@ -615,7 +615,7 @@ actor AccountSession {
         // later is lost as a crash would lose it: not acknowledged, its ratchet state not saved; see `KeyStore`.)
         await eventTask?.value
         if committed {
-            await pipeline.submit([.syncState(SyncStateRecord(account: jid.description, clearStreamManagement: true))])
+            await writer.submit([.syncState(SyncStateRecord(account: jid.description, clearStreamManagement: true))])
             _ = await settleCommits(within: .seconds(10))
         }
         commits.close()

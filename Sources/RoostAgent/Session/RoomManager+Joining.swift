@@ -24,7 +24,7 @@ extension RoomManager {
         if let nick { state.nick = nick; state.requestedNick = nick }
         rooms[room] = state
         await submit(room, .joinedByUser(passwordCommand: state.passwordCommand))
-        await pipeline.submit([.invitationAnswered(account: jid.description, room: room.description, status: .accepted,
+        await writer.submit([.invitationAnswered(account: jid.description, room: room.description, status: .accepted,
                                                    timestamp: Timestamp.now())])
         if bookmark { await publishBookmark(room, autojoin: true) }
         if case .joined(let current) = state.phase {
@@ -320,7 +320,7 @@ extension RoomManager {
     func decline(_ room: JID, inviter: JID?, mediated: Bool) async {
         if mediated { try? client.send(MUC.decline(room: room, inviter: inviter, reason: nil)) }
         // Committed before `roost rooms decline` returns: the invitation it answered is no longer pending when it says so.
-        _ = await pipeline.commit([.invitationAnswered(account: jid.description, room: room.description, status: .declined,
+        _ = await writer.commit([.invitationAnswered(account: jid.description, room: room.description, status: .declined,
                                                    timestamp: Timestamp.now())])
     }
 }

@@ -14,7 +14,7 @@ import Synchronization
 /// `online` once the roster is loaded, `noted` with what the router made of each stanza, `disconnected`.
 /// What the router needs to know about rooms (`routes`) is updated here before anything is sent that makes
 /// a room talk, so the room's answer always finds its route. Everything archived goes through the ingest
-/// pipeline like the rest; messages are acknowledged after commit by the session, as always.
+/// writer like the rest; messages are acknowledged after commit by the session, as always.
 ///
 /// Per room: `out` → (disco#info: MAM? anonymous?) → `joining` (presence with `<history maxstanzas='0'/>`, or
 /// `since` the newest stored message where the room keeps no archive) → `joined` on Roost's own presence
@@ -29,7 +29,7 @@ actor RoomManager {
     let client: XMPPClient
     let account: AccountConfig
     let jid: JID
-    let pipeline: IngestPipeline
+    let writer: ArchiveWriter
     let log: Logger
     let commits: PageCommits
     let notifications: NotificationHub
@@ -93,12 +93,12 @@ actor RoomManager {
         case failed(String)
     }
 
-    init(account: AccountConfig, jid: JID, client: XMPPClient, pipeline: IngestPipeline, log: Logger, commits: PageCommits,
+    init(account: AccountConfig, jid: JID, client: XMPPClient, writer: ArchiveWriter, log: Logger, commits: PageCommits,
          notifications: NotificationHub, pingInterval: Duration, archivePath: String) {
         self.account = account
         self.jid = jid
         self.client = client
-        self.pipeline = pipeline
+        self.writer = writer
         self.log = log
         self.commits = commits
         self.notifications = notifications
@@ -359,7 +359,7 @@ actor RoomManager {
     var joinedCount: Int { rooms.values.filter { if case .joined = $0.phase { true } else { false } }.count }
 
     func submit(_ room: JID, _ change: RoomUpdate.Change) async {
-        await pipeline.submit([.room(RoomUpdate(account: jid.description, room: room.description, change: change,
+        await writer.submit([.room(RoomUpdate(account: jid.description, room: room.description, change: change,
                                                 timestamp: Timestamp.now()))])
     }
 }

@@ -55,7 +55,7 @@ extension ArchiveWriter {
     /// Sends the stored rows of a lost file back to download; returns how many.
     func requeueFile(sha256: String) throws(ArchiveError) -> Int {
         let expected = "sha-256=" + Data(Hex.bytes(sha256) ?? []).base64EncodedString()
-        return try ingestor.withLock { ingestor throws(ArchiveError) -> Int in
+        return try perform { ingestor throws(ArchiveError) -> Int in
             do throws(SQLiteError) {
                 return try ingestor.database.write { () throws(SQLiteError) -> Int in
                     try ingestor.database.run("""

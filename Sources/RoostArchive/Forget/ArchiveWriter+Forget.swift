@@ -39,8 +39,8 @@ extension ArchiveWriter {
     /// deleted. Ids no longer stored are skipped.
     public func forget(ids: [Int64], now: Int64? = nil) throws(ArchiveError) -> ForgetResult {
         let now = now ?? Timestamp.now()
-        var result = ForgetResult()
-        let unreferenced = try ingestor.withLock { ingestor throws(ArchiveError) -> [String] in
+        let (unreferenced, forgotten) = try perform { ingestor throws(ArchiveError) -> ([String], ForgetResult) in
+            var result = ForgetResult()
             let database = ingestor.database
             let previous = (try? database.cached("PRAGMA secure_delete").scalarInt()) ?? 1
             do throws(SQLiteError) {
@@ -55,12 +55,13 @@ extension ArchiveWriter {
                 var info = stat()
                 result.logTruncated = stat(database.path + "-wal", &info) != 0 || info.st_size == 0
                 try? database.execute("PRAGMA incremental_vacuum")
-                return hashes
+                return (hashes, result)
             } catch {
                 ingestor.discardCaches()
                 throw .sqlite(error)
             }
         }
+        var result = forgotten
         let store = FileStore(archivePath: path)
         for hash in unreferenced where FileStore.isSHA256(hash) {
             if unlink(store.path(forSHA256: hash)) == 0 { result.files += 1 }

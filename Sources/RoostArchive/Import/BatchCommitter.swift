@@ -1,6 +1,8 @@
 import Foundation
 
-/// Commits a stream of archive events in batches, for bulk writers (imports, repairs).
+/// Commits a stream of archive events in batches, for bulk writers (`roost import` of exports and of clients' logs),
+/// on top of the archive writer: each batch is one `ArchiveWriter.commitBlocking`, a transaction of its own on the
+/// writer's thread.
 ///
 /// With a transaction budget (while `roost run` is writing the same archive), each transaction is kept
 /// short: the batch size adapts so that a commit takes about the budget (halved when a commit ran long,
@@ -59,7 +61,7 @@ public struct BatchCommitter {
     public mutating func flush() throws(ArchiveError) {
         guard !batch.isEmpty else { return }
         let started = ContinuousClock.now
-        let outcomes = try writer.commit(batch)
+        let outcomes = try writer.commitBlocking(batch)
         let took = ContinuousClock.now - started
         committed(batch, outcomes)
         batch.removeAll(keepingCapacity: true)

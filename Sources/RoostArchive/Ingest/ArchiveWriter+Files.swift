@@ -26,9 +26,10 @@ public struct AttachmentUpdate: Sendable, Equatable {
 }
 
 extension ArchiveWriter {
-    /// Records the outcome of a download (or a decision not to download) in its own small transaction.
+    /// Records the outcome of a download (or a decision not to download) in its own small transaction, on the
+    /// writer thread: the download threads send it there and wait for the answer.
     public func update(_ update: AttachmentUpdate) throws(ArchiveError) {
-        try ingestor.withLock { ingestor throws(ArchiveError) in
+        try perform { ingestor throws(ArchiveError) in
             do throws(SQLiteError) {
                 try ingestor.database.write { () throws(SQLiteError) in
                     try ingestor.database.run("""

@@ -232,3 +232,142 @@ final class BulkKeys {
         if by.lowercased() == conversation.lowercased() { record(.roomStanzaID, account: account, conversation, stanzaId, id: id) }
     }
 }
+
+extension ArchiveWriter {
+    /// Bulk loads (an import while no agent writes): a page cache large enough for the index pages a batch
+    /// dirties, so they are written once per commit instead of spilling mid-transaction; `endBulkLoad` goes
+    /// back to the normal cache and checkpoints. The random-key indexes are dropped until `endBulkLoad` (see
+    /// `DeferredIndexes`) into an empty archive, and into one that holds at most `deferralRatio` times the
+    /// `expectedMessages` the load will write: then the stored rows' keys are read into the `BulkKeys` first
+    /// (one pass over the table), and the indexes are rebuilt at the end over the whole table.
+    ///
+    /// Statement journals stay in memory during the load (as for live ingest, `prepareForLiveIngest`): into a 10M
+    /// archive each message's insert, with its triggers, changed enough pages to spill its journal to a temporary
+    /// file — 5.2 GB written to `/var/tmp` for 100,000 messages, more than the log and the database took together.
+    /// So do the sorts of the deferred indexes' build at the end (`endBulkLoad`); a build after a kill, when the next
+    /// writer opens the archive, and the full-text `optimize` use the default (temporary files).
+    ///
+    /// `secure_delete` is `FAST` during the load (Debian builds SQLite with it on): a page freed — the indexes the
+    /// load drops, the full-text segments a merge replaces — goes to the free list without being overwritten with
+    /// zeros and written (the random-key indexes of a 10M archive are ~3 GB of pages). What such pages held is
+    /// mostly ids and index terms of rows still stored; a merged full-text segment may also hold terms of a message
+    /// retracted earlier, which then stay in free pages until they are reused (or a VACUUM) — Roost promises no
+    /// overwriting of deleted text on disk. `endBulkLoad` restores the setting.
+    public func beginBulkLoad(expectedMessages: Int = 0) {
+        _ = try? perform { ingestor in
+            if !ingestor.bulkLoading {
+                ingestor.secureDelete = (try? ingestor.database.cached("PRAGMA secure_delete").scalarInt()) ?? 1
+            }
+            ingestor.bulkLoading = true
+            try? BulkFullTextSettings.set(ingestor.database, BulkFullTextSettings.bulk)
+            try? ingestor.database.execute("PRAGMA cache_size = -\(Self.bulkCacheKiB)")
+            try? ingestor.database.execute("PRAGMA temp_store = MEMORY")
+            try? ingestor.database.execute("PRAGMA secure_delete = FAST")
+            let database = ingestor.database
+            do throws(SQLiteError) {
+                try database.write { () throws(SQLiteError) in
+                    // The `roost stats` counters (exact in the same transaction): no scan of a large archive.
+                    let stored = try database.cached("SELECT coalesce(sum(messages), 0) FROM conversation_counts").scalarInt() ?? 0
+                    guard Self.defersIndexes(stored: stored, expected: expectedMessages) else { return }
+                    let keys = BulkKeys(database: database)
+                    // By the table itself, not the counters: a miss in the keys must be exact.
+                    if try database.cached("SELECT 1 FROM messages LIMIT 1").scalarInt() != nil { try keys.recordStoredRows() }
+                    try DeferredIndexes.drop(database)
+                    ingestor.bulkKeys = keys
+                    ingestor.bulkDataVersion = try Self.dataVersion(database)
+                }
+            } catch {
+                // Nothing was dropped (the transaction rolled back): an ordinary load with the indexes.
+                ingestor.bulkKeys = nil
+            }
+        }
+    }
+
+    /// Whether a bulk load of `expected` messages into an archive of `stored` drops the random-key indexes: into an
+    /// empty archive always; else while the archive holds at most `deferralRatio(stored:)` stored messages per
+    /// message to import, and the keys of all of them fit `maxKeyedRows` and half the memory the system has
+    /// available (`availableMemory`, bytes; nil when unknown): on a small machine the indexes stay rather than the
+    /// import pushing the desktop into swap.
+    static func defersIndexes(stored: Int64, expected: Int, availableMemory: Int64? = availableMemory()) -> Bool {
+        if stored <= 0 { return true }
+        let expected = Int64(max(expected, 0))
+        let rows = stored + expected
+        if let availableMemory, rows * bytesPerKeyedRow > availableMemory / 2 { return false }
+        return rows <= maxKeyedRows && stored <= deferralRatio(stored: stored) * expected
+    }
+
+    /// What `BulkKeys` holds per row, measured with 10M stored rows (docs/performance-history.md, "Import into a
+    /// large archive").
+    static let bytesPerKeyedRow: Int64 = 130
+
+    /// `MemAvailable` of /proc/meminfo in bytes (the kernel's estimate of what can be allocated without swapping),
+    /// nil where there is none.
+    static func availableMemory() -> Int64? {
+        guard let text = try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("MemAvailable:") }),
+              let kilobytes = Int64(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
+        return kilobytes * 1024
+    }
+
+    /// How many stored messages per message to import a bulk load still drops the random-key indexes for.
+    /// Deferring costs ~13 µs of CPU per stored row at 1M, ~9 µs at 10M (reading the stored keys, five sorted
+    /// passes; measured before the conversation and sender indexes were deferred too: two more passes, ~1.5 µs a row
+    /// each); keeping them costs more per imported message the larger the archive: ~100 µs into a 100k archive,
+    /// ~125–280 µs into a 10M one (inserts split full leaves of the five indexes, every page written to the log
+    /// and again at the checkpoint: ~48 kB of write calls a message against ~15 kB deferred). The CPU breaks even
+    /// at ~6 stored rows per imported one at 100k, ~9 at 10M; 12 there is a little over it (1M into 10M: +4 % CPU)
+    /// for a third of the bytes written and −29 % wall time (docs/performance-history.md, "Import into a large
+    /// archive").
+    static func deferralRatio(stored: Int64) -> Int64 {
+        switch stored {
+        case ..<1_000_000: 4
+        case ..<5_000_000: 8
+        default: 12
+        }
+    }
+
+    /// The most rows whose keys a bulk load into a non-empty archive holds in memory (`bytesPerKeyedRow` each, so
+    /// ~2 GB here); past it the indexes stay, whatever the ratio and the memory available.
+    static let maxKeyedRows: Int64 = 16_000_000
+
+    /// Whether a bulk load runs without the random-key indexes.
+    public var isDeferringIndexes: Bool {
+        (try? perform { $0.bulkKeys != nil }) ?? false
+    }
+
+    /// Builds the deferred indexes and forgets the bulk keys. A failure leaves the indexes missing; the next
+    /// `ArchiveWriter` to open the archive builds them. On the writer thread (also when it ends).
+    static func leaveBulkLoad(_ ingestor: Ingestor) {
+        guard ingestor.bulkKeys != nil else { return }
+        ingestor.bulkKeys = nil
+        try? ingestor.database.execute("PRAGMA temp_store = DEFAULT")
+        try? DeferredIndexes.restore(ingestor.database)
+    }
+
+    static let bulkCacheKiB = 256 * 1024
+
+    /// Ends a bulk load (or any import): the write-ahead log is merged into the database and truncated, so
+    /// later commands do not rebuild its index on every open (a search 44 ms instead of 27 ms after a 58 MB
+    /// log was left behind). Harmless when readers hold the log: what they pin is merged later.
+    public func endBulkLoad() throws(ArchiveError) {
+        try perform { ingestor throws(ArchiveError) in
+            if ingestor.bulkLoading {
+                // Deleted content overwritten again as the library was built to (Debian's: `secure_delete` on).
+                try? ingestor.database.execute("PRAGMA secure_delete = \(ingestor.secureDelete)")
+                try? BulkFullTextSettings.set(ingestor.database, BulkFullTextSettings.live)
+                ingestor.bulkLoading = false
+            }
+            if ingestor.bulkKeys != nil {
+                ingestor.bulkKeys = nil
+                // One sorted pass per index, its pages written once and full. Each sort stays in memory (`temp_store`
+                // as during the load): the bulk keys just freed took more per row than the largest index's sort needs,
+                // and `defersIndexes` checked those against the memory available. With the default, the sorts of a 10M
+                // archive went through temporary files.
+                do throws(SQLiteError) { try DeferredIndexes.restore(ingestor.database) } catch { throw .sqlite(error) }
+            }
+            try? ingestor.database.execute("PRAGMA temp_store = DEFAULT")
+            try? ingestor.database.execute("PRAGMA cache_size = -16384")
+            try? ingestor.database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+    }
+}

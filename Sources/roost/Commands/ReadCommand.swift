@@ -59,7 +59,7 @@ struct ReadCommand: Command {
         let now = Timestamp.now()
         do {
             let writer = try ArchiveWriter(path: config.archivePath)
-            _ = try writer.commit(conversations.map { .conversationRead(account: $0.account, conversation: $0.conversation, timestamp: now) })
+            _ = try writer.commitBlocking(conversations.map { .conversationRead(account: $0.account, conversation: $0.conversation, timestamp: now) })
         } catch {
             throw ArchiveFailure(error: error)
         }

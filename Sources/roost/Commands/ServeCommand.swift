@@ -124,9 +124,10 @@ extension ServeCommand {
     /// `[serve] enabled = true` in `roost run`: the same web view beside the agent. Its address with the token
     /// goes to `serve.url` in the runtime folder (0600), never to the log. A web view that cannot start is
     /// logged and the agent archives on without it.
-    static func startInAgent(config: RoostConfig, context: CommandContext, log: Logger) async -> (WebServer, String)? {
+    static func startInAgent(config: RoostConfig, context: CommandContext, writer: ArchiveWriter, log: Logger) async -> (WebServer, String)? {
         guard config.serve.enabled else { return nil }
         var options = ServeOptions(archivePath: config.archivePath, log: ServeLog(log))
+        options.writer = writer
         options.host = config.serve.listen
         options.port = config.serve.port
         options.allowRemote = config.serve.allowRemote

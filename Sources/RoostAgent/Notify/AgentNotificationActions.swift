@@ -1,14 +1,53 @@
 import RoostCore
 import Foundation
+import RoostArchive
 import RoostNotify
 import RoostXMPP
 
-/// Answers a friend request when the user presses Accept or Deny on its notification, through the running
-/// account's connection; the answer is archived like one given with `roost requests`.
+/// Does what the user pressed on a notification, through the running account's connection: answers a friend
+/// request (archived like one given with `roost requests`) or an invitation, marks a conversation read (as `roost read
+/// --send`) or sends a reply (as `roost send`).
 struct AgentNotificationActions: NotificationActions {
     let handle: any AgentHandle
     let dataDirectory: String
     let log: Logger
+    /// Runs a reply or a displayed marker as the control socket runs `roost send` and `roost read --send`.
+    let dispatcher: ControlDispatcher
+    /// Where the conversation's notification is closed once it was read or answered (`NotificationHub.post`).
+    let post: @Sendable (NotificationEvent) -> Void
+
+    func markRead(account: String, conversation: String) async {
+        // As `roost read --send`: read in the archive first, then a displayed marker for the newest incoming message,
+        // which the contact and, through carbons, the user's other clients get.
+        let archive = ActionArchive(pipeline: handle.pipeline, downloads: handle.files)
+        do throws(ActionFailure) {
+            try await archive.record([.conversationRead(account: account, conversation: conversation, timestamp: Timestamp.now())])
+        } catch {
+            log.warning("\(account): marking \(LogText.quote(conversation)) read failed: \(LogText.quote(error))")
+            return
+        }
+        post(.conversationRead(account: account, conversation: conversation))
+        let newest = (try? ArchiveReader(path: handle.archivePath).unreadConversations(account: account, conversation: conversation))?.first
+        guard let newest, let id = newest.newestIncomingId else {
+            log.info("\(account): marked \(LogText.quote(conversation)) read (from the notification)")
+            return
+        }
+        switch await dispatcher.perform(MarkReadAction(conversation: conversation, messageID: id, groupchat: newest.groupchat), account: account) {
+        case .success(let done): log.info("\(account): \(LogText.quote(done.message)) (from the notification)")
+        case .failure(let failure):
+            log.warning("\(account): marked \(LogText.quote(conversation)) read in the archive, but the displayed marker was not sent: \(LogText.quote(failure))")
+        }
+    }
+
+    func reply(account: String, conversation: String, text: String) async {
+        switch await dispatcher.perform(SendMessageAction(to: conversation, body: text), account: account) {
+        case .success(let sent):
+            log.info("\(account): replied to \(LogText.quote(sent.to)) (from the notification\(sent.queued == true ? "; queued until the account is online" : ""))")
+            post(.conversationRead(account: account, conversation: conversation))
+        case .failure(let failure):
+            log.warning("\(account): the reply to \(LogText.quote(conversation)) from the notification was not sent: \(LogText.quote(failure))")
+        }
+    }
 
     func answerSubscription(account: String, jid: String, accept: Bool) async {
         guard let client = await handle.client(for: account) else {

@@ -7,7 +7,7 @@ struct NotifyConfigParser {
     private(set) var problems: [NotifyConfigProblem] = []
 
     static let ruleKeys = ["when", "idle_seconds", "recent_activity_minutes", "mute", "allow", "quiet_hours",
-                           "coalesce_seconds", "max_per_minute", "groupchat", "catch_up_summary", "show_body", "body_length"]
+                           "coalesce_seconds", "max_per_minute", "groupchat", "catch_up_summary", "show_body", "body_length", "reply_command"]
     static let contactPrefix = "contact."
     static let roomPrefix = "room."
     static let headerPrefix = "header."
@@ -41,6 +41,10 @@ struct NotifyConfigParser {
             case "catch_up_summary": config.catchUpSummary = boolean(value, group: group, key: key) ?? config.catchUpSummary
             case "show_body": config.showBody = boolean(value, group: group, key: key) ?? config.showBody
             case "body_length": config.bodyLength = integer(value, in: 10...4000, group: group, key: key) ?? config.bodyLength
+            case "reply_command":
+                if value.isEmpty { config.replyCommand = nil }
+                else if let argv = ShellWords.split(value), let program = argv.first { config.replyCommand = [Self.expandHome(program)] + argv.dropFirst() }
+                else { problem(group, key, "unbalanced quotes") }
             default:
                 if key.hasPrefix(Self.contactPrefix) {
                     let jid = String(key.dropFirst(Self.contactPrefix.count)).lowercased()

@@ -27,16 +27,20 @@ struct AgentNotificationActions: NotificationActions {
             return
         }
         post(.conversationRead(account: account, conversation: conversation))
-        let newest = (try? ArchiveReader(path: handle.archivePath).unreadConversations(account: account, conversation: conversation))?.first
-        guard let newest, let id = newest.newestIncomingId else {
+        guard let marker = MarkReadAction.newest(account: account, conversation: conversation, archivePath: handle.archivePath) else {
             log.info("\(account): marked \(LogText.quote(conversation)) read (from the notification)")
             return
         }
-        switch await dispatcher.perform(MarkReadAction(conversation: conversation, messageID: id, groupchat: newest.groupchat), account: account) {
+        switch await dispatcher.perform(marker, account: account) {
         case .success(let done): log.info("\(account): \(LogText.quote(done.message)) (from the notification)")
         case .failure(let failure):
             log.warning("\(account): marked \(LogText.quote(conversation)) read in the archive, but the displayed marker was not sent: \(LogText.quote(failure))")
         }
+    }
+
+    func pushActionToken(_ action: String, account: String, target: String) -> String? {
+        guard let action = PushActionTokens.Action(rawValue: action) else { return nil }
+        return PushActionTokens(directory: dataDirectory).sign(action, account: account, target: target)
     }
 
     func reply(account: String, conversation: String, text: String) async {

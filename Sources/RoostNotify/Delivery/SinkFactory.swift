@@ -18,7 +18,7 @@ struct SinkFactory {
         case let .command(command):
             return CommandSink(name: config.name, argv: command.argv, timeoutSeconds: config.timeoutSeconds)
         case let .webhook(webhook):
-            var sink = WebhookSink(name: config.name, config: webhook, timeoutSeconds: config.timeoutSeconds)
+            var sink = WebhookSink(name: config.name, config: webhook, timeoutSeconds: config.timeoutSeconds, actions: actions)
             sink.retryBaseMilliseconds = webhookRetryBaseMilliseconds
             return sink
         case let .email(email):

@@ -87,4 +87,41 @@ struct NotificationRepliesEndToEndTests {
         let reply = try await bob.message { $0["body"]?.contains(marker) == true }
         #expect(reply["body"] == "got: \(marker) $(touch /tmp/x) ; question")
     }
+
+    /// A group chat mention gets the same buttons: the inline reply goes to the room (another occupant sees it from
+    /// Roost's nick), Mark read clears the room's unread count and closes the notification.
+    @Test func aMentionInARoomIsAnsweredInTheRoom() async throws {
+        let s = try await RoomsEndToEndTests().setUp(server)
+        let notifications = try await PrivateNotificationServer(capabilities: "actions body inline-reply")
+        let room = s.room("replies")
+        try s.bob.run(["muc", room, "bob", "--send", "hello"])
+        try s.phone.run(["bookmark", room, "--autojoin"])
+        let roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
+        defer { roost.stop(signal: SIGKILL) }
+        try await waitFor("joined", roost) { s.state(of: room) == "joined" }
+        let carol = try s.carol.start(["muc", room, "carol", "--stay", "90"])
+        defer { carol.stop(signal: SIGKILL) }
+        try await waitFor("carol in the room", carol) { carol.stderrSoFar.contains("\"joined\"") }
+        let marker = "roomreply-\(UUID().uuidString.prefix(8).lowercased())"
+        try s.bob.run(["muc", room, "bob", "--send", "Alice: \(marker) are you there?"])
+        try await waitFor("the mention notified", roost) { notifications.calls.contains("\(marker) are you there?") }
+        let calls = notifications.calls
+        #expect(calls.contains("'inline-reply'") && calls.contains("'mark-read'"), "\(calls.suffix(2000))")
+        notifications.emit("NotificationReplied", id: 1, "\(marker) here")
+        try await waitFor("carol to see the reply from Alice", carol) {
+            carol.stderrSoFar.split(separator: "\n").contains { $0.contains("\"body\": \"\(marker) here\"") && $0.contains("\(room)/Alice") }
+        }
+        try await waitFor("the notification closed", roost) { notifications.calls.contains("CloseNotification") }
+
+        try s.bob.run(["muc", room, "bob", "--send", "Alice: \(marker) again"])
+        try await waitFor("the second mention notified", roost) { notifications.calls.contains("\(marker) again") }
+        let unreadBefore = try RoostBinary.run(["status", "--config", s.config, "--json"]).jsonLines
+            .first { $0["kind"] as? String == "unread" && $0["conversation"] as? String == room }?["unread"] as? Int ?? 0
+        #expect(unreadBefore > 0)
+        notifications.invokeAction(id: 2, "mark-read")
+        try await waitFor("the room read", roost) {
+            try RoostBinary.run(["status", "--config", s.config, "--json"]).jsonLines
+                .first { $0["kind"] as? String == "unread" && $0["conversation"] as? String == room }?["unread"] as? Int ?? 0 == 0
+        }
+    }
 }

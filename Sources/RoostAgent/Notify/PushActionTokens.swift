@@ -32,7 +32,8 @@ package final class PushActionTokens: Sendable {
         case badSignature
         case expired
         case used
-        case noKey(String)
+        /// The key or the record of used tokens cannot be read or written.
+        case unavailable(String)
 
         package var status: Int {
             switch self {
@@ -40,7 +41,7 @@ package final class PushActionTokens: Sendable {
             case .badSignature: 403
             case .expired: 410
             case .used: 409
-            case .noKey: 503
+            case .unavailable: 503
             }
         }
 
@@ -50,7 +51,7 @@ package final class PushActionTokens: Sendable {
             case .badSignature: "the token's signature is wrong"
             case .expired: "the token has expired"
             case .used: "the token was already used"
-            case .noKey(let why): "the signing key cannot be read: \(why)"
+            case .unavailable(let why): "push actions are unavailable: \(why)"
             }
         }
     }
@@ -88,21 +89,24 @@ package final class PushActionTokens: Sendable {
         return payload + "." + Self.base64url(signature)
     }
 
-    /// Checks `token` and, when it is valid, unused and not expired, records it as used: the grant, which may be acted
-    /// on once.
-    package func accept(_ token: String) -> Result<Grant, Refusal> {
+    /// What `token` allows when its signature is right and it has not expired; nothing is recorded (see `spend`).
+    package func check(_ token: String) -> Result<Grant, Refusal> {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, let json = Self.decode(String(parts[0])), let signature = Self.decode(String(parts[1])) else {
             return .failure(.malformed)
         }
         let key: [UInt8]
-        do { key = try self.key(create: false) } catch { return .failure(.noKey(error.reason)) }
+        do { key = try self.key(create: false) } catch { return .failure(.unavailable(error.reason)) }
         guard let expected = try? HashAlgorithm.sha256.hmac(key: key, data: Array(parts[0].utf8)),
               Self.constantTimeEqual(expected, signature) else { return .failure(.badSignature) }
         guard let grant = try? JSONDecoder().decode(Grant.self, from: Data(json)) else { return .failure(.malformed) }
-        let now = Timestamp.now()
-        guard grant.expires > now else { return .failure(.expired) }
-        return lock.withLock { _ in recordUse(grant, now: now) }
+        guard grant.expires > Timestamp.now() else { return .failure(.expired) }
+        return .success(grant)
+    }
+
+    /// Records a checked grant as used: `.used` when it already was (another call came first), so it is acted on once.
+    package func spend(_ grant: Grant) -> Result<Grant, Refusal> {
+        lock.withLock { _ in recordUse(grant, now: Timestamp.now()) }
     }
 
     // MARK: Files
@@ -135,9 +139,9 @@ package final class PushActionTokens: Sendable {
     /// Under an exclusive `flock` of the used file: refuses a nonce already there, else adds it (and drops the expired).
     private func recordUse(_ grant: Grant, now: Int64) -> Result<Grant, Refusal> {
         let fd = open(usedPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return .failure(.noKey("\(Self.usedName) cannot be opened: \(String(cString: strerror(errno)))")) }
+        guard fd >= 0 else { return .failure(.unavailable("\(Self.usedName) cannot be opened: \(String(cString: strerror(errno)))")) }
         defer { close(fd) }
-        guard flock(fd, LOCK_EX) == 0 else { return .failure(.noKey("\(Self.usedName) cannot be locked")) }
+        guard flock(fd, LOCK_EX) == 0 else { return .failure(.unavailable("\(Self.usedName) cannot be locked")) }
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: false)
         let text = String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)
         var kept: [String] = []
@@ -151,7 +155,7 @@ package final class PushActionTokens: Sendable {
         let data = Data((kept.joined(separator: "\n") + "\n").utf8)
         guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0,
               (data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }) == data.count, fsync(fd) == 0 else {
-            return .failure(.noKey("\(Self.usedName) cannot be written"))
+            return .failure(.unavailable("\(Self.usedName) cannot be written"))
         }
         return .success(grant)
     }

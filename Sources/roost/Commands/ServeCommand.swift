@@ -126,20 +126,23 @@ struct ServeCommand: Command {
 }
 
 extension ServeCommand {
-    /// `POST /act/TOKEN`, the buttons of push notifications (docs/serve.md, "Push actions"): the token is checked and
+    /// `POST /act/TOKEN`, the buttons of push notifications (docs/serve.md, "Push actions"): the token is checked, then
     /// spent (`PushActionTokens`), then its one action runs through the running agent as `roost read --send` or `roost
-    /// requests accept|deny` would. Without an agent nothing is spent: 503, try again once `roost run` runs.
+    /// requests accept|deny` would. Without an agent a valid token is not spent: 503, try again once `roost run` runs.
     static func pushActions(archivePath: String, environment: [String: String]) -> @Sendable (String) -> PushActionAnswer {
         let tokens = PushActionTokens(directory: (archivePath as NSString).deletingLastPathComponent)
         let socket = ControlSocketPath.resolve(environment: environment)
         return { token in
+            let grant: PushActionTokens.Grant
+            switch tokens.check(token) {
+            case .failure(let refusal): return PushActionAnswer(status: refusal.status, text: "refused: \(refusal)")
+            case .success(let checked): grant = checked
+            }
             guard let agent = ControlClient.connect(path: socket) else {
                 return PushActionAnswer(status: 503, text: "roost run is not running; nothing was done (the link still works)")
             }
-            let grant: PushActionTokens.Grant
-            switch tokens.accept(token) {
-            case .failure(let refusal): return PushActionAnswer(status: refusal.status, text: "refused: \(refusal)")
-            case .success(let accepted): grant = accepted
+            if case .failure(let refusal) = tokens.spend(grant) {
+                return PushActionAnswer(status: refusal.status, text: "refused: \(refusal)")
             }
             do {
                 switch grant.action {

@@ -54,40 +54,31 @@ struct AgentNotificationActions: NotificationActions {
     }
 
     func answerSubscription(account: String, jid: String, accept: Bool) async {
-        guard let client = await handle.client(for: account) else {
-            log.warning("\(account): cannot answer \(LogText.quote(jid))'s friend request now: the account is not online; use `roost requests`")
-            return
-        }
-        var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline, downloads: handle.files),
-                                    dataDirectory: dataDirectory, priority: client.configuration.priority)
-        context.archivePath = handle.archivePath
-        do {
-            let done = try await SubscriptionAnswerAction(jid: jid, accept: accept).perform(in: context)
-            log.info("\(account): \(LogText.quote(done.message)) (from the notification)")
-        } catch {
-            log.warning("\(account): answering \(LogText.quote(jid))'s friend request failed: \(LogText.quote(error))")
+        switch await dispatcher.perform(SubscriptionAnswerAction(jid: jid, accept: accept), account: account) {
+        case .success(let done): log.info("\(account): \(LogText.quote(done.message)) (from the notification)")
+        case .failure(let failure):
+            log.warning("\(account): answering \(LogText.quote(jid))'s friend request failed: \(LogText.quote(failure)); use `roost requests`")
         }
     }
 
     func answerInvitation(account: String, room: String, join: Bool) async {
-        guard let client = await handle.client(for: account), let rooms = (handle as? Agent)?.rooms(for: account) else {
-            log.warning("\(account): cannot answer the invitation to \(LogText.quote(room)) now: the account is not online; use `roost rooms join` or `roost rooms decline`")
-            return
-        }
-        var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(pipeline: handle.pipeline, downloads: handle.files),
-                                    dataDirectory: dataDirectory, priority: client.configuration.priority)
-        context.rooms = rooms
-        context.archivePath = handle.archivePath
-        do {
-            if join {
-                let joined = try await RoomJoinAction(room: room).perform(in: context)
+        let failure: ActionFailure
+        if join {
+            switch await dispatcher.perform(RoomJoinAction(room: room), account: account) {
+            case .success(let joined):
                 log.info("\(account): joined \(LogText.quote(joined.room)) as \(LogText.quote(joined.nick)) (from the notification)")
-            } else {
-                let declined = try await InvitationDeclineAction(room: room).perform(in: context)
-                log.info("\(account): \(LogText.quote(declined.message)) (from the notification)")
+                return
+            case .failure(let failed): failure = failed
             }
-        } catch {
-            log.warning("\(account): answering the invitation to \(LogText.quote(room)) failed: \(LogText.quote(error))")
+        } else {
+            switch await dispatcher.perform(InvitationDeclineAction(room: room), account: account) {
+            case .success(let declined):
+                log.info("\(account): \(LogText.quote(declined.message)) (from the notification)")
+                return
+            case .failure(let failed): failure = failed
+            }
         }
+        log.warning("\(account): answering the invitation to \(LogText.quote(room)) failed: \(LogText.quote(failure)); "
+                    + "use `roost rooms join` or `roost rooms decline`")
     }
 }

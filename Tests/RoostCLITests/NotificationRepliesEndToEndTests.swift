@@ -125,3 +125,30 @@ struct NotificationRepliesEndToEndTests {
         }
     }
 }
+
+/// `roost notify` shows the keys of the buttons: `reply_command` and each webhook sink's `public_url`.
+@Suite("roost notify shows reply_command and public_url")
+struct NotifyShowsButtonKeysTests {
+    @Test func rulesAndSinksNameThem() throws {
+        let dir = try TestDirectory()
+        let config = try dir.write("config.ini", """
+            [archive]
+            path = \(dir.path)/data/archive.sqlite
+            [notify]
+            reply_command = zenity --entry --title "Reply"
+            [sink phone]
+            type = webhook
+            format = ntfy
+            url = https://ntfy.example/topic
+            public_url = https://roost.example.org
+            [account alice@example.org]
+            password = x
+
+            """)
+        let json = try RoostBinary.run(["notify", "--config", config, "--json"]).jsonLines
+        #expect(json.first { $0["kind"] as? String == "rules" }?["reply_command"] as? String == "zenity --entry --title Reply", "\(json)")
+        #expect(json.first { $0["sink"] as? String == "phone" }?["public_url"] as? String == "https://roost.example.org", "\(json)")
+        let text = try RoostBinary.run(["notify", "--config", config]).stdout
+        #expect(text.contains("reply with:   zenity --entry --title Reply") && text.contains("buttons act through https://roost.example.org"), "\(text)")
+    }
+}

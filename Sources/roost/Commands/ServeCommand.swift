@@ -23,7 +23,7 @@ struct ServeCommand: Command {
         keeps it as a cookie), or use --open, which hands it to your browser without putting the token on any \
         command line. `[serve] enabled = true` in the config serves the same view from `roost run`. \
         The buttons of push notifications (a webhook sink's `public_url`) are POSTs to /act/TOKEN, taken without \
-        the token's cookie: each link is signed by the agent, does its one action (Mark read, Accept, Deny) once, \
+        the view's access cookie: each link is signed by the agent, does its one action (Mark read, Accept, Deny) once, \
         through the running agent, and expires after 24 hours; reused, expired or forged links are refused (409, \
         410, 403), logged and counted. See docs/serve.md, "Push actions". \
         Stop with Ctrl-C. Exit status: 0 stopped, 1 no archive yet, 2 invalid command line, 70 cannot listen.

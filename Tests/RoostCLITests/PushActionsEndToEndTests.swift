@@ -124,6 +124,15 @@ struct PushActionsEndToEndTests {
         let answer = try await carol.presence("subscribed", from: alice)
         #expect(answer["from"].flatMap(JID.init(parsing:))?.bare == alice)
         #expect(try call(accept).status == 409)
+
+        // Without roost run a valid link does nothing and is not spent (503, not counted); a forged one is still refused.
+        roost.stop(signal: SIGTERM)
+        let waiting = try #require(tokens.sign(.read, account: alice.description, target: bob.jid.description))
+        let down = try call(address + "/act/" + waiting)
+        #expect(down.status == 503 && down.refused == 5, "\(down)")
+        #expect(tokens.check(waiting).map(\.action) == .success(.read))
+        #expect(tokens.spend(try tokens.check(waiting).get()).map(\.action) == .success(.read), "the 503 did not spend it")
+        #expect(try call(forged).status == 403)
         await bob.stop()
         await carol.stop()
     }

@@ -23,3 +23,14 @@ ROOST_FORWARD_VOID(libnotify, notify_notification_add_action, (NotifyNotificatio
 ROOST_FORWARD_VOID(libnotify, notify_notification_clear_actions, (NotifyNotification *notification), (notification))
 ROOST_FORWARD(libnotify, gboolean, notify_notification_close, (NotifyNotification *notification, GError **error), (notification, error))
 ROOST_FORWARD(libnotify, gint, notify_notification_get_closed_reason, (const NotifyNotification *notification), (notification))
+
+// The id the notification server gave the notification (0 before it was shown): libnotify keeps it in the "id"
+// property only, and NotificationReplied names a notification by it.
+gint roost_notify_notification_id(NotifyNotification *notification) {
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, G_TYPE_INT);
+    g_object_get_property((GObject *)notification, "id", &value);
+    gint id = g_value_get_int(&value);
+    g_value_unset(&value);
+    return id;
+}

@@ -114,7 +114,9 @@ public final class Agent: Sendable {
 
     private func makeNotifier(_ notify: NotifyConfig) -> Notifier {
         let dataDirectory = (settings.archivePath as NSString).deletingLastPathComponent
-        let actions = AgentNotificationActions(handle: self, dataDirectory: dataDirectory, log: log)
+        let hub = notifications
+        let actions = AgentNotificationActions(handle: self, dataDirectory: dataDirectory, log: log,
+                                               dispatcher: ControlDispatcher(handle: self, config: config), post: { hub.post($0) })
         let logger = log
         return Notifier(config: notify, actions: actions, statePath: dataDirectory + "/notify-state.json",
                         log: { level, message in logger.log(level, message) })

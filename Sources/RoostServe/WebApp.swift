@@ -9,6 +9,10 @@ final class WebApp {
     let port: UInt16
     private(set) var served = 0
     private(set) var refused = 0
+    /// Push action links refused (a bad, forged, expired or reused token, a method other than POST): each is logged
+    /// with this count, so an attack that reached the server shows.
+    private(set) var pushRefused = 0
+    private var pushInFlight = 0
     private let options: ServeOptions
     private let server: SoupHTTPServer
     private let browser: ArchiveBrowser
@@ -66,6 +70,7 @@ final class WebApp {
             return refuse(exchange, status: 421, "Host header '\(exchange.header("Host") ?? "")' is not this server",
                           page: "This server answers only to its own address.")
         }
+        if path.hasPrefix("/act/") { return pushAction(exchange, method: method, token: String(path.dropFirst("/act/".count))) }
         if let offered = exchange.query["token"] {
             guard method == "GET", access.tokenMatches(offered) else {
                 return refuse(exchange, status: 403, "wrong access token", page: "This access token is not valid (roost serve makes a new one each start).")
@@ -296,6 +301,46 @@ final class WebApp {
                 exchange.setHeader("Location", back)
                 exchange.respond(status: 303, contentType: "text/plain; charset=utf-8", body: "marked read\n")
             }
+        }
+    }
+
+    /// POST /act/TOKEN: a button of a push notification (docs/serve.md, "Push actions"). No session cookie: the signed,
+    /// single-use, expiring token allows its one action, which `ServeOptions.pushAction` checks and runs off this thread.
+    private func pushAction(_ exchange: HTTPExchange, method: String, token: String) {
+        func answer(_ reply: PushActionAnswer) {
+            if reply.status >= 400 && reply.status < 500 {
+                pushRefused += 1
+                options.log.warning("refused a push action from \(exchange.remoteHost): \(reply.text) (\(pushRefused) refused since the start)")
+            } else {
+                options.log.info("push action from \(exchange.remoteHost): \(reply.text)")
+            }
+            exchange.setHeader("X-Roost-Push-Refused", String(pushRefused))
+            exchange.respond(status: reply.status, contentType: "text/plain; charset=utf-8", body: reply.text + "\n")
+        }
+        guard let handler = options.pushAction else {
+            return answer(PushActionAnswer(status: 404, text: "push actions are not served here"))
+        }
+        guard method == "POST" else {
+            exchange.setHeader("Allow", "POST")
+            return answer(PushActionAnswer(status: 405, text: "a push action is a POST"))
+        }
+        guard pushInFlight < MarkReadRequests.limit, !workers.stopping else {
+            exchange.setHeader("Retry-After", "2")
+            return answer(PushActionAnswer(status: 503, text: "other push actions are running; try again"))
+        }
+        pushInFlight += 1
+        exchange.pause()
+        let started = workers.start(name: "roost-serve-act", { _ in handler(token) }, done: { [self] reply in
+            pushInFlight -= 1
+            if !exchange.finished {
+                answer(reply)
+                exchange.resume()
+            }
+        })
+        if !started {
+            pushInFlight -= 1
+            answer(PushActionAnswer(status: 503, text: "the server is stopping"))
+            exchange.resume()
         }
     }
 

@@ -24,6 +24,9 @@ package struct ServeOptions: Sendable {
     /// The agent's archive writer when the web view runs in `roost run` (`[serve]`): mark-read goes through it. Nil
     /// for `roost serve`, which opens the archive's writer for each mark-read.
     package var writer: ArchiveWriter?
+    /// Acts on the link of a push notification's button (`POST /act/TOKEN`, taken without the session cookie: the token
+    /// is its own authority), on a worker thread; nil: such links are not served (404).
+    package var pushAction: (@Sendable (String) -> PushActionAnswer)?
 
     package static let defaultPort: UInt16 = 8765
 
@@ -35,6 +38,17 @@ package struct ServeOptions: Sendable {
     /// Whether `host` only reaches this machine.
     package static func isLoopback(_ host: String) -> Bool {
         host == "::1" || host.hasPrefix("127.")
+    }
+}
+
+/// What `POST /act/TOKEN` answers: the HTTP status (200 done; 4xx the token refused; 5xx accepted but not done) and a line.
+package struct PushActionAnswer: Sendable {
+    package var status: Int
+    package var text: String
+
+    package init(status: Int, text: String) {
+        self.status = status
+        self.text = text
     }
 }
 

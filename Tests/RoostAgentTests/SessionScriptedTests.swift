@@ -7,7 +7,7 @@ import Synchronization
 @testable import RoostAgent
 @testable import RoostXMPP
 
-/// Issue 31, 2 and 6: the whole account session (`AccountSession`: routing, the pipeline, acknowledgements,
+/// Issue 31, 2 and 6: the whole account session (`AccountSession`: routing, the archive writer, acknowledgements,
 /// reconnecting) on scripted channels in memory instead of a server: the acknowledgement of a stanza never runs
 /// ahead of its commit, a dropped stream is resumed with the `h` committed with the data, an `h` above what was
 /// sent ends the stream and the session logs in again. In seconds, with no socket. The archive "fails on command":

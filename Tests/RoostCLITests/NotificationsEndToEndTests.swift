@@ -132,7 +132,8 @@ final class PrivateNotificationServer: @unchecked Sendable {
     let mock: RunningRoost
     let address: String
 
-    init() async throws {
+    /// `capabilities`: what the server says it can do (GetCapabilities), e.g. with `inline-reply`.
+    init(capabilities: String = "actions body body-markup icon-static") async throws {
         try TestRequirement.check(.tool("/usr/bin/dbus-daemon"), .tool("/usr/bin/gdbus"))
         bus = try RoostBinary.startProgram("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address=1"])
         // The address is complete once its line is.
@@ -141,7 +142,7 @@ final class PrivateNotificationServer: @unchecked Sendable {
         }
         address = bus.stderrSoFar.split(separator: "\n").first.map(String.init) ?? ""
         mock = try RoostBinary.startProgram("/usr/bin/python3", ["-m", "dbusmock", "--session", "-t", "notification_daemon",
-                                                                 "-p", "{\"capabilities\": \"actions body body-markup icon-static\"}"],
+                                                                 "-p", "{\"capabilities\": \"\(capabilities)\"}"],
                                             environment: ["DBUS_SESSION_BUS_ADDRESS": address])
         let owner = { [address] in
             Self.gdbus(address, ["--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
@@ -162,9 +163,14 @@ final class PrivateNotificationServer: @unchecked Sendable {
     }
 
     func invokeAction(id: Int, _ action: String) {
+        emit("ActionInvoked", id: id, action)
+    }
+
+    /// The server's `signal` (ActionInvoked, NotificationReplied: both `us`) for notification `id`.
+    func emit(_ signal: String, id: Int, _ text: String) {
         _ = Self.gdbus(address, ["--dest", "org.freedesktop.Notifications", "--object-path", "/org/freedesktop/Notifications",
-                                 "--method", "org.freedesktop.DBus.Mock.EmitSignal", "org.freedesktop.Notifications", "ActionInvoked", "us",
-                                 "[<uint32 \(id)>, <'\(action)'>]"])
+                                 "--method", "org.freedesktop.DBus.Mock.EmitSignal", "org.freedesktop.Notifications", signal, "us",
+                                 "[<uint32 \(id)>, <'\(text)'>]"])
     }
 
     static func gdbus(_ address: String, _ arguments: [String]) -> String {

@@ -97,3 +97,26 @@ struct NotifyConfigTests {
         }
     }
 }
+
+/// `reply_command` (Reply on desktops without inline reply) and a webhook's `public_url` (push buttons), issue 32.
+@Suite("Notify config: reply_command and public_url")
+struct NotifyActionConfigTests {
+    @Test func replyCommandIsSplitLikeAShellWouldNeverRunByOne() {
+        let (config, problems) = NotifyConfig.parse(notify: ["reply_command": #"zenity --entry --title "Reply to it""#], sinks: [:])
+        #expect(problems.isEmpty)
+        #expect(config.replyCommand == ["zenity", "--entry", "--title", "Reply to it"])
+        #expect(NotifyConfig.parse(notify: [:], sinks: [:]).0.replyCommand == nil)
+        let (_, bad) = NotifyConfig.parse(notify: ["reply_command": #"zenity "unbalanced"#], sinks: [:])
+        #expect(bad.map(\.key) == ["reply_command"])
+    }
+
+    @Test func publicURLIsAnHTTPAddress() {
+        let sink = ["type": "webhook", "format": "ntfy", "url": "https://ntfy.example/topic"]
+        let (config, problems) = NotifyConfig.parse(notify: [:], sinks: ["phone": sink.merging(["public_url": "https://roost.example.org"]) { $1 }])
+        #expect(problems.isEmpty)
+        guard case .webhook(let webhook)? = config.sinks.first?.kind else { Issue.record("no webhook sink"); return }
+        #expect(webhook.publicURL == "https://roost.example.org")
+        let (_, bad) = NotifyConfig.parse(notify: [:], sinks: ["phone": sink.merging(["public_url": "roost.example.org"]) { $1 }])
+        #expect(bad.map(\.key) == ["public_url"])
+    }
+}

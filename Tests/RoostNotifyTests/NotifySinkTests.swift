@@ -181,3 +181,39 @@ struct NotifySinkTests {
         #expect(!FileManager.default.fileExists(atPath: directory + "/2.eml"))
     }
 }
+
+/// A webhook sink with `public_url` (issue 32, 3): Mark read on a message, Accept/Deny on a request, each a link of its own.
+@Suite("Webhook sink: push buttons")
+struct WebhookButtonTests {
+    private func sink(_ format: WebhookSinkConfig.Format, publicURL: String?) -> WebhookSink {
+        WebhookSink(name: "phone", config: WebhookSinkConfig(url: "https://ntfy.example/topic", format: format, token: nil, headers: [:],
+                                                             tags: "", retries: 0, publicURL: publicURL),
+                    timeoutSeconds: 5, actions: RecordingActions())
+    }
+
+    private func notification(_ kind: OutgoingNotification.Kind) -> OutgoingNotification {
+        OutgoingNotification(kind: kind, account: "alice@example.org", conversation: "bob@example.org", from: "bob@example.org/phone",
+                             name: "Bob", title: "Bob", text: "hi", body: "hi", timestamp: 1_768_071_731_250)
+    }
+
+    @Test func ntfyPushesCarryHTTPActions() {
+        let (_, message) = sink(.ntfy, publicURL: "https://roost.example.org/").request(for: notification(.message), token: nil)
+        #expect(message.contains("Actions: http, Mark read, https://roost.example.org/act/read~bob@example.org, method=POST, clear=true"))
+        let (_, request) = sink(.ntfy, publicURL: "https://roost.example.org").request(for: notification(.request), token: nil)
+        #expect(request.contains("Actions: http, Accept, https://roost.example.org/act/accept~bob@example.org, method=POST, clear=true; "
+                                 + "http, Deny, https://roost.example.org/act/deny~bob@example.org, method=POST, clear=true"))
+        let (_, summary) = sink(.ntfy, publicURL: "https://roost.example.org").request(for: notification(.summary), token: nil)
+        #expect(!summary.contains { $0.hasPrefix("Actions:") })
+        let (_, without) = sink(.ntfy, publicURL: nil).request(for: notification(.message), token: nil)
+        #expect(!without.contains { $0.hasPrefix("Actions:") })
+    }
+
+    @Test func jsonPushesCarryAnActionsArray() throws {
+        let (body, _) = sink(.json, publicURL: "https://roost.example.org").request(for: notification(.message), token: nil)
+        let object = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+        let actions = try #require(object["actions"] as? [[String: String]])
+        #expect(actions == [["action": "read", "label": "Mark read", "method": "POST", "url": "https://roost.example.org/act/read~bob@example.org"]])
+        let (plain, _) = sink(.json, publicURL: nil).request(for: notification(.message), token: nil)
+        #expect((try JSONSerialization.jsonObject(with: plain) as? [String: Any])?["actions"] == nil)
+    }
+}

@@ -122,6 +122,9 @@ final class RecordingActions: NotificationActions {
     var recorded: [(account: String, jid: String, accept: Bool)] {
         answers.withLock { $0.map { (account: $0.0, jid: $0.1, accept: $0.2) } }
     }
+
+    /// A stand-in for the agent's signed tokens: what the link names, readable in the test.
+    func pushActionToken(_ action: String, account: String, target: String) -> String? { "\(action)~\(target)" }
 }
 
 /// A sink that keeps what it receives, for the rules tests.

@@ -38,4 +38,6 @@ void notify_notification_add_action(NotifyNotification *notification, const char
 void notify_notification_clear_actions(NotifyNotification *notification);
 gboolean notify_notification_close(NotifyNotification *notification, GError **error);
 gint notify_notification_get_closed_reason(const NotifyNotification *notification);
+// The notification's id on the server (libnotify's "id" property); 0 before it was shown.
+gint roost_notify_notification_id(NotifyNotification *notification);
 

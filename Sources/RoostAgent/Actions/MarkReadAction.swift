@@ -18,6 +18,13 @@ public struct MarkReadAction: AccountAction {
         self.groupchat = groupchat
     }
 
+    /// The marker for the newest incoming message of `conversation` as the archive holds it; nil when nothing came in.
+    public static func newest(account: String, conversation: String, archivePath: String) -> MarkReadAction? {
+        guard let newest = (try? ArchiveReader(path: archivePath).unreadConversations(account: account, conversation: conversation))?.first,
+              let id = newest.newestIncomingId else { return nil }
+        return MarkReadAction(conversation: conversation, messageID: id, groupchat: newest.groupchat)
+    }
+
     public func perform(in context: ActionContext) async throws(ActionFailure) -> ActionDone {
         guard let to = JID(parsing: conversation) else { throw ActionFailure(.invalidArgument, "'\(conversation)' is not a JID") }
         let marker = ChatMarkers.displayed(to: to, id: messageID, type: groupchat ? .groupchat : .chat)

@@ -162,6 +162,15 @@ public struct ControlDispatcher: Sendable {
         return await work(context)
     }
 
+    /// Runs `action` for `account` exactly as the same request on the control socket (notification buttons: a reply is
+    /// `roost send`, Mark read `roost read --send`), and decodes its answer.
+    func perform<Action: AccountAction>(_ action: Action, account: String) async -> Result<Action.Result, ActionFailure> {
+        let answer = await respond(to: ControlJSON.encode(ControlRequest(command: Action.command, account: account, arguments: action)))
+        if let success = try? JSONDecoder().decode(ControlSuccess<Action.Result>.self, from: answer), success.ok { return .success(success.result) }
+        return .failure((try? JSONDecoder().decode(ControlFailureResponse.self, from: answer))?.error
+                        ?? ActionFailure(.internalError, "the agent's answer could not be read"))
+    }
+
     func status() async -> AgentStatusReport {
         let statistics = handle.writer.statistics
         var failingSince: Int64?

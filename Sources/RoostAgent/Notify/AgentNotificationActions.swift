@@ -1,50 +1,84 @@
 import RoostCore
 import Foundation
+import RoostArchive
 import RoostNotify
 import RoostXMPP
 
-/// Answers a friend request when the user presses Accept or Deny on its notification, through the running
-/// account's connection; the answer is archived like one given with `roost requests`.
+/// Does what the user pressed on a notification, through the running account's connection: answers a friend
+/// request (archived like one given with `roost requests`) or an invitation, marks a conversation read (as `roost read
+/// --send`) or sends a reply (as `roost send`).
 struct AgentNotificationActions: NotificationActions {
     let handle: any AgentHandle
     let dataDirectory: String
     let log: Logger
+    /// Runs a reply or a displayed marker as the control socket runs `roost send` and `roost read --send`.
+    let dispatcher: ControlDispatcher
+    /// Where the conversation's notification is closed once it was read or answered (`NotificationHub.post`).
+    let post: @Sendable (NotificationEvent) -> Void
 
-    func answerSubscription(account: String, jid: String, accept: Bool) async {
-        guard let client = await handle.client(for: account) else {
-            log.warning("\(account): cannot answer \(LogText.quote(jid))'s friend request now: the account is not online; use `roost requests`")
+    func markRead(account: String, conversation: String) async {
+        // As `roost read --send`: read in the archive first, then a displayed marker for the newest incoming message,
+        // which the contact and, through carbons, the user's other clients get.
+        let archive = ActionArchive(writer: handle.writer, downloads: handle.files)
+        do throws(ActionFailure) {
+            try await archive.record([.conversationRead(account: account, conversation: conversation, timestamp: Timestamp.now())])
+        } catch {
+            log.warning("\(account): marking \(LogText.quote(conversation)) read failed: \(LogText.quote(error))")
             return
         }
-        var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(writer: handle.writer, downloads: handle.files),
-                                    dataDirectory: dataDirectory, priority: client.configuration.priority)
-        context.archivePath = handle.archivePath
-        do {
-            let done = try await SubscriptionAnswerAction(jid: jid, accept: accept).perform(in: context)
-            log.info("\(account): \(LogText.quote(done.message)) (from the notification)")
-        } catch {
-            log.warning("\(account): answering \(LogText.quote(jid))'s friend request failed: \(LogText.quote(error))")
+        post(.conversationRead(account: account, conversation: conversation))
+        guard let marker = MarkReadAction.newest(account: account, conversation: conversation, archivePath: handle.archivePath) else {
+            log.info("\(account): marked \(LogText.quote(conversation)) read (from the notification)")
+            return
+        }
+        switch await dispatcher.perform(marker, account: account) {
+        case .success(let done): log.info("\(account): \(LogText.quote(done.message)) (from the notification)")
+        case .failure(let failure):
+            log.warning("\(account): marked \(LogText.quote(conversation)) read in the archive, but the displayed marker was not sent: \(LogText.quote(failure))")
+        }
+    }
+
+    func pushActionToken(_ action: String, account: String, target: String) -> String? {
+        guard let action = PushActionTokens.Action(rawValue: action) else { return nil }
+        return PushActionTokens(directory: dataDirectory).sign(action, account: account, target: target)
+    }
+
+    func reply(account: String, conversation: String, text: String) async {
+        switch await dispatcher.perform(SendMessageAction(to: conversation, body: text), account: account) {
+        case .success(let sent):
+            log.info("\(account): replied to \(LogText.quote(sent.to)) (from the notification\(sent.queued == true ? "; queued until the account is online" : ""))")
+            post(.conversationRead(account: account, conversation: conversation))
+        case .failure(let failure):
+            log.warning("\(account): the reply to \(LogText.quote(conversation)) from the notification was not sent: \(LogText.quote(failure))")
+        }
+    }
+
+    func answerSubscription(account: String, jid: String, accept: Bool) async {
+        switch await dispatcher.perform(SubscriptionAnswerAction(jid: jid, accept: accept), account: account) {
+        case .success(let done): log.info("\(account): \(LogText.quote(done.message)) (from the notification)")
+        case .failure(let failure):
+            log.warning("\(account): answering \(LogText.quote(jid))'s friend request failed: \(LogText.quote(failure)); use `roost requests`")
         }
     }
 
     func answerInvitation(account: String, room: String, join: Bool) async {
-        guard let client = await handle.client(for: account), let rooms = (handle as? Agent)?.rooms(for: account) else {
-            log.warning("\(account): cannot answer the invitation to \(LogText.quote(room)) now: the account is not online; use `roost rooms join` or `roost rooms decline`")
-            return
-        }
-        var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(writer: handle.writer, downloads: handle.files),
-                                    dataDirectory: dataDirectory, priority: client.configuration.priority)
-        context.rooms = rooms
-        context.archivePath = handle.archivePath
-        do {
-            if join {
-                let joined = try await RoomJoinAction(room: room).perform(in: context)
+        let failure: ActionFailure
+        if join {
+            switch await dispatcher.perform(RoomJoinAction(room: room), account: account) {
+            case .success(let joined):
                 log.info("\(account): joined \(LogText.quote(joined.room)) as \(LogText.quote(joined.nick)) (from the notification)")
-            } else {
-                let declined = try await InvitationDeclineAction(room: room).perform(in: context)
-                log.info("\(account): \(LogText.quote(declined.message)) (from the notification)")
+                return
+            case .failure(let failed): failure = failed
             }
-        } catch {
-            log.warning("\(account): answering the invitation to \(LogText.quote(room)) failed: \(LogText.quote(error))")
+        } else {
+            switch await dispatcher.perform(InvitationDeclineAction(room: room), account: account) {
+            case .success(let declined):
+                log.info("\(account): \(LogText.quote(declined.message)) (from the notification)")
+                return
+            case .failure(let failed): failure = failed
+            }
         }
+        log.warning("\(account): answering the invitation to \(LogText.quote(room)) failed: \(LogText.quote(failure)); "
+                    + "use `roost rooms join` or `roost rooms decline`")
     }
 }

@@ -22,6 +22,9 @@ public struct NotifyConfig: Sendable, Hashable {
     public var showBody: Bool = true
     /// Longest body shown, in characters.
     public var bodyLength: Int = 200
+    /// `reply_command`: the program (split like a shell would, never run by one) whose standard output is the text of a
+    /// `Reply` pressed on a desktop notification whose server has no inline reply; nil: no `Reply` button there.
+    public var replyCommand: [String]?
     /// In file order of names; the implicit `desktop` sink when no `[sink]` group exists.
     public var sinks: [SinkConfig] = [SinkConfig(name: "desktop", kind: .desktop, events: Set(SinkEventKind.allCases), timeoutSeconds: 5)]
 

@@ -7,7 +7,7 @@ struct NotifyConfigParser {
     private(set) var problems: [NotifyConfigProblem] = []
 
     static let ruleKeys = ["when", "idle_seconds", "recent_activity_minutes", "mute", "allow", "quiet_hours",
-                           "coalesce_seconds", "max_per_minute", "groupchat", "catch_up_summary", "show_body", "body_length"]
+                           "coalesce_seconds", "max_per_minute", "groupchat", "catch_up_summary", "show_body", "body_length", "reply_command"]
     static let contactPrefix = "contact."
     static let roomPrefix = "room."
     static let headerPrefix = "header."
@@ -15,7 +15,7 @@ struct NotifyConfigParser {
     static let sinkKeys: [String: [String]] = [
         "desktop": [],
         "command": ["command"],
-        "webhook": ["url", "format", "token", "token_command", "tags", "retries"],
+        "webhook": ["url", "format", "token", "token_command", "tags", "retries", "public_url"],
         "email": ["url", "tls", "from", "to", "user", "password", "password_command", "ca_file", "digest_minutes"],
     ]
 
@@ -41,6 +41,10 @@ struct NotifyConfigParser {
             case "catch_up_summary": config.catchUpSummary = boolean(value, group: group, key: key) ?? config.catchUpSummary
             case "show_body": config.showBody = boolean(value, group: group, key: key) ?? config.showBody
             case "body_length": config.bodyLength = integer(value, in: 10...4000, group: group, key: key) ?? config.bodyLength
+            case "reply_command":
+                if value.isEmpty { config.replyCommand = nil }
+                else if let argv = ShellWords.split(value), let program = argv.first { config.replyCommand = [Self.expandHome(program)] + argv.dropFirst() }
+                else { problem(group, key, "unbalanced quotes") }
             default:
                 if key.hasPrefix(Self.contactPrefix) {
                     let jid = String(key.dropFirst(Self.contactPrefix.count)).lowercased()
@@ -146,13 +150,18 @@ struct NotifyConfigParser {
                 headers[name] = text.trimmingCharacters(in: .whitespaces)
             }
         }
+        let publicURL = value("public_url").flatMap { $0.isEmpty ? nil : $0 }
+        if let publicURL, !(publicURL.lowercased().hasPrefix("https://") || publicURL.lowercased().hasPrefix("http://")) || URL(string: publicURL)?.host == nil {
+            problem(group, "public_url", "expected the http:// or https:// address where roost serve is reached, e.g. https://roost.example.org")
+        }
         return WebhookSinkConfig(
             url: url,
             format: value("format").flatMap { choice($0, group: group, key: "format") } ?? .json,
             token: secret(value, literalKey: "token", commandKey: "token_command", group: group),
             headers: headers,
             tags: value("tags") ?? "speech_balloon",
-            retries: value("retries").flatMap { integer($0, in: 0...10, group: group, key: "retries") } ?? 3)
+            retries: value("retries").flatMap { integer($0, in: 0...10, group: group, key: "retries") } ?? 3,
+            publicURL: publicURL)
     }
 
     private mutating func emailSink(_ value: (String) -> String?, group: String) -> EmailSinkConfig {

@@ -50,6 +50,9 @@ public struct WebhookSinkConfig: Sendable, Hashable {
     /// ntfy tags (`tags = speech_balloon`).
     public var tags: String
     public var retries: Int
+    /// `public_url`: where `roost serve` is reached from the phone; when set, pushes carry Mark read and Accept/Deny
+    /// buttons whose links (`public_url/act/TOKEN`) act once.
+    public var publicURL: String?
 }
 
 /// `type = email`: SMTP through libcurl.

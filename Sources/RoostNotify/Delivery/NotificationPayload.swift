@@ -17,6 +17,15 @@ struct NotificationPayload: Encodable {
     let mentions: Bool
     let timestamp: String
     let timestamp_ms: Int64
+    /// The buttons of a push with `public_url` (JSON webhooks): each link acts once, by POST, before it expires.
+    var actions: [Button]?
+
+    struct Button: Encodable, Equatable {
+        let action: String
+        let label: String
+        let url: String
+        var method = "POST"
+    }
 
     init(_ notification: OutgoingNotification) {
         event = notification.kind.rawValue
@@ -34,10 +43,12 @@ struct NotificationPayload: Encodable {
         timestamp_ms = notification.timestamp
     }
 
-    static func json(_ notification: OutgoingNotification) -> Data {
+    static func json(_ notification: OutgoingNotification, actions: [Button] = []) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(NotificationPayload(notification))) ?? Data("{}".utf8)
+        var payload = NotificationPayload(notification)
+        if !actions.isEmpty { payload.actions = actions }
+        return (try? encoder.encode(payload)) ?? Data("{}".utf8)
     }
 
     /// The variables a command sink's program receives.

@@ -30,7 +30,7 @@ public final class Notifier: Sendable {
 
     init(config: NotifyConfig, actions: (any NotificationActions)?, statePath: String?, log: @escaping @Sendable (LogLevel, String) -> Void,
          clock: NotifyClock, idle: IdleProbe, factory: SinkFactory) {
-        runners = config.sinks.map { SinkRunner(sink: factory.make($0, actions: actions, log: log), events: $0.events, log: log) }
+        runners = config.sinks.map { SinkRunner(sink: factory.make($0, actions: actions, replyCommand: config.replyCommand, log: log), events: $0.events, log: log) }
         let core = NotifierCore(config: config, runners: runners, log: log, clock: clock, idle: idle, store: NotifyStateStore(path: statePath))
         self.core = core
         self.clock = clock

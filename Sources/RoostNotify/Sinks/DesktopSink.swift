@@ -20,11 +20,11 @@ final class DesktopSink: NotificationSink {
     /// this many, new ones are not shown (each sink's own queue already drops the oldest and counts it).
     static let maxWaiting = 32
 
-    init(name: String, timeoutSeconds: Int, actions: (any NotificationActions)?, log: @escaping @Sendable (LogLevel, String) -> Void,
-         serverRetrySeconds: Int = 60) {
+    init(name: String, timeoutSeconds: Int, actions: (any NotificationActions)?, replyCommand: [String]? = nil,
+         log: @escaping @Sendable (LogLevel, String) -> Void, serverRetrySeconds: Int = 60) {
         self.name = name
         self.timeoutSeconds = timeoutSeconds
-        state = DesktopState(sinkName: name, actions: actions, log: log, serverRetrySeconds: serverRetrySeconds)
+        state = DesktopState(sinkName: name, actions: actions, replyCommand: replyCommand, log: log, serverRetrySeconds: serverRetrySeconds)
     }
 
     func deliver(_ notification: OutgoingNotification) async throws(NotifyError) {

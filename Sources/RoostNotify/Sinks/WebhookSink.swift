@@ -11,12 +11,15 @@ struct WebhookSink: NotificationSink {
     let config: WebhookSinkConfig
     let timeoutSeconds: Int
     let token: SecretResolver?
+    /// Signs the links of the buttons (with `public_url`).
+    let actions: (any NotificationActions)?
     var retryBaseMilliseconds = 1000
 
-    init(name: String, config: WebhookSinkConfig, timeoutSeconds: Int) {
+    init(name: String, config: WebhookSinkConfig, timeoutSeconds: Int, actions: (any NotificationActions)? = nil) {
         self.name = name
         self.config = config
         self.timeoutSeconds = timeoutSeconds
+        self.actions = actions
         token = config.token.map { SecretResolver(source: $0, sinkName: name, key: "token") }
     }
 
@@ -44,19 +47,42 @@ struct WebhookSink: NotificationSink {
         let body: Data
         switch config.format {
         case .json:
-            body = NotificationPayload.json(notification)
+            body = NotificationPayload.json(notification, actions: buttons(for: notification))
             headers.append("Content-Type: application/json")
         case .ntfy:
             body = Data(notification.fullText.utf8)
             headers.append("Content-Type: text/plain; charset=utf-8")
             headers.append("Title: \(EncodedWords.header(notification.title).replacingOccurrences(of: "\r\n ", with: " "))")
             if !config.tags.isEmpty { headers.append("Tags: \(config.tags)") }
+            // ntfy's `http` actions: the phone POSTs to the link itself, without opening anything.
+            let buttons = buttons(for: notification)
+            if !buttons.isEmpty {
+                headers.append("Actions: " + buttons.map { "http, \($0.label), \($0.url), method=POST, clear=true" }.joined(separator: "; "))
+            }
         }
         if let token { headers.append("Authorization: Bearer \(token)") }
         for name in config.headers.keys.sorted() { headers.append("\(name): \(config.headers[name]!)") }
         // libcurl would otherwise send `Expect: 100-continue` for larger bodies and wait for the server.
         headers.append("Expect:")
         return (body, headers)
+    }
+
+    /// Mark read on a message, Accept and Deny on a contact request, each with a link of its own (`public_url/act/TOKEN`);
+    /// none without `public_url` or for other notifications.
+    func buttons(for notification: OutgoingNotification) -> [NotificationPayload.Button] {
+        guard let base = config.publicURL, let actions, let target = notification.conversation else { return [] }
+        let offered: [(String, String)]
+        switch notification.kind {
+        case .message: offered = [("read", "Mark read")]
+        case .request: offered = [("accept", "Accept"), ("deny", "Deny")]
+        default: offered = []
+        }
+        let root = base.hasSuffix("/") ? String(base.dropLast()) : base
+        return offered.compactMap { action, label in
+            actions.pushActionToken(action, account: notification.account, target: target).map {
+                NotificationPayload.Button(action: action, label: label, url: "\(root)/act/\($0)")
+            }
+        }
     }
 
     private func post(body: Data, headers: [String]) async -> Result<Void, NotifyError> {

@@ -64,6 +64,35 @@ final class SessionBusConnection: @unchecked Sendable {
         return false
     }
 
+    /// Calls `handler` with the arguments of each `member` signal `sender` emits on `path`, on the main context that is
+    /// the calling thread's default (the desktop sink's GLib thread); the subscription's id (0: none), for `unsubscribe`.
+    func subscribe(sender: String, interface: String, member: String, path: String,
+                   handler: @escaping ([DBusValue?]) -> Void) -> UInt32 {
+        let box = Unmanaged.passRetained(SignalHandler(handler)).toOpaque()
+        return g_dbus_connection_signal_subscribe(connection, sender, interface, member, path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
+                                                  { _, _, _, _, _, parameters, data in
+            guard let data, let parameters else { return }
+            let arguments = (0..<g_variant_n_children(parameters)).map { index -> DBusValue? in
+                guard let child = g_variant_get_child_value(parameters, index) else { return nil }
+                defer { g_variant_unref(child) }
+                return SessionBusConnection.value(child)
+            }
+            Unmanaged<SignalHandler>.fromOpaque(data).takeUnretainedValue().handler(arguments)
+        }, box, { data in
+            guard let data else { return }
+            Unmanaged<SignalHandler>.fromOpaque(data).release()
+        })
+    }
+
+    func unsubscribe(_ id: UInt32) {
+        g_dbus_connection_signal_unsubscribe(connection, id)
+    }
+
+    private final class SignalHandler {
+        let handler: ([DBusValue?]) -> Void
+        init(_ handler: @escaping ([DBusValue?]) -> Void) { self.handler = handler }
+    }
+
     private static func value(_ variant: OpaquePointer) -> DBusValue? {
         let type = String(cString: g_variant_get_type_string(variant))
         switch type {

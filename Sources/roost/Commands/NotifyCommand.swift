@@ -83,10 +83,12 @@ struct NotifyCommand: Command {
                                      "allow": .array(notify.allow.sorted().map { .string($0) }),
                                      "contacts": .object(JSONObject(notify.contactOverrides.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value.rawValue)) })),
                                      "groupchat": .string(notify.groupchat.rawValue), "catch_up_summary": .bool(notify.catchUpSummary),
-                                     "show_body": .bool(notify.showBody)])
+                                     "show_body": .bool(notify.showBody),
+                                     "reply_command": .string(notify.replyCommand?.joined(separator: " "))])
             for sink in notify.sinks {
                 context.output.jsonLine(["kind": "sink", "sink": .string(sink.name), "type": .string(sink.typeName),
-                                         "events": .array(sink.events.map(\.rawValue).sorted().map { .string($0) })])
+                                         "events": .array(sink.events.map(\.rawValue).sorted().map { .string($0) }),
+                                         "public_url": .string(Self.publicURL(of: sink))])
             }
             return
         }
@@ -99,8 +101,16 @@ struct NotifyCommand: Command {
             output.line("contact:      \(contact) = \(when.rawValue)")
         }
         output.line("group chats:  \(notify.groupchat.rawValue)")
+        if let reply = notify.replyCommand { output.line("reply with:   \(reply.joined(separator: " ")) (desktops without inline reply)") }
         for sink in notify.sinks {
-            output.line("sink:         \(sink.name) (\(sink.typeName)): \(sink.events.map(\.rawValue).sorted().joined(separator: ", "))")
+            output.line("sink:         \(sink.name) (\(sink.typeName)): \(sink.events.map(\.rawValue).sorted().joined(separator: ", "))"
+                        + (Self.publicURL(of: sink).map { "; buttons act through \($0)" } ?? ""))
         }
+    }
+
+    /// A webhook sink's `public_url`: its pushes carry buttons acting through `roost serve` there.
+    private static func publicURL(of sink: SinkConfig) -> String? {
+        if case .webhook(let webhook) = sink.kind { return webhook.publicURL }
+        return nil
     }
 }

@@ -22,6 +22,10 @@ struct ServeCommand: Command {
         Each start makes a random access token: open the printed address (it carries the token; the browser then \
         keeps it as a cookie), or use --open, which hands it to your browser without putting the token on any \
         command line. `[serve] enabled = true` in the config serves the same view from `roost run`. \
+        The buttons of push notifications (a webhook sink's `public_url`) are POSTs to /act/TOKEN, taken without \
+        the view's access cookie: each link is signed by the agent, does its one action (Mark read, Accept, Deny) once, \
+        through the running agent, and expires after 24 hours; reused, expired or forged links are refused (409, \
+        410, 403), logged and counted. See docs/serve.md, "Push actions". \
         Stop with Ctrl-C. Exit status: 0 stopped, 1 no archive yet, 2 invalid command line, 70 cannot listen.
         """
     static let options: [OptionSpec] = [
@@ -73,6 +77,7 @@ struct ServeCommand: Command {
         // Search keeps to the account `roost search` keeps to.
         options.account = try context.readingAccount(config: config, reader: try? ArchiveReader(path: config.archivePath))
         options.thumbnails = PixbufThumbnails()
+        options.pushAction = Self.pushActions(archivePath: config.archivePath, environment: context.environment)
         let runtime = RuntimeFolder.path(environment: context.environment)
         func openBrowser(_ url: String) async {
             guard open, let warning = await ServeRuntimeFiles.open(url, folder: runtime) else { return }
@@ -121,6 +126,42 @@ struct ServeCommand: Command {
 }
 
 extension ServeCommand {
+    /// `POST /act/TOKEN`, the buttons of push notifications (docs/serve.md, "Push actions"): the token is checked, then
+    /// spent (`PushActionTokens`), then its one action runs through the running agent as `roost read --send` or `roost
+    /// requests accept|deny` would. Without an agent a valid token is not spent: 503, try again once `roost run` runs.
+    static func pushActions(archivePath: String, environment: [String: String]) -> @Sendable (String) -> PushActionAnswer {
+        let tokens = PushActionTokens(directory: (archivePath as NSString).deletingLastPathComponent)
+        let socket = ControlSocketPath.resolve(environment: environment)
+        return { token in
+            let grant: PushActionTokens.Grant
+            switch tokens.check(token) {
+            case .failure(let refusal): return PushActionAnswer(status: refusal.status, text: "refused: \(refusal)")
+            case .success(let checked): grant = checked
+            }
+            guard let agent = ControlClient.connect(path: socket) else {
+                return PushActionAnswer(status: 503, text: "roost run is not running; nothing was done (the link still works)")
+            }
+            if case .failure(let refusal) = tokens.spend(grant) {
+                return PushActionAnswer(status: refusal.status, text: "refused: \(refusal)")
+            }
+            do {
+                switch grant.action {
+                case .read:
+                    guard let marker = MarkReadAction.newest(account: grant.account, conversation: grant.target, archivePath: archivePath) else {
+                        return PushActionAnswer(status: 200, text: "nothing to mark read in \(grant.target)")
+                    }
+                    _ = try agent.perform(marker, account: grant.account)
+                    return PushActionAnswer(status: 200, text: "marked \(grant.target) read (\(grant.account))")
+                case .accept, .deny:
+                    let done = try agent.perform(SubscriptionAnswerAction(jid: grant.target, accept: grant.action == .accept), account: grant.account)
+                    return PushActionAnswer(status: 200, text: "\(done.message) (\(grant.account))")
+                }
+            } catch {
+                return PushActionAnswer(status: 502, text: "accepted, but \(grant.action.rawValue) on \(grant.target) failed: \(error)")
+            }
+        }
+    }
+
     /// `[serve] enabled = true` in `roost run`: the same web view beside the agent. Its address with the token
     /// goes to `serve.url` in the runtime folder (0600), never to the log. A web view that cannot start is
     /// logged and the agent archives on without it.
@@ -133,6 +174,7 @@ extension ServeCommand {
         options.allowRemote = config.serve.allowRemote
         options.hostNames = config.serve.allowHosts
         options.thumbnails = PixbufThumbnails()
+        options.pushAction = Self.pushActions(archivePath: config.archivePath, environment: context.environment)
         do {
             // Search keeps to the account `roost search` keeps to (`--account`, else `default_account`).
             options.account = try context.readingAccount(config: config, reader: nil)

@@ -18,7 +18,7 @@ struct ControlSocketEndToEndTests {
         let (own, alice, password) = try await server.registeredClient("alice")
         await own.disconnect()
         let roost = try RoostUnderTest(server: server, account: alice, password: password)
-        let agent = try roost.startAgent()
+        let agent = try await roost.startAgent()
         defer { agent.stop(signal: SIGKILL) }
 
         var info = stat()
@@ -68,7 +68,7 @@ struct ControlSocketEndToEndTests {
         // Killed without cleanup, the agent leaves its socket; the next one removes it and starts.
         agent.stop(signal: SIGKILL)
         #expect(FileManager.default.fileExists(atPath: roost.socketPath))
-        let next = try roost.startAgent()
+        let next = try await roost.startAgent()
         defer { next.stop(signal: SIGKILL) }
         #expect(try roost.run(["status"]).status == 0)
     }

@@ -119,7 +119,7 @@ struct EverydayEndToEndTests {
         // resource of alice is online here, so Prosody 0.12 answers from the pre-approval without telling bob
         // (its `subscribed` is never routed, alice's item ends `both`, bob's `from` + ask): the agent's login sends
         // it again. This passed without that only while a lost logout left alice a hibernated session.
-        let agent = try roost.startAgent()
+        let agent = try await roost.startAgent()
         defer { agent.stop(signal: SIGKILL) }
         do {
             _ = try await bob.presence("subscribed", from: alice, timeout: .seconds(30))

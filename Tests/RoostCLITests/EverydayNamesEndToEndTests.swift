@@ -237,7 +237,7 @@ struct EverydayNamesEndToEndTests {
             try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: UInt8(7), count: 64))
                 .write(to: URL(fileURLWithPath: folder + "/" + picture))
         }
-        let agent = try roost.startAgent()
+        let agent = try await roost.startAgent()
         defer { agent.stop(signal: SIGKILL) }
         try await carol.presence(to: alice, type: "subscribe", status: "it's carol")
         try await waitUntil("carol's request archived") { try roost.run(["requests"]).status == 0 }

@@ -119,7 +119,7 @@ struct FriendsOneShotTests {
         let (own, jid, password) = try await server.registeredClient("gone")
         await own.disconnect()
         let roost = try RoostUnderTest(server: server, account: jid, password: password)
-        let agent = try roost.startAgent()
+        let agent = try await roost.startAgent()
         defer { agent.stop(signal: SIGKILL) }
         let unregister = try roost.run(["unregister", "--yes", "--json"])
         #expect(unregister.status == 0, "\(unregister.stderr)")

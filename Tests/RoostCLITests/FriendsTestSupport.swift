@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import RoostTestSupport
 import RoostXMPP
@@ -25,10 +26,10 @@ struct RoostUnderTest {
         try run(arguments + ["--json"]).jsonLines
     }
 
-    func startAgent() throws -> RunningRoost {
+    func startAgent() async throws -> RunningRoost {
         let agent = try RoostBinary.start(["run", "--config", config, "-v"], environment: environment)
-        try agent.waitForReady()
-        try agent.waitForLog("control socket")
+        try await agent.ready()
+        try await offPool { try agent.waitForLog("control socket") }
         return agent
     }
 

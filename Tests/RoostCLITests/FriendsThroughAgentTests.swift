@@ -23,7 +23,7 @@ struct FriendsThroughAgentTests {
         try await bob.presence(priority: 1)
         try await carol.presence(priority: 1)
         let roost = try RoostUnderTest(server: server, account: alice, password: alicePassword)
-        let agent = try roost.startAgent()
+        let agent = try await roost.startAgent()
         defer { agent.stop(signal: SIGKILL) }
 
         // status: online, exit 0.

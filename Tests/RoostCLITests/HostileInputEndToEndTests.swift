@@ -25,7 +25,7 @@ struct HostileInputEndToEndTests {
         await own.disconnect()
         let bob = try await XMPPPeer.registered(on: server, "bob")
         let roost = try RoostUnderTest(server: server, account: alice, password: password)
-        let agent = try roost.startAgent()
+        let agent = try await roost.startAgent()
         defer { agent.stop(signal: SIGKILL) }
         let roostJID = try alice.with(resource: "roost")
 
@@ -72,7 +72,7 @@ struct HostileInputEndToEndTests {
         let roost = try RoostUnderTest(server: server, account: alice, password: password)
         let agent = try RoostBinary.start(["run", "--config", roost.config, "-vv"], environment: roost.environment)
         defer { agent.stop(signal: SIGKILL) }
-        try agent.waitForReady()
+        try await agent.ready()
         let roostJID = try alice.with(resource: "roost")
         // An answer to a question Roost never asked, whose id carries a line break, a whole fake log line and a
         // right-to-left override: Roost logs the id it drops.
@@ -97,7 +97,7 @@ struct HostileInputEndToEndTests {
         let (own, alice, password) = try await server.registeredClient("alice")
         await own.disconnect()
         let roost = try RoostUnderTest(server: server, account: alice, password: password)
-        let agent = try roost.startAgent()
+        let agent = try await roost.startAgent()
         defer { agent.stop(signal: SIGKILL) }
 
         // Sixteen clients connect and say nothing: `roost status` still answers.

@@ -292,7 +292,7 @@ struct ImportOverLiveArchiveTests {
 
         // 1. Roost archives what bob (slixmpp) sends and what alice answers from her phone (slixmpp again).
         let first = try RoostUnderTest(server: server, account: alice, password: alicePassword)
-        let agent = try first.startAgent()
+        let agent = try await first.startAgent()
         defer { agent.stop() }
         try peer(bob, bobPassword, resource: "laptop", ["send", alice.description] + bodies)
         try peer(alice, alicePassword, resource: "phone", ["send", bob.description, "reply \(marker) 好的"])
@@ -355,7 +355,7 @@ struct ImportOverLiveArchiveTests {
         let imported = try second.run(["import", fixtures + "/overlap-pidgin/.purple"])
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(try search(second).count == live.count + 2)
-        let again = try second.startAgent()
+        let again = try await second.startAgent()
         defer { again.stop() }
         try second.eventually("the catch-up to give the imported rows their stanza-ids", timeout: 40) {
             try search(second).filter { ($0["body"] as? String)?.contains(marker) == true }

@@ -155,6 +155,10 @@ struct MailReadersEndToEndTests {
         let newName = try #require(newNames.first)
         let base = String(newName.prefix { $0 != ":" })
         try FileManager.default.copyItem(atPath: second + "/cur/" + newName, toPath: mail + "/tmp/" + base)
+        // A copy is dated now; the export dated the file with its message's time, which the copy keeps.
+        let exportedFile = try FileManager.default.attributesOfItem(atPath: second + "/cur/" + newName)
+        try FileManager.default.setAttributes([FileAttributeKey.modificationDate: try #require(exportedFile[.modificationDate] as? Date)],
+                                              ofItemAtPath: mail + "/tmp/" + base)
         #expect(rename(mail + "/tmp/" + base, mail + "/new/" + base) == 0)
         let appeared = try await offPool { try watch.messages() }
         #expect(appeared.count == 1)

@@ -18,7 +18,7 @@ struct OfflineStorageEndToEndTests {
         let (own, alice, password) = try await server.registeredClient("alone")
         await own.disconnect()
         let roost = try RoostUnderTest(server: server, account: alice, password: password)
-        let agent = try roost.startAgent()
+        let agent = try await roost.startAgent()
         defer { agent.stop(signal: SIGKILL) }
         func storesOffline() throws -> Bool? {
             try roost.json(["status"]).first { $0["kind"] as? String == "account" }?["server_stores_offline"] as? Bool

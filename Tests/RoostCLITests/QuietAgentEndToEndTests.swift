@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import Testing
 import RoostTestSupport
@@ -15,14 +16,14 @@ struct QuietAgentEndToEndTests {
         server = try TestServer.require()
     }
 
-    private func start(_ directory: TestDirectory, account: JID, password: String, extra: String = "") throws -> (String, RunningRoost, [String: String]) {
+    private func start(_ directory: TestDirectory, account: JID, password: String, extra: String = "") async throws -> (String, RunningRoost, [String: String]) {
         try FileManager.default.createDirectory(atPath: directory.path + "/run", withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         let environment = ["XDG_RUNTIME_DIR": directory.path + "/run"]
         let config = try server.roostConfig(in: directory, account: account.description, password: password, extra: extra)
         let agent = try RoostBinary.start(["run", "--config", config], environment: environment)
-        try agent.waitForReady("\(account)")
-        try agent.waitForLog("control socket")
+        try await agent.ready("\(account)")
+        try await offPool { try agent.waitForLog("control socket") }
         return (config, agent, environment)
     }
 
@@ -35,7 +36,7 @@ struct QuietAgentEndToEndTests {
         let bob = try await XMPPPeer.registered(on: server, "bob")
         defer { Task { await bob.stop() } }
         let directory = try TestDirectory("roost-busy-link")
-        let (config, agent, environment) = try start(directory, account: alice, password: password, extra: "keepalive_seconds = 5")
+        let (config, agent, environment) = try await start(directory, account: alice, password: password, extra: "keepalive_seconds = 5")
         defer { agent.stop(signal: SIGKILL) }
         let roost = try alice.with(resource: "roost")
         // 16 s of pings, one a second (the keepalive's idle probe would come after 2.5 s without traffic): each answer
@@ -61,7 +62,7 @@ struct QuietAgentEndToEndTests {
         let (own, alice, password) = try await server.registeredClient("alice")
         await own.disconnect()
         let directory = try TestDirectory("roost-quiet-stop")
-        let (_, agent, _) = try start(directory, account: alice, password: password)
+        let (_, agent, _) = try await start(directory, account: alice, password: password)
         defer { agent.stop(signal: SIGKILL) }
         kill(agent.pid, SIGHUP)
         try agent.waitForLog("received SIGHUP")

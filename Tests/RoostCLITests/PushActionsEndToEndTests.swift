@@ -101,7 +101,11 @@ struct PushActionsEndToEndTests {
         // The same link again, a forged one, an expired one, a GET: refused, each counted.
         let again = try call(markRead)
         #expect(again.status == 409 && again.refused == 1, "\(again)")
-        let forged = String(markRead.dropLast()) + (markRead.hasSuffix("A") ? "B" : "A")
+        // One character of the signature changed (not the last: in base64 its low bits may carry nothing).
+        var characters = Array(markRead)
+        let at = characters.count - 10
+        characters[at] = characters[at] == "A" ? "B" : "A"
+        let forged = String(characters)
         let forgedAnswer = try call(forged)
         #expect(forgedAnswer.status == 403 && forgedAnswer.refused == 2, "\(forgedAnswer)")
         let tokens = PushActionTokens(directory: dir.path + "/data")

@@ -109,6 +109,9 @@ actor AccountSession {
     var translator: NotificationTranslator
     /// New incoming messages that arrived through catch-up (or late): one summary at the end, never one each.
     let backlog = MessageBacklog()
+    /// Live notifications held until the watches have been evaluated on their messages: what the mailbox held when
+    /// the session read it, one query for all (`postEvaluatingWatches`); posted in order.
+    var awaitingWatches: [NotificationEvent] = []
     /// The photo hash of each contact's cached vCard ("" = none): a different hash in presence refetches it.
     var avatarHashes: [String: String] = [:]
 
@@ -477,7 +480,7 @@ actor AccountSession {
                 client.acknowledge(acknowledgement)
                 guard !notes.isEmpty else { return }
                 let (post, late) = translator.events(for: notes, events: events, outcomes: outcomes)
-                for event in post { notifications.post(event) }
+                postEvaluatingWatches(post)
                 backlog.add(late)
             case .refused:
                 // Deliberately not stored (logged by the writer): settled, so acknowledged.
@@ -491,6 +494,37 @@ actor AccountSession {
             settle(page, result)
         case .settled(let done):
             if case .stored = result { done.fulfil(true) } else { done.fulfil(false) }
+        }
+    }
+
+    /// Posts live notifications; with watches for this account, first gathers them until the commit messages waiting in
+    /// the mailbox are read (a task queued on this actor runs after them), then evaluates the watches once on all
+    /// their messages and marks each message with the watches it matched (highlight words: as a mention).
+    func postEvaluatingWatches(_ events: [NotificationEvent]) {
+        guard !awaitingWatches.isEmpty || events.contains(where: { if case .message = $0 { true } else { false } }),
+              !notifications.watches.definitions(for: account).isEmpty else {
+            for event in events { notifications.post(event) }
+            return
+        }
+        let first = awaitingWatches.isEmpty
+        awaitingWatches += events
+        guard first else { return }
+        Task { self.evaluateWatches() }
+    }
+
+    private func evaluateWatches() {
+        let events = awaitingWatches
+        awaitingWatches = []
+        let ids = events.compactMap { if case .message(let message) = $0 { message.archiveID } else { nil } }
+        let hits = notifications.watches.matches(account: account, ids: ids, log: log)
+        for event in events {
+            guard case .message(var message) = event, let id = message.archiveID, let matched = hits[id] else {
+                notifications.post(event)
+                continue
+            }
+            message.watches = matched.compactMap(\.name)
+            if matched.contains(where: { $0.name == nil }) { message.mentionsUser = true }
+            notifications.post(.message(message))
         }
     }
 

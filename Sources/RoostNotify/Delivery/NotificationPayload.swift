@@ -17,6 +17,9 @@ struct NotificationPayload: Encodable {
     let mentions: Bool
     let timestamp: String
     let timestamp_ms: Int64
+    /// The watches a message matched (empty: none) and their priority.
+    let watches: [String]
+    let priority: String?
 
     init(_ notification: OutgoingNotification) {
         event = notification.kind.rawValue
@@ -32,6 +35,8 @@ struct NotificationPayload: Encodable {
         mentions = notification.mentionsUser
         timestamp = Self.iso8601(notification.timestamp)
         timestamp_ms = notification.timestamp
+        watches = notification.watches
+        priority = notification.priority?.rawValue
     }
 
     static func json(_ notification: OutgoingNotification) -> Data {
@@ -57,6 +62,8 @@ struct NotificationPayload: Encodable {
         variables["ROOST_CONVERSATION"] = payload.conversation
         variables["ROOST_FROM"] = payload.from
         variables["ROOST_BODY"] = payload.body
+        if !payload.watches.isEmpty { variables["ROOST_WATCHES"] = payload.watches.joined(separator: ",") }
+        variables["ROOST_PRIORITY"] = payload.priority
         return variables
     }
 

@@ -51,6 +51,7 @@ struct WebhookSink: NotificationSink {
             headers.append("Content-Type: text/plain; charset=utf-8")
             headers.append("Title: \(EncodedWords.header(notification.title).replacingOccurrences(of: "\r\n ", with: " "))")
             if !config.tags.isEmpty { headers.append("Tags: \(config.tags)") }
+            if let priority = notification.priority { headers.append("Priority: \(priority.ntfy)") }
         }
         if let token { headers.append("Authorization: Bearer \(token)") }
         for name in config.headers.keys.sorted() { headers.append("\(name): \(config.headers[name]!)") }

@@ -12,7 +12,8 @@ struct NotifyCommand: Command {
     static let arguments: [ArgumentKind] = [.subcommands([Subcommand("test")])]
     static let discussion = """
         Without a subcommand, shows the rules of [notify] (when, quiet hours, muted and allowed contacts, \
-        per-contact rules, group chats) and every sink, as `roost run` will use them. \
+        per-contact rules, group chats), every sink, and the watches ([watch NAME] with their query, sink, priority \
+        and quiet_hours; highlight_words), as `roost run` will use them. \
         test checks [notify] and every [sink NAME] group of the config, then sends one test notification through \
         each sink (or only --sink NAME), ignoring the rules (away, quiet hours, mute), and prints one line per \
         sink: ok, or what failed. Without any [sink] group, the desktop sink is tested. Exit status 0 when every \
@@ -41,7 +42,7 @@ struct NotifyCommand: Command {
 
     func run(context: CommandContext) async throws -> ExitCode {
         let config = try context.loadConfig()
-        let (notify, problems) = NotifyConfig.parse(notify: config.notify, sinks: config.sinks)
+        let (notify, problems) = config.notifySettings()
         if !problems.isEmpty {
             for problem in problems {
                 context.output.error(config.locations.problem(group: problem.group, key: problem.key, message: problem.message).description)
@@ -49,7 +50,7 @@ struct NotifyCommand: Command {
             return .config
         }
         if !test {
-            show(notify, context: context)
+            show(notify, accounts: config.accounts, context: context)
             return .ok
         }
         if let sink, !notify.sinks.contains(where: { $0.name == sink }) {
@@ -75,7 +76,7 @@ struct NotifyCommand: Command {
         return failures == 0 ? .ok : .nothingFound
     }
 
-    private func show(_ notify: NotifyConfig, context: CommandContext) {
+    private func show(_ notify: NotifyConfig, accounts: [AccountConfig], context: CommandContext) {
         let quiet = notify.quietHours.map { String(format: "%02d:%02d-%02d:%02d", $0.start / 60, $0.start % 60, $0.end / 60, $0.end % 60) }
         if context.options.json {
             context.output.jsonLine(["kind": "rules", "when": .string(notify.when.rawValue), "quiet_hours": .string(quiet),
@@ -88,6 +89,7 @@ struct NotifyCommand: Command {
                 context.output.jsonLine(["kind": "sink", "sink": .string(sink.name), "type": .string(sink.typeName),
                                          "events": .array(sink.events.map(\.rawValue).sorted().map { .string($0) })])
             }
+            WatchCommand.show(notify.watches, accounts: accounts, output: context.output, json: true)
             return
         }
         let output = context.output
@@ -102,5 +104,6 @@ struct NotifyCommand: Command {
         for sink in notify.sinks {
             output.line("sink:         \(sink.name) (\(sink.typeName)): \(sink.events.map(\.rawValue).sorted().joined(separator: ", "))")
         }
+        WatchCommand.show(notify.watches, accounts: accounts, output: output, json: false)
     }
 }

@@ -98,6 +98,23 @@ struct NotifyWatchTests {
         await notifier.shutdown()
     }
 
+    @Test func aWatchedMessageOfACatchUpNotifiesOnItsOwnAndLeavesTheSummary() async {
+        let clock = TestClock(Date())
+        let (notifier, sink, _) = notifier(["when": "always"], watches: ["deploys": ["query": "deploy"]], clock: clock.clock)
+        let start = Int64(Date().timeIntervalSince1970 * 1000) + 1000
+        var messages = (0..<3).map { NotifyFixtures.message("dm\($0)", at: start + Int64($0)) }
+        messages[1].body = "deploy failed"
+        messages[1].watches = ["deploys"]
+        clock.advance(10)
+        notifier.post(.catchUpFinished(account: "alice@example.org", messages: messages))
+        await notifier.flush()
+        #expect(sink.notifications.map(\.kind) == [.message, .summary])
+        #expect(sink.notifications.first?.title == "deploys: Bob Example" && sink.notifications.first?.body == "deploy failed")
+        // The two others, the older one too (the watched message's time does not hide it).
+        #expect(sink.notifications.last?.text.hasPrefix("2 messages from Bob Example") == true, "\(sink.notifications.last?.text ?? "")")
+        await notifier.shutdown()
+    }
+
     @Test func anInvitationThroughTheRoomNamesTheInvitersNickNotTheRoomTwice() async {
         let (notifier, sink, _) = notifier(["when": "always"])
         notifier.post(.invitation(account: "alice@example.org", room: "party@muc.example.org", from: "party@muc.example.org/Carol",

@@ -7,7 +7,7 @@ import Synchronization
 /// Bounded by what one catch-up reads (its pages come one at a time, each committed before the next is asked
 /// for), and kept small per message: the summary counts messages per conversation and looks at who wrote, when and
 /// whether the user was mentioned — never at a body or a picture, which are dropped here (a 50 000-message catch-up
-/// once held every body until its end).
+/// once held every body until its end); only a message a watch matched keeps its body, to be notified on its own.
 final class MessageBacklog: Sendable {
     private let items = Mutex<[IncomingMessage]>([])
 
@@ -15,7 +15,7 @@ final class MessageBacklog: Sendable {
         guard !messages.isEmpty else { return }
         let summarised = messages.map { message in
             var kept = message
-            kept.body = ""
+            if message.watches.isEmpty { kept.body = "" }
             kept.avatarPath = nil
             kept.imagePath = nil
             return kept

@@ -515,16 +515,24 @@ actor AccountSession {
     private func evaluateWatches() {
         let events = awaitingWatches
         awaitingWatches = []
-        let ids = events.compactMap { if case .message(let message) = $0 { message.archiveID } else { nil } }
-        let hits = notifications.watches.matches(account: account, ids: ids, log: log)
+        var messages = events.compactMap { if case .message(let message) = $0 { message } else { nil } }
+        markWatches(&messages)
+        var marked = messages.makeIterator()
         for event in events {
-            guard case .message(var message) = event, let id = message.archiveID, let matched = hits[id] else {
-                notifications.post(event)
-                continue
-            }
-            message.watches = matched.compactMap(\.name)
-            if matched.contains(where: { $0.name == nil }) { message.mentionsUser = true }
-            notifications.post(.message(message))
+            if case .message = event, let message = marked.next() { notifications.post(.message(message)) } else { notifications.post(event) }
+        }
+    }
+
+    /// Marks each message with the watches it matched, evaluated once for all of them; highlight words make it a
+    /// mention. Also for a catch-up's page (`NotifierCore` notifies its watched messages one by one, the others
+    /// in the summary).
+    func markWatches(_ messages: inout [IncomingMessage]) {
+        let hits = notifications.watches.matches(account: account, ids: messages.compactMap(\.archiveID), log: log)
+        guard !hits.isEmpty else { return }
+        for index in messages.indices {
+            guard let id = messages[index].archiveID, let matched = hits[id] else { continue }
+            messages[index].watches = matched.compactMap(\.name)
+            if matched.contains(where: { $0.name == nil }) { messages[index].mentionsUser = true }
         }
     }
 
@@ -540,10 +548,11 @@ actor AccountSession {
             var late: [IncomingMessage] = []
             var inserted = 0
             for (index, (event, outcome)) in zip(page.events, outcomes).enumerated() {
-                guard case .inserted = outcome, case .message(let record) = event else { continue }
+                guard case .inserted(let id) = outcome, case .message(let record) = event else { continue }
                 inserted += 1
-                if let message = translator.incoming(record, mentionsUser: page.mentions.contains(index)) { late.append(message) }
+                if let message = translator.incoming(record, archiveID: id, mentionsUser: page.mentions.contains(index)) { late.append(message) }
             }
+            markWatches(&late)
             // The account's catch-up summarises the backlog; a room's catch-up its own messages, once.
             if !page.isRoom { backlog.add(late) }
             let newInvitations = page.invitations.filter { outcomes.indices.contains($0.eventIndex) && outcomes[$0.eventIndex] == .stored }

@@ -18,7 +18,7 @@ struct NotificationPayload: Encodable {
     let timestamp: String
     let timestamp_ms: Int64
     /// The watches a message matched (empty: none) and their priority.
-    let watches: [String]
+    let watches: [String]?
     let priority: String?
 
     init(_ notification: OutgoingNotification) {
@@ -35,7 +35,7 @@ struct NotificationPayload: Encodable {
         mentions = notification.mentionsUser
         timestamp = Self.iso8601(notification.timestamp)
         timestamp_ms = notification.timestamp
-        watches = notification.watches
+        watches = notification.watches.isEmpty ? nil : notification.watches
         priority = notification.priority?.rawValue
     }
 
@@ -62,7 +62,7 @@ struct NotificationPayload: Encodable {
         variables["ROOST_CONVERSATION"] = payload.conversation
         variables["ROOST_FROM"] = payload.from
         variables["ROOST_BODY"] = payload.body
-        if !payload.watches.isEmpty { variables["ROOST_WATCHES"] = payload.watches.joined(separator: ",") }
+        variables["ROOST_WATCHES"] = payload.watches?.joined(separator: ",")
         variables["ROOST_PRIORITY"] = payload.priority
         return variables
     }

@@ -198,14 +198,23 @@ actor NotifierCore {
     }
 
     /// One summary for the chats, one for the rooms (never one replacing the other); each adds to the open one of
-    /// its kind. Only messages newer than the last notified or summarised of their kind count.
-    private func handleCatchUp(account: String, messages: [IncomingMessage]) async {
+    /// its kind. Only messages newer than the last notified or summarised of their kind count. A message a watch
+    /// matched is notified on its own instead (when the watch's rules let it).
+    private func handleCatchUp(account: String, messages all: [IncomingMessage]) async {
+        // Read before the watched messages move them.
+        let cutoff = [false: lastNotified(account, rooms: false), true: lastNotified(account, rooms: true)]
+        var messages: [IncomingMessage] = []
+        for message in all {
+            if !message.watches.isEmpty, message.timestamp > cutoff[message.isGroupchat]!, handleWatched(message) { continue }
+            messages.append(message)
+        }
+        guard !messages.isEmpty else { return }
         guard config.catchUpSummary else {
             log(.debug, "\(account): catch-up brought \(messages.count) messages; no summary (catch_up_summary = false)")
             return
         }
         let kinds = [false, true].map { rooms in
-            (rooms, messages.filter { $0.isGroupchat == rooms && $0.timestamp > lastNotified(account, rooms: rooms) && contactRule($0) == nil })
+            (rooms, messages.filter { $0.isGroupchat == rooms && $0.timestamp > cutoff[rooms]! && contactRule($0) == nil })
         }.filter { !$0.1.isEmpty }
         guard !kinds.isEmpty else {
             log(.debug, "\(account): catch-up brought \(messages.count) messages, none newer than the last notification or allowed by the rules; no summary")

@@ -7,16 +7,23 @@ import RoostXMPP
 /// Prosody, the other occupants played by slixmpp (contrib/scripts/xmpp-peer.py), notifications shown by the D-Bus
 /// notification mock. Each test has its rooms, accounts and marker.
 extension RoomsEndToEndTests {
+    /// A test's setup, notification server, room (where bob said `first`) and marker.
+    private func roomWithNotifications(_ label: String, first: (String) -> String = { _ in "hello" }) async throws
+        -> (Setup, PrivateNotificationServer, String, String) {
+        let s = try await setUp()
+        let notifications = try await PrivateNotificationServer()
+        let room = s.room(label), marker = UUID().uuidString.prefix(8).lowercased()
+        try s.bob.run(["muc", room, "bob", "--send", first(marker)])
+        return (s, notifications, room, marker)
+    }
+
     /// The mock's Notify calls whose arguments contain `text`.
     private func notifyCalls(_ calls: String, containing text: String) -> [Substring] {
         calls.components(separatedBy: "'Notify', ").dropFirst().map { Substring($0) }.filter { $0.contains(text) }
     }
 
     @Test func aWatchNotifiesAMutedRoomsMessageOnceNamingEveryWatchItMatched() async throws {
-        let s = try await setUp()
-        let notifications = try await PrivateNotificationServer()
-        let room = s.room("ops"), marker = UUID().uuidString.prefix(8).lowercased()
-        try s.bob.run(["muc", room, "bob", "--send", "hello"])
+        let (s, notifications, room, marker) = try await roomWithNotifications("ops")
         try s.writeConfig(account: """
             rooms = \(room)
             [watch deploys]
@@ -58,10 +65,7 @@ extension RoomsEndToEndTests {
     }
 
     @Test func quietHoursAreRespectedOrIgnoredByEachWatch() async throws {
-        let s = try await setUp()
-        let notifications = try await PrivateNotificationServer()
-        let room = s.room("night"), marker = UUID().uuidString.prefix(8).lowercased()
-        try s.bob.run(["muc", room, "bob", "--send", "hello"])
+        let (s, notifications, room, marker) = try await roomWithNotifications("night")
         // Quiet from an hour ago to an hour from now, in local time as the agent reads it.
         let formatter = DateFormatter()
         formatter.dateFormat = "HH:mm"
@@ -86,10 +90,7 @@ extension RoomsEndToEndTests {
     }
 
     @Test func highlightWordsOfARoomNotifyLikeAMention() async throws {
-        let s = try await setUp()
-        let notifications = try await PrivateNotificationServer()
-        let room = s.room("kitchen"), marker = UUID().uuidString.prefix(8).lowercased()
-        try s.bob.run(["muc", room, "bob", "--send", "hello"])
+        let (s, notifications, room, marker) = try await roomWithNotifications("kitchen")
         // groupchat = mentions (the default): only mentions notify, and the words count as one.
         try s.writeConfig(account: """
             [room \(room)]
@@ -121,10 +122,7 @@ extension RoomsEndToEndTests {
     }
 
     @Test func afterAnOutageTheRoomsSummaryDoesNotReplaceTheChatsSummary() async throws {
-        let s = try await setUp()
-        let notifications = try await PrivateNotificationServer()
-        let room = s.room("outage"), marker = UUID().uuidString.prefix(8).lowercased()
-        try s.bob.run(["muc", room, "bob", "--send", "before \(marker)"])
+        let (s, notifications, room, marker) = try await roomWithNotifications("outage") { "before \($0)" }
         try s.writeConfig(account: "rooms = \(room)", notify: "groupchat = all")
         let environment = ["DBUS_SESSION_BUS_ADDRESS": notifications.address]
         var roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
@@ -149,6 +147,27 @@ extension RoomsEndToEndTests {
         // Each its own notification (replaces_id 0: a new one), neither replacing the other.
         #expect(chats.count == 1 && chats.first?.hasPrefix("[<'Roost'>, <uint32 0>,") == true, "\(chats)")
         #expect(rooms.count == 1 && rooms.first?.hasPrefix("[<'Roost'>, <uint32 0>,") == true, "\(rooms)")
+    }
+
+    @Test func aWatchedMessageCaughtUpAfterAnOutageNotifiesOnItsOwn() async throws {
+        let (s, notifications, room, marker) = try await roomWithNotifications("missed") { "before \($0)" }
+        try s.writeConfig(account: "rooms = \(room)\n[watch missed]\nquery = urgent \(marker)", notify: "mute = \(room)")
+        let environment = ["DBUS_SESSION_BUS_ADDRESS": notifications.address]
+        var roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
+        try await waitFor("joined and caught up", roost) {
+            s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body = 'before \(marker)'") == 1
+        }
+        roost.stop(signal: SIGTERM)
+        try s.carol.run(["muc", room, "carol", "--send", "urgent \(marker) while away", "--send", "plain \(marker) while away"])
+        roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
+        defer { roost.stop(signal: SIGKILL) }
+        try await waitFor("the caught-up watched message notified", roost) { notifications.calls.contains("urgent \(marker) while away") }
+        try await ZeroLossRig.waitForLog(roost, "\(room): archive read", timeout: .seconds(60))
+        let calls = notifications.calls
+        #expect(notifyCalls(calls, containing: "urgent \(marker) while away").first?.contains("'missed: carol in ") == true, "\(calls.suffix(3000))")
+        // The muted room's other message: neither on its own nor in a summary.
+        #expect(!calls.contains("plain \(marker)") && !calls.contains("while you were away"), "\(calls.suffix(3000))")
+        #expect(s.count("SELECT count(*) FROM messages WHERE body = 'plain \(marker) while away'") == 1)
     }
 
     @Test func anInvitationThroughTheRoomNamesTheInviter() async throws {

@@ -42,13 +42,7 @@ struct NotifyCommand: Command {
 
     func run(context: CommandContext) async throws -> ExitCode {
         let config = try context.loadConfig()
-        let (notify, problems) = config.notifySettings()
-        if !problems.isEmpty {
-            for problem in problems {
-                context.output.error(config.locations.problem(group: problem.group, key: problem.key, message: problem.message).description)
-            }
-            return .config
-        }
+        guard let notify = Self.settings(config, context: context) else { return .config }
         if !test {
             show(notify, accounts: config.accounts, context: context)
             return .ok
@@ -74,6 +68,15 @@ struct NotifyCommand: Command {
             }
         }
         return failures == 0 ? .ok : .nothingFound
+    }
+
+    /// `[notify]`, the sinks and the watches as `roost run` reads them; nil, each problem said, when there is one.
+    static func settings(_ config: RoostConfig, context: CommandContext) -> NotifyConfig? {
+        let (notify, problems) = config.notifySettings()
+        for problem in problems {
+            context.output.error(config.locations.problem(group: problem.group, key: problem.key, message: problem.message).description)
+        }
+        return problems.isEmpty ? notify : nil
     }
 
     private func show(_ notify: NotifyConfig, accounts: [AccountConfig], context: CommandContext) {

@@ -56,13 +56,7 @@ struct WatchCommand: Command {
 
     func run(context: CommandContext) async throws -> ExitCode {
         let config = try context.loadConfig()
-        let (notify, problems) = config.notifySettings()
-        if !problems.isEmpty {
-            for problem in problems {
-                context.output.error(config.locations.problem(group: problem.group, key: problem.key, message: problem.message).description)
-            }
-            return .config
-        }
+        guard let notify = NotifyCommand.settings(config, context: context) else { return .config }
         switch action {
         case .list:
             Self.show(notify.watches, accounts: config.accounts, output: context.output, json: context.options.json)

@@ -46,14 +46,25 @@ final class WatchEvaluator: Sendable {
         return definitions
     }
 
+    /// What the prefilter reads of each new message (`ArchiveReader.watchMatches`): its body, subject and sender name.
+    static func texts(_ events: [ArchiveEvent], _ outcomes: [InsertOutcome]) -> [Int64: String] {
+        var texts: [Int64: String] = [:]
+        for (event, outcome) in zip(events, outcomes) {
+            guard case .inserted(let id) = outcome, case .message(let record) = event, record.direction == .incoming else { continue }
+            texts[id] = [record.body, record.subject, record.senderName].compactMap { $0 }.joined(separator: "\n")
+        }
+        return texts
+    }
+
     /// The words as phrases joined by OR (`highlight_words` has no quotes: `ConfigValueParser.highlightWords`).
     static func anyOf(_ words: [String]) -> String {
         words.map { "\"\($0)\"" }.joined(separator: " OR ")
     }
 
     /// For each of `ids` (`account`'s incoming messages just archived) that a watch selects, the definitions that
-    /// select it. A failure is logged, and the messages notify by the rules alone.
-    func matches(account: AccountConfig, ids: [Int64], log: Logger) -> [Int64: [Definition]] {
+    /// select it; `texts` (body, subject, sender name by id) rule out most without a statement. A failure is logged,
+    /// and the messages notify by the rules alone.
+    func matches(account: AccountConfig, ids: [Int64], texts: [Int64: String], log: Logger) -> [Int64: [Definition]] {
         guard !ids.isEmpty else { return [:] }
         let definitions = definitions(for: account)
         guard !definitions.isEmpty else { return [:] }
@@ -66,7 +77,7 @@ final class WatchEvaluator: Sendable {
                     entry = (definitions, try reader.compileWatches(definitions.map(\.query), account: account.jid))
                     state.compiled[account.jid] = entry
                 }
-                let hits = try reader.watchMatches(entry!.queries, ids: ids)
+                let hits = try reader.watchMatches(entry!.queries, ids: ids, texts: texts)
                 return hits.mapValues { indexes in indexes.sorted().map { definitions[$0] } }
             }
         } catch {

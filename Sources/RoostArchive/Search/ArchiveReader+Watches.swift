@@ -5,6 +5,7 @@ public import Foundation
 /// names a query resolves (`from:boss`) follow the clock and the roster.
 public struct WatchQueries: Sendable {
     fileprivate let compiled: [CompiledQuery]
+    fileprivate let prefilters: [WatchPrefilter]
     public let account: String?
     public let compiledAt: Date
     public static let lifetime: TimeInterval = 60
@@ -19,20 +20,31 @@ extension ArchiveReader {
     public func compileWatches(_ queries: [String], account: String?, now: Date = Date(),
                                timeZone: TimeZone = .current) throws(ArchiveError) -> WatchQueries {
         var compiled: [CompiledQuery] = []
-        for query in queries { compiled.append(try compile(query, now: now, timeZone: timeZone, account: account)) }
-        return WatchQueries(compiled: compiled, account: account, compiledAt: now)
+        var prefilters: [WatchPrefilter] = []
+        for query in queries {
+            compiled.append(try compile(query, now: now, timeZone: timeZone, account: account))
+            prefilters.append((try? QueryParser.parse(query)).map(WatchPrefilter.init) ?? .any)
+        }
+        return WatchQueries(compiled: compiled, prefilters: prefilters, account: account, compiledAt: now)
     }
 
     /// For each of `ids` (messages just archived) that some watch selects, the indexes of those watches. One
-    /// statement for the whole batch: each watch's search statement restricted to the batch's rows, the watches
-    /// joined by `UNION ALL` (with words, the full-text index is probed by rowid for these rows only).
-    public func watchMatches(_ watches: WatchQueries, ids: [Int64]) throws(ArchiveError) -> [Int64: [Int]] {
+    /// statement for the whole batch: each watch's search statement restricted to the batch's rows it may select,
+    /// the watches joined by `UNION ALL` (with words, the full-text index is probed by rowid for these rows only).
+    /// `texts`: each message's body, subject and sender name, which rule out the watches whose words a message lacks
+    /// (`WatchPrefilter`) before any statement runs; none left, none runs.
+    public func watchMatches(_ watches: WatchQueries, ids: [Int64], texts: [Int64: String] = [:]) throws(ArchiveError) -> [Int64: [Int]] {
         guard !ids.isEmpty, !watches.compiled.isEmpty else { return [:] }
-        let list = SQLValue.text("[" + ids.map(String.init).joined(separator: ",") + "]")
+        let folded = ids.map { texts[$0].map(WatchPrefilter.fold) }
+        let candidates = watches.prefilters.map { prefilter in
+            zip(ids, folded).compactMap { id, text in text.map(prefilter.admits) ?? true ? id : nil }
+        }
+        guard candidates.contains(where: { !$0.isEmpty }) else { return [:] }
         var parts: [String] = []
         var parameters: [SQLValue] = []
         for (index, query) in watches.compiled.enumerated() {
             var statement = MessageStatement(query)
+            let list = SQLValue.text("[" + candidates[index].map(String.init).joined(separator: ",") + "]")
             statement.restrict("\(statement.idColumn) IN (SELECT value FROM json_each(?))", [list])
             let (sql, values) = statement.select("\(index), m.id")
             parts.append(sql)
@@ -66,5 +78,52 @@ extension ArchiveReader {
                 try database.prepare(sql).forEachRow(parameters) { body(reading.row($0, highlighter: highlighter)) }
             }
         }
+    }
+}
+
+/// What a message's words must hold for a query to possibly select it, read from the parsed query: each word of a
+/// text term (AND within a term and under AND, any under OR); filters and negations tell nothing. Never rules out a
+/// message the statement would select — a term's words, folded, are substrings of the folded text wherever the
+/// full-text index finds them — so only words of ASCII letters and digits are used (a term with others, Chinese,
+/// Japanese, Korean or accents, tells nothing): their folding agrees with `unicode61 remove_diacritics 2`.
+enum WatchPrefilter: Sendable {
+    case any
+    case words([String])
+    indirect case all([WatchPrefilter])
+    indirect case either([WatchPrefilter])
+
+    init(_ node: QueryNode) {
+        switch node {
+        case .all, .filter, .not:
+            self = .any
+        case .text(let term):
+            self = Self.words(term.text).map { .words($0) } ?? .any
+        case .and(let children):
+            let parts = children.map(WatchPrefilter.init).filter { if case .any = $0 { false } else { true } }
+            self = parts.isEmpty ? .any : .all(parts)
+        case .or(let children):
+            let parts = children.map(WatchPrefilter.init)
+            self = parts.contains { if case .any = $0 { true } else { false } } ? .any : .either(parts)
+        }
+    }
+
+    func admits(_ folded: String) -> Bool {
+        switch self {
+        case .any: true
+        case .words(let words): words.allSatisfy { folded.contains($0) }
+        case .all(let parts): parts.allSatisfy { $0.admits(folded) }
+        case .either(let parts): parts.contains { $0.admits(folded) }
+        }
+    }
+
+    static func fold(_ text: String) -> String {
+        text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+    }
+
+    /// The words of a term made only of ASCII; nil for any other (or one without letters or digits).
+    private static func words(_ text: String) -> [String]? {
+        guard text.unicodeScalars.allSatisfy(\.isASCII) else { return nil }
+        let words = text.lowercased().split { !($0.isLetter || $0.isNumber) }.map(String.init)
+        return words.isEmpty ? nil : words
     }
 }

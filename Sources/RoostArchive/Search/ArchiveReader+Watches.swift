@@ -43,10 +43,8 @@ extension ArchiveReader {
         var parts: [String] = []
         var parameters: [SQLValue] = []
         for (index, query) in watches.compiled.enumerated() {
-            var statement = MessageStatement(query)
             let list = SQLValue.text("[" + candidates[index].map(String.init).joined(separator: ",") + "]")
-            statement.restrict("\(statement.idColumn) IN (SELECT value FROM json_each(?))", [list])
-            let (sql, values) = statement.select("\(index), m.id")
+            let (sql, values) = MessageStatement(query).select("\(index), m.id", among: list)
             parts.append(sql)
             parameters += values
         }

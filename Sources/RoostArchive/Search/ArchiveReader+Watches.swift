@@ -86,7 +86,8 @@ extension ArchiveReader {
 /// Japanese, Korean or accents, tells nothing): their folding agrees with `unicode61 remove_diacritics 2`.
 enum WatchPrefilter: Sendable {
     case any
-    case words([String])
+    /// Lowercase ASCII.
+    case words([[UInt8]])
     indirect case all([WatchPrefilter])
     indirect case either([WatchPrefilter])
 
@@ -105,23 +106,37 @@ enum WatchPrefilter: Sendable {
         }
     }
 
-    func admits(_ folded: String) -> Bool {
+    func admits(_ folded: [UInt8]) -> Bool {
         switch self {
         case .any: true
-        case .words(let words): words.allSatisfy { folded.contains($0) }
+        case .words(let words): words.allSatisfy { Self.contains(folded, $0) }
         case .all(let parts): parts.allSatisfy { $0.admits(folded) }
         case .either(let parts): parts.contains { $0.admits(folded) }
         }
     }
 
-    static func fold(_ text: String) -> String {
-        text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+    /// The text as lowercase bytes: ASCII lowercased byte by byte (a live flood's messages, mostly), anything else
+    /// folded by Foundation first (case and diacritics: `Café` holds `cafe`).
+    static func fold(_ text: String) -> [UInt8] {
+        let ascii = text.utf8.allSatisfy { $0 < 0x80 }
+        let folded = ascii ? text : text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+        return folded.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
+    }
+
+    private static func contains(_ text: [UInt8], _ word: [UInt8]) -> Bool {
+        guard let first = word.first, text.count >= word.count else { return word.isEmpty }
+        var start = 0
+        while start <= text.count - word.count {
+            if text[start] == first, text[start..<(start + word.count)].elementsEqual(word) { return true }
+            start += 1
+        }
+        return false
     }
 
     /// The words of a term made only of ASCII; nil for any other (or one without letters or digits).
-    private static func words(_ text: String) -> [String]? {
+    private static func words(_ text: String) -> [[UInt8]]? {
         guard text.unicodeScalars.allSatisfy(\.isASCII) else { return nil }
-        let words = text.lowercased().split { !($0.isLetter || $0.isNumber) }.map(String.init)
+        let words = text.lowercased().split { !($0.isLetter || $0.isNumber) }.map { Array($0.utf8) }
         return words.isEmpty ? nil : words
     }
 }

@@ -17,6 +17,19 @@ extension RoomsEndToEndTests {
         return (s, notifications, room, marker)
     }
 
+    /// Runs Roost until it has joined `room` and archived bob's first words there, then stops it (SIGTERM): what is
+    /// said next, Roost reads after an outage. The environment that reaches the notification mock.
+    private func runUntilCaughtUp(_ s: Setup, _ notifications: PrivateNotificationServer, room: String, marker: String) async throws
+        -> [String: String] {
+        let environment = ["DBUS_SESSION_BUS_ADDRESS": notifications.address]
+        let roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
+        try await waitFor("joined and caught up", roost) {
+            s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body = 'before \(marker)'") == 1
+        }
+        roost.stop(signal: SIGTERM)
+        return environment
+    }
+
     /// The mock's Notify calls whose arguments contain `text`.
     private func notifyCalls(_ calls: String, containing text: String) -> [Substring] {
         calls.components(separatedBy: "'Notify', ").dropFirst().map { Substring($0) }.filter { $0.contains(text) }
@@ -124,18 +137,13 @@ extension RoomsEndToEndTests {
     @Test func afterAnOutageTheRoomsSummaryDoesNotReplaceTheChatsSummary() async throws {
         let (s, notifications, room, marker) = try await roomWithNotifications("outage") { "before \($0)" }
         try s.writeConfig(account: "rooms = \(room)", notify: "groupchat = all")
-        let environment = ["DBUS_SESSION_BUS_ADDRESS": notifications.address]
-        var roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
-        try await waitFor("joined and caught up", roost) {
-            s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body = 'before \(marker)'") == 1
-        }
-        roost.stop(signal: SIGTERM)
+        let environment = try await runUntilCaughtUp(s, notifications, room: room, marker: marker)
         // While Roost is away: bob writes to alice, and carol in the room.
         for n in 1...2 {
             try s.bob.run(["raw", "<message to='\(s.alice)' type='chat' id='dm-\(marker)-\(n)'><body>dm \(n) \(marker)</body></message>"])
         }
         try s.carol.run(["muc", room, "carol", "--send", "room 1 \(marker)", "--send", "room 2 \(marker)", "--send", "room 3 \(marker)"])
-        roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
+        let roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
         defer { roost.stop(signal: SIGKILL) }
         try await waitFor("both summaries shown", roost) {
             let calls = notifications.calls
@@ -152,14 +160,9 @@ extension RoomsEndToEndTests {
     @Test func aWatchedMessageCaughtUpAfterAnOutageNotifiesOnItsOwn() async throws {
         let (s, notifications, room, marker) = try await roomWithNotifications("missed") { "before \($0)" }
         try s.writeConfig(account: "rooms = \(room)\n[watch missed]\nquery = urgent \(marker)", notify: "mute = \(room)")
-        let environment = ["DBUS_SESSION_BUS_ADDRESS": notifications.address]
-        var roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
-        try await waitFor("joined and caught up", roost) {
-            s.count("SELECT count(*) FROM messages WHERE conversation = '\(room)' AND body = 'before \(marker)'") == 1
-        }
-        roost.stop(signal: SIGTERM)
+        let environment = try await runUntilCaughtUp(s, notifications, room: room, marker: marker)
         try s.carol.run(["muc", room, "carol", "--send", "urgent \(marker) while away", "--send", "plain \(marker) while away"])
-        roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
+        let roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
         defer { roost.stop(signal: SIGKILL) }
         try await waitFor("the caught-up watched message notified", roost) { notifications.calls.contains("urgent \(marker) while away") }
         try await ZeroLossRig.waitForLog(roost, "\(room): archive read", timeout: .seconds(60))

@@ -71,13 +71,14 @@ public final class Agent: Sendable {
         }
         sessionList.withLock { $0 = sessions }
         // The notifier answers friend requests through the agent itself, so it is made last.
-        let notify = NotifyConfig.parse(notify: config.notify, sinks: config.sinks)
+        let notify = config.notifySettings()
         if !notify.1.isEmpty {
             let path = config.sourcePath ?? "config"
             throw ConfigError.invalid(path: path, problems: notify.1.map {
                 config.locations.problem(group: $0.group, key: $0.key, message: $0.message)
             })
         }
+        notifications.watches.configure(notify.0.watches, archivePath: config.archivePath)
         notifications.attach(makeNotifier(notify.0))
     }
 
@@ -241,7 +242,7 @@ public final class Agent: Sendable {
         if AgentSettings(config: newConfig).differs(from: settings) {
             log.warning("[general] limits changed; they apply after a restart")
         }
-        let notify = NotifyConfig.parse(notify: newConfig.notify, sinks: newConfig.sinks)
+        let notify = newConfig.notifySettings()
         guard notify.1.isEmpty else {
             log.error("the new config has notification problems; keeping the running config: "
                       + notify.1.map { "[\($0.group)] \($0.key.map { "\($0): " } ?? "")\($0.message)" }.joined(separator: "; "))
@@ -277,8 +278,9 @@ public final class Agent: Sendable {
         files?.update(accounts: newConfig.enabledAccounts)
         files?.update(settings: newConfig.files)
         for session in started { await session.start() }
-        if newConfig.notify != old.notify || newConfig.sinks != old.sinks {
+        if newConfig.notify != old.notify || newConfig.sinks != old.sinks || newConfig.watches != old.watches {
             let previous = notifications.current
+            notifications.watches.configure(notify.0.watches)
             notifications.attach(makeNotifier(notify.0))
             await previous?.shutdown()
             log.info("notification rules and sinks reloaded")

@@ -151,7 +151,7 @@ struct DocExamplesTests {
     static func stand(in placeholder: String, after previous: String, command: String, id: String) throws -> String {
         switch (placeholder, previous) {
         case (_, "--account"), ("ACCOUNT", _): return "me@example.org"
-        case ("N", "-n"), ("N", "--limit"), ("N", "--lines"), ("N", "--context"), ("N", "-C"), ("N", "--offset"), ("N", "-p"), ("N", "--port"): return "5"
+        case ("N", "-n"), ("N", "--limit"), ("N", "--lines"), ("N", "--context"), ("N", "-C"), ("N", "--offset"), ("N", "-p"), ("N", "--port"), ("N", "--days"): return "5"
         case ("MODE", "--split"): return "conversation"
         case ("MODE", "--tls"): return "starttls"
         case ("FORMAT", _): return command == "import" ? "auto" : "csv"

@@ -25,6 +25,9 @@ public struct AccountConfig: Sendable, Hashable {
     public var excludedRooms: Set<String> = []
     /// `accept_invitations`: `contacts` joins rooms a roster contact invites to; never for anyone else.
     public var acceptInvitations: InvitationAcceptance = .never
+    /// `highlight_words`: words or phrases that make a room message notify like a mention (a watch on them in this
+    /// account's rooms; a `[room JID]` group's own apply in that room).
+    public var highlightWords: [String] = []
 
     public static let defaultResource = "roost"
     public static let defaultPriority = -1

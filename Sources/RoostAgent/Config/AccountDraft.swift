@@ -17,6 +17,7 @@ struct AccountDraft {
     var rooms: [String]?
     var excludedRooms: [String]?
     var acceptInvitations: InvitationAcceptance?
+    var highlightWords: [String]?
 
     func build(jid: String) throws(ConfigValueError) -> AccountConfig {
         let source: PasswordSource
@@ -46,6 +47,7 @@ struct AccountDraft {
         config.rooms = (rooms ?? []).map { RoomConfig(jid: $0) }
         config.excludedRooms = Set(excludedRooms ?? [])
         config.acceptInvitations = acceptInvitations ?? .never
+        config.highlightWords = highlightWords ?? []
         return config
     }
 }

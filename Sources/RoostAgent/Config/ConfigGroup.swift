@@ -17,8 +17,10 @@ enum ConfigGroup: Equatable {
     case sink(String)
     /// `[room lounge@conference.example.org]`, with the JID as written.
     case room(String)
+    /// `[watch NAME]`: a search query whose new messages notify.
+    case watch(String)
 
-    static let summary = "[general], [archive], [files], [notify], [serve], [retention], [backup], [account JID], [room JID] or [sink NAME]"
+    static let summary = "[general], [archive], [files], [notify], [serve], [retention], [backup], [account JID], [room JID], [sink NAME] or [watch NAME]"
 
     init(header name: String) throws(ConfigValueError) {
         let parts = name.split(separator: " ", maxSplits: 1)
@@ -35,6 +37,9 @@ enum ConfigGroup: Equatable {
         case ("account", false): self = .account(argument)
         case ("sink", false): self = .sink(argument)
         case ("room", false): self = .room(argument)
+        case ("watch", false): self = .watch(argument)
+        case ("watch", true):
+            throw ConfigValueError("a watch group names the watch: [watch NAME]")
         case ("room", true):
             throw ConfigValueError("a room group names the room's JID: [room lounge@conference.example.org]")
         case ("account", true):
@@ -44,7 +49,7 @@ enum ConfigGroup: Equatable {
         case ("general", false), ("archive", false), ("notify", false), ("files", false), ("serve", false), ("retention", false), ("backup", false):
             throw ConfigValueError("[\(kind)] takes no name; write it as [\(kind)]")
         default:
-            let kinds = ["general", "archive", "notify", "files", "serve", "retention", "backup", "account", "sink", "room"]
+            let kinds = ["general", "archive", "notify", "files", "serve", "retention", "backup", "account", "sink", "room", "watch"]
             let meant = Suggestion.candidates(for: kind, among: kinds).map { "[" + ([$0] + parts.dropFirst().map(String.init)).joined(separator: " ") + "]" }
             throw ConfigValueError("unknown group [\(name)]\(Suggestion.phrase(meant, quote: { $0 })); expected \(Self.summary)")
         }

@@ -106,6 +106,7 @@ enum ConfigKeys {
         "accept_invitations": { draft, value, _ throws(ConfigValueError) in
             draft.acceptInvitations = try SettingValue.choice(value, of: InvitationAcceptance.self)
         },
+        "highlight_words": { draft, value, _ throws(ConfigValueError) in draft.highlightWords = try Parse.highlightWords(value) },
     ]
 
     static let room: [String: ConfigKeySetter<RoomDraft>] = [
@@ -113,5 +114,6 @@ enum ConfigKeys {
         "nick": { draft, value, _ throws(ConfigValueError) in draft.nick = try Parse.nick(value) },
         "password": { draft, value, _ throws(ConfigValueError) in draft.password = try Parse.nonEmpty(value) },
         "password_command": { draft, value, _ throws(ConfigValueError) in draft.passwordCommand = try Parse.nonEmpty(value) },
+        "highlight_words": { draft, value, _ throws(ConfigValueError) in draft.highlightWords = try Parse.highlightWords(value) },
     ]
 }

@@ -1,5 +1,6 @@
 import RoostCore
 import RoostNotify
+import RoostArchive
 
 /// Reads, checks and assembles a `RoostConfig`, collecting every problem instead of stopping at the first.
 struct ConfigLoader {
@@ -55,8 +56,17 @@ struct ConfigLoader {
         // [notify] and [sink NAME] are checked here too, so `roost config` refuses exactly what `roost run` refuses,
         // and lists their problems with the others.
         let locations = index.locations(path: path)
-        assembly.problems += NotifyConfig.parse(notify: assembly.notify, sinks: assembly.sinks).1.map {
+        assembly.problems += NotifyConfig.parse(notify: assembly.notify, sinks: assembly.sinks, watches: assembly.watches).1.map {
             locations.problem(group: $0.group, key: $0.key, message: $0.message)
+        }
+        // A watch's query in the search language, parsed by the search's own parser.
+        for (name, values) in assembly.watches.sorted(by: { $0.key < $1.key }) {
+            guard let query = values["query"] else { continue }
+            do throws(QueryError) {
+                _ = try ArchiveReader.parse(query)
+            } catch {
+                assembly.problems.append(locations.problem(group: "watch \(name)", key: "query", message: "does not parse: \(error)"))
+            }
         }
         let (retention, retentionProblems) = RetentionConfig.parse(assembly.retention)
         assembly.problems += retentionProblems.map { locations.problem(group: "retention", key: $0.key, message: $0.message) }
@@ -75,6 +85,7 @@ struct ConfigLoader {
             accounts: assembly.accounts,
             notify: assembly.notify,
             sinks: assembly.sinks,
+            watches: assembly.watches,
             sourcePath: path,
             locations: locations
         )
@@ -109,6 +120,7 @@ extension ConfigLoader {
         var serve = ServeConfig()
         var backup = BackupConfig()
         var sinks: [String: [String: String]] = [:]
+        var watches: [String: [String: String]] = [:]
         /// `[room JID]` groups, attached to their account once every group is read.
         var roomGroups: [(account: String?, room: RoomConfig, line: Int?)] = []
 
@@ -145,6 +157,8 @@ extension ConfigLoader {
                 problems += apply(values, group: group, table: ConfigKeys.backup, to: &backup)
             case let .sink(name):
                 sinks[name] = values
+            case let .watch(name):
+                watches[name] = values
             case let .account(written):
                 readAccount(written: written, group: group, values: values, headerLine: headerLine)
             case let .room(written):

@@ -88,6 +88,15 @@ enum ConfigValueParser {
         return text
     }
 
+    /// `highlight_words = deploy, server down`: words or phrases separated by commas, each searched as a phrase.
+    static func highlightWords(_ text: String) throws(ConfigValueError) -> [String] {
+        let words = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !words.isEmpty, !words.contains(where: { $0.contains("\"") || $0.contains(where: \.isNewline) }) else {
+            throw ConfigValueError("expected words or phrases separated by commas, without quotes, e.g. deploy, server down")
+        }
+        return words
+    }
+
     /// Room JIDs separated by commas, semicolons or spaces, lowercased.
     static func roomList(_ text: String) throws(ConfigValueError) -> [String] {
         var rooms: [String] = []

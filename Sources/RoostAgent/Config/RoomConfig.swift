@@ -7,6 +7,8 @@ public struct RoomConfig: Sendable, Hashable {
     public var nick: String?
     /// Never printed (see `PasswordSource`).
     public var password: PasswordSource?
+    /// `highlight_words` of the `[room JID]` group: in this room, like a mention.
+    public var highlightWords: [String] = []
 
     public init(jid: String, nick: String? = nil, password: PasswordSource? = nil) {
         self.jid = jid
@@ -29,6 +31,7 @@ struct RoomDraft {
     var nick: String?
     var password: String?
     var passwordCommand: String?
+    var highlightWords: [String]?
 
     func build(jid: String) throws(ConfigValueError) -> (account: String?, room: RoomConfig) {
         let password: PasswordSource?
@@ -38,6 +41,8 @@ struct RoomDraft {
         case (.some, .some): throw ConfigValueError("set either `password` or `password_command`, not both")
         case (nil, nil): password = nil
         }
-        return (account, RoomConfig(jid: jid, nick: nick, password: password))
+        var room = RoomConfig(jid: jid, nick: nick, password: password)
+        room.highlightWords = highlightWords ?? []
+        return (account, room)
     }
 }

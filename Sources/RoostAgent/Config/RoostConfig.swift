@@ -1,4 +1,5 @@
 public import RoostCore
+public import RoostNotify
 
 /// Everything Roost reads from its INI file (see `config/roost.example.ini`), validated, with defaults applied.
 public struct RoostConfig: Sendable, Hashable {
@@ -42,6 +43,8 @@ public struct RoostConfig: Sendable, Hashable {
     public var notify: [String: String]
     /// `[sink NAME]` groups by NAME, exactly as written.
     public var sinks: [String: [String: String]]
+    /// `[watch NAME]` groups by NAME, exactly as written.
+    public var watches: [String: [String: String]]
     /// The file read; nil when no file exists at the default location.
     public var sourcePath: String?
     /// Where each group header and key was found, so later validation can report `file:line`.
@@ -56,6 +59,7 @@ public struct RoostConfig: Sendable, Hashable {
         accounts: [AccountConfig] = [],
         notify: [String: String] = [:],
         sinks: [String: [String: String]] = [:],
+        watches: [String: [String: String]] = [:],
         sourcePath: String? = nil,
         locations: ConfigLocations = ConfigLocations()
     ) {
@@ -65,6 +69,7 @@ public struct RoostConfig: Sendable, Hashable {
         self.accounts = accounts
         self.notify = notify
         self.sinks = sinks
+        self.watches = watches
         self.sourcePath = sourcePath
         self.locations = locations
     }
@@ -79,6 +84,11 @@ public struct RoostConfig: Sendable, Hashable {
     /// The file `load` would read, for messages such as "create ... to add an account".
     public static func searchedPath(explicitPath: String?, environment: [String: String]) -> String {
         ConfigPaths(environment: environment).configFile(explicitPath: explicitPath).path
+    }
+
+    /// `[notify]`, `[sink NAME]` and `[watch NAME]` validated by the notification layer.
+    public func notifySettings() -> (NotifyConfig, [NotifyConfigProblem]) {
+        NotifyConfig.parse(notify: notify, sinks: sinks, watches: watches)
     }
 
     /// The accounts with `enabled = true`.

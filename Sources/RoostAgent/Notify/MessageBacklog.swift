@@ -7,7 +7,7 @@ import Synchronization
 /// Bounded: at most `limit` wait, the oldest beyond it dropped and counted (the summary then covers the newest, and
 /// the log says of how many); and kept small per message: the summary counts messages per conversation and looks at who wrote, when and
 /// whether the user was mentioned — never at a body or a picture, which are dropped here (a 50 000-message catch-up
-/// once held every body until its end).
+/// once held every body until its end); only a message a watch matched keeps its body, to be notified on its own.
 final class MessageBacklog: Sendable {
     /// At most this many wait (a few MB): beyond, the oldest are dropped and counted, and the summary covers the newest.
     static let limit = 20_000
@@ -17,7 +17,7 @@ final class MessageBacklog: Sendable {
         guard !messages.isEmpty else { return }
         let summarised = messages.map { message in
             var kept = message
-            kept.body = ""
+            if message.watches.isEmpty { kept.body = "" }
             kept.avatarPath = nil
             kept.imagePath = nil
             return kept

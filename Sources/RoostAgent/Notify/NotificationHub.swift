@@ -7,6 +7,8 @@ import Synchronization
 final class NotificationHub: Sendable {
     private let notifier = Mutex<Notifier?>(nil)
     private let files = Mutex<FileDownloadWorker?>(nil)
+    /// Which watches (`[watch NAME]`, `highlight_words`) the sessions' new messages match.
+    let watches = WatchEvaluator()
     /// How long a message sharing a picture waits for the file before it is notified without it.
     static let pictureWait = Duration.seconds(8)
 

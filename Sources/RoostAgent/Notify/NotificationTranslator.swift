@@ -29,6 +29,7 @@ struct NotificationTranslator: Sendable {
         var message = IncomingMessage(account: account, conversation: record.conversation, from: record.from, displayName: name,
                                       body: body, isGroupchat: record.kind == .groupchat, mentionsUser: mentionsUser,
                                       timestamp: record.timestamp, avatarPath: avatars[record.conversation.lowercased()])
+        message.archiveID = archiveID
         if picture {
             message.pictureMessageID = archiveID
             message.pictureSizeAwaited = record.attachments.count == 1 && record.attachments[0].size == nil

@@ -111,6 +111,11 @@ actor AccountSession {
     var translator: NotificationTranslator
     /// New incoming messages that arrived through catch-up (or late): one summary at the end, never one each.
     let backlog = MessageBacklog()
+    /// Live notifications held until the watches have been evaluated on their messages: what the mailbox held when
+    /// the session read it, one query for all (`postEvaluatingWatches`); posted in order.
+    var awaitingWatches: [NotificationEvent] = []
+    /// Their messages' texts, by archive id (`WatchEvaluator.texts`).
+    var awaitingTexts: [Int64: String] = [:]
     /// The photo hash of each contact's cached vCard ("" = none): a different hash in presence refetches it.
     var avatarHashes: [String: String] = [:]
 
@@ -486,7 +491,7 @@ actor AccountSession {
                 client.acknowledge(acknowledgement)
                 guard !notes.isEmpty else { return }
                 let (post, late) = translator.events(for: notes, events: events, outcomes: outcomes)
-                for event in post { notifications.post(event) }
+                postEvaluatingWatches(post, events: events, outcomes: outcomes)
                 backlog.add(late)
             case .refused:
                 // Deliberately not stored (logged by the writer): settled, so acknowledged.
@@ -503,6 +508,48 @@ actor AccountSession {
         }
     }
 
+    /// Posts live notifications; with watches for this account, first gathers them until the commit messages waiting in
+    /// the mailbox are read (a task queued on this actor runs after them), then evaluates the watches once on all
+    /// their messages and marks each message with the watches it matched (highlight words: as a mention).
+    func postEvaluatingWatches(_ events: [NotificationEvent], events archived: [ArchiveEvent], outcomes: [InsertOutcome]) {
+        guard !awaitingWatches.isEmpty || events.contains(where: { if case .message = $0 { true } else { false } }),
+              !notifications.watches.definitions(for: account).isEmpty else {
+            for event in events { notifications.post(event) }
+            return
+        }
+        let first = awaitingWatches.isEmpty
+        awaitingWatches += events
+        awaitingTexts.merge(WatchEvaluator.texts(archived, outcomes)) { _, new in new }
+        guard first else { return }
+        Task { self.evaluateWatches() }
+    }
+
+    private func evaluateWatches() {
+        let events = awaitingWatches
+        let texts = awaitingTexts
+        awaitingWatches = []
+        awaitingTexts = [:]
+        var messages = events.compactMap { if case .message(let message) = $0 { message } else { nil } }
+        markWatches(&messages, texts: texts)
+        var marked = messages.makeIterator()
+        for event in events {
+            if case .message = event, let message = marked.next() { notifications.post(.message(message)) } else { notifications.post(event) }
+        }
+    }
+
+    /// Marks each message with the watches it matched, evaluated once for all of them; highlight words make it a
+    /// mention. Also for a catch-up's page (`NotifierCore` notifies its watched messages one by one, the others
+    /// in the summary).
+    func markWatches(_ messages: inout [IncomingMessage], texts: [Int64: String]) {
+        let hits = notifications.watches.matches(account: account, ids: messages.compactMap(\.archiveID), texts: texts, log: log)
+        guard !hits.isEmpty else { return }
+        for index in messages.indices {
+            guard let id = messages[index].archiveID, let matched = hits[id] else { continue }
+            messages[index].watches = matched.compactMap(\.name)
+            if matched.contains(where: { $0.name == nil }) { messages[index].mentionsUser = true }
+        }
+    }
+
     private func settle(_ page: PageSettlement, _ result: ArchiveWriter.Outcome) {
         switch result {
         case .stored(let outcomes, _):
@@ -515,9 +562,12 @@ actor AccountSession {
             var late: [IncomingMessage] = []
             var inserted = 0
             for (index, (event, outcome)) in zip(page.events, outcomes).enumerated() {
-                guard case .inserted = outcome, case .message(let record) = event else { continue }
+                guard case .inserted(let id) = outcome, case .message(let record) = event else { continue }
                 inserted += 1
-                if let message = translator.incoming(record, mentionsUser: page.mentions.contains(index)) { late.append(message) }
+                if let message = translator.incoming(record, archiveID: id, mentionsUser: page.mentions.contains(index)) { late.append(message) }
+            }
+            if !late.isEmpty, !notifications.watches.definitions(for: account).isEmpty {
+                markWatches(&late, texts: WatchEvaluator.texts(page.events, outcomes))
             }
             // The account's catch-up summarises the backlog; a room's catch-up its own messages, once.
             if !page.isRoom { backlog.add(late) }

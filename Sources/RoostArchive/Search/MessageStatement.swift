@@ -26,6 +26,22 @@ struct MessageStatement {
         conditionParameters += parameters
     }
 
+    /// `SELECT columns` of the query's messages among the ids of the JSON array `ids` (watches: a batch of new rows),
+    /// the ids driving the read (`CROSS JOIN` fixes the order): one row lookup each, and with words one probe of the
+    /// full-text index by rowid, however large the archive and whatever indexes the query's filters could use.
+    func select(_ columns: String, among ids: SQLValue) -> (String, [SQLValue]) {
+        var parameters: [SQLValue] = [ids]
+        var sql = "SELECT \(columns) FROM json_each(?) j CROSS JOIN "
+        if let fts = query.ftsExpression {
+            sql += "message_fts f CROSS JOIN messages m ON m.id = f.rowid WHERE f.rowid = j.value AND message_fts MATCH ?"
+            parameters.append(.text(fts))
+        } else {
+            sql += "messages m WHERE m.id = j.value"
+        }
+        sql += " AND (\(query.whereSQL))" + conditions.map { " AND " + $0 }.joined()
+        return (sql, parameters + query.parameters + conditionParameters)
+    }
+
     /// `SELECT columns FROM … WHERE query AND restrictions`, then `ORDER BY` the time order `order` names (none: nil),
     /// `LIMIT`/`OFFSET` when `limit` is given (negative: no limit). `join`: more tables joined to `m`
     /// (`JOIN accounts a ON …`); `tail`: what follows the conditions in place of `order` (`GROUP BY …`, an order of

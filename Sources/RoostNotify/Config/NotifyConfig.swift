@@ -27,17 +27,22 @@ public struct NotifyConfig: Sendable, Hashable {
     public var replyCommand: [String]?
     /// In file order of names; the implicit `desktop` sink when no `[sink]` group exists.
     public var sinks: [SinkConfig] = [SinkConfig(name: "desktop", kind: .desktop, events: Set(SinkEventKind.allCases), timeoutSeconds: 5)]
+    /// `[watch NAME]` groups, by name.
+    public var watches: [WatchConfig] = []
 
     public init() {}
 
-    /// Validates `[notify]` and the `[sink NAME]` groups exactly as written in the config file. Every
-    /// unknown key and bad value is a problem; the config returned uses defaults in their place.
-    public static func parse(notify: [String: String], sinks: [String: [String: String]]) -> (NotifyConfig, [NotifyConfigProblem]) {
+    /// Validates `[notify]`, the `[sink NAME]` and the `[watch NAME]` groups exactly as written in the config file.
+    /// Every unknown key and bad value is a problem; the config returned uses defaults in their place. A watch's query
+    /// is checked by the agent (`roost config`), which knows the search language.
+    public static func parse(notify: [String: String], sinks: [String: [String: String]],
+                             watches: [String: [String: String]] = [:]) -> (NotifyConfig, [NotifyConfigProblem]) {
         var parser = NotifyConfigParser()
         var config = parser.rules(notify)
         if !sinks.isEmpty {
             config.sinks = sinks.keys.sorted().compactMap { parser.sink(name: $0, values: sinks[$0] ?? [:]) }
         }
+        config.watches = watches.keys.sorted().compactMap { parser.watch(name: $0, values: watches[$0] ?? [:], sinks: config.sinks) }
         return (config, parser.problems)
     }
 }

@@ -123,6 +123,30 @@ struct NotifyConfigParser {
         return problems.count == before ? SinkConfig(name: name, kind: kind, events: events, timeoutSeconds: timeout) : nil
     }
 
+    static let watchKeys = ["query", "sink", "priority", "quiet_hours"]
+
+    mutating func watch(name: String, values: [String: String], sinks: [SinkConfig]) -> WatchConfig? {
+        let group = "watch \(name)"
+        let before = problems.count
+        for key in values.keys.sorted() where !Self.watchKeys.contains(key) {
+            problem(group, key, "unknown key in a watch\(Suggestion.phrase(Suggestion.candidates(for: key, among: Self.watchKeys))); "
+                    + "known keys: \(Self.watchKeys.joined(separator: ", "))")
+        }
+        let value = { (key: String) -> String? in values[key].map { $0.trimmingCharacters(in: .whitespaces) } }
+        guard let query = value("query"), !query.isEmpty else {
+            problem(group, "query", "missing; the messages to watch for, in the search language (e.g. from:boss OR \"server down\")")
+            return nil
+        }
+        var watch = WatchConfig(name: name, query: query)
+        if let sink = value("sink"), !sink.isEmpty {
+            if sinks.contains(where: { $0.name == sink }) { watch.sink = sink }
+            else { problem(group, "sink", "no sink named \(sink) (configured: \(sinks.map(\.name).joined(separator: ", ")))") }
+        }
+        if let text = value("priority") { watch.priority = choice(text, group: group, key: "priority") ?? watch.priority }
+        if let text = value("quiet_hours") { watch.quietHours = choice(text, group: group, key: "quiet_hours") ?? watch.quietHours }
+        return problems.count == before ? watch : nil
+    }
+
     private mutating func commandSink(_ value: (String) -> String?, group: String) -> CommandSinkConfig {
         guard let text = value("command"), !text.isEmpty else {
             problem(group, "command", "missing; the program (and its arguments) to run")

@@ -26,6 +26,9 @@ struct NotificationPayload: Encodable {
         let url: String
         var method = "POST"
     }
+    /// The watches a message matched (empty: none) and their priority.
+    let watches: [String]?
+    let priority: String?
 
     init(_ notification: OutgoingNotification) {
         event = notification.kind.rawValue
@@ -41,6 +44,8 @@ struct NotificationPayload: Encodable {
         mentions = notification.mentionsUser
         timestamp = Self.iso8601(notification.timestamp)
         timestamp_ms = notification.timestamp
+        watches = notification.watches.isEmpty ? nil : notification.watches
+        priority = notification.priority?.rawValue
     }
 
     static func json(_ notification: OutgoingNotification, actions: [Button] = []) -> Data {
@@ -68,6 +73,8 @@ struct NotificationPayload: Encodable {
         variables["ROOST_CONVERSATION"] = payload.conversation
         variables["ROOST_FROM"] = payload.from
         variables["ROOST_BODY"] = payload.body
+        variables["ROOST_WATCHES"] = payload.watches?.joined(separator: ",")
+        variables["ROOST_PRIORITY"] = payload.priority
         return variables
     }
 

@@ -15,6 +15,9 @@ actor NotifierCore {
     private var state: NotifyStateStore.State
     private var pending: [String: PendingConversation] = [:]
     private var generation = 0
+    /// The open summary of each kind per account (`summaryKey`), which later catch-ups of that kind add to until the
+    /// user is back on the account (writes or reads somewhere).
+    private var summaries: [String: SummaryTally] = [:]
 
     /// Messages of one conversation not yet read elsewhere; `windowOpen` while further messages are only
     /// counted, to be shown as one update when the coalescing window ends.
@@ -49,12 +52,14 @@ actor NotifierCore {
             await handleCatchUp(account: account, messages: messages)
         case let .conversationRead(account, conversation):
             pending[ConversationKey.make(account, conversation)] = nil
+            closeSummaries(account)
             submit(OutgoingNotification(kind: .close, account: account, conversation: conversation, name: "", title: "", text: "",
                                         timestamp: clock.milliseconds))
         case let .ownPresence(account, resource, available, show):
             presence.update(account: account, resource: resource, available: available, show: show)
         case let .userActivity(account, conversation, at):
             presence.recordActivity(account: account, conversation: conversation, at: at)
+            closeSummaries(account)
         case let .invitation(account, room, from, displayName, reason):
             await handleInvitation(account: account, room: room, from: from, displayName: displayName, reason: reason)
         case let .accountNeedsUser(account, title, cause):
@@ -75,6 +80,7 @@ actor NotifierCore {
     // MARK: Messages
 
     private func handleMessage(_ message: IncomingMessage) async {
+        if !message.watches.isEmpty, handleWatched(message) { return }
         let key = ConversationKey.make(message.account, message.conversation)
         if let reason = contactRule(message) ?? timeRule() {
             suppressed(message.conversation, message.account, reason)
@@ -97,6 +103,25 @@ actor NotifierCore {
         emitConversation(key)
     }
 
+    /// A message watches matched notifies whatever the rules say (mute, group chat policy, presence), once, unless
+    /// every matching watch respects quiet hours and it is quiet now; then the ordinary rules decide. Still within
+    /// `max_per_minute`. True when handled.
+    private func handleWatched(_ message: IncomingMessage) -> Bool {
+        let quiet = timeRule() != nil
+        let firing = config.watches.filter { message.watches.contains($0.name) && !(quiet && $0.quietHours == .respect) }
+        guard !firing.isEmpty else {
+            log(.debug, "watches \(message.watches.joined(separator: ", ")) matched a message in \(LogText.quote(message.conversation)) during quiet hours (quiet_hours = respect)")
+            return false
+        }
+        guard rate.admit(now: clock.milliseconds) else {
+            log(.debug, "not notifying the watched message in \(LogText.quote(message.conversation)): more than max_per_minute = \(config.maxPerMinute) notifications in the last minute")
+            return true
+        }
+        noteNotified(account: message.account, timestamp: message.timestamp, rooms: message.isGroupchat)
+        submit(text.watched(message, by: firing))
+        return true
+    }
+
     /// Shows the conversation's current state, then keeps further messages for one coalescing window.
     private func emitConversation(_ key: String) {
         guard var conversation = pending[key] else { return }
@@ -104,7 +129,7 @@ actor NotifierCore {
         if rate.admit(now: now) {
             conversation.dirty = false
             let notification = text.message(conversation.latest, count: conversation.count)
-            noteNotified(account: conversation.latest.account, timestamp: conversation.latest.timestamp)
+            noteNotified(account: conversation.latest.account, timestamp: conversation.latest.timestamp, rooms: conversation.latest.isGroupchat)
             submit(notification)
         } else {
             log(.debug, "not notifying \(LogText.quote(conversation.latest.conversation)) yet: more than max_per_minute = \(config.maxPerMinute) notifications in the last minute")
@@ -172,26 +197,58 @@ actor NotifierCore {
         submit(text.invitation(account: account, room: room, from: from, displayName: displayName, reason: reason, at: clock.milliseconds))
     }
 
-    private func handleCatchUp(account: String, messages: [IncomingMessage]) async {
+    /// One summary for the chats, one for the rooms (never one replacing the other); each adds to the open one of
+    /// its kind. Only messages newer than the last notified or summarised of their kind count. A message a watch
+    /// matched is notified on its own instead (when the watch's rules let it).
+    private func handleCatchUp(account: String, messages all: [IncomingMessage]) async {
+        // Read before the watched messages move them.
+        let cutoff = [false: lastNotified(account, rooms: false), true: lastNotified(account, rooms: true)]
+        var messages: [IncomingMessage] = []
+        for message in all {
+            if !message.watches.isEmpty, message.timestamp > cutoff[message.isGroupchat]!, handleWatched(message) { continue }
+            messages.append(message)
+        }
+        guard !messages.isEmpty else { return }
         guard config.catchUpSummary else {
             log(.debug, "\(account): catch-up brought \(messages.count) messages; no summary (catch_up_summary = false)")
             return
         }
-        let cutoff = state.lastNotifiedMs[account.lowercased()] ?? state.firstStartedMs
-        let fresh = messages.filter { $0.timestamp > cutoff && contactRule($0) == nil }
-        guard !fresh.isEmpty else {
+        let kinds = [false, true].map { rooms in
+            (rooms, messages.filter { $0.isGroupchat == rooms && $0.timestamp > cutoff[rooms]! && contactRule($0) == nil })
+        }.filter { !$0.1.isEmpty }
+        guard !kinds.isEmpty else {
             log(.debug, "\(account): catch-up brought \(messages.count) messages, none newer than the last notification or allowed by the rules; no summary")
             return
         }
         var reason = config.when == .never ? "when = never" : timeRule()
         if reason == nil, config.when == .away { reason = await presentReason(account: account, conversation: nil) }
         if let reason {
-            log(.debug, "\(account): no summary of \(fresh.count) caught-up messages: \(LogText.quote(reason))")
+            log(.debug, "\(account): no summary of \(kinds.map(\.1.count).reduce(0, +)) caught-up messages: \(LogText.quote(reason))")
             return
         }
-        let summary = text.summary(account: account, messages: fresh, at: clock.milliseconds)
-        noteNotified(account: account, timestamp: fresh.map(\.timestamp).max() ?? cutoff)
-        submit(summary)
+        for (rooms, fresh) in kinds {
+            let key = Self.summaryKey(account, rooms: rooms)
+            var tally = summaries[key] ?? SummaryTally(rooms: rooms)
+            tally.add(fresh)
+            summaries[key] = tally
+            noteNotified(account: account, timestamp: fresh.map(\.timestamp).max() ?? 0, rooms: rooms)
+            submit(text.summary(account: account, tally: tally, at: clock.milliseconds))
+        }
+    }
+
+    private static func summaryKey(_ account: String, rooms: Bool) -> String {
+        account.lowercased() + (rooms ? " rooms" : "")
+    }
+
+    private func closeSummaries(_ account: String) {
+        summaries[Self.summaryKey(account, rooms: false)] = nil
+        summaries[Self.summaryKey(account, rooms: true)] = nil
+    }
+
+    /// The newest message of this kind notified or summarised (the rooms' apart from the chats': a room's catch-up
+    /// after the account's summary still counts what was said in the room before it); before: when Roost first ran.
+    private func lastNotified(_ account: String, rooms: Bool) -> Int64 {
+        state.lastNotifiedMs[Self.summaryKey(account, rooms: rooms)] ?? state.firstStartedMs
     }
 
     // MARK: Rules
@@ -263,9 +320,9 @@ actor NotifierCore {
 
     /// Never later than now: a message's time comes from elsewhere, and one from the future would suppress every
     /// catch-up summary until then.
-    private func noteNotified(account: String, timestamp: Int64) {
+    private func noteNotified(account: String, timestamp: Int64, rooms: Bool) {
         let timestamp = min(timestamp, clock.milliseconds)
-        let key = account.lowercased()
+        let key = Self.summaryKey(account, rooms: rooms)
         guard timestamp > (state.lastNotifiedMs[key] ?? Int64.min) else { return }
         state.lastNotifiedMs[key] = timestamp
         store.save(state)

@@ -41,10 +41,21 @@ struct OutgoingNotification: Sendable {
     var imagePath: String?
     /// For requests and invitations: how to answer from a terminal (sinks without buttons append it).
     var answerHint: String?
+    /// The watches a message matched (`[watch NAME]`); with them, their highest priority and the sinks they name
+    /// (nil: every sink).
+    var watches: [String] = []
+    var priority: WatchPriority?
+    var onlySinks: Set<String>?
 
     /// Identifies what a later notification replaces, e.g. one per conversation.
+    /// A summary of the chats and one of the rooms are two (each grows as further catch-ups add to it); a watched
+    /// message does not replace its conversation's ordinary notification.
     var replacementKey: String {
-        "\(kind == .close ? Kind.message.rawValue : kind.rawValue)|\(account)|\(conversation ?? "")"
+        switch kind {
+        case .summary: "summary|\(account)|\(isGroupchat ? "rooms" : "chats")"
+        case .close: "message|\(account)|\(conversation ?? "")"
+        default: "\(kind.rawValue)\(watches.isEmpty ? "" : "+watch")|\(account)|\(conversation ?? "")"
+        }
     }
 
     var eventKind: SinkEventKind? {

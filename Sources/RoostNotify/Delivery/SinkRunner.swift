@@ -51,6 +51,7 @@ final class SinkRunner: Sendable {
         } else if let kind = notification.eventKind, !events.contains(kind) {
             return
         }
+        if let only = notification.onlySinks, !only.contains(sink.name) { return }
         enqueue(.deliver(notification))
     }
 

@@ -23,6 +23,11 @@ public struct IncomingMessage: Sendable, Hashable {
     /// The body names the one picture the message shared ("sent a picture: holiday.png") without its size, which
     /// the message did not give (a bare upload link): the agent adds it once the download has told it.
     public var pictureSizeAwaited = false
+    /// The `[watch NAME]` groups whose query selects this message (the agent evaluates them once the message is
+    /// archived): it notifies even where the rules would stay silent, once, titled by these names.
+    public var watches: [String] = []
+    /// The message's row in the archive (what the watches are evaluated on), when known.
+    public var archiveID: Int64?
 
     public init(account: String, conversation: String, from: String, displayName: String, body: String,
                 isGroupchat: Bool = false, mentionsUser: Bool = false, timestamp: Int64, avatarPath: String? = nil) {

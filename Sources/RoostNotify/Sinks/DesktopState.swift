@@ -56,6 +56,10 @@ final class DesktopState: @unchecked Sendable {
         notify_notification_set_category(handle.pointer, Self.category(notification.kind))
         notify_notification_clear_actions(handle.pointer)
         handle.replyTarget = nil
+        // A watch's priority: low, normal (high too), critical for urgent.
+        if let priority = notification.priority {
+            notify_notification_set_urgency(handle.pointer, priority == .urgent ? NOTIFY_URGENCY_CRITICAL : priority == .low ? NOTIFY_URGENCY_LOW : NOTIFY_URGENCY_NORMAL)
+        }
         // Stays until dismissed: it is said once, and the account archives nothing until the user acts.
         if answerable || notification.kind == .account {
             notify_notification_set_timeout(handle.pointer, 0)

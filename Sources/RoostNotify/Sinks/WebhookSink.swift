@@ -59,6 +59,7 @@ struct WebhookSink: NotificationSink {
             if !buttons.isEmpty {
                 headers.append("Actions: " + buttons.map { "http, \($0.label), \($0.url), method=POST, clear=true" }.joined(separator: "; "))
             }
+            if let priority = notification.priority { headers.append("Priority: \(priority.ntfy)") }
         }
         if let token { headers.append("Authorization: Bearer \(token)") }
         for name in config.headers.keys.sorted() { headers.append("\(name): \(config.headers[name]!)") }

@@ -194,6 +194,10 @@ struct ConfigCommand: Command {
             "accounts": .array(accountObjects),
             "notify_keys": .array(config.notify.keys.sorted().map { .string($0) }),
             "sinks": .array(config.sinks.keys.sorted().map { .string($0) }),
+            "watches": .array(config.notifySettings().0.watches.map { watch in
+                .object(["name": .string(watch.name), "query": .string(watch.query), "sink": .string(watch.sink),
+                         "priority": .string(watch.priority.rawValue), "quiet_hours": .string(watch.quietHours.rawValue)])
+            }),
         ]
     }
 
@@ -227,6 +231,7 @@ struct ConfigCommand: Command {
         for sink in config.sinks.keys.sorted() {
             output.line("sink:         \(sink)")
         }
+        WatchCommand.show(config.notifySettings().0.watches, accounts: accounts, output: output, json: false)
     }
 
     static func sourceName(_ source: PasswordSource) -> String {

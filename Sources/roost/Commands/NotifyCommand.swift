@@ -12,7 +12,8 @@ struct NotifyCommand: Command {
     static let arguments: [ArgumentKind] = [.subcommands([Subcommand("test")])]
     static let discussion = """
         Without a subcommand, shows the rules of [notify] (when, quiet hours, muted and allowed contacts, \
-        per-contact rules, group chats) and every sink, as `roost run` will use them. \
+        per-contact rules, group chats), every sink, and the watches ([watch NAME] with their query, sink, priority \
+        and quiet_hours; highlight_words), as `roost run` will use them. \
         test checks [notify] and every [sink NAME] group of the config, then sends one test notification through \
         each sink (or only --sink NAME), ignoring the rules (away, quiet hours, mute), and prints one line per \
         sink: ok, or what failed. Without any [sink] group, the desktop sink is tested. Exit status 0 when every \
@@ -41,15 +42,9 @@ struct NotifyCommand: Command {
 
     func run(context: CommandContext) async throws -> ExitCode {
         let config = try context.loadConfig()
-        let (notify, problems) = NotifyConfig.parse(notify: config.notify, sinks: config.sinks)
-        if !problems.isEmpty {
-            for problem in problems {
-                context.output.error(config.locations.problem(group: problem.group, key: problem.key, message: problem.message).description)
-            }
-            return .config
-        }
+        guard let notify = Self.settings(config, context: context) else { return .config }
         if !test {
-            show(notify, context: context)
+            show(notify, accounts: config.accounts, context: context)
             return .ok
         }
         if let sink, !notify.sinks.contains(where: { $0.name == sink }) {
@@ -75,7 +70,16 @@ struct NotifyCommand: Command {
         return failures == 0 ? .ok : .nothingFound
     }
 
-    private func show(_ notify: NotifyConfig, context: CommandContext) {
+    /// `[notify]`, the sinks and the watches as `roost run` reads them; nil, each problem said, when there is one.
+    static func settings(_ config: RoostConfig, context: CommandContext) -> NotifyConfig? {
+        let (notify, problems) = config.notifySettings()
+        for problem in problems {
+            context.output.error(config.locations.problem(group: problem.group, key: problem.key, message: problem.message).description)
+        }
+        return problems.isEmpty ? notify : nil
+    }
+
+    private func show(_ notify: NotifyConfig, accounts: [AccountConfig], context: CommandContext) {
         let quiet = notify.quietHours.map { String(format: "%02d:%02d-%02d:%02d", $0.start / 60, $0.start % 60, $0.end / 60, $0.end % 60) }
         if context.options.json {
             context.output.jsonLine(["kind": "rules", "when": .string(notify.when.rawValue), "quiet_hours": .string(quiet),
@@ -90,6 +94,7 @@ struct NotifyCommand: Command {
                                          "events": .array(sink.events.map(\.rawValue).sorted().map { .string($0) }),
                                          "public_url": .string(Self.publicURL(of: sink))])
             }
+            WatchCommand.show(notify.watches, accounts: accounts, output: context.output, json: true)
             return
         }
         let output = context.output
@@ -106,6 +111,7 @@ struct NotifyCommand: Command {
             output.line("sink:         \(sink.name) (\(sink.typeName)): \(sink.events.map(\.rawValue).sorted().joined(separator: ", "))"
                         + (Self.publicURL(of: sink).map { "; buttons act through \($0)" } ?? ""))
         }
+        WatchCommand.show(notify.watches, accounts: accounts, output: output, json: false)
     }
 
     /// A webhook sink's `public_url`: its pushes carry buttons acting through `roost serve` there.

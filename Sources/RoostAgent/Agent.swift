@@ -49,6 +49,8 @@ public final class Agent: Sendable {
     }
     /// Downloads attachments after their message is committed (nil when the archive could not be read).
     public let files: FileDownloadWorker?
+    /// `[mirror]`: the live Maildir, woken by each commit of the writer (nil without `maildir`).
+    public let mirror: MailMirror?
 
     /// Opens the archive (creating it 0600 in a 0700 folder) and prepares one session per enabled account.
     /// Passwords are resolved later, by each session, off the start-up path.
@@ -65,6 +67,13 @@ public final class Agent: Sendable {
         }
         files = try? FileDownloadWorker(writer: writer, settings: config.files, accounts: config.enabledAccounts, log: log)
         if let files { notifications.attach(files) }
+        if let mirrorSettings = config.mirror.settings(accounts: config.enabledAccounts.count) {
+            mirror = try MailMirror(settings: mirrorSettings, reader: try ArchiveReader(path: config.archivePath), writer: writer) { [log] warning, text in
+                warning ? log.warning(text) : log.info(text)
+            }
+        } else {
+            mirror = nil
+        }
         var sessions: [AccountSession] = []
         for account in config.enabledAccounts {
             if let session = makeSession(account) { sessions.append(session) }
@@ -299,6 +308,7 @@ public final class Agent: Sendable {
         }
         await pipeline.drainAndStop()
         await files?.stop()
+        mirror?.stop()
         await notifications.current?.shutdown()
         do { try writer.checkpoint() } catch { log.error("closing the archive: \(LogText.quote(error))") }
         log.info("stopped")

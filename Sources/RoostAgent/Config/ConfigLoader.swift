@@ -90,6 +90,7 @@ struct ConfigLoader {
         if let v = assembly.settings.keepRetracted { config.keepRetracted = v }
         config.serve = assembly.serve
         config.backup = assembly.backup
+        config.mirror = assembly.mirror
         return config
     }
 }
@@ -108,6 +109,7 @@ extension ConfigLoader {
         var retention: [String: String] = [:]
         var serve = ServeConfig()
         var backup = BackupConfig()
+        var mirror = MirrorConfig()
         var sinks: [String: [String: String]] = [:]
         /// `[room JID]` groups, attached to their account once every group is read.
         var roomGroups: [(account: String?, room: RoomConfig, line: Int?)] = []
@@ -143,6 +145,8 @@ extension ConfigLoader {
                 problems += apply(values, group: group, table: ConfigKeys.serve, to: &serve)
             case .backup:
                 problems += apply(values, group: group, table: ConfigKeys.backup, to: &backup)
+            case .mirror:
+                problems += apply(values, group: group, table: ConfigKeys.mirror, to: &mirror)
             case let .sink(name):
                 sinks[name] = values
             case let .account(written):

@@ -68,9 +68,17 @@ public final class Agent: Sendable {
         files = try? FileDownloadWorker(writer: writer, settings: config.files, accounts: config.enabledAccounts, log: log)
         if let files { notifications.attach(files) }
         if let mirrorSettings = config.mirror.settings(accounts: config.enabledAccounts.count) {
-            mirror = try MailMirror(settings: mirrorSettings, reader: try ArchiveReader(path: config.archivePath), writer: writer) { [log] warning, text in
-                warning ? log.warning(text) : log.info(text)
-            }
+            let pipeline = self.pipeline
+            mirror = try MailMirror(settings: mirrorSettings, reader: try ArchiveReader(path: config.archivePath), writer: writer,
+                                    log: { [log] warning, text in warning ? log.warning(text) : log.info(text) },
+                                    seen: { [log] account, conversation, row in
+                                        // As `roost read` records it, up to the message of the mail.
+                                        log.debug("mirror: a mail of \(LogText.quote(conversation)) marked seen; read up to it")
+                                        Task {
+                                            _ = await pipeline.commit([.conversationRead(account: account, conversation: conversation,
+                                                                                         timestamp: Timestamp.now(), upTo: row)])
+                                        }
+                                    })
         } else {
             mirror = nil
         }

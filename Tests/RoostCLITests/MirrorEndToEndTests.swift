@@ -134,4 +134,32 @@ import RoostTestSupport
         #expect(!FileManager.default.fileExists(atPath: maildir + "/" + original.path))
         #expect(after[id]?.text.contains("hello") == true)
     }
+
+    @Test func aMailMarkedSeenMarksTheConversationReadUpToIt() async throws {
+        let maildir = NSTemporaryDirectory() + "roost-mirror-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: maildir) }
+        let rig = try await ZeroLossRig.make(general: "\n[mirror]\nmaildir = \(maildir)\nread_from_mirror = true\n")
+        let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
+        defer { _ = roost.stop() }
+        try await ZeroLossRig.waitForLog(roost, "online", timeout: .seconds(120))
+        let prefix = "seen-\(UUID().uuidString.prefix(6))"
+        try await PeerFlood(rig, to: rig.alice, count: 3, prefix: prefix).finish()
+        let new = maildir + "/" + rig.bob.description + "/new"
+        try await waitUntil("three mails in new/", timeout: .seconds(60)) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: new)) ?? []).count == 3
+        }
+        func unread() throws -> Int? {
+            let status = try RoostBinary.run(["status", "--config", rig.config, "--json"], timeout: 30)
+            guard let line = status.jsonLines.first(where: { $0["kind"] as? String == "unread" }) else { return 0 }
+            return line["unread"] as? Int
+        }
+        #expect(try unread() == 3)
+        // The mail client reads the second message: moved to cur/ with the S flag, as Maildir readers do.
+        let names = try FileManager.default.contentsOfDirectory(atPath: new).sorted()
+        let second = try #require(names.first { name in
+            (try? String(contentsOfFile: new + "/" + name, encoding: .utf8))?.contains("msg-2") == true
+        })
+        #expect(rename(new + "/" + second, maildir + "/" + rig.bob.description + "/cur/" + second + ":2,S") == 0)
+        try await waitUntil("the conversation read up to the second message", timeout: .seconds(30)) { try unread() == 1 }
+    }
 }

@@ -95,6 +95,7 @@ enum ConfigKeys {
             }
             draft.query = value
         },
+        "read_from_mirror": { draft, value, _ throws(ConfigValueError) in draft.readFromMirror = try SettingValue.boolean(value) },
         "attachments": { draft, value, _ throws(ConfigValueError) in
             switch value.trimmingCharacters(in: .whitespaces).lowercased() {
             case "true", "yes", "on": draft.attachmentLimit = ExportOptions.defaultMailAttachmentLimit

@@ -11,6 +11,8 @@ public struct MirrorConfig: Sendable, Hashable {
     public var query = ""
     /// `attachments`: `true` (stored files up to 25M embedded), `false` (none: the mail names the URL) or a size.
     public var attachmentLimit: Int64? = ExportOptions.defaultMailAttachmentLimit
+    /// `read_from_mirror`: a mail marked seen in the Maildir marks its conversation read up to it.
+    public var readFromMirror = false
 
     public init() {}
 
@@ -21,6 +23,7 @@ public struct MirrorConfig: Sendable, Hashable {
         settings.split = split
         settings.query = query
         settings.attachmentLimit = attachmentLimit
+        settings.readFromMirror = readFromMirror
         settings.accountFolders = accounts > 1
         return settings
     }

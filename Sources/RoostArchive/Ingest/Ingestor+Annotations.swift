@@ -242,11 +242,11 @@ extension Ingestor {
                       .integer(peerDisplayed), .integer(at)])
     }
 
-    /// `roost read`: everything archived in the conversation so far counts as read.
-    func markRead(account jid: String, conversation: String, at: Int64) throws(SQLiteError) -> InsertOutcome {
+    /// `roost read`: everything archived in the conversation so far counts as read (or up to the row `upTo`).
+    func markRead(account jid: String, conversation: String, at: Int64, upTo: Int64? = nil) throws(SQLiteError) -> InsertOutcome {
         let account = try accountID(jid, now: at)
-        let newest = try database.cached("SELECT max(id) FROM messages WHERE account_id = ? AND conversation = ?")
-            .scalarInt([.integer(account), .text(conversation)])
+        let newest = try database.cached("SELECT max(id) FROM messages WHERE account_id = ? AND conversation = ? AND id <= ?")
+            .scalarInt([.integer(account), .text(conversation), .integer(upTo ?? .max)])
         guard let newest else { return .duplicate(existingId: nil) }
         try moveReadState(account: account, conversation: conversation, read: newest, at: at)
         return .stored

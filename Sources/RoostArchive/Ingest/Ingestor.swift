@@ -142,8 +142,8 @@ final class Ingestor {
         case .invitationAnswered(let account, let room, let status, let timestamp):
             return try answerInvitations(account: account, room: room, status: status, timestamp: timestamp)
         case .annotation(let annotation): return try apply(annotation)
-        case .conversationRead(let account, let conversation, let timestamp):
-            return try markRead(account: account, conversation: conversation, at: timestamp)
+        case .conversationRead(let account, let conversation, let timestamp, let upTo):
+            return try markRead(account: account, conversation: conversation, at: timestamp, upTo: upTo)
         }
     }
 

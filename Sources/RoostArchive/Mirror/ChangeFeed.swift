@@ -58,6 +58,21 @@ extension ArchiveReader {
     }
 }
 
+extension ArchiveReader {
+    /// The account and conversation of a message row; nil when it is not archived.
+    public func conversation(ofRow row: Int64) throws(ArchiveError) -> (account: String, conversation: String)? {
+        try withDatabase { database throws(SQLiteError) -> (account: String, conversation: String)? in
+            var found: (account: String, conversation: String)?
+            try database.cached("SELECT a.jid, m.conversation FROM messages m JOIN accounts a ON a.id = m.account_id WHERE m.id = ?")
+                .forEachRow([.integer(row)]) { row in
+                    found = (row.text(0), row.text(1))
+                    return false
+                }
+            return found
+        }
+    }
+}
+
 extension ArchiveWriter {
     /// Moves the cursor `name` to `seq` (forward or back) in a transaction of its own, durable when it returns.
     public func setCursor(_ name: String, to seq: Int64) throws(ArchiveError) {

@@ -15,6 +15,9 @@ public struct MirrorSettings: Sendable, Equatable {
     public var query = ""
     /// `attachments`: stored files up to this size are embedded; nil: none (the mail names the URL).
     public var attachmentLimit: Int64? = ExportOptions.defaultMailAttachmentLimit
+    /// `read_from_mirror`: a mail the user marks seen (moved to `cur/` with the `S` flag) marks its conversation read
+    /// up to its message.
+    public var readFromMirror = false
     /// With `split = conversation`: an account folder above the conversations (when several accounts archive).
     public var accountFolders = false
     /// The calendar of `Date:` headers and month folders.
@@ -70,7 +73,8 @@ public final class MailMirrorWriter {
     private let clock: ZoneClock
     /// message row → its files (full paths) in `new/` and `cur/`, read from the folders once, kept since.
     private var files: [Int64: [String]] = [:]
-    private var madeFolders: Set<String> = []
+    /// The Maildirs (folders holding `tmp`, `new`, `cur`) made or found.
+    private(set) var madeFolders: Set<String> = []
     private var foldersToSync: Set<String> = []
     private var text: [UInt8] = []
     public private(set) var written = 0
@@ -297,6 +301,7 @@ public final class MailMirrorWriter {
             guard parts.count >= 2, parts[parts.count - 2] == "new" || parts[parts.count - 2] == "cur",
                   let mail = Self.row(ofMail: String(parts[parts.count - 1])) else { continue }
             files[mail.row, default: []].append(settings.maildir + "/" + relative)
+            madeFolders.insert(settings.maildir + "/" + parts.dropLast(2).joined(separator: "/"))
         }
     }
 }
@@ -399,10 +404,12 @@ public final class MailMirror: Sendable {
         var stalled: String?
     }
 
-    /// `log(warning, text)`: what the mirror reports (a stall, warning; its end, not).
+    /// `log(warning, text)`: what the mirror reports (a stall, warning; its end, not). `seen(account, conversation, row)`:
+    /// with `read_from_mirror`, the user marked the mail of `row` seen (called on the mirror's thread).
     /// The thread's first pass starts at once.
     public init(settings: MirrorSettings, reader: ArchiveReader, writer: ArchiveWriter,
-                log: @escaping @Sendable (_ warning: Bool, _ text: String) -> Void) throws(MirrorError) {
+                log: @escaping @Sendable (_ warning: Bool, _ text: String) -> Void,
+                seen: @escaping @Sendable (_ account: String, _ conversation: String, _ row: Int64) -> Void = { _, _, _ in }) throws(MirrorError) {
         var pipeFDs: [Int32] = [0, 0]
         guard pipe(&pipeFDs) == 0 else { throw .io(path: "pipe", operation: "create", errno: errno) }
         for descriptor in pipeFDs {
@@ -422,7 +429,7 @@ public final class MailMirror: Sendable {
             }
         }
         let thread = Thread {
-            Self.run(settings: settings, reader: reader, writer: writer, state: state, wake: wakeRead, log: log)
+            Self.run(settings: settings, reader: reader, writer: writer, state: state, wake: wakeRead, log: log, seen: seen)
             end.ended()
         }
         thread.name = "roost.mirror"
@@ -454,9 +461,10 @@ public final class MailMirror: Sendable {
     }
 
     private static func run(settings: MirrorSettings, reader: ArchiveReader, writer: ArchiveWriter, state: StateBox, wake: Int32,
-                            log: @Sendable (Bool, String) -> Void) {
+                            log: @Sendable (Bool, String) -> Void, seen: @Sendable (String, String, Int64) -> Void) {
         var buffer = [UInt8](repeating: 0, count: 4096)
         var made: MailMirrorWriter?
+        let watcher = settings.readFromMirror ? SeenWatcher() : nil
         while true {
             state.withLock { $0.pending = false }
             while read(wake, &buffer, buffer.count) > 0 {}
@@ -470,6 +478,7 @@ public final class MailMirror: Sendable {
                     made = mirror
                 }
                 try mirror.catchUp()
+                watcher?.watch(mirror.madeFolders)
                 let recovered = state.withLock { state in
                     defer { state.stalled = nil; state.written = mirror.written; state.removed = mirror.removed }
                     return state.stalled != nil
@@ -483,11 +492,58 @@ public final class MailMirror: Sendable {
                 if first { log(true, "mirror: stalled (\(error)); archiving goes on, the mirror tries again at the next commit") }
             }
             var descriptors = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            if let watcher { descriptors.append(pollfd(fd: watcher.descriptor, events: Int16(POLLIN), revents: 0)) }
             while !state.withLock({ $0.pending || $0.stopping }) {
-                let ready = poll(&descriptors, 1, -1)
+                let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
                 if ready < 0 && errno != EINTR { return }
                 if descriptors[0].revents != 0 { break }
+                if let watcher, descriptors[1].revents != 0 {
+                    for row in watcher.seenRows() {
+                        if let (account, conversation) = try? reader.conversation(ofRow: row) { seen(account, conversation, row) }
+                    }
+                }
             }
         }
+    }
+}
+
+/// inotify on the mirror's `cur/` folders: the rows of mails moved there (or renamed there) with the `S` flag.
+private final class SeenWatcher {
+    let descriptor: Int32
+    private var watched: Set<String> = []
+
+    init?() {
+        let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        guard descriptor >= 0 else { return nil }
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    /// Watches the `cur/` folders of the Maildirs not watched yet.
+    func watch(_ folders: Set<String>) {
+        for folder in folders.subtracting(watched) where inotify_add_watch(descriptor, folder + "/cur", UInt32(IN_MOVED_TO | IN_CREATE)) >= 0 {
+            watched.insert(folder)
+        }
+    }
+
+    /// The rows of the mails that arrived in a `cur/` marked seen since the last call.
+    func seenRows() -> [Int64] {
+        var rows: [Int64] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let header = MemoryLayout<inotify_event>.size
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            var offset = 0
+            while offset + header <= count {
+                let length = buffer.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)) }
+                let name = String(decoding: buffer[(offset + header)..<min(offset + header + length, count)].prefix { $0 != 0 }, as: UTF8.self)
+                if let mail = MailMirrorWriter.row(ofMail: name), mail.flags.contains("S") { rows.append(mail.row) }
+                offset += header + length
+            }
+        }
+        return rows
     }
 }

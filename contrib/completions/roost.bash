@@ -49,7 +49,7 @@ _roost_takes_value() {
         "log --lines"|"log -n"|"log --since"|"log --until"|"log --around") return 0 ;;
         "show --context"|"show -C") return 0 ;;
         "stats --by") return 0 ;;
-        "export --format"|"export -f"|"export --output"|"export -o"|"export --conversation"|"export --split"|"export --include"|"export --max-attachment-size") return 0 ;;
+        "export --format"|"export -f"|"export --output"|"export -o"|"export --conversation"|"export --split"|"export --include"|"export --max-attachment-size"|"export --since-last") return 0 ;;
         "import --format"|"import -f"|"import --max-line-size"|"import --me"|"import --time-zone") return 0 ;;
         "forget --id") return 0 ;;
         "restore --to") return 0 ;;
@@ -174,6 +174,10 @@ _roost_positional_kind() {
             case $sub in
                 words) echo 'words:contacts requests accounts sinks';;
             esac ;;
+        mirror)
+            if ((index == 1)); then echo 'words:rebuild'; return; fi
+            case $sub in
+            esac ;;
     esac
 }
 
@@ -186,7 +190,7 @@ _roost_options() {
         show) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --context -C' ;;
         stats) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --by' ;;
         verify) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --repair --files' ;;
-        export) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --output -o --conversation --split --include --utc --bom --force --no-attachments --max-attachment-size' ;;
+        export) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --output -o --conversation --split --include --utc --bom --force --no-attachments --max-attachment-size --since-last' ;;
         import) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --dry-run -n --skip-invalid --max-line-size --me --time-zone' ;;
         forget) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --id --dry-run --yes -y' ;;
         backup) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --verify --no-files --encrypt' ;;
@@ -208,6 +212,7 @@ _roost_options() {
         notify) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --sink' ;;
         config) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --check-passwords --check --jid --password-command --password-stdin --host --port --tls --ca-file --force --no-test' ;;
         completions) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version' ;;
+        mirror) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version' ;;
         *) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version' ;;
     esac
 }
@@ -239,11 +244,11 @@ _roost() {
         return
     fi
     if [[ -z $command ]]; then
-        COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
+        COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions mirror help' -- "$cur"))
         return
     fi
     if [[ $command == help ]]; then
-        ((index == 0)) && COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions help' -- "$cur"))
+        ((index == 0)) && COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions mirror help' -- "$cur"))
         return
     fi
     _roost_complete_kind "$(_roost_positional_kind "$command" "$first" $((index + 1)))" "$cur"

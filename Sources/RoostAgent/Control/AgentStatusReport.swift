@@ -1,4 +1,5 @@
 import Foundation
+public import RoostArchive
 
 /// What `status` answers: the agent process and each account, as `roost status` prints them.
 public struct AgentStatusReport: Codable, Sendable, Equatable {
@@ -62,21 +63,8 @@ public struct AgentStatusReport: Codable, Sendable, Equatable {
     /// Events waiting to be committed.
     public var archiveBacklog: Int?
     /// `[mirror]`: where the Maildir stands (absent without a mirror, and from older agents).
-    public var mirror: Mirror?
+    public var mirror: MirrorStatus?
     public var accounts: [Account]
-
-    public struct Mirror: Codable, Sendable, Equatable {
-        public var maildir: String
-        /// The change of the archive the Maildir holds everything up to; nil before its first pass ended.
-        public var position: Int64?
-        public var latest: Int64
-        /// Messages changed after `position`, not in the Maildir yet.
-        public var backlog: Int64
-        public var written: Int
-        public var removed: Int
-        /// Why the mirror is stalled (a full disk); nil while it writes.
-        public var stalled: String?
-    }
 }
 
 extension AgentStatusReport.Account {

@@ -173,12 +173,7 @@ public struct ControlDispatcher: Sendable {
         return AgentStatusReport(pid: getpid(), protocolVersion: ControlProtocol.version, archive: handle.archivePath,
                                  committedBatches: statistics.batches, committedEvents: statistics.events,
                                  archiveFailingSince: failingSince, archiveFailure: failure, archiveBacklog: handle.pipeline.backlog,
-                                 mirror: handle.mirror.map { mirror in
-                                     let status = mirror.status()
-                                     return AgentStatusReport.Mirror(maildir: mirror.maildir, position: status.position, latest: status.latest,
-                                                                     backlog: status.backlog, written: status.written, removed: status.removed,
-                                                                     stalled: status.stalled)
-                                 },
+                                 mirror: handle.mirror?.status(),
                                  accounts: await handle.status().map(AgentStatusReport.Account.init))
     }
 }

@@ -29,7 +29,9 @@ public struct MirrorSettings: Sendable, Equatable {
 }
 
 /// What `roost status --json` shows of the mirror.
-public struct MirrorStatus: Sendable, Equatable {
+public struct MirrorStatus: Codable, Sendable, Equatable {
+    /// The mirror's folder.
+    public var maildir: String
     /// The change the Maildir holds everything up to (the cursor `mirror`); nil before its first pass.
     public var position: Int64?
     /// The newest change in the archive.
@@ -255,14 +257,10 @@ public final class MailMirrorWriter {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if descriptor < 0 { throw .io(path: path, operation: "create", errno: errno) }
         defer { close(descriptor) }
-        var offset = 0
-        while offset < text.count {
-            let count = text.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .io(path: path, operation: "write", errno: errno)
-            }
-            offset += count
+        do throws(BackupError) {
+            try BackupTar.writeAll(descriptor, text[...], path: path)
+        } catch {
+            throw .io(path: path, operation: "write", errno: { if case .io(_, _, let code) = error { code } else { EIO } }())
         }
         if fsync(descriptor) != 0 { throw .io(path: path, operation: "sync", errno: errno) }
     }
@@ -380,8 +378,7 @@ private struct Renderer {
 /// the writer never waits for the mirror), then writes what changed. A failing pass (a full disk) is logged once
 /// and tried again at the next wake-up; ingest goes on meanwhile.
 public final class MailMirror: Sendable {
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let wakeUp: WakePipe
     private let state = StateBox()
     private let end = ThreadEnd(running: true)
     private let reader: ArchiveReader
@@ -410,26 +407,17 @@ public final class MailMirror: Sendable {
     public init(settings: MirrorSettings, reader: ArchiveReader, writer: ArchiveWriter,
                 log: @escaping @Sendable (_ warning: Bool, _ text: String) -> Void,
                 seen: @escaping @Sendable (_ account: String, _ conversation: String, _ row: Int64) -> Void = { _, _, _ in }) throws(MirrorError) {
-        var pipeFDs: [Int32] = [0, 0]
-        guard pipe(&pipeFDs) == 0 else { throw .io(path: "pipe", operation: "create", errno: errno) }
-        for descriptor in pipeFDs {
-            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-        }
-        wakeRead = pipeFDs[0]
-        wakeWrite = pipeFDs[1]
+        guard let wakeUp = WakePipe() else { throw .io(path: "pipe", operation: "create", errno: errno) }
+        self.wakeUp = wakeUp
         self.reader = reader
         maildir = settings.maildir
-        let (state, end, wakeRead, wakeWrite) = (state, end, wakeRead, wakeWrite)
+        let (state, end) = (state, end)
         writer.onCommit {
             let first = state.withLock { state in defer { state.pending = true }; return !state.pending }
-            if first {
-                var byte: UInt8 = 1
-                _ = write(wakeWrite, &byte, 1)
-            }
+            if first { wakeUp.wake() }
         }
         let thread = Thread {
-            Self.run(settings: settings, reader: reader, writer: writer, state: state, wake: wakeRead, log: log, seen: seen)
+            Self.run(settings: settings, reader: reader, writer: writer, state: state, wake: wakeUp, log: log, seen: seen)
             end.ended()
         }
         thread.name = "roost.mirror"
@@ -439,35 +427,29 @@ public final class MailMirror: Sendable {
     /// Ends the thread and waits for it. Idempotent.
     public func stop() {
         let already = state.withLock { state in defer { state.stopping = true }; return state.stopping }
-        if !already {
-            var byte: UInt8 = 1
-            _ = write(wakeWrite, &byte, 1)
-        }
+        if !already { wakeUp.wake() }
         end.wait()
     }
 
     deinit {
         stop()
-        close(wakeRead)
-        close(wakeWrite)
     }
 
     public func status() -> MirrorStatus {
         let position = try? reader.feedPosition(cursor: MailMirrorWriter.cursorName)
         return state.withLock { state in
-            MirrorStatus(position: position?.cursor.flatMap { $0 >= 0 ? $0 : nil }, latest: position?.latest ?? 0,
+            MirrorStatus(maildir: maildir, position: position?.cursor.flatMap { $0 >= 0 ? $0 : nil }, latest: position?.latest ?? 0,
                          backlog: position?.backlog ?? 0, written: state.written, removed: state.removed, stalled: state.stalled)
         }
     }
 
-    private static func run(settings: MirrorSettings, reader: ArchiveReader, writer: ArchiveWriter, state: StateBox, wake: Int32,
+    private static func run(settings: MirrorSettings, reader: ArchiveReader, writer: ArchiveWriter, state: StateBox, wake: WakePipe,
                             log: @Sendable (Bool, String) -> Void, seen: @Sendable (String, String, Int64) -> Void) {
-        var buffer = [UInt8](repeating: 0, count: 4096)
         var made: MailMirrorWriter?
         let watcher = settings.readFromMirror ? SeenWatcher() : nil
         while true {
             state.withLock { $0.pending = false }
-            while read(wake, &buffer, buffer.count) > 0 {}
+            wake.drain()
             if state.withLock({ $0.stopping }) { return }
             do throws(MirrorError) {
                 let mirror: MailMirrorWriter
@@ -491,7 +473,7 @@ public final class MailMirror: Sendable {
                 }
                 if first { log(true, "mirror: stalled (\(error)); archiving goes on, the mirror tries again at the next commit") }
             }
-            var descriptors = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            var descriptors = [pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
             if let watcher { descriptors.append(pollfd(fd: watcher.descriptor, events: Int16(POLLIN), revents: 0)) }
             while !state.withLock({ $0.pending || $0.stopping }) {
                 let ready = poll(&descriptors, nfds_t(descriptors.count), -1)

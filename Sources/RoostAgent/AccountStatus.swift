@@ -17,6 +17,9 @@ public struct AccountStatus: Sendable {
     public var otherClientsOnline: Int = 0
     /// Group chats Roost is in now.
     public var roomsJoined: Int = 0
+    /// Contacts in the roster as last loaded; nil until it has loaded in this run (the account is then ready:
+    /// who is a contact and who a stranger is known).
+    public var rosterContacts: Int?
     /// How long the oldest unacknowledged outbound stanza has waited for the server's acknowledgement, in seconds.
     public var unacknowledgedOldestSeconds: Int?
 }

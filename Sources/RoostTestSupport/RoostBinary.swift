@@ -1,5 +1,6 @@
 public import Foundation
 import Testing
+import RoostCore
 
 /// Runs the built `roost` binary as a user would, capturing stdout, stderr and the exit status.
 public enum RoostBinary {
@@ -135,7 +136,11 @@ public enum RoostBinary {
         let logPath = NSTemporaryDirectory() + "roost-run-\(UUID().uuidString.prefix(8)).log"
         let command = wrapper + [path] + arguments
         let pid = try Subprocess.spawn(command[0], Array(command.dropFirst()), environment: env, outputPath: logPath)
-        return RunningRoost(pid: pid, program: path, logPath: logPath, directory: FileManager.default.currentDirectoryPath)
+        let running = RunningRoost(pid: pid, program: path, logPath: logPath, directory: FileManager.default.currentDirectoryPath)
+        if let at = arguments.firstIndex(of: "--config"), at + 1 < arguments.count {
+            running.config = (arguments[at + 1], environment)
+        }
+        return running
     }
 
     /// A `wrapper` for `start` that runs roost in a mount namespace of its own where `folder` is an empty tmpfs,
@@ -167,6 +172,8 @@ public final class RunningRoost: @unchecked Sendable {
     let directory: String
     private let lock = NSLock()
     private var exitStatus: Int32?
+    /// The `--config` it was started with and the environment given, for `roost status` (`waitForReady`).
+    var config: (path: String, environment: [String: String])?
 
     init(pid: pid_t, program: String, logPath: String, directory: String) {
         self.pid = pid
@@ -212,6 +219,26 @@ public final class RunningRoost: @unchecked Sendable {
             if !isRunning { throw WaitTimedOut(what: "'\(text)' in roost's log: it exited; log so far:\n\(stderrSoFar)") }
             return false
         }
+    }
+
+    /// Waits until `roost status --json` says every account (or `account`) is online with its roster loaded
+    /// (`roster_contacts`): the agent knows who is a contact. For a `roost run` started with `--config`.
+    public func waitForReady(_ account: String? = nil, timeout: TimeInterval = 30) throws {
+        guard let config else { throw WaitTimedOut(what: "readiness: this roost was not started with --config") }
+        var seen: [[String: Any]] = []
+        try waitUntilBlocking("\(account ?? "every account") online with its roster", timeout: .milliseconds(Int(timeout * 1000)),
+                              every: .milliseconds(100), detail: { "status: \(seen)\nlog so far:\n\(self.stderrSoFar)" }) {
+            if !isRunning { throw WaitTimedOut(what: "readiness: roost exited; log so far:\n\(stderrSoFar)") }
+            // Before the control socket answers, `roost status` says the agent is not running: not ready yet.
+            seen = (try? RoostBinary.accountStatus(config: config.path, environment: config.environment)) ?? []
+            let accounts = seen.filter { account == nil || $0["account"] as? String == account }
+            return !accounts.isEmpty && accounts.allSatisfy { $0["state"] as? String == "online" && ($0["roster_contacts"] as? Int) != nil }
+        }
+    }
+
+    /// `waitForReady` from a task: on a thread of its own, as `roost status` blocks while it runs.
+    public func ready(_ account: String? = nil, timeout: TimeInterval = 60) async throws {
+        try await offPool { try self.waitForReady(account, timeout: timeout) }
     }
 
     /// Waits until the process ends or `timeout` passes; true when it ended. Woken by the kernel through a pidfd

@@ -2,7 +2,7 @@ import Foundation
 public import Testing
 
 /// Something a test needs from the machine: a test server, root, a tool, IPv6 on loopback, the suite's
-/// notification log.
+/// notification log, the suite's Dovecot.
 ///
 /// On a developer machine a suite whose requirement is missing is skipped. In CI, contrib/scripts/test sets
 /// `ROOST_TEST_REQUIRE_ALL=1`: every requirement then counts as met, so the suite runs and fails loudly on
@@ -18,6 +18,8 @@ public enum TestRequirement: Sendable, CustomStringConvertible {
     case ipv6Loopback
     /// `ROOST_TEST_NOTIFY_LOG`: the log of the suite's mock notification daemon (contrib/scripts/test).
     case notificationLog
+    /// The suite's private Dovecot (contrib/scripts/dovecot-test-server, started by contrib/scripts/test).
+    case dovecot
 
     /// True when the suite must not skip anything (CI): a missing requirement is then a failure.
     public static var requireAll: Bool {
@@ -31,6 +33,7 @@ public enum TestRequirement: Sendable, CustomStringConvertible {
         case .tool(let path): FileManager.default.isExecutableFile(atPath: path)
         case .ipv6Loopback: Self.canBindIPv6Loopback()
         case .notificationLog: ProcessInfo.processInfo.environment["ROOST_TEST_NOTIFY_LOG"].map { !$0.isEmpty } ?? false
+        case .dovecot: DovecotServer.shared != nil
         }
     }
 
@@ -41,6 +44,7 @@ public enum TestRequirement: Sendable, CustomStringConvertible {
         case .tool(let path): "\(path) (contrib/scripts/install-deps installs it)"
         case .ipv6Loopback: "IPv6 on the loopback interface (sysctl net.ipv6.conf.lo.disable_ipv6=0; contrib/scripts/test enables it as root)"
         case .notificationLog: "ROOST_TEST_NOTIFY_LOG, the mock notification daemon's log that contrib/scripts/test sets up"
+        case .dovecot: "the test Dovecot (run the suite with contrib/scripts/test, or start contrib/scripts/dovecot-test-server; apt package dovecot-imapd)"
         }
     }
 

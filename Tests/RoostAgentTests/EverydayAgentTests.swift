@@ -156,11 +156,27 @@ struct MessageBacklogTests {
         backlog.add([IncomingMessage(account: "me@example.org", conversation: "room@muc.example.org", from: "room@muc.example.org/bob",
                                      displayName: "bob", body: long, isGroupchat: true, mentionsUser: true, timestamp: 42,
                                      avatarPath: "/tmp/bob.png")])
-        let kept = backlog.take()
+        let kept = backlog.take().messages
         #expect(kept.count == 1)
         #expect(kept.first?.body == "" && kept.first?.avatarPath == nil)
         #expect(kept.first?.conversation == "room@muc.example.org" && kept.first?.displayName == "bob")
         #expect(kept.first?.isGroupchat == true && kept.first?.mentionsUser == true && kept.first?.timestamp == 42)
-        #expect(backlog.take().isEmpty, "taken once")
+        #expect(backlog.take().messages.isEmpty, "taken once")
+    }
+
+    /// Bounded: beyond `limit` the oldest go and are counted; the newest stay, in order.
+    @Test func keepsTheNewestUpToItsLimitAndCountsTheRest() {
+        let backlog = MessageBacklog()
+        let extra = 25
+        for batch in stride(from: 0, to: MessageBacklog.limit + extra, by: 1000) {
+            backlog.add((batch..<min(batch + 1000, MessageBacklog.limit + extra)).map { n in
+                IncomingMessage(account: "me@example.org", conversation: "bob@example.org", from: "bob@example.org/phone",
+                                displayName: "bob", body: "m\(n)", isGroupchat: false, mentionsUser: false, timestamp: Int64(n))
+            })
+        }
+        let taken = backlog.take()
+        #expect(taken.messages.count == MessageBacklog.limit && taken.dropped == extra)
+        #expect(taken.messages.first?.timestamp == Int64(extra) && taken.messages.last?.timestamp == Int64(MessageBacklog.limit + extra - 1))
+        #expect(backlog.take().dropped == 0, "taking starts the count afresh")
     }
 }

@@ -55,6 +55,17 @@ import Testing
         let result = try ExternalTool.python(Self.readMessages, ["maildir", path])
         #expect(result.status == 0, "\(result.stderr)")
         try checkMail(result.stdout)
+        // Each file's time is its message's (Dovecot serves it as the INTERNALDATE, the arrival time mail apps sort by).
+        let dates = try ExternalTool.python("""
+            import email.utils, mailbox, os, sys
+            box = mailbox.Maildir(sys.argv[1], factory=None, create=False)
+            for key in box.keys():
+                stamp = email.utils.parsedate_to_datetime(box[key]['Date']).timestamp()
+                print(int(stamp), int(os.path.getmtime(os.path.join(sys.argv[1], box._lookup(key)))))
+            """, [path])
+        #expect(dates.status == 0, "\(dates.stderr)")
+        let pairs = dates.stdout.split(separator: "\n").map { $0.split(separator: " ") }
+        #expect(pairs.count == 13 && pairs.allSatisfy { $0.count == 2 && $0[0] == $0[1] }, "Date header, file time: \(dates.stdout)")
 
         let notmuch = try ExternalTool.require("notmuch", package: "notmuch")
         let home = scratch.folder + "/home"

@@ -104,7 +104,7 @@ struct AgentKeepsRunningTests {
             """)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await ZeroLossRig.waitForLog(roost, "\(alice): online")
+        try await roost.ready("\(alice)")
 
         let changed = Date()
         try server.changePassword(of: alice, to: "changed-\(UUID().uuidString.prefix(8))")
@@ -175,7 +175,7 @@ struct AgentKeepsRunningTests {
         let config = try config(dir, account: alice, passwordLine: "password_command = cat \(passwordFile)", port: proxy.port, caFile: caFile)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await ZeroLossRig.waitForLog(roost, "\(alice): online")
+        try await roost.ready("\(alice)")
 
         // The server's certificate is no longer issued by a CA the account trusts (as when it is replaced by one
         // of another CA): the next connection refuses it.
@@ -268,7 +268,7 @@ struct AgentKeepsRunningTests {
         }
         let roost = try RoostBinary.start(["run", "--config", config, "-v"], environment: environment)
         defer { roost.stop(signal: SIGKILL) }
-        try await ZeroLossRig.waitForLog(roost, "\(alice): online")
+        try await roost.ready("\(alice)")
         let logins = Self.occurrences(of: "\(alice): connected as", in: roost.stderrSoFar)
 
         // No descriptor is free only as long as each step needs: libdispatch's worker-pool monitor opens
@@ -353,7 +353,7 @@ struct AgentKeepsRunningTests {
         let secondConfig = try config(secondDir, account: alice, passwordLine: "password = \(password)", caFile: server.caFile)
         let first = try RoostBinary.start(["run", "--config", firstConfig, "-v"])
         defer { first.stop(signal: SIGKILL) }
-        try await ZeroLossRig.waitForLog(first, "\(alice): online")
+        try await first.ready("\(alice)")
         let second = try RoostBinary.start(["run", "--config", secondConfig, "-v"])
         defer { second.stop(signal: SIGKILL) }
 

@@ -97,7 +97,7 @@ struct AgentLifecycleTests {
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
         // Once the other account is online, the agent keeps running, and the refused one says what it does next.
-        try await ZeroLossRig.waitForLog(roost, "\(goodJID): online")
+        try await roost.ready("\(goodJID)")
         try await ZeroLossRig.waitForLog(roost, "\(badJID): authentication failed")
         try await ZeroLossRig.waitForLog(roost, "tries this one again in 60 minutes, or at once on SIGHUP")
         let attemptsBefore = roost.stderrSoFar.components(separatedBy: "\(badJID): authentication failed").count

@@ -13,7 +13,7 @@ struct BackupEndToEndTests {
         let rig = try await ZeroLossRig.make()
         let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await ZeroLossRig.waitForLog(roost, "online")
+        try await roost.ready()
         let prefix = "backup-\(UUID().uuidString.prefix(6))"
         let count = FaultSize.pick(suite: 1500, soak: 10_000)
         func stored(_ archive: String) throws -> Int { try ZeroLossSQL.count(archive, "messages WHERE message_id LIKE '\(prefix)-%'") }
@@ -72,7 +72,7 @@ struct ScheduledBackupEndToEndTests {
         }
         let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await ZeroLossRig.waitForLog(roost, "online")
+        try await roost.ready()
         let prefix = "scheduled-\(UUID().uuidString.prefix(6))"
         try await PeerFlood(rig, to: rig.roostJID, count: 5, prefix: prefix).finish()
         func stored() throws -> Int { try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") }

@@ -58,7 +58,7 @@ struct EndToEndRunTests {
         let config = try server.roostConfig(in: dir, account: alice.description, password: alicePassword)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try roost.waitForLog("online")
+        try roost.waitForReady()
         let roostJID = try alice.with(resource: "roost")
 
         // Bob writes to alice's bare JID: the phone gets it, Roost gets carbons.

@@ -57,7 +57,7 @@ struct ExportRoundTripEndToEndTests {
 
         let agent = try RoostBinary.start(["run", "--config", first, "-v"])
         defer { agent.stop(signal: SIGKILL) }
-        try agent.waitForLog("online")
+        try agent.waitForReady()
         try await waitFor("in the room", agent) {
             try roost(["rooms", "--json"], config: first).jsonLines.first { $0["room"] as? String == room }?["state"] as? String == "joined"
         }

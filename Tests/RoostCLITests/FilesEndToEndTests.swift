@@ -54,7 +54,7 @@ struct FilesEndToEndTests {
         let config = try config(pair, files: "allow_private_addresses = true")
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await offPool { try roost.waitForLog("online") }
+        try await roost.ready()
 
         // A small red picture and a large blue one (over 1600 px: the html export shows a thumbnail).
         let red = dir + "/bob.png", blue = dir + "/holiday.png"
@@ -170,7 +170,7 @@ struct FilesEndToEndTests {
         let config = try config(pair, files: "allow_private_addresses = true\nmax_size = 200K")
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await offPool { try roost.waitForLog("online") }
+        try await roost.ready()
         let target = try pair.alice.with(resource: "roost").description
         let host = try FileHost(root: dir + "/www")
 
@@ -237,7 +237,7 @@ struct FilesEndToEndTests {
         let config = try config(pair, files: "allow_private_addresses = false\ndownload = all")
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await offPool { try roost.waitForLog("online") }
+        try await roost.ready()
         let target = try pair.alice.with(resource: "roost").description
         let byAddress = "http://127.0.0.2:\(other.port)/secret.txt", byName = "http://localhost:\(named.port)/secret.txt"
         try await FilesKit.peer(pair.bob, pair.bobPassword, ["send", target, byAddress, byName])
@@ -267,7 +267,7 @@ struct FilesEndToEndTests {
         let config = try config(pair, files: "allow_private_addresses = true\nretry_seconds = 6")
         var roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await offPool { [roost] in try roost.waitForLog("online") }
+        try await roost.ready()
         let url = "http://127.0.0.1:\(host.port)/report.pdf"
         try await FilesKit.peer(pair.bob, pair.bobPassword, ["send", try pair.alice.with(resource: "roost").description, url])
         // The server goes down halfway through: a failure, with a retry scheduled in the archive.
@@ -304,7 +304,7 @@ struct FilesEndToEndTests {
         let config = try config(pair, files: "allow_private_addresses = true")
         let roost = try RoostBinary.start(["run", "--config", config, "--log-level", "debug"])
         defer { roost.stop(signal: SIGKILL) }
-        try await offPool { try roost.waitForLog("online") }
+        try await roost.ready()
         let good = "aesgcm://127.0.0.1:\(host.port)/4f2a.png#\(fragment)"
         let bad = "aesgcm://127.0.0.1:\(host.port)/9c1e.png#\(tampered)"
         try await FilesKit.peer(pair.bob, pair.bobPassword, ["send", try pair.alice.with(resource: "roost").description, good, bad])
@@ -357,7 +357,7 @@ struct FilesEndToEndTests {
             """)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await offPool { try roost.waitForLog("online") }
+        try await roost.ready()
         let good = "https://127.0.0.1:\(pinned.port)/pinned.txt", bad = "https://127.0.0.1:\(strangerPort)/pinned.txt"
         try await FilesKit.peer(pair.bob, pair.bobPassword, ["send", try pair.alice.with(resource: "roost").description, good, bad])
         _ = try await FilesKit.waitForFile(config: config) { $0["url"] as? String == good && $0["state"] as? String == "stored" }
@@ -408,7 +408,7 @@ struct FilesEndToEndTests {
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
         try await offPool { try roost.waitForLog("control socket") }
-        try await offPool { try roost.waitForLog("online") }
+        try await roost.ready()
         let second = dir + "/second.png"
         try await FilesKit.fixture("make_png.py", [second, "120", "90", "1", "2", "3"])
         let (viaAgent, seenAgain) = try await sendAndReceive(["--file", second])
@@ -442,7 +442,7 @@ struct FilesEndToEndTests {
         let hash = try await FilesKit.sha256(photo)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"], wrapper: RoostBinary.hidingFolder(hidden))
         defer { roost.stop(signal: SIGKILL) }
-        try await offPool { try roost.waitForLog("online") }
+        try await roost.ready()
         #expect(!FileManager.default.fileExists(atPath: "/proc/\(roost.pid)/root\(photo)"), "the agent does not see the file")
         #expect(FileManager.default.fileExists(atPath: "/proc/\(roost.pid)/root\(dir)/config.ini"), "but sees its config")
 
@@ -485,7 +485,7 @@ struct FilesEndToEndTests {
         let config = try config(pair, files: settings)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await offPool { try roost.waitForLog("online") }
+        try await roost.ready()
         let target = try pair.alice.with(resource: "roost").description
         let oob = { (url: String) in "<x xmlns='jabber:x:oob'><url>\(url)</url></x>" }
         let base = "http://127.0.0.1:\(host.port)"
@@ -529,7 +529,7 @@ struct FilesEndToEndTests {
         let config = try config(pair, files: settings)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await offPool { try roost.waitForLog("online") }
+        try await roost.ready()
         let target = try pair.alice.with(resource: "roost").description
         let base = "http://127.0.0.1:\(host.port)"
         func share(_ jid: JID, _ password: String, _ name: String) async throws -> [String: Any] {

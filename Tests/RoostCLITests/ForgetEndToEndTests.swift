@@ -19,7 +19,7 @@ struct ForgetEndToEndTests {
         // next start re-reads them all (as after any run whose messages came live).
         let rig = try await ZeroLossRig.make(pollSeconds: 0)
         var roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
-        try await roost.start(waitingFor: "online")
+        try await roost.start(untilReady: true)
         let prefix = "forget-\(UUID().uuidString.prefix(6))"
         let secret = "qxvjsecretword"
         try await PeerFlood(rig, to: rig.roostJID, count: 30, prefix: prefix, bodyPadding: " " + secret).finish()
@@ -53,7 +53,7 @@ struct ForgetEndToEndTests {
         // holds them; the tombstones refuse them.
         let restarted = Date()
         roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
-        try await roost.start(waitingFor: "online")
+        try await roost.start(untilReady: true)
         let parse = ISO8601DateFormatter()
         parse.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         try await waitUntil("the catch-up after the restart", timeout: .seconds(60)) {
@@ -72,7 +72,7 @@ struct ForgetEndToEndTests {
     @Test func forgettingWhileTheAgentArchivesLosesNothingItCommits() async throws {
         let rig = try await ZeroLossRig.make()
         let roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
-        try await roost.start(waitingFor: "online")
+        try await roost.start(untilReady: true)
         let old = "old-\(UUID().uuidString.prefix(6))", new = "new-\(UUID().uuidString.prefix(6))"
         try await PeerFlood(rig, to: rig.roostJID, count: 50, prefix: old, bodyPadding: " qxvjstale").finish()
         func stored(_ prefix: String) throws -> Int { try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") }

@@ -27,7 +27,7 @@ struct RoostUnderTest {
 
     func startAgent() throws -> RunningRoost {
         let agent = try RoostBinary.start(["run", "--config", config, "-v"], environment: environment)
-        try agent.waitForLog("online")
+        try agent.waitForReady()
         try agent.waitForLog("control socket")
         return agent
     }

@@ -72,7 +72,7 @@ struct HostileInputEndToEndTests {
         let roost = try RoostUnderTest(server: server, account: alice, password: password)
         let agent = try RoostBinary.start(["run", "--config", roost.config, "-vv"], environment: roost.environment)
         defer { agent.stop(signal: SIGKILL) }
-        try agent.waitForLog("online")
+        try agent.waitForReady()
         let roostJID = try alice.with(resource: "roost")
         // An answer to a question Roost never asked, whose id carries a line break, a whole fake log line and a
         // right-to-left override: Roost logs the id it drops.

@@ -33,7 +33,7 @@ struct HostileLocalUsersTests {
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
         try await offPool {
-            try roost.waitForLog("online")
+            try roost.waitForReady()
             try roost.waitForLog("serve: web view at")
         }
         // The agent as a systemd user service without LimitNOFILE starts with: 1024.

@@ -52,7 +52,7 @@ struct MessageSemanticsEndToEndTests {
         let archive = "\(dir.path)/data/archive.sqlite"
         var roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try roost.waitForLog("online")
+        try roost.waitForReady()
 
         // A conversation: bob writes, the user asks from the phone, bob writes something he will take back.
         try await bob.send(to: alice, body: "hello there, how are you", id: "bob-1")
@@ -216,7 +216,7 @@ struct MessageSemanticsEndToEndTests {
         try await bob.call("react", ["to": alice.description, "id": "bob-4", "reactions": ["🙏"]])
         try await bob.call("retract", ["to": alice.description, "id": "bob-5"])
         roost = try RoostBinary.start(["run", "--config", config, "-v"])
-        try roost.waitForLog("online")
+        try roost.waitForReady()
         try await waitUntil("the reaction from the archive") { reactions(try row(config, bobJID, messageID: "bob-4")) == ["🙏 \(bobJID)"] }
         try await waitUntil("the retraction from the archive") { try row(config, bobJID, messageID: "bob-5")?["retracted"] is [String: Any] }
         #expect(try ArchiveCount.sqlite(archive, "SELECT source FROM reactions WHERE target = 'bob-4'")

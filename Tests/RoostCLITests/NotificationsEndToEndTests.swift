@@ -46,7 +46,7 @@ struct NotificationsEndToEndTests {
         let config = try server.roostConfig(in: dir, account: alice.description, password: password)
         var roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try roost.waitForLog("online")
+        try roost.waitForReady()
 
         // None of alice's other clients is online: she is away, so a live message is notified.
         let marker = "notify-\(UUID().uuidString.prefix(8))"
@@ -88,7 +88,7 @@ struct NotificationsEndToEndTests {
                                             extra: "[files]\nallow_private_addresses = true\n")
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await offPool { try roost.waitForLog("online") }
+        try await roost.ready()
         let marker = "notify-\(UUID().uuidString.prefix(8).lowercased())"
         let picture = dir.path + "/\(marker).png"
         try await FilesKit.fixture("make_png.py", [picture, "320", "200", "10", "200", "10"])
@@ -107,7 +107,7 @@ struct NotificationsEndToEndTests {
         let roost = try RoostBinary.start(["run", "--config", config, "-v"],
                                           environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(dir.path)/no-bus"])
         defer { roost.stop(signal: SIGKILL) }
-        try roost.waitForLog("online")
+        try roost.waitForReady()
         let target = try alice.with(resource: "roost")
         for i in 1...20 { try await bob.send(to: target, body: "no bus \(i)") }
         var rows = 0
@@ -190,7 +190,7 @@ struct NotificationActionEndToEndTests {
         let config = try server.roostConfig(in: dir, account: alice.description, password: password)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
         defer { roost.stop(signal: SIGKILL) }
-        try roost.waitForLog("online")
+        try roost.waitForReady()
         try await carol.presence(to: alice, type: "subscribe", status: "hi")
         try await waitUntil("a notification with an Accept button") { notifications.calls.contains("'accept'") }
         #expect(notifications.calls.contains("'Accept'"), "no notification with actions: \(notifications.calls)\n\(roost.stderrSoFar)")
@@ -225,7 +225,7 @@ struct NotificationAvatarEndToEndTests {
         let config = try server.roostConfig(in: dir, account: alice.description, password: password)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
         defer { roost.stop(signal: SIGKILL) }
-        try roost.waitForLog("online")
+        try roost.waitForReady()
         let target = try alice.with(resource: "roost")
         try await bob.presence(to: target, priority: 1, photoHash: "0123456789abcdef0123456789abcdef01234567")
         try roost.waitForLog("cached the vCard of", timeout: 20)
@@ -261,7 +261,7 @@ struct PEPAvatarEndToEndTests {
         let config = try server.roostConfig(in: dir, account: alice.description, password: password)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
         defer { roost.stop(signal: SIGKILL) }
-        try roost.waitForLog("online")
+        try roost.waitForReady()
 
         // Bob publishes an avatar over PEP: the data node, then the metadata that announces it. The server
         // notifies Roost (+notify in its caps), or sends the last item once it has learnt the caps.

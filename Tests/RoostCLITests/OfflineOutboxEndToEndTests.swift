@@ -24,7 +24,7 @@ struct OfflineOutboxEndToEndTests {
         try dir.write("config.ini", text)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await offPool { try roost.waitForLog("online") }
+        try await roost.ready()
         let added = try RoostBinary.run(["roster", "add", bob.jid.description, "--name", "Bobby", "--config", config])
         #expect(added.status == 0, "\(added.stderr)")
         func state() -> String { ((try? RoostBinary.accountStatus(config: config))?.first?["state"] as? String) ?? "?" }

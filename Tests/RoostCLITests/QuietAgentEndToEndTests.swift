@@ -21,7 +21,7 @@ struct QuietAgentEndToEndTests {
         let environment = ["XDG_RUNTIME_DIR": directory.path + "/run"]
         let config = try server.roostConfig(in: directory, account: account.description, password: password, extra: extra)
         let agent = try RoostBinary.start(["run", "--config", config], environment: environment)
-        try agent.waitForLog("\(account): online")
+        try agent.waitForReady("\(account)")
         try agent.waitForLog("control socket")
         return (config, agent, environment)
     }

@@ -265,7 +265,7 @@ struct RoomsEndToEndTests {
         try s.writeConfig(account: "accept_invitations = contacts")
         let roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
         defer { roost.stop(signal: SIGKILL) }
-        try roost.waitForLog("online")
+        try roost.waitForReady()
         try s.carol.run(["invite", s.alice.description, party, "--reason", "cake at five"])
         try await waitFor("the invitation notified with actions", roost) { notifications.calls.contains("'Join'") }
         let calls = notifications.calls
@@ -300,7 +300,7 @@ struct RoomsEndToEndTests {
         try s.writeConfig(account: "accept_invitations = contacts")
         let roost = try RoostBinary.start(["run", "--config", s.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try roost.waitForLog("online")
+        try roost.waitForReady()
         try s.carol.run(["invite", s.alice.description, theirs])
         try s.bob.run(["invite", s.alice.description, ours])
         try await waitFor("the contact's invitation accepted", roost) { s.state(of: ours) == "joined" }

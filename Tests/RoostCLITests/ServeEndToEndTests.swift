@@ -81,7 +81,7 @@ struct ServeEndToEndTests {
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         let agent = ServingAgent(dir: dir, alice: accounts[0].jid, bob: accounts[1].jid, bobPassword: accounts[1].password,
                                  config: config, roost: roost)
-        try roost.waitForLog("online")
+        try roost.waitForReady()
         try roost.waitForLog("serve: web view at")
         return agent
     }
@@ -238,7 +238,7 @@ struct ServeEndToEndTests {
 
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try roost.waitForLog("online")
+        try roost.waitForReady()
         try roost.waitForLog("OMEMO device")
         // The server's temporary folder is this test's own: its preview copies can be counted, and must go at exit.
         let temporary = dir.path + "/tmp"

@@ -183,7 +183,7 @@ struct VerifyCommandTests {
         let setup = try await setUp()
         let agent = try RoostBinary.start(["run", "--config", setup.config, "-v"])
         defer { _ = agent.stop() }
-        try agent.waitForLog("online")
+        try agent.waitForReady()
         let flood = Flood(count: 30, prefix: "verify-a-\(UUID().uuidString.prefix(6))")
         try await flood.send(from: setup.bob, to: try setup.alice.with(resource: "roost"), perSecond: 500)
         let sent = try RoostBinary.run(["send", "--config", setup.config, setup.bob.configuration.jid.bare.description, "hello from alice"])

@@ -14,7 +14,7 @@ struct ZeroLossFaultTests {
     @Test func killNineAtRandomMomentsDuringAFlood() async throws {
         let rig = try await ZeroLossRig.make(hibernationSeconds: 30)
         let roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
-        try await roost.start(waitingFor: "online")
+        try await roost.start(untilReady: true)
         let prefix = "kill-\(UUID().uuidString.prefix(6))"
         // Paced at 100 a second (20 s; 100 s at soak size), so that kills land while it comes in however slow or fast
         // the machine is (in the whole suite, with everything else running, a kill and restart can take seconds).
@@ -45,7 +45,7 @@ struct ZeroLossFaultTests {
         let prefixes = floods.map(\.prefix)
         // Then a deterministic one: an agent that is online and has committed what it received (its
         // stream-management session with it) is killed; the next process must resume that session.
-        try await roost.killAndRestart(waitingFor: "online")
+        try await roost.killAndRestart(untilReady: true)
         kills += 1
         let marker = try PeerFlood(rig, to: rig.roostJID, count: 20, prefix: prefix + "m")
         try await marker.finish()
@@ -97,7 +97,7 @@ struct ZeroLossFaultTests {
     @Test func serverRestartMidFlood() async throws {
         let rig = try await ZeroLossRig.make(hibernationSeconds: 30)
         let roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
-        try await roost.start(waitingFor: "online")
+        try await roost.start(untilReady: true)
         let prefix = "restart-\(UUID().uuidString.prefix(6))"
         let locker = try LockHolder(archive: rig.archive, seconds: 600)
         let first = try PeerFlood(rig, to: rig.roostJID, count: floodSize / 2, prefix: prefix + "a")
@@ -125,7 +125,7 @@ struct ZeroLossFaultTests {
         defer { proxy.stop() }
         let rig = try direct.connecting(through: proxy.port)
         let roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
-        try await roost.start(waitingFor: "online")
+        try await roost.start(untilReady: true)
         let prefix = "cut-\(UUID().uuidString.prefix(6))"
         let flood = try PeerFlood(rig, to: rig.roostJID, count: floodSize, prefix: prefix)
         // Cut twice while Roost is in the middle of taking the flood in, each time on a connection of its own: the
@@ -175,19 +175,21 @@ actor Restarter {
 
     init(arguments: [String]) { self.arguments = arguments }
 
-    func start(waitingFor text: String? = nil) async throws {
+    /// `untilReady`: waits until `roost status` says every account is online with its roster loaded.
+    func start(waitingFor text: String? = nil, untilReady: Bool = false) async throws {
         let process = try RoostBinary.start(arguments)
         current = process
         if let text { try await ZeroLossRig.waitForLog(process, text, timeout: .seconds(120)) }
+        if untilReady { try await process.ready(timeout: 120) }
     }
 
-    func killAndRestart(waitingFor text: String? = nil) async throws {
+    func killAndRestart(waitingFor text: String? = nil, untilReady: Bool = false) async throws {
         if let current {
             let (_, log) = current.stop(signal: SIGKILL)
             logs += log
         }
         kills += 1
-        try await start(waitingFor: text)
+        try await start(waitingFor: text, untilReady: untilReady)
     }
 
     /// Waits until the running process's log holds `text` at least `count` times.

@@ -21,7 +21,7 @@ struct ZeroLossWriteFaultTests {
         let rig = try await ZeroLossRig.make()
         let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await ZeroLossRig.waitForLog(roost, "online")
+        try await roost.ready()
         let locker = try LockHolder(archive: rig.archive, seconds: 600)
         defer { locker.process.stop(signal: SIGKILL, timeout: 5) }
         let lockedAt = ContinuousClock.now
@@ -56,7 +56,7 @@ struct ZeroLossWriteFaultTests {
         let rig = try await ZeroLossRig.make(archiveDirectory: mount.path + "/data")
         let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await ZeroLossRig.waitForLog(roost, "online")
+        try await roost.ready()
         // Leave about 1.5 MB: the flood below needs several times that.
         let filler = mount.path + "/filler"
         try mount.fill(filler, leavingKilobytes: 1500)
@@ -171,7 +171,7 @@ struct ZeroLossWriteFaultTests {
         defer { bob.process.stop(signal: SIGTERM, timeout: 5) }
         var roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await ZeroLossRig.waitForLog(roost, "online")
+        try await roost.ready()
         let prefix = "resume-\(UUID().uuidString.prefix(6))"
         // Traffic before the fault, so the session has counts on both sides.
         let before = try PeerFlood(rig, to: rig.roostJID, count: 300, prefix: prefix)
@@ -221,7 +221,7 @@ struct ZeroLossWriteFaultTests {
         let rig = try await ZeroLossRig.make()
         let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await ZeroLossRig.waitForLog(roost, "online")
+        try await roost.ready()
         let big = String(repeating: "x", count: 600 * 1024)
         let refused = try RoostBinary.run(["send", "--config", rig.config, rig.bob.description], stdin: big)
         #expect(refused.status == 2, "\(refused.stderr)")
@@ -235,7 +235,7 @@ struct ZeroLossWriteFaultTests {
         _ = roost.stop(signal: SIGTERM)
         let again = try RoostBinary.start(["run", "--config", rig.config, "-v"])
         defer { again.stop(signal: SIGKILL) }
-        try await ZeroLossRig.waitForLog(again, "online")
+        try await again.ready()
         let connectionsBefore = again.stderrSoFar.components(separatedBy: "connected as").count
         _ = try RoostBinary.run(["send", "--config", rig.config, rig.bob.description], stdin: big, timeout: 90)
         try await waitUntil("the server to kick Roost", timeout: .seconds(60)) { again.stderrSoFar.contains("policy-violation") }
@@ -292,7 +292,7 @@ struct ZeroLossWriteFaultTests {
         try ImportFile.write(export, account: rig.alice.description, count: imported, prefix: importPrefix)
         let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await ZeroLossRig.waitForLog(roost, "online")
+        try await roost.ready()
         let prefix = "live-\(UUID().uuidString.prefix(6))"
         let importer = try RoostBinary.start(["import", "--config", rig.config, export])
         defer { importer.stop(signal: SIGKILL) }

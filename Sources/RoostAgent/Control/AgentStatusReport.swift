@@ -32,6 +32,8 @@ public struct AgentStatusReport: Codable, Sendable, Equatable {
         public var otherClientsOnline: Int?
         /// Group chats the agent is in now (absent from agents older than group chat support).
         public var roomsJoined: Int?
+        /// Contacts in the roster as last loaded; absent until it has loaded in this run (and from older agents).
+        public var rosterContacts: Int?
 
         public var isFailed: Bool { state == "failed" }
         /// Failed or waiting for the user: `roost status` exits 3.
@@ -92,5 +94,6 @@ extension AgentStatusReport.Account {
         priority = status.priority
         otherClientsOnline = status.otherClientsOnline
         roomsJoined = status.roomsJoined
+        rosterContacts = status.rosterContacts
     }
 }

@@ -15,7 +15,8 @@ public final class ControlServer: Sendable {
     private let inode: UInt64
     private let state = Mutex(State())
     /// The accepting thread's end (`stop` waits for it).
-    private let acceptor = ThreadEnd()
+    /// The acceptor thread's end, once it has started (`stop` joins it).
+    private let acceptorEnd = Mutex<OneShot<Void>?>(nil)
 
     private struct State {
         var stopping = false
@@ -90,10 +91,11 @@ public final class ControlServer: Sendable {
 
     /// Serves requests with `dispatcher` until `stop`.
     public func start(dispatcher: ControlDispatcher) {
-        acceptor.started()
+        let end = OneShot<Void>()
+        acceptorEnd.withLock { $0 = end }
         let thread = Thread { [self] in
             self.acceptLoop(dispatcher: dispatcher)
-            self.acceptor.ended()
+            end.fulfil(())
         }
         thread.name = "roost.control"
         thread.start()
@@ -110,7 +112,7 @@ public final class ControlServer: Sendable {
         var byte: UInt8 = 1
         _ = write(wakeWrite.fd, &byte, 1)
         // The acceptor ends at once unless a C call holds it (an accept whose peer left); 2 s at most.
-        acceptor.wait(until: Date().addingTimeInterval(2))
+        acceptorEnd.withLock { $0 }?.wait(until: Date().addingTimeInterval(2))
         var info = stat()
         if stat(path, &info) == 0, UInt64(info.st_ino) == inode { unlink(path) }
     }
@@ -192,15 +194,9 @@ public final class ControlServer: Sendable {
 
     /// Runs async work from a connection thread and waits for it (the thread has nothing else to do).
     private static func waitFor(_ work: @escaping @Sendable () async -> Data) -> Data {
-        let done = DispatchSemaphore(value: 0)
-        let result = Mutex<Data?>(nil)
-        Task {
-            let data = await work()
-            result.withLock { $0 = data }
-            done.signal()
-        }
-        done.wait()
-        return result.withLock { $0 } ?? Data()
+        let answer = OneShot<Data>()
+        Task { answer.fulfil(await work()) }
+        return answer.wait() ?? Data()
     }
 
     /// SO_PEERCRED: the folder's 0700 already keeps others out; this also covers a loosened folder.

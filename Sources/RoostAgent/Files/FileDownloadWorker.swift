@@ -167,12 +167,12 @@ public final class FileDownloadWorker: Sendable {
         return await Deadline.race(seconds: seconds, timedOut: nil) { once in
             let registered = state.withLock { s -> Bool in
                 guard !s.stopping else { return false }
-                s.waiters[id, default: []].append { once.resume($0) }
+                s.waiters[id, default: []].append { once.fulfil($0) }
                 return true
             }
-            if !registered { once.resume(nil) }
+            if !registered { once.fulfil(nil) }
             // It may have finished between the first look and the registration.
-            if let current = try? reader.file(id: id)?.attachment.state, current != .pending { once.resume(current) }
+            if let current = try? reader.file(id: id)?.attachment.state, current != .pending { once.fulfil(current) }
         }
     }
 

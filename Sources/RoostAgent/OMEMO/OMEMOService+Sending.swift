@@ -82,7 +82,7 @@ extension OMEMOService {
             } catch .busy {
                 let left = Int((deadline - ContinuousClock.now).components.seconds) + 1
                 guard await Deadline.race(seconds: left, timedOut: false, start: { once in
-                    device.whenPendingStateChanges(since: version) { once.resume(true) }
+                    device.whenPendingStateChanges(since: version) { once.fulfil(true) }
                 }) else { break }
             } catch {
                 throw ActionFailure(.internalError, "encrypting for \(destination.bare): \(error)")

@@ -25,7 +25,10 @@ extension AccountSession {
             }
             lastCatchUp = Date()
             let caughtUp = backlog.take()
-            if !caughtUp.isEmpty { notifications.post(.catchUpFinished(account: jid.description, messages: caughtUp)) }
+            if caughtUp.dropped > 0 {
+                log.info("\(jid): the catch-up summary covers the newest \(caughtUp.messages.count) of \(caughtUp.messages.count + caughtUp.dropped) new messages")
+            }
+            if !caughtUp.messages.isEmpty { notifications.post(.catchUpFinished(account: jid.description, messages: caughtUp.messages)) }
             if summary.inserted > 0 || progress {
                 log.info("\(jid): server archive read (\(summary.pages) \(summary.pages == 1 ? "page" : "pages")): \(summary.inserted) new \(summary.inserted == 1 ? "message" : "messages")")
             }

@@ -100,6 +100,8 @@ actor AccountSession {
 
     // Counts for status and tests
     var rejectedStanzas = 0
+    /// Contacts in the roster as last loaded (`roost status`); nil until it has loaded in this run.
+    var rosterContacts: Int?
     /// The account's other available resources, for `roost status`: with none and a negative priority the
     /// server treats the account as offline (messages to the bare JID go to offline storage).
     var otherClients: Set<String> = []
@@ -123,7 +125,7 @@ actor AccountSession {
     init(account: AccountConfig, settings: AgentSettings, pipeline: IngestPipeline, downloads: FileDownloadWorker? = nil, log: Logger,
          resumption: StreamResumptionState?, sync: SyncState?, notifications: NotificationHub,
          contacts: [ContactRow], pendingRequests: [String], history: RunHistory = RunHistory(),
-         stateChanged: @escaping @Sendable () -> Void) throws(ConfigError) {
+         openChannel: ChannelFactory? = nil, stateChanged: @escaping @Sendable () -> Void) throws(ConfigError) {
         self.account = account
         self.history = history
         self.notifications = notifications
@@ -151,7 +153,13 @@ actor AccountSession {
         configuration.maxOutboundStanzaBytes = settings.maxSendBytes
         jid = configuration.jid
         let logger = log
-        client = XMPPClient(configuration: configuration, resumption: resumption) { level, message in logger.log(level, message) }
+        // `openChannel`: the connection each login negotiates on (a scripted one in tests; the network's by default).
+        let clientLog: @Sendable (LogLevel, String) -> Void = { level, message in logger.log(level, message) }
+        client = if let openChannel {
+            XMPPClient(configuration: configuration, resumption: resumption, log: clientLog, openChannel: openChannel)
+        } else {
+            XMPPClient(configuration: configuration, resumption: resumption, log: clientLog)
+        }
         self.pipeline = pipeline
         self.downloads = downloads
         self.log = log
@@ -309,6 +317,7 @@ actor AccountSession {
         addedAwaitingApproval = []
         await pipeline.submit(items.map { StanzaRouter.rosterEvent($0, account: jid, now: now) })
         await answerApprovedRequests(approvedWhileAway: approvedWhileAway)
+        rosterContacts = items.count
         log.info("\(jid): online; roster has \(items.count) \(items.count == 1 ? "contact" : "contacts"); stanza-ids \(context.trustsOwnStanzaIDs ? "trusted" : "not trusted")")
     }
 
@@ -638,7 +647,7 @@ actor AccountSession {
                              streamManagement: online && client.resumptionState != nil, lastCatchUp: lastCatchUp,
                              unacknowledgedOutbound: client.unacknowledgedCount, rejectedStanzas: rejectedStanzas,
                              priority: account.priority, otherClientsOnline: otherClients.count,
-                             roomsJoined: await rooms.joinedCount,
+                             roomsJoined: await rooms.joinedCount, rosterContacts: rosterContacts,
                              unacknowledgedOldestSeconds: client.oldestUnacknowledgedAge.map { Int($0.components.seconds) })
     }
 }

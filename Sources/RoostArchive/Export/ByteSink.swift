@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import RoostCore
 
 /// A buffered writer to a file descriptor, for output that may be gigabytes. Appends never throw (they are
 /// on the hot path of every message); the first write error is kept in `failure`, later output is dropped,
@@ -84,10 +85,18 @@ final class ByteSink {
         bytesWritten += Int64(count)
     }
 
-    /// Flushes, optionally syncs to disk, and closes. Throws the first write error, if any.
-    func finish(sync: Bool) throws(ExportError) {
+    /// Flushes, optionally syncs to disk, and closes. Throws the first write error, if any. `modified`: the file's
+    /// modification (and access) time to set, in milliseconds since 1970 (a Maildir message's: see `MailWriter`).
+    func finish(sync: Bool, modified: Int64? = nil) throws(ExportError) {
         drain()
         if let failure { closeNow(); throw failure }
+        if let modified {
+            let (seconds, milliseconds) = CivilTime.floorDivide(modified, 1000)
+            let time = timespec(tv_sec: Int(seconds), tv_nsec: Int(milliseconds) * 1_000_000)
+            var times = (time, time)
+            // Best effort: a file system that cannot hold the time (a year 9999 message) keeps the file, at its own time.
+            _ = withUnsafePointer(to: &times) { $0.withMemoryRebound(to: timespec.self, capacity: 2) { futimens(descriptor, $0) } }
+        }
         if sync && fsync(descriptor) != 0 && errno != EINVAL && errno != EROFS {
             let code = errno
             closeNow()

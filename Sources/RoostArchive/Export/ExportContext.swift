@@ -75,10 +75,10 @@ final class ExportContext {
         openSinks[ObjectIdentifier(sink)] = sink
     }
 
-    /// Flushes and closes a file; throws its first write error.
-    func close(_ sink: ByteSink, sync: Bool = false) throws(ExportError) {
+    /// Flushes and closes a file; throws its first write error. `modified`: its modification time (milliseconds).
+    func close(_ sink: ByteSink, sync: Bool = false, modified: Int64? = nil) throws(ExportError) {
         openSinks[ObjectIdentifier(sink)] = nil
-        try sink.finish(sync: sync)
+        try sink.finish(sync: sync, modified: modified)
         summary.files += 1
         summary.bytes += sink.bytesWritten
     }

@@ -75,7 +75,9 @@ final class MailWriter: ExportWriter {
         case .maildir:
             let file = try createMaildirFile(base: stem + ".roost", context: context)
             file.append(text)
-            try context.close(file)
+            // The file's time is the message's: Dovecot gives it as the INTERNALDATE, the arrival time by which phone
+            // mail apps sort and date their lists (the export's own time would put every chat at "today").
+            try context.close(file, modified: message.timestamp)
         }
         context.messageWritten()
     }

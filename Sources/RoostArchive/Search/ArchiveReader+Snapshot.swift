@@ -7,7 +7,7 @@ extension ArchiveReader {
     /// messages conversation by conversation, so each table page (rows of many conversations, in time order) is
     /// wanted once per conversation on it: through `pread` every visit copied the page again (14–23 % of an mbox
     /// or html export); mapped, only its first visit faults it in.
-    func withSnapshot<T>(mapped: Bool = false, _ body: (Database) throws -> T) throws -> T {
+    func withSnapshot<T: Sendable>(mapped: Bool = false, _ body: (Database) throws -> T) throws -> T {
         var failure: (any Error)?
         let result = try withDatabase { database throws(SQLiteError) -> T? in
             if mapped { try database.execute("PRAGMA mmap_size = \(Self.exportMapBytes)") }

@@ -7,9 +7,8 @@ public final class ArchiveReader: Sendable {
     /// Ranked search scores only the newest this-many matches, so a very common word costs bounded time.
     public static let rankCandidateLimit = 20_000
 
-    /// Only touched while `lock` is held, which is what makes sharing the reader across tasks safe.
-    nonisolated(unsafe) private let database: Database
-    private let lock = Mutex(())
+    /// The connection, only reachable inside the lock: that is what makes sharing the reader across tasks safe.
+    private let database: Mutex<Database>
     public let path: String
     /// Indexes an import drops for its load and builds at its end (`DeferredIndexes`) that the archive lacks: an
     /// import is under way, or one was killed (the next writer to open the archive builds them). Reads work without
@@ -30,8 +29,8 @@ public final class ArchiveReader: Sendable {
         if version == 0 { throw .notAnArchive(path: path) }
         if version > Migrator.latestVersion { throw .unsupportedSchemaVersion(found: version, supported: Migrator.latestVersion) }
         self.path = path
-        self.database = database
         missingIndexes = database.missingIndexes
+        self.database = Mutex(database)
     }
 
     /// Parses and checks a query without running it (for `--dry-run`-style validation and tests).
@@ -328,15 +327,15 @@ public final class ArchiveReader: Sendable {
     }
 
     /// `withDatabase` for a body that fails with an `ArchiveError` of its own.
-    func withDatabaseResult<T>(_ body: (Database) throws(ArchiveError) -> T) throws(ArchiveError) -> T {
-        try lock.withLock { _ throws(ArchiveError) -> T in
+    func withDatabaseResult<T: Sendable>(_ body: (Database) throws(ArchiveError) -> T) throws(ArchiveError) -> T {
+        try database.withLock { database throws(ArchiveError) -> T in
             try body(database)
         }
     }
 
     /// Internal (not private) so that export, import and the contact queries, in their own files, read under the same lock.
-    func withDatabase<T>(_ body: (Database) throws(SQLiteError) -> T) throws(ArchiveError) -> T {
-        try lock.withLock { _ throws(ArchiveError) -> T in
+    func withDatabase<T: Sendable>(_ body: (Database) throws(SQLiteError) -> T) throws(ArchiveError) -> T {
+        try database.withLock { database throws(ArchiveError) -> T in
             do throws(SQLiteError) {
                 return try body(database)
             } catch {

@@ -24,7 +24,7 @@ public final class ArchiveWatcher: Sendable {
     private let wakeUp: WakePipe
     private let stopping = Mutex(false)
     /// The thread's end (`stop` waits for it).
-    private let end = ThreadEnd(running: true)
+    private let end = OneShot<Void>()
 
     /// nil when inotify cannot watch the archive's folder.
     public init?(reader: ArchiveReader, changed: @escaping @Sendable () -> Void) {
@@ -46,7 +46,7 @@ public final class ArchiveWatcher: Sendable {
         let (end, wakeRead) = (end, wakeUp.descriptor)
         let thread = Thread {
             Self.run(reader: reader, inotify: inotify, wake: wakeRead, names: names, version: version, changed: changed)
-            end.ended()
+            end.fulfil(())
         }
         thread.name = "roost.archive.watch"
         thread.start()

@@ -38,9 +38,9 @@ final class DesktopSink: NotificationSink {
         let result: Result<Void, NotifyError> = await Deadline.race(
             seconds: timeoutSeconds, timedOut: .failure(.timedOut(sink: name, seconds: timeoutSeconds))
         ) { once in
-            let queued = Self.thread.run(ifFewerThan: Self.maxWaiting) { once.resume(state.show(notification)) }
+            let queued = Self.thread.run(ifFewerThan: Self.maxWaiting) { once.fulfil(state.show(notification)) }
             if !queued {
-                _ = once.resume(.failure(.desktop("not shown: \(Self.maxWaiting) notifications already wait for the notification "
+                _ = once.fulfil(.failure(.desktop("not shown: \(Self.maxWaiting) notifications already wait for the notification "
                                               + "server, which does not answer")))
             }
         }
@@ -52,7 +52,7 @@ final class DesktopSink: NotificationSink {
         await Deadline.race(seconds: timeoutSeconds, timedOut: ()) { once in
             Self.thread.run {
                 state.forgetAll()
-                once.resume(())
+                once.fulfil(())
             }
         }
     }

@@ -52,38 +52,23 @@ extension XMPPClient {
         guard sm else {
             return (try? await request(Ping.request(to: JID(parsing: configuration.jid.domain)), timeout: timeout)) != nil
         }
-        return await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
-            let waiter = state.withLock { s -> UInt64? in
-                guard let sm = s.sm, s.connection === connection, sm.outbound.count > 0 else { return nil }
-                s.nextDeliveryWaiter &+= 1
-                s.deliveryWaiters.append(DeliveryWaiter(id: s.nextDeliveryWaiter, upTo: sm.outbound.sent, continuation: c))
-                return s.nextDeliveryWaiter
-            }
-            guard let waiter else {
-                c.resume(returning: state.withLock { $0.connection === connection })
-                return
-            }
-            connection.outbox.request()
-            let timer = Task { [weak self] in
-                do { try await Task.sleep(for: timeout) } catch { return }
-                self?.expireDeliveryWaiter(waiter)
-            }
-            // Already woken (the acknowledgement came meanwhile): its deadline goes at once.
-            let kept = state.withLock { s -> Bool in
-                guard let index = s.deliveryWaiters.firstIndex(where: { $0.id == waiter }) else { return false }
-                s.deliveryWaiters[index].timer = timer
-                return true
-            }
-            if !kept { timer.cancel() }
+        let delivered = OneShot<Bool>()
+        let waiting = state.withLock { s -> Bool in
+            guard let sm = s.sm, s.connection === connection, sm.outbound.count > 0 else { return false }
+            s.deliveryWaiters.append(DeliveryWaiter(upTo: sm.outbound.sent, delivered: delivered))
+            return true
         }
-    }
-
-    private func expireDeliveryWaiter(_ id: UInt64) {
-        let expired = state.withLock { s -> DeliveryWaiter? in
-            guard let index = s.deliveryWaiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return s.deliveryWaiters.remove(at: index)
+        guard waiting else { return state.withLock { $0.connection === connection } }
+        connection.outbox.request()
+        // The acknowledgement, the end of the connection or the deadline: the first fulfils, the timer goes.
+        let timer = Task {
+            do { try await Task.sleep(for: timeout) } catch { return }
+            delivered.fulfil(false)
         }
-        expired?.continuation.resume(returning: false)
+        let result = await delivered.value
+        timer.cancel()
+        state.withLock { s in s.deliveryWaiters.removeAll { $0.delivered === delivered } }
+        return result
     }
 
     /// Asks the server to acknowledge what was sent (XEP-0198 `<r/>`).
@@ -116,7 +101,7 @@ extension XMPPClient {
                     let acked = sm.outbound.acked
                     s.deliveryWaiters.removeAll { waiter in
                         guard Int32(bitPattern: acked &- waiter.upTo) >= 0 else { return false }
-                        waiter.resume(returning: true)
+                        waiter.delivered.fulfil(true)
                         return true
                     }
                     return .success(confirmed)

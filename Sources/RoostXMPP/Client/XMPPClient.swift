@@ -37,18 +37,11 @@ public final class XMPPClient: Sendable {
         var timer: Task<Void, Never>? = nil
     }
 
-    /// A `confirmDelivery` call waiting for the server to acknowledge everything sent up to `upTo`.
+    /// A `confirmDelivery` call waiting for the server to acknowledge everything sent up to `upTo`: true when it
+    /// did, false when the connection ended first (or, from the call's own timer, the deadline passed).
     struct DeliveryWaiter {
-        let id: UInt64
         let upTo: UInt32
-        let continuation: CheckedContinuation<Bool, Never>
-        /// Its deadline, cancelled when the acknowledgement (or the end of the connection) comes first.
-        var timer: Task<Void, Never>? = nil
-
-        func resume(returning delivered: Bool) {
-            timer?.cancel()
-            continuation.resume(returning: delivered)
-        }
+        let delivered: OneShot<Bool>
     }
 
     struct State: ~Copyable {
@@ -73,9 +66,8 @@ public final class XMPPClient: Sendable {
         var serverStanzaLimit: Int?
         /// Woken when the server has acknowledged everything sent up to a count (`confirmDelivery`).
         var deliveryWaiters: [DeliveryWaiter] = []
-        var nextDeliveryWaiter: UInt64 = 0
-        /// Woken when the reader has finished (clean `disconnect`).
-        var finishWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Fulfilled when the current connection's reader has finished (clean `disconnect` waits for it).
+        var connectionEnded = OneShot<Void>()
         /// Stanzas refused on this connection because the server left too much unacknowledged (`enqueue`).
         var refusedUnacknowledged = 0
         /// When the reader last asked for an acknowledgement on a busy link (`requestAcknowledgementIfDue`).
@@ -89,8 +81,8 @@ public final class XMPPClient: Sendable {
     }
 
     /// `openChannel` makes the connection of each `connect()`.
-    init(configuration: ClientConfiguration, resumption: StreamResumptionState? = nil, eventCapacity: Int = 512,
-         log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in }, openChannel: @escaping ChannelFactory) {
+    package init(configuration: ClientConfiguration, resumption: StreamResumptionState? = nil, eventCapacity: Int = 512,
+                 log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in }, openChannel: @escaping ChannelFactory) {
         self.configuration = configuration
         self.log = log
         self.openChannel = openChannel
@@ -211,6 +203,7 @@ public final class XMPPClient: Sendable {
         state.withLock { s in
             s.generation += 1
             s.connection = connection
+            s.connectionEnded = OneShot()
             s.boundJID = negotiated.boundJID
             s.closing = false
             s.abortReason = nil
@@ -233,7 +226,7 @@ public final class XMPPClient: Sendable {
                 s.sm = nil
             }
             for element in negotiated.countedStanzas { s.sm?.outbound.append(element) }
-            for waiter in s.deliveryWaiters { waiter.resume(returning: false) }
+            for waiter in s.deliveryWaiters { waiter.delivered.fulfil(false) }
             s.deliveryWaiters.removeAll()
             return (s.generation, resend, confirmed.compactMap(\.tracking), lost.compactMap(\.tracking))
         }
@@ -321,8 +314,8 @@ public final class XMPPClient: Sendable {
     }
 
     private func finish(connection: any ClientChannel, generation: Int, error: ClientError?) {
-        let (wasClosing, aborted, pending, waiters) = state.withLock { s -> (Bool, ClientError?, [PendingRequest], [CheckedContinuation<Void, Never>]) in
-            guard s.generation == generation else { return (true, nil, [], []) }
+        let (wasClosing, aborted, pending, ended) = state.withLock { s -> (Bool, ClientError?, [PendingRequest], OneShot<Void>?) in
+            guard s.generation == generation else { return (true, nil, [], nil) }
             let closing = s.closing
             let aborted = s.abortReason
             s.abortReason = nil
@@ -330,11 +323,9 @@ public final class XMPPClient: Sendable {
             let pending = Array(s.pending.values)
             s.pending.removeAll()
             s.archive.removeAll()
-            for waiter in s.deliveryWaiters { waiter.resume(returning: false) }
+            for waiter in s.deliveryWaiters { waiter.delivered.fulfil(false) }
             s.deliveryWaiters.removeAll()
-            let waiters = s.finishWaiters
-            s.finishWaiters.removeAll()
-            return (closing, aborted, pending, waiters)
+            return (closing, aborted, pending, s.connectionEnded)
         }
         connection.close()
         let reason = aborted ?? error ?? (wasClosing ? nil : .disconnected("the server ended the stream"))
@@ -348,7 +339,7 @@ public final class XMPPClient: Sendable {
             log(wasClosing && aborted == nil ? .debug : .warning, "\(configuration.jid): \(LogText.quote(reason))")
         }
         events.put(.disconnected(reason))
-        for waiter in waiters { waiter.resume() }
+        ended?.fulfil(())
     }
 
     /// `counted`: false for stanzas that arrived before stream management was enabled (the server does not
@@ -423,13 +414,8 @@ public final class XMPPClient: Sendable {
             do { try await Task.sleep(for: timeout) } catch { return }
             connection.close()
         }
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let finished = state.withLock { s -> Bool in
-                guard s.connection === connection else { return true }
-                s.finishWaiters.append(c)
-                return false
-            }
-            if finished { c.resume() }
+        if let ended = state.withLock({ $0.connection === connection ? $0.connectionEnded : nil }) {
+            await ended.value
         }
         deadline.cancel()
         connection.close()

@@ -1,9 +1,9 @@
-import RoostCore
+package import RoostCore
 
 /// What the negotiator needs from a connection: ordered XML events in, text out, and a TLS upgrade.
 ///
 /// The negotiator runs against this protocol so it can be tested with scripted XML in memory.
-protocol StreamChannel: AnyObject {
+package protocol StreamChannel: AnyObject {
     func send(_ text: String) throws(ClientError)
     /// The next parsed event; throws `.timeout` when nothing complete arrives within `timeout`.
     func nextEvent(timeout: Duration) throws(ClientError) -> XMLStreamParser.Event
@@ -19,7 +19,7 @@ protocol StreamChannel: AnyObject {
 /// What `XMPPClient` needs from a negotiated connection, beyond negotiation: a write queue (`Outbox`) drained by a
 /// writer thread of the channel's own, events read with a deadline, and closing. `StreamConnection` is the real one;
 /// the client takes its channels from a `ChannelFactory`, so it runs as well against a scripted channel in memory.
-protocol ClientChannel: StreamChannel, Sendable {
+package protocol ClientChannel: StreamChannel, Sendable {
     /// The write queue once the writer runs (`startWriter`).
     var outbox: Outbox { get }
     /// Starts the writer thread: it drains `outbox` in order (`Outbox.drain`).
@@ -35,4 +35,4 @@ protocol ClientChannel: StreamChannel, Sendable {
 }
 
 /// Opens the connection a login negotiates on, for a configuration (the reader thread calls it once per connect).
-typealias ChannelFactory = @Sendable (ClientConfiguration, _ log: @escaping @Sendable (LogLevel, String) -> Void) throws(ClientError) -> any ClientChannel
+package typealias ChannelFactory = @Sendable (ClientConfiguration, _ log: @escaping @Sendable (LogLevel, String) -> Void) throws(ClientError) -> any ClientChannel

@@ -254,7 +254,7 @@ final class StreamConnection: ClientChannel, @unchecked Sendable {
 /// What the writer thread sends: stanza bytes in order (bounded by their size, so a peer that stops
 /// reading cannot grow memory), plus requests that never wait behind a full queue — an acknowledgement
 /// due (the writer asks for the current `h` when it writes), an `<r/>`, a TLS flush, a whitespace ping.
-final class Outbox: @unchecked Sendable {
+package final class Outbox: @unchecked Sendable {
     struct Work {
         var chunks: [[UInt8]] = []
         var acknowledge = false
@@ -275,7 +275,7 @@ final class Outbox: @unchecked Sendable {
     private var finishing = false
     private var closed = false
 
-    init(capacityBytes: Int) {
+    package init(capacityBytes: Int) {
         self.capacityBytes = capacityBytes
     }
 
@@ -293,7 +293,7 @@ final class Outbox: @unchecked Sendable {
     }
 
     /// False when full (a single chunk larger than the whole capacity is accepted into an empty queue) or closed.
-    func enqueue(_ chunk: [UInt8]) -> Bool {
+    package func enqueue(_ chunk: [UInt8]) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !closed, !finishing, bytes == 0 || bytes + chunk.count <= capacityBytes else { return false }
@@ -307,9 +307,9 @@ final class Outbox: @unchecked Sendable {
     func request() { set { $0.requestDue = true } }
     func flushTLS() { set { $0.flushDue = true } }
     func whitespace() { set { $0.whitespaceDue = true } }
-    func finish() { set { $0.finishing = true } }
+    package func finish() { set { $0.finishing = true } }
 
-    func close() {
+    package func close() {
         condition.lock()
         closed = true
         condition.broadcast()
@@ -327,7 +327,7 @@ final class Outbox: @unchecked Sendable {
     /// the acknowledgement due first (`acknowledgement` builds it from the counters at that moment) and an `<r/>`
     /// and whitespace ping after; `finish` is true for the last batch after `finish()`. A failed write closes the
     /// queue and is reported to `failed`.
-    func drain(acknowledgement: @Sendable () -> String?, failed: @Sendable (ClientError) -> Void,
+    package func drain(acknowledgement: @Sendable () -> String?, failed: @Sendable (ClientError) -> Void,
                write: (_ chunks: [[UInt8]], _ finish: Bool) throws(ClientError) -> Void) {
         while let work = next() {
             var chunks: [[UInt8]] = []

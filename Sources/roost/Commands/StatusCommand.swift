@@ -90,7 +90,8 @@ struct StatusCommand: Command {
                                      "priority": account.priority.map { .int($0) } ?? .null,
                                      "other_clients_online": account.otherClientsOnline.map { .int($0) } ?? .null,
                                      "server_stores_offline": .bool(account.serverStoresOffline),
-                                     "rooms_joined": .int(account.roomsJoined ?? 0)])
+                                     "rooms_joined": .int(account.roomsJoined ?? 0),
+                                     "roster_contacts": account.rosterContacts.map { .int($0) } ?? .null])
                 } else {
                     output.line("\(account.account): \(account.detail)")
                     output.line("  server \(account.server ?? "-"), resource \(account.resource ?? "-"), stream management \(account.streamManagement ? "on" : "off")")

@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+import RoostArchive
+import RoostCore
+import RoostTestSupport
+import Synchronization
+@testable import RoostAgent
+@testable import RoostXMPP
+
+/// Issue 31, 2 and 6: the whole account session (`AccountSession`: routing, the pipeline, acknowledgements,
+/// reconnecting) on scripted channels in memory instead of a server: the acknowledgement of a stanza never runs
+/// ahead of its commit, a dropped stream is resumed with the `h` committed with the data, an `h` above what was
+/// sent ends the stream and the session logs in again. In seconds, with no socket. The archive "fails on command":
+/// a second connection holds its write lock, so commits fail and are retried until it lets go.
+@Suite("AccountSession on a scripted channel")
+struct SessionScriptedTests {
+    static let account = "alice@example.org"
+
+    final class Rig: Sendable {
+        let folder: TestDirectory
+        let path: String
+        let pipeline: IngestPipeline
+        let session: AccountSession
+        /// The servers the session's logins meet, in order; the last one stays for any further login.
+        private let servers: Mutex<[ScriptedServer]>
+        private let blocker: Mutex<Database>
+
+        init(servers: [ScriptedServer]) throws {
+            folder = try TestDirectory("roost-session-scripted")
+            path = folder.path + "/archive.sqlite"
+            let writer = try ArchiveWriter(path: path, durability: .normal)
+        var account = AccountConfig(jid: SessionScriptedTests.account, password: .literal("secret"))
+        account.omemo = false
+            writer.setLockTimeout(.milliseconds(5))
+            let log = Logger(level: .error, sink: { _ in })
+            pipeline = IngestPipeline(writer: writer, log: log)
+            blocker = Mutex(try Database(path: path, mode: .readWrite, synchronous: .normal, busyTimeoutMs: 5000))
+            let queue = Mutex(servers)
+            self.servers = Mutex(servers)
+            session = try AccountSession(
+                account: account,
+                settings: AgentSettings(config: RoostConfig(archivePath: path)), pipeline: pipeline, log: log, resumption: nil,
+                sync: nil, notifications: NotificationHub(), contacts: [], pendingRequests: [],
+                openChannel: { _, _ throws(ClientError) in
+                    queue.withLock { $0.count > 1 ? $0.removeFirst() : $0[0] }
+                }, stateChanged: {})
+        }
+
+        func lock() throws { try blocker.withLock { try $0.execute("BEGIN IMMEDIATE") } }
+        func unlock() throws { try blocker.withLock { try $0.execute("COMMIT") } }
+
+        /// Rows stored with `body`, read through a connection of its own (what is on disk).
+        func stored(_ body: String) throws -> Int64 {
+            let reader = try Database(path: path, mode: .readOnly)
+            return try reader.cached("SELECT count(*) FROM messages WHERE body = ?").scalarInt([.text(body)]) ?? 0
+        }
+
+        /// Waits until the session is online with its roster loaded (what `roost status` calls ready).
+        func ready() async throws {
+            try await waitUntil("the session online with its roster", timeout: .seconds(30)) {
+                let status = await self.session.status()
+                if case .online = status.state { return status.rosterContacts != nil }
+                return false
+            }
+        }
+
+        func stop() async {
+            await session.stop()
+            await pipeline.drainAndStop()
+        }
+    }
+
+    static func chat(_ body: String, id: String) -> String {
+        "<message from='bob@example.org/phone' to='alice@example.org/roost' type='chat' id='\(id)'><body>\(body)</body></message>"
+    }
+
+    /// The `h` of every `<a/>` the client wrote after the first `count` elements.
+    static func acknowledgements(_ server: ScriptedServer, after count: Int) -> [Int] {
+        server.received.dropFirst(count).filter { $0.name == "a" && $0.namespace == Namespace.streamManagement }
+            .compactMap { $0[attribute: "h"].flatMap(Int.init) }
+    }
+
+    /// While the archive cannot commit, `<r/>` is answered without the message; once it can, the `<a/>` counts it and
+    /// the row is on disk by then.
+    @Test(.timeLimit(.minutes(2))) func theAcknowledgementOfAMessageWaitsForItsCommit() async throws {
+        let server = ScriptedServer(answersQueries: true)
+        let rig = try Rig(servers: [server])
+        await rig.session.start()
+        try await rig.ready()
+        let before = server.stanzasSinceEnabled
+        try rig.lock()
+        server.deliver(Self.chat("scripted-ack-marker", id: "m1"))
+        var seen = server.received.count
+        server.deliver("<r xmlns='urn:xmpp:sm:3'/>")
+        try await waitUntil("an answer to <r/> while the archive is locked", timeout: .seconds(30), every: .milliseconds(5)) {
+            !Self.acknowledgements(server, after: seen).isEmpty
+        }
+        #expect(Self.acknowledgements(server, after: seen).allSatisfy { $0 <= before },
+                "acknowledged \(Self.acknowledgements(server, after: seen)) with \(before) stanzas before the uncommitted message")
+        #expect(try rig.stored("scripted-ack-marker") == 0)
+        try rig.unlock()
+        seen = server.received.count
+        try await waitUntil("the message acknowledged once committed", timeout: .seconds(30), every: .milliseconds(5)) {
+            server.deliver("<r xmlns='urn:xmpp:sm:3'/>")
+            return Self.acknowledgements(server, after: seen).contains { $0 >= before + 1 }
+        }
+        #expect(try rig.stored("scripted-ack-marker") == 1, "the acknowledgement came before the row was on disk")
+        await rig.stop()
+    }
+
+    /// A dropped stream is resumed: the `<resume/>` carries the `h` that counts the committed message, the session is
+    /// online again without a new login, and the message is stored once.
+    @Test(.timeLimit(.minutes(2))) func aDroppedStreamIsResumedWithTheCommittedCount() async throws {
+        let first = ScriptedServer(answersQueries: true)
+        let second = ScriptedServer(sm: .resumed(h: 0), answersQueries: true)
+        let rig = try Rig(servers: [first, second])
+        await rig.session.start()
+        try await rig.ready()
+        first.deliver(Self.chat("scripted-resume-marker", id: "m2"))
+        let message = first.stanzasSinceEnabled
+        try await waitUntil("the message committed", timeout: .seconds(30), every: .milliseconds(5)) {
+            try rig.stored("scripted-resume-marker") == 1
+        }
+        first.drop()
+        let played = first.stanzasSinceEnabled
+        try await waitUntil("a <resume/> on the second connection", timeout: .seconds(60), every: .milliseconds(10)) {
+            second.received.contains { $0.name == "resume" }
+        }
+        let resume = try #require(second.received.first { $0.name == "resume" })
+        #expect(resume[attribute: "previd"] == "sm1")
+        // The message is counted (it is stored); nothing beyond what was played is: the server resends the rest.
+        let h = try #require(resume[attribute: "h"].flatMap(Int.init))
+        #expect(h >= message && h <= played, "resumed with h \(h): the message was stanza \(message), \(played) were played")
+        try await waitUntil("online again", timeout: .seconds(30)) {
+            if case .online = await rig.session.status().state { return true }
+            return false
+        }
+        #expect(try rig.stored("scripted-resume-marker") == 1)
+        await rig.stop()
+    }
+
+    /// An `<a/>` acknowledging more than was sent is a protocol violation: the client ends that stream with the
+    /// error XEP-0198 names, and the session logs in again (a fresh session when the server refuses to resume).
+    @Test(.timeLimit(.minutes(2))) func anAcknowledgementAboveWhatWasSentEndsTheStreamAndTheSessionLogsInAgain() async throws {
+        let first = ScriptedServer(answersQueries: true)
+        let second = ScriptedServer(sm: .failed, answersQueries: true)
+        let rig = try Rig(servers: [first, second])
+        await rig.session.start()
+        try await rig.ready()
+        first.deliver("<a xmlns='urn:xmpp:sm:3' h='9999'/>")
+        try await waitUntil("a stream error for the acknowledgement", timeout: .seconds(30), every: .milliseconds(5)) {
+            first.received.contains { $0.name == "error" && $0.namespace == Namespace.stream }
+        }
+        let error = try #require(first.received.first { $0.name == "error" && $0.namespace == Namespace.stream })
+        #expect(error.child("handled-count-too-high", namespace: Namespace.streamManagement) != nil,
+                "\(XMLSerializer.serialize(error))")
+        try await waitUntil("a new login on the second connection", timeout: .seconds(60), every: .milliseconds(10)) {
+            second.received.contains { $0.name == "enable" }
+        }
+        try await rig.ready()
+        await rig.stop()
+    }
+}

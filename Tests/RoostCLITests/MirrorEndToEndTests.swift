@@ -163,3 +163,51 @@ import RoostTestSupport
         try await waitUntil("the conversation read up to the second message", timeout: .seconds(30)) { try unread() == 1 }
     }
 }
+
+/// The live mirror served by Dovecot (the suite's, started by contrib/scripts/test): an IMAP client (Python's imaplib)
+/// sees a message the agent archived appear, and the new version after a correction.
+@Suite("End to end: the live mirror in Dovecot", .requires(.dovecot))
+struct MirrorIMAPEndToEndTests {
+    @Test func anIMAPClientSeesNewMessagesAndCorrections() async throws {
+        try TestRequirement.check(.dovecot)
+        let dovecot = try DovecotServer.require()
+        let maildir = NSTemporaryDirectory() + "roost-mirror-imap-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: maildir) }
+        let rig = try await ZeroLossRig.make(general: "\n[mirror]\nmaildir = \(maildir)\nsplit = none\n")
+        let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
+        defer { _ = roost.stop() }
+        try await ZeroLossRig.waitForLog(roost, "online", timeout: .seconds(120))
+        let imap = try dovecot.addUser(maildir: maildir)
+        let marker = "imap\(UUID().uuidString.prefix(6).lowercased())"
+        func send(_ body: String, id: String, extra: [String] = []) async throws {
+            let peer = try RoostBinary.startProgram("/usr/bin/python3", [
+                TestServer.packageRoot + "/contrib/scripts/xmpp-peer.py", "--jid", "\(rig.bob)/imap", "--password", rig.bobPassword,
+                "--host", rig.server.host, "--port", String(rig.server.port), "--ca", rig.server.caFile,
+                "send", rig.alice.description, body, "--id-prefix", id] + extra)
+            try await waitUntil("the peer to send", timeout: .seconds(60)) { !peer.isRunning }
+            #expect(peer.stop().status == 0)
+        }
+
+        // A session open before the message arrives is told of it.
+        let watch = try await offPool { try imap.watch(for: ["BODY", "\(marker) first"]) }
+        try await send("\(marker) first 你好", id: marker)
+        let appeared = try await offPool { try watch.messages() }
+        #expect(appeared.count == 1)
+        let first = try #require(appeared.first)
+        #expect(first.from?.contains(rig.bob.description) == true, "\(first.from ?? "")")
+        #expect(first.subject?.hasPrefix("Chat with") == true, "\(first.subject ?? "")")
+        #expect(first.body?.contains("你好") == true)
+        #expect(first.defects.isEmpty)
+
+        // The correction: the client finds the new version under the same Message-ID, and the old one gone.
+        let corrected = try await offPool { try imap.watch(for: ["BODY", "\(marker) fixed"]) }
+        try await send("\(marker) fixed 你好", id: marker + "-fix",
+                       extra: ["--extra-xml", "<replace xmlns='urn:xmpp:message-correct:0' id='\(marker)-1'/>"])
+        let fixed = try await offPool { try corrected.messages() }
+        #expect(fixed.count == 1)
+        #expect(fixed.first?.messageId == first.messageId)
+        let all = try await offPool { try imap.fetch(["BODY", marker]) }
+        #expect(all.count == 1, "\(all.map { $0.body ?? "" })")
+        #expect(all.first?.body?.contains("\(marker) fixed") == true)
+    }
+}

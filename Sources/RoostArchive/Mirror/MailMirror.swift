@@ -79,6 +79,9 @@ public final class MailMirrorWriter {
     private(set) var madeFolders: Set<String> = []
     private var foldersToSync: Set<String> = []
     private var text: [UInt8] = []
+    /// The Message-IDs of rows rendered lately, for the next mails' threading headers (a flood's mails each name
+    /// the one before): row → Message-ID, forgotten when a row changes, emptied past 10 000.
+    private let ids = MessageIDs()
     public private(set) var written = 0
     public private(set) var removed = 0
 
@@ -136,7 +139,7 @@ public final class MailMirrorWriter {
         var failure: MirrorError?
         let position: Int64?
         do {
-            position = try reader.withSnapshot { database throws -> Int64? in
+            position = try reader.withSnapshot(mapped: false) { database throws -> Int64? in
                 do throws(MirrorError) {
                     return try pass(database)
                 } catch {
@@ -162,18 +165,24 @@ public final class MailMirrorWriter {
 
     /// Writes a batch; the position it reached, nil when nothing was after the cursor.
     private func pass(_ database: Database) throws(MirrorError) -> Int64? {
+        // Most wake-ups after the first pass find a few changes, or none (the mirror's own cursor commit wakes it):
+        // nothing more is read then.
+        let (cursor, latest) = try Self.sqlite { () throws(SQLiteError) in
+            (try ChangeFeed.cursor(Self.cursorName, database), try ChangeFeed.latest(database))
+        }
+        if let cursor, cursor >= latest { return nil }
         let compiled: CompiledQuery
         do {
             compiled = try reader.compile(settings.query, now: Date(), timeZone: settings.timeZone, database: database)
         } catch {
             throw .archive(error)
         }
-        let (cursor, latest, selection, renderer) = try Self.sqlite { () throws(SQLiteError) in
+        let (selection, renderer) = try Self.sqlite { () throws(SQLiteError) in
             let selection = try ExportSelection(compiled: compiled, account: nil, everything: false, database: database)
             let renderer = Renderer(database: database, selection: selection, clock: clock, settings: settings,
                                     reading: try ArchivedMessageReading(database: database, accounts: selection.accounts),
-                                    contacts: try ContactDirectory(database: database, selection: selection))
-            return (try ChangeFeed.cursor(Self.cursorName, database), try ChangeFeed.latest(database), selection, renderer)
+                                    contacts: try ContactDirectory(database: database, selection: selection), ids: ids)
+            return (selection, renderer)
         }
         guard let cursor, cursor >= 0 else {
             // The first pass (or a rebuild): every message the query selects, whatever the feed says.
@@ -208,6 +217,7 @@ public final class MailMirrorWriter {
     /// The message's mail as it is now, or its removal when it is gone or no longer selected.
     private func update(_ row: Int64, renderer: Renderer) throws(MirrorError) {
         let rendered: Renderer.Mail?
+        ids.rows[row] = nil
         do {
             rendered = try renderer.mail(row, into: &text)
         } catch {
@@ -217,7 +227,7 @@ public final class MailMirrorWriter {
         let folder = settings.maildir + rendered.folder
         try makeMaildir(folder)
         let name = rendered.stem + "R\(row)V\(rendered.version).roost"
-        let existing = files[row] ?? []
+        let existing = (files[row] ?? []).compactMap(current)
         // Delivered already (a run interrupted before its cursor moved), maybe read and flagged by the user.
         if let kept = existing.first(where: { path in
             let file = (path as NSString).lastPathComponent
@@ -239,7 +249,7 @@ public final class MailMirrorWriter {
 
     private func remove(_ row: Int64) throws(MirrorError) {
         guard let existing = files[row] else { return }
-        try drop(existing)
+        try drop(existing.compactMap(current))
         files[row] = nil
     }
 
@@ -252,6 +262,17 @@ public final class MailMirrorWriter {
     }
 
     // MARK: Files
+
+    /// Where a mail the mirror wrote at `path` is now, nil when gone: a mail reader (Dovecot, mutt) moves a mail from
+    /// `new/` to `cur/` when it shows it, and renames it there as its flags change (`NAME:2,FLAGS`).
+    private func current(_ path: String) -> String? {
+        if access(path, F_OK) == 0 { return path }
+        let folder = ((path as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+        let name = String((path as NSString).lastPathComponent.prefix { $0 != ":" })
+        if access(folder + "/new/" + name, F_OK) == 0 { return folder + "/new/" + name }
+        let cur = (try? FileManager.default.contentsOfDirectory(atPath: folder + "/cur")) ?? []
+        return cur.first { $0 == name || $0.hasPrefix(name + ":") }.map { folder + "/cur/" + $0 }
+    }
 
     private func writeSynced(_ path: String) throws(MirrorError) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -306,6 +327,10 @@ public final class MailMirrorWriter {
 
 /// One snapshot's way from a message row to its mail: the row through the mirror's query, its conversation's
 /// first and previous mail in the same Maildir (what an export of that Maildir chains it to), its attachments.
+final class MessageIDs {
+    var rows: [Int64: String] = [:]
+}
+
 private struct Renderer {
     let database: Database
     let selection: ExportSelection
@@ -313,6 +338,7 @@ private struct Renderer {
     let settings: MirrorSettings
     let reading: ArchivedMessageReading
     let contacts: ContactDirectory
+    let ids: MessageIDs
 
     struct Mail {
         /// Below the mirror's top folder: `""`, `/conversation`, `/account/conversation` or `/2026-01`.
@@ -343,24 +369,38 @@ private struct Renderer {
         earlier.restrict("m.id < ?", [.integer(row)])
         var previous: String?
         var first: String?
-        if let (before, _) = try self.first(earlier, order: .newestFirst) {
-            previous = MailMessageBuilder.messageID(before)
-            if let (opening, _) = try self.first(selection.statement(scope: .init(slice: slice, timeRange: range)), order: .oldestFirst) {
-                first = MailMessageBuilder.messageID(opening)
-            }
+        if let before = try messageID(earlier, order: .newestFirst) {
+            previous = before
+            first = try messageID(selection.statement(scope: .init(slice: slice, timeRange: range)), order: .oldestFirst)
         }
         let embedded = message.attachments.map { attachment in settings.attachmentLimit.flatMap { MailAttachment.load(attachment, limit: $0) } }
         let (_, stem, _) = MailWriter.mail(message, slice: slice, first: first, previous: previous, embedded: embedded,
                                            clock: clock, contacts: contacts, into: &text)
         let version = try database.cached("SELECT seq FROM message_changes WHERE message_row = ?").scalarInt([.integer(row)]) ?? 0
+        if ids.rows.count >= 10_000 { ids.rows.removeAll(keepingCapacity: true) }
+        ids.rows[row] = MailMessageBuilder.messageID(message)
         return Mail(folder: folder, stem: stem, version: version)
+    }
+
+    /// The Message-ID of the first row `statement` reads in `order`: remembered, or read.
+    private func messageID(_ statement: MessageStatement, order: SearchOrder) throws(SQLiteError) -> String? {
+        let (sql, parameters) = statement.select("m.id", order: order, limit: 1)
+        guard let row = try database.cached(sql).scalarInt(parameters) else { return nil }
+        if let known = ids.rows[row] { return known }
+        var only = selection.statement(scope: .init())
+        only.restrict("m.id = ?", [.integer(row)])
+        guard let (message, _) = try first(only, order: nil) else { return nil }
+        let id = MailMessageBuilder.messageID(message)
+        ids.rows[row] = id
+        return id
     }
 
     private func first(_ statement: MessageStatement, order: SearchOrder?) throws(SQLiteError) -> (MessageRow, Int64)? {
         let (sql, parameters) = statement.select(reading.columns(includeRaw: false), order: order, limit: 1)
         var found: (MessageRow, Int64)?
         var failure: SQLiteError?
-        try database.prepare(sql).forEachRow(parameters) { row in
+        // The same few statement texts for every message (only the parameters change): prepared once.
+        try database.cached(sql).forEachRow(parameters) { row in
             do throws(SQLiteError) {
                 found = (try reading.message(row, includeRevisionRaw: false), row.int(1))
             } catch {
@@ -380,7 +420,7 @@ private struct Renderer {
 public final class MailMirror: Sendable {
     private let wakeUp: WakePipe
     private let state = StateBox()
-    private let end = ThreadEnd(running: true)
+    private let end = OneShot<Void>()
     private let reader: ArchiveReader
     /// The mirror's folder.
     public let maildir: String
@@ -418,7 +458,7 @@ public final class MailMirror: Sendable {
         }
         let thread = Thread {
             Self.run(settings: settings, reader: reader, writer: writer, state: state, wake: wakeUp, log: log, seen: seen)
-            end.ended()
+            end.fulfil(())
         }
         thread.name = "roost.mirror"
         thread.start()

@@ -415,7 +415,7 @@ private struct Renderer {
 
 /// The mirror's owner in `roost run`: a thread (`roost.mirror`) that sleeps in `poll(2)` until the archive writer
 /// commits (`ArchiveWriter.onCommit` writes one byte to its pipe; a wake-up already pending is not repeated, so
-/// the writer never waits for the mirror), then writes what changed. A failing pass (a full disk) is logged once
+/// the writer never waits for the mirror), gathers the commits of the next 100 ms, then writes what changed. A failing pass (a full disk) is logged once
 /// and tried again at the next wake-up; ingest goes on meanwhile.
 public final class MailMirror: Sendable {
     private let wakeUp: WakePipe
@@ -525,8 +525,14 @@ public final class MailMirror: Sendable {
                     }
                 }
             }
+            // The commits that follow within `gathering` go into the same pass: a flood's mails are written in
+            // batches, each with one cursor commit and one sync of its folders, well within the second.
+            if !state.withLock({ $0.stopping }) { usleep(Self.gathering) }
         }
     }
+
+    /// How long a wake-up waits for more commits before writing (microseconds).
+    static let gathering: useconds_t = 100_000
 }
 
 /// inotify on the mirror's `cur/` folders: the rows of mails moved there (or renamed there) with the `S` flag.

@@ -50,6 +50,17 @@ public struct SendFileAction: AccountAction {
         return action
     }
 
+    /// Blocking work (copying, hashing, a transfer) on a thread of its own (`offPool`), keeping its `ActionFailure`.
+    private static func offPool<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws(ActionFailure) -> T) async throws(ActionFailure) -> T {
+        do {
+            return try await RoostCore.offPool(name: name) { try body() }
+        } catch let failure as ActionFailure {
+            throw failure
+        } catch {
+            throw ActionFailure(.internalError, "\(name): \(error)")
+        }
+    }
+
     private static func copy(_ path: String, into store: FileStore) throws(ActionFailure) -> StoredFile {
         do { return try store.put(contentsOf: path) } catch {
             throw ActionFailure(.internalError, "could not copy \(path) into the file store: \(error)")
@@ -83,7 +94,8 @@ public struct SendFileAction: AccountAction {
             (stored, size, name) = (file, file.size, self.name ?? (path as NSString).lastPathComponent)
         } else {
             (size, name) = try Self.inspect(path)
-            stored = try Self.copy(path, into: store)
+            let path = self.path
+            stored = try await Self.offPool("roost.upload.copy") { () throws(ActionFailure) in try Self.copy(path, into: store) }
             guard stored.size == size else { throw ActionFailure(.invalidArgument, "\(path) changed while it was read; try again") }
         }
         let mime = MediaType.guess(name: name, path: stored.path) ?? "application/octet-stream"
@@ -111,9 +123,12 @@ public struct SendFileAction: AccountAction {
             url = "aesgcm://" + url.dropFirst(8) + "#" + fragment
         }
         let configuration = context.client.configuration
-        try FileUploader(trust: HTTPTrust(caFile: configuration.caFile, pinnedSHA256: configuration.pinnedSHA256))
-            .put(path: upload.path, size: upload.size, contentType: upload.type, to: slot.putURL,
-                 headers: slot.headers.map { ($0.name, $0.value) }, progress: context.progress)
+        let uploader = FileUploader(trust: HTTPTrust(caFile: configuration.caFile, pinnedSHA256: configuration.pinnedSHA256))
+        let (putURL, headers, progress, source) = (slot.putURL, slot.headers.map { ($0.name, $0.value) }, context.progress, upload)
+        // libcurl's transfer blocks its thread for as long as the upload takes: a thread of its own, not the pool's.
+        try await Self.offPool("roost.upload") { () throws(ActionFailure) in
+            try uploader.put(path: source.path, size: source.size, contentType: source.type, to: putURL, headers: headers, progress: progress)
+        }
 
         if let text, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             _ = try await SendMessageAction(to: recipient.description, body: text, plaintext: plaintext == true).perform(in: context)

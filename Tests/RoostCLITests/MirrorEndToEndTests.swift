@@ -32,6 +32,16 @@ import RoostTestSupport
         return count
     }
 
+    /// bob sends one message (ids `ID-1`) to alice with slixmpp; `extra`: more xmpp-peer.py options (`--extra-xml`).
+    static func send(_ rig: ZeroLossRig, _ body: String, id: String, extra: [String] = []) async throws {
+        let peer = try RoostBinary.startProgram("/usr/bin/python3", [
+            TestServer.packageRoot + "/contrib/scripts/xmpp-peer.py", "--jid", "\(rig.bob)/send", "--password", rig.bobPassword,
+            "--host", rig.server.host, "--port", String(rig.server.port), "--ca", rig.server.caFile,
+            "send", rig.alice.description, body, "--id-prefix", id] + extra)
+        try await waitUntil("the peer to send", timeout: .seconds(60)) { !peer.isRunning }
+        #expect(peer.stop().status == 0)
+    }
+
     private func rig(maildir: String) async throws -> ZeroLossRig {
         try await ZeroLossRig.make(general: "\n[mirror]\nmaildir = \(maildir)\n")
     }
@@ -95,14 +105,7 @@ import RoostTestSupport
         defer { _ = roost.stop() }
         try await ZeroLossRig.waitForLog(roost, "online", timeout: .seconds(120))
         let marker = "mirror-fix-\(UUID().uuidString.prefix(6))"
-        func send(_ body: String, id: String, extra: [String] = []) async throws {
-            let peer = try RoostBinary.startProgram("/usr/bin/python3", [
-                TestServer.packageRoot + "/contrib/scripts/xmpp-peer.py", "--jid", "\(rig.bob)/fix", "--password", rig.bobPassword,
-                "--host", rig.server.host, "--port", String(rig.server.port), "--ca", rig.server.caFile,
-                "send", rig.alice.description, body, "--id-prefix", id] + extra)
-            try await waitUntil("the peer to send", timeout: .seconds(60)) { !peer.isRunning }
-            #expect(peer.stop().status == 0)
-        }
+        func send(_ body: String, id: String, extra: [String] = []) async throws { try await Self.send(rig, body, id: id, extra: extra) }
         try await send("\(marker) helo 你好世界", id: marker)
         try await waitUntil("the mail in the mirror", timeout: .seconds(60)) {
             try Self.mails(in: maildir).values.contains { $0.text.contains(marker) }
@@ -180,12 +183,7 @@ struct MirrorIMAPEndToEndTests {
         let imap = try dovecot.addUser(maildir: maildir)
         let marker = "imap\(UUID().uuidString.prefix(6).lowercased())"
         func send(_ body: String, id: String, extra: [String] = []) async throws {
-            let peer = try RoostBinary.startProgram("/usr/bin/python3", [
-                TestServer.packageRoot + "/contrib/scripts/xmpp-peer.py", "--jid", "\(rig.bob)/imap", "--password", rig.bobPassword,
-                "--host", rig.server.host, "--port", String(rig.server.port), "--ca", rig.server.caFile,
-                "send", rig.alice.description, body, "--id-prefix", id] + extra)
-            try await waitUntil("the peer to send", timeout: .seconds(60)) { !peer.isRunning }
-            #expect(peer.stop().status == 0)
+            try await MirrorEndToEndTests.send(rig, body, id: id, extra: extra)
         }
 
         // A session open before the message arrives is told of it.

@@ -50,6 +50,8 @@ public final class Agent: Sendable {
     }
     /// Downloads attachments after their message is committed (nil when the archive could not be read).
     public let files: FileDownloadWorker?
+    /// `[mirror]`: the live Maildir, woken by each commit of the writer (nil without `maildir`).
+    public let mirror: MailMirror?
 
     /// Opens the archive (creating it 0600 in a 0700 folder) and prepares one session per enabled account.
     /// Passwords are resolved later, by each session, off the start-up path.
@@ -65,6 +67,21 @@ public final class Agent: Sendable {
         }
         files = try? FileDownloadWorker(writer: writer, settings: config.files, accounts: config.enabledAccounts, log: log)
         if let files { notifications.attach(files) }
+        if let mirrorSettings = config.mirror.settings(accounts: config.enabledAccounts.count) {
+            let writer = self.writer
+            mirror = try MailMirror(settings: mirrorSettings, reader: try ArchiveReader(path: config.archivePath), writer: writer,
+                                    log: { [log] warning, text in warning ? log.warning(text) : log.info(text) },
+                                    seen: { [log] account, conversation, row in
+                                        // As `roost read` records it, up to the message of the mail.
+                                        log.debug("mirror: a mail of \(LogText.quote(conversation)) marked seen; read up to it")
+                                        Task {
+                                            _ = await writer.commit([.conversationRead(account: account, conversation: conversation,
+                                                                                         timestamp: Timestamp.now(), upTo: row)])
+                                        }
+                                    })
+        } else {
+            mirror = nil
+        }
         var sessions: [AccountSession] = []
         for account in config.enabledAccounts {
             if let session = makeSession(account) { sessions.append(session) }
@@ -303,6 +320,7 @@ public final class Agent: Sendable {
         }
         await writer.drainAndStop(checkpoint: true)
         await files?.stop()
+        mirror?.stop()
         await notifications.current?.shutdown()
         log.info("stopped")
     }

@@ -15,10 +15,13 @@ public protocol AgentHandle: Sendable {
     var files: FileDownloadWorker? { get }
     /// The account's settings as the agent uses them now (they change when a SIGHUP reloads the config).
     func accountConfig(_ account: String) -> AccountConfig?
+    /// `[mirror]`'s Maildir writer, when the agent keeps one.
+    var mirror: MailMirror? { get }
 }
 
 extension AgentHandle {
     public var files: FileDownloadWorker? { nil }
+    public var mirror: MailMirror? { nil }
     public func accountConfig(_ account: String) -> AccountConfig? { nil }
 }
 

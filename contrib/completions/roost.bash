@@ -49,7 +49,7 @@ _roost_takes_value() {
         "log --lines"|"log -n"|"log --since"|"log --until"|"log --around") return 0 ;;
         "show --context"|"show -C") return 0 ;;
         "stats --by") return 0 ;;
-        "export --format"|"export -f"|"export --output"|"export -o"|"export --conversation"|"export --split"|"export --include"|"export --max-attachment-size") return 0 ;;
+        "export --format"|"export -f"|"export --output"|"export -o"|"export --conversation"|"export --split"|"export --include"|"export --max-attachment-size"|"export --since-last") return 0 ;;
         "import --format"|"import -f"|"import --max-line-size"|"import --me"|"import --time-zone") return 0 ;;
         "forget --id") return 0 ;;
         "restore --to") return 0 ;;
@@ -63,7 +63,6 @@ _roost_takes_value() {
         "register --password-command"|"register --nickname"|"register --fullname"|"register --photo"|"register --host"|"register --port"|"register --tls"|"register --ca-file") return 0 ;;
         "passwd --password-command") return 0 ;;
         "notify --sink") return 0 ;;
-        "watch --days") return 0 ;;
         "config --jid"|"config --password-command"|"config --host"|"config --port"|"config --tls"|"config --ca-file") return 0 ;;
     esac
     return 1
@@ -166,11 +165,6 @@ _roost_positional_kind() {
             if ((index == 1)); then echo 'words:test'; return; fi
             case $sub in
             esac ;;
-        watch)
-            if ((index == 1)); then echo 'words:list test query'; return; fi
-            case $sub in
-                test) echo 'query';;
-            esac ;;
         config)
             if ((index == 1)); then echo 'words:init'; return; fi
             case $sub in
@@ -179,6 +173,10 @@ _roost_positional_kind() {
             if ((index == 1)); then echo 'words:bash zsh fish words'; return; fi
             case $sub in
                 words) echo 'words:contacts requests accounts sinks';;
+            esac ;;
+        mirror)
+            if ((index == 1)); then echo 'words:rebuild'; return; fi
+            case $sub in
             esac ;;
     esac
 }
@@ -192,7 +190,7 @@ _roost_options() {
         show) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --context -C' ;;
         stats) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --by' ;;
         verify) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --repair --files' ;;
-        export) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --output -o --conversation --split --include --utc --bom --force --no-attachments --max-attachment-size' ;;
+        export) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --output -o --conversation --split --include --utc --bom --force --no-attachments --max-attachment-size --since-last' ;;
         import) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --format -f --dry-run -n --skip-invalid --max-line-size --me --time-zone' ;;
         forget) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --id --dry-run --yes -y' ;;
         backup) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --verify --no-files --encrypt' ;;
@@ -212,9 +210,9 @@ _roost_options() {
         passwd) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --password-command' ;;
         unregister) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --yes -y' ;;
         notify) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --sink' ;;
-        watch) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --days' ;;
         config) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --check-passwords --check --jid --password-command --password-stdin --host --port --tls --ca-file --force --no-test' ;;
         completions) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version' ;;
+        mirror) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version' ;;
         *) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version' ;;
     esac
 }
@@ -246,11 +244,11 @@ _roost() {
         return
     fi
     if [[ -z $command ]]; then
-        COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify watch config completions help' -- "$cur"))
+        COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions mirror help' -- "$cur"))
         return
     fi
     if [[ $command == help ]]; then
-        ((index == 0)) && COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify watch config completions help' -- "$cur"))
+        ((index == 0)) && COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions mirror help' -- "$cur"))
         return
     fi
     _roost_complete_kind "$(_roost_positional_kind "$command" "$first" $((index + 1)))" "$cur"

@@ -11,6 +11,8 @@ enum ConfigGroup: Equatable {
     case retention
     /// `[backup]`: `roost backup` (the passphrase command).
     case backup
+    /// `[mirror]`: the live Maildir.
+    case mirror
     /// `[account alice@example.org]`, with the JID as written.
     case account(String)
     /// `[sink NAME]`.
@@ -20,7 +22,7 @@ enum ConfigGroup: Equatable {
     /// `[watch NAME]`: a search query whose new messages notify.
     case watch(String)
 
-    static let summary = "[general], [archive], [files], [notify], [serve], [retention], [backup], [account JID], [room JID], [sink NAME] or [watch NAME]"
+    static let summary = "[general], [archive], [files], [notify], [serve], [retention], [backup], [mirror], [account JID], [room JID], [sink NAME] or [watch NAME]"
 
     init(header name: String) throws(ConfigValueError) {
         let parts = name.split(separator: " ", maxSplits: 1)
@@ -34,6 +36,7 @@ enum ConfigGroup: Equatable {
         case ("serve", true): self = .serve
         case ("retention", true): self = .retention
         case ("backup", true): self = .backup
+        case ("mirror", true): self = .mirror
         case ("account", false): self = .account(argument)
         case ("sink", false): self = .sink(argument)
         case ("room", false): self = .room(argument)
@@ -46,10 +49,10 @@ enum ConfigGroup: Equatable {
             throw ConfigValueError("an account group names its JID: [account alice@example.org]")
         case ("sink", true):
             throw ConfigValueError("a sink group names the sink: [sink NAME]")
-        case ("general", false), ("archive", false), ("notify", false), ("files", false), ("serve", false), ("retention", false), ("backup", false):
+        case ("general", false), ("archive", false), ("notify", false), ("files", false), ("serve", false), ("retention", false), ("backup", false), ("mirror", false):
             throw ConfigValueError("[\(kind)] takes no name; write it as [\(kind)]")
         default:
-            let kinds = ["general", "archive", "notify", "files", "serve", "retention", "backup", "account", "sink", "room", "watch"]
+            let kinds = ["general", "archive", "notify", "files", "serve", "retention", "backup", "mirror", "account", "sink", "room", "watch"]
             let meant = Suggestion.candidates(for: kind, among: kinds).map { "[" + ([$0] + parts.dropFirst().map(String.init)).joined(separator: " ") + "]" }
             throw ConfigValueError("unknown group [\(name)]\(Suggestion.phrase(meant, quote: { $0 })); expected \(Self.summary)")
         }

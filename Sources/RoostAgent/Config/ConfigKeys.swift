@@ -1,4 +1,5 @@
 import RoostCore
+import RoostArchive
 
 /// Stores one parsed value into a draft.
 typealias ConfigKeySetter<Draft> = @Sendable (inout Draft, String, ConfigPaths) throws(ConfigValueError) -> Void
@@ -81,6 +82,32 @@ enum ConfigKeys {
         },
         "path": { draft, value, paths throws(ConfigValueError) in draft.path = try Parse.path(value, paths: paths) },
         "encrypt": { draft, value, _ throws(ConfigValueError) in draft.encrypt = try SettingValue.boolean(value) },
+    ]
+
+    static let mirror: [String: ConfigKeySetter<MirrorConfig>] = [
+        "maildir": { draft, value, paths throws(ConfigValueError) in draft.maildir = try Parse.path(value, paths: paths) },
+        "split": { draft, value, _ throws(ConfigValueError) in draft.split = try SettingValue.choice(value, of: ExportSplit.self) },
+        "query": { draft, value, _ throws(ConfigValueError) in
+            do {
+                _ = try ArchiveReader.parse(value)
+            } catch {
+                throw ConfigValueError("not a query: \(error)")
+            }
+            draft.query = value
+        },
+        "read_from_mirror": { draft, value, _ throws(ConfigValueError) in draft.readFromMirror = try SettingValue.boolean(value) },
+        "attachments": { draft, value, _ throws(ConfigValueError) in
+            switch value.trimmingCharacters(in: .whitespaces).lowercased() {
+            case "true", "yes", "on": draft.attachmentLimit = ExportOptions.defaultMailAttachmentLimit
+            case "false", "no", "off": draft.attachmentLimit = nil
+            default:
+                do {
+                    draft.attachmentLimit = try Parse.size(value)
+                } catch {
+                    throw ConfigValueError("expected true, false or a size such as 10M, got '\(value)'")
+                }
+            }
+        },
     ]
 
     static let account: [String: ConfigKeySetter<AccountDraft>] = [

@@ -101,6 +101,7 @@ struct ConfigLoader {
         if let v = assembly.settings.keepRetracted { config.keepRetracted = v }
         config.serve = assembly.serve
         config.backup = assembly.backup
+        config.mirror = assembly.mirror
         return config
     }
 }
@@ -119,6 +120,7 @@ extension ConfigLoader {
         var retention: [String: String] = [:]
         var serve = ServeConfig()
         var backup = BackupConfig()
+        var mirror = MirrorConfig()
         var sinks: [String: [String: String]] = [:]
         var watches: [String: [String: String]] = [:]
         /// `[room JID]` groups, attached to their account once every group is read.
@@ -155,6 +157,8 @@ extension ConfigLoader {
                 problems += apply(values, group: group, table: ConfigKeys.serve, to: &serve)
             case .backup:
                 problems += apply(values, group: group, table: ConfigKeys.backup, to: &backup)
+            case .mirror:
+                problems += apply(values, group: group, table: ConfigKeys.mirror, to: &mirror)
             case let .sink(name):
                 sinks[name] = values
             case let .watch(name):

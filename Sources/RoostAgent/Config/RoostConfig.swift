@@ -39,6 +39,8 @@ public struct RoostConfig: Sendable, Hashable {
     public var retention = RetentionConfig()
     /// `[backup]`: `roost backup`.
     public var backup = BackupConfig()
+    /// `[mirror]`: the live Maildir (none by default).
+    public var mirror = MirrorConfig()
     /// `[notify]` exactly as written; the notification layer validates it.
     public var notify: [String: String]
     /// `[sink NAME]` groups by NAME, exactly as written.

@@ -1,4 +1,5 @@
 import Foundation
+public import RoostArchive
 
 /// What `status` answers: the agent process and each account, as `roost status` prints them.
 public struct AgentStatusReport: Codable, Sendable, Equatable {
@@ -63,6 +64,8 @@ public struct AgentStatusReport: Codable, Sendable, Equatable {
     public var archiveFailure: String?
     /// Events waiting to be committed.
     public var archiveBacklog: Int?
+    /// `[mirror]`: where the Maildir stands (absent without a mirror, and from older agents).
+    public var mirror: MirrorStatus?
     public var accounts: [Account]
 }
 

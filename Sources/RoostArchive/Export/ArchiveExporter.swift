@@ -83,8 +83,12 @@ public struct ArchiveExporter: Sendable {
         let clock = ZoneClock(timeZone: options.timeZone)
         let compiled = try reader.compile(options.query, now: options.now, timeZone: options.timeZone, account: options.account,
                                           conversation: options.conversation, database: database)
-        let selection = try ExportSelection(compiled: compiled, account: options.account, everything: options.selectsEverything,
-                                            database: database)
+        // `--since-last`: the cursor and the newest change are read in the export's snapshot.
+        var feed: (after: Int64?, upTo: Int64)?
+        if let name = options.sinceCursor { feed = (try ChangeFeed.cursor(name, database), try ChangeFeed.latest(database)) }
+        var selection = try ExportSelection(compiled: compiled, account: options.account,
+                                            everything: options.selectsEverything && feed?.after == nil, database: database)
+        if let feed, let after = feed.after { selection.changed = (after, feed.upTo) }
         let writer = Self.writer(for: options.format)
         var planner = ExportPlanner(selection: selection, database: database, clock: clock)
         if options.format == .jsonl { planner.withoutMessages = options.include.intersection([.states, .presence]) }
@@ -156,6 +160,7 @@ public struct ArchiveExporter: Sendable {
         context.summary.attachmentsCopied += copier?.copiedCount ?? 0
         context.summary.attachmentsMissing += copier?.missingCount ?? 0
         context.reportProgress(force: true)
+        context.summary.feedPosition = feed?.upTo
         return context.summary
     }
 

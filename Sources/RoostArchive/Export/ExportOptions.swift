@@ -29,6 +29,10 @@ public struct ExportOptions: Sendable {
     public var thumbnails: (any ThumbnailMaker)?
     /// Asked between messages: true stops the export with `ExportError.cancelled` (the web view stopping).
     public var isCancelled: (@Sendable () -> Bool)?
+    /// `--since-last NAME`: only the messages changed after where the cursor `NAME` stands (everything when it was
+    /// never set), up to the newest change when the export starts (`ExportSummary.feedPosition`). The caller moves the
+    /// cursor there (`ArchiveWriter.setCursor`) once the export is complete. See docs/mirror.md.
+    public var sinceCursor: String?
 
     public static let defaultMailAttachmentLimit: Int64 = 25 << 20
 

@@ -8,6 +8,8 @@ struct ExportSelection {
     let everything: Bool
     /// account id → bare JID, for every account in the archive.
     let accounts: [Int64: String]
+    /// `--since-last`: only the messages whose latest change lies in `(after, upTo]` of the change feed.
+    var changed: (after: Int64, upTo: Int64)?
 
     /// Restrictions of one read, on top of the query.
     struct Scope {
@@ -36,6 +38,10 @@ struct ExportSelection {
     func statement(scope: Scope) -> MessageStatement {
         var statement = MessageStatement(compiled)
         if let accountFilter { statement.restrict("m.account_id = ?", [.integer(accountFilter ?? -1)]) }
+        if let changed {
+            let (condition, parameters) = ChangeFeed.changedCondition(after: changed.after, upTo: changed.upTo)
+            statement.restrict(condition, parameters)
+        }
         if let slice = scope.slice {
             statement.restrict("m.account_id = ? AND m.conversation = ?", [.integer(slice.accountID), .text(slice.conversation)])
         }

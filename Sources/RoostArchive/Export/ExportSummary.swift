@@ -16,6 +16,8 @@ public struct ExportSummary: Sendable, Equatable {
     public var bytes: Int64 = 0
     /// The final file or folder, nil for a stream.
     public var outputPath: String?
+    /// With `ExportOptions.sinceCursor`: the change the export read up to, where the cursor goes next.
+    public var feedPosition: Int64?
 
     public init() {}
 }

@@ -56,12 +56,8 @@ final class MailWriter: ExportWriter {
         let attachedCount = embedded.compactMap { $0 }.count
         context.summary.attachmentsCopied += attachedCount
         context.summary.attachmentsMissing += embedded.count - attachedCount
-        let id = MailMessageBuilder.messageID(message)
-        let builder = MailMessageBuilder(clock: context.clock, contacts: context.contacts)
-        text.removeAll(keepingCapacity: true)
-        let fromAddress = MailMessageBuilder.address(message.from)
-        builder.build(message, slice: slice, messageID: id, fromAddress: fromAddress, first: firstID, previous: previousID,
-                      embedded: embedded, into: &text)
+        let (id, stem, fromAddress) = Self.mail(message, slice: slice, first: firstID, previous: previousID, embedded: embedded,
+                                                clock: context.clock, contacts: context.contacts, into: &text)
         if firstID == nil { firstID = id }
         previousID = id
         switch layout {
@@ -77,15 +73,30 @@ final class MailWriter: ExportWriter {
             text.withUnsafeBufferPointer { bytes in Self.mboxrdQuote(bytes) { sink.append($0) } }
             sink.append(0x0A)
         case .maildir:
-            let seconds = CivilTime.floorDivide(message.timestamp, 1000)
-            let unique = id.dropFirst("<roost.".count).prefix(16)
-            let file = try createMaildirFile(base: "\(seconds.0).M\(seconds.1)P\(unique).roost", context: context)
+            let file = try createMaildirFile(base: stem + ".roost", context: context)
             file.append(text)
             // The file's time is the message's: Dovecot gives it as the INTERNALDATE, the arrival time by which phone
             // mail apps sort and date their lists (the export's own time would put every chat at "today").
             try context.close(file, modified: message.timestamp)
         }
         context.messageWritten()
+    }
+
+    /// One message as a mail, the bytes in `text` (emptied first): its Message-ID, the stem of its Maildir name
+    /// (`SECONDS.MMILLISECONDSPHASH`) and its sender's address. `first` and `previous` are the Message-IDs of the
+    /// conversation's first and previous mail in the same file or folder. The export and the live mirror
+    /// (`MailMirror`) write every mail through here.
+    static func mail(_ message: MessageRow, slice: ConversationSlice, first: String?, previous: String?, embedded: [MailAttachment?],
+                     clock: ZoneClock, contacts: ContactDirectory, into text: inout [UInt8]) -> (id: String, stem: String, from: String) {
+        let id = MailMessageBuilder.messageID(message)
+        let builder = MailMessageBuilder(clock: clock, contacts: contacts)
+        text.removeAll(keepingCapacity: true)
+        let fromAddress = MailMessageBuilder.address(message.from)
+        builder.build(message, slice: slice, messageID: id, fromAddress: fromAddress, first: first, previous: previous,
+                      embedded: embedded, into: &text)
+        let seconds = CivilTime.floorDivide(message.timestamp, 1000)
+        let unique = id.dropFirst("<roost.".count).prefix(16)
+        return (id, "\(seconds.0).M\(seconds.1)P\(unique)", fromAddress)
     }
 
     /// `BASE:2,S`, or `BASE-2:2,S`… in the (practically impossible) case of two identical Message-IDs.

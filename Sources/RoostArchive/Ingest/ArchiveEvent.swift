@@ -23,6 +23,7 @@ public enum ArchiveEvent: Sendable, Equatable {
     case invitationAnswered(account: String, room: String, status: InvitationStatus, timestamp: Int64)
     /// A reaction, retraction, moderation, receipt or chat marker about an earlier message (schema v8).
     case annotation(MessageAnnotation)
-    /// The user read a conversation up to its newest message (`roost read`).
-    case conversationRead(account: String, conversation: String, timestamp: Int64)
+    /// The user read a conversation up to its newest message (`roost read`), or up to the message `upTo` (a row: the
+    /// mail mirror's `read_from_mirror`).
+    case conversationRead(account: String, conversation: String, timestamp: Int64, upTo: Int64? = nil)
 }

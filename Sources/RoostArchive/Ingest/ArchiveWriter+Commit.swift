@@ -139,7 +139,7 @@ extension ArchiveWriter {
         case .annotation(let annotation):
             if annotation.conversation.isEmpty || annotation.target.isEmpty { return "annotation without a conversation or target" }
             account = annotation.account
-        case .conversationRead(let jid, _, _): account = jid
+        case .conversationRead(let jid, _, _, _): account = jid
         }
         return account.isEmpty ? "event without an account JID" : nil
     }

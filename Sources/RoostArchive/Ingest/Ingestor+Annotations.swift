@@ -175,6 +175,26 @@ extension Ingestor {
         try database.run("UPDATE message_revisions SET body = NULL, raw = NULL WHERE message_row = ?", [.integer(row)])
     }
 
+    /// An imported copy of a stored message that says it was retracted since (`roost export --since-last` after the
+    /// retraction, imported after the export that had it whole): the stored row is retracted as the export says,
+    /// its text erased when the export's is.
+    func applyImportedRetraction(_ record: MessageRecord, to row: Int64) throws(SQLiteError) {
+        guard let retraction = record.imported?.retraction,
+              try database.cached("SELECT retracted FROM messages WHERE id = ?").scalarInt([.integer(row)]) == 0 else { return }
+        try retract(row, by: retraction.by, at: retraction.at, reason: retraction.reason, keepText: record.body != nil)
+    }
+
+    /// The stored copy of an imported message that says it was retracted with its text erased: its key hashes the
+    /// text it no longer has, so it is found by sender, time and ids instead (a copy not retracted yet).
+    func storedCopyOfRetracted(_ record: MessageRecord, account: Int64) throws(SQLiteError) -> Int64? {
+        guard record.imported?.retraction != nil, record.body == nil else { return nil }
+        return try database.cached("""
+            SELECT id FROM messages WHERE account_id = ? AND conversation = ? AND from_jid = ? AND timestamp = ?
+                AND message_id IS ? AND origin_id IS ? AND retracted = 0 LIMIT 1
+            """).scalarInt([.integer(account), .text(record.conversation), .text(record.from), .integer(record.timestamp),
+                            SQLValue(record.messageId), SQLValue(record.originId)])
+    }
+
     /// Whether the archive may hold a reaction or retraction still waiting for its message (stored before it): when it
     /// holds none, a new message has nothing to pick up and its two lookups are skipped. Asked once per batch (another
     /// writer may have stored some between two), and set as soon as this batch stores one.
@@ -222,11 +242,11 @@ extension Ingestor {
                       .integer(peerDisplayed), .integer(at)])
     }
 
-    /// `roost read`: everything archived in the conversation so far counts as read.
-    func markRead(account jid: String, conversation: String, at: Int64) throws(SQLiteError) -> InsertOutcome {
+    /// `roost read`: everything archived in the conversation so far counts as read (or up to the row `upTo`).
+    func markRead(account jid: String, conversation: String, at: Int64, upTo: Int64? = nil) throws(SQLiteError) -> InsertOutcome {
         let account = try accountID(jid, now: at)
-        let newest = try database.cached("SELECT max(id) FROM messages WHERE account_id = ? AND conversation = ?")
-            .scalarInt([.integer(account), .text(conversation)])
+        let newest = try database.cached("SELECT max(id) FROM messages WHERE account_id = ? AND conversation = ? AND id <= ?")
+            .scalarInt([.integer(account), .text(conversation), .integer(upTo ?? .max)])
         guard let newest else { return .duplicate(existingId: nil) }
         try moveReadState(account: account, conversation: conversation, read: newest, at: at)
         return .stored

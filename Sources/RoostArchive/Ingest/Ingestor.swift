@@ -142,8 +142,8 @@ final class Ingestor {
         case .invitationAnswered(let account, let room, let status, let timestamp):
             return try answerInvitations(account: account, room: room, status: status, timestamp: timestamp)
         case .annotation(let annotation): return try apply(annotation)
-        case .conversationRead(let account, let conversation, let timestamp):
-            return try markRead(account: account, conversation: conversation, at: timestamp)
+        case .conversationRead(let account, let conversation, let timestamp, let upTo):
+            return try markRead(account: account, conversation: conversation, at: timestamp, upTo: upTo)
         }
     }
 
@@ -176,9 +176,14 @@ final class Ingestor {
                     .run([.integer(duplicate)])
             }
             if record.source == .import { importClaims[duplicate, default: .texts([])].add(CrossSourceMatch.matchText(record)) }
+            try applyImportedRetraction(record, to: duplicate)
             return .duplicate(existingId: duplicate)
         }
         if record.source == .import, let earlier = importMatchedKeys[key] { return .duplicate(existingId: earlier) }
+        if let stored = try storedCopyOfRetracted(record, account: account) {
+            try applyImportedRetraction(record, to: stored)
+            return .duplicate(existingId: stored)
+        }
         // Forgotten (`roost forget`): a copy from the server's archive, a resend or a carbon does not bring it back.
         if try isForgotten(record, account: account, key: key) { return .duplicate(existingId: nil) }
         if let replaces = record.replaces, let target = try correctionTarget(of: record, replaces: replaces, account: account) {

@@ -28,6 +28,8 @@ package final class Database {
     /// While set, an update of a message's text notes the row in `fts_pending` instead of updating the full-text
     /// index at once (`SchemaV14`); the writer sets it for the span of one batch and indexes the noted rows at its end.
     var defersFullTextUpdates = false
+    /// Called after each `write` commits (the writer's `onCommit`: the mail mirror's wake-up).
+    var afterCommit: (@Sendable () -> Void)?
 
     /// Process-wide settings that must precede SQLite's initialisation: evaluated once, before the first open.
     private static let configured: Void = {
@@ -128,6 +130,7 @@ package final class Database {
         do {
             let result = try body()
             try run("COMMIT")
+            afterCommit?()
             return result
         } catch {
             try? run("ROLLBACK")

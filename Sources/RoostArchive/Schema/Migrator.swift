@@ -19,6 +19,7 @@ enum Migrator {
         Migration(version: 15, name: "the name a room gives itself", sql: SchemaV15.sql),
         Migration(version: 16, name: "outbox of messages sent while offline", sql: SchemaV16.sql),
         Migration(version: 17, name: "tombstones of forgotten messages", sql: SchemaV17.sql),
+        Migration(version: 18, name: "change feed and export cursors", sql: SchemaV18.sql),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -21,8 +21,7 @@ public final class ArchiveWatcher: Sendable {
     static let looks: [Int] = [20, 100, 400, 1500]
 
     private let inotify: Int32
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let wakeUp: WakePipe
     private let stopping = Mutex(false)
     /// The thread's end (`stop` waits for it).
     private let end = OneShot<Void>()
@@ -35,19 +34,16 @@ public final class ArchiveWatcher: Sendable {
         let names: Set<String> = [name, name + "-wal"]
         let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard inotify >= 0 else { return nil }
-        var pipeFDs: [Int32] = [0, 0]
         guard inotify_add_watch(inotify, folder, UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO)) >= 0,
-              pipe(&pipeFDs) == 0 else {
+              let wakeUp = WakePipe() else {
             close(inotify)
             return nil
         }
-        for descriptor in pipeFDs { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
         self.inotify = inotify
-        wakeRead = pipeFDs[0]
-        wakeWrite = pipeFDs[1]
+        self.wakeUp = wakeUp
         // Read before the thread starts: a commit from now on is a change.
         let version = (try? reader.dataVersion()) ?? 0
-        let (end, wakeRead) = (end, wakeRead)
+        let (end, wakeRead) = (end, wakeUp.descriptor)
         let thread = Thread {
             Self.run(reader: reader, inotify: inotify, wake: wakeRead, names: names, version: version, changed: changed)
             end.fulfil(())
@@ -59,18 +55,13 @@ public final class ArchiveWatcher: Sendable {
     /// Ends the thread and waits for it: no `changed` call follows. Idempotent.
     public func stop() {
         let already = stopping.withLock { stopping in defer { stopping = true }; return stopping }
-        if !already {
-            var byte: UInt8 = 1
-            _ = write(wakeWrite, &byte, 1)
-        }
+        if !already { wakeUp.wake() }
         end.wait()
     }
 
     deinit {
         stop()
         close(inotify)
-        close(wakeRead)
-        close(wakeWrite)
     }
 
     /// Waits in `poll(2)` for a file event, the next look, or `stop`'s byte on `wake`.

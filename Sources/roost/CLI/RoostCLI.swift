@@ -11,7 +11,7 @@ struct RoostCLI: Sendable {
         RunCommand.self, SearchCommand.self, CountCommand.self, LogCommand.self, ShowCommand.self, StatsCommand.self,
         VerifyCommand.self, ExportCommand.self, ImportCommand.self, ForgetCommand.self, BackupCommand.self, RestoreCommand.self, FilesCommand.self, ServeCommand.self, StatusCommand.self, RosterCommand.self,
         RequestsCommand.self, RoomsCommand.self, SendCommand.self, ReadCommand.self, OMEMOCommand.self, VCardCommand.self, PresenceCommand.self, RegisterCommand.self,
-        PasswdCommand.self, UnregisterCommand.self, NotifyCommand.self, WatchCommand.self, ConfigCommand.self, CompletionsCommand.self,
+        PasswdCommand.self, UnregisterCommand.self, NotifyCommand.self, WatchCommand.self, ConfigCommand.self, CompletionsCommand.self, MirrorCommand.self,
     ]
 
     init(commands: [any Command.Type]) {

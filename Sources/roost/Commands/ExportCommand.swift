@@ -25,6 +25,9 @@ struct ExportCommand: Command {
         as in `roost log` (a JID, room@service/nick for a private conversation in a room, or a name) and taken as \
         it is, never read as query language (a room nick may be anything); a QUERY given too narrows it. \
         Attachments stored locally are copied into attachments/ (beside a single file: NAME_files/). \
+        --since-last NAME writes only the messages that changed (new, corrected, retracted, reacted to, an \
+        attachment stored) since the previous export with that NAME, in any format; the cursor NAME is kept in the \
+        archive and moves only once the export is complete and on disk (the first run writes everything). \
         Output is written under a temporary name and renamed when complete; an existing output is only \
         replaced with --force. Exit status: 0 exported, 1 nothing matched, 2 invalid command line or query, \
         70 the output could not be written (e.g. disk full).
@@ -43,6 +46,7 @@ struct ExportCommand: Command {
         .flag("force", help: "replace an existing output"),
         .flag("no-attachments", help: "do not copy attachment files next to the export"),
         .value("max-attachment-size", placeholder: "SIZE", help: "mbox, maildir: embed files up to SIZE (default 25M), link larger ones"),
+        .value("since-last", placeholder: "NAME", help: "only what changed since the last export with this NAME (a cursor in the archive)"),
     ]
 
     let query: String
@@ -57,6 +61,8 @@ struct ExportCommand: Command {
     let copyAttachments: Bool
     let mailAttachmentLimit: Int64
     let byteOrderMark: Bool
+    /// `--since-last NAME`.
+    let sinceLast: String?
     static let takesQuery = true
     static let arguments: [ArgumentKind] = [.query]
 
@@ -84,6 +90,10 @@ struct ExportCommand: Command {
         // jsonl is the lossless backup: every kind of record, always.
         self.include = format == .jsonl ? Set(ExportInclusion.allCases) : include
         byteOrderMark = parsed.flag("bom")
+        sinceLast = parsed.value("since-last")
+        if let sinceLast, sinceLast.isEmpty || sinceLast.count > 200 {
+            throw UsageError("invalid --since-last '\(sinceLast.prefix(40))': expected a name of 1 to 200 characters", command: parsed.command)
+        }
         if byteOrderMark && format != .csv {
             throw UsageError("--bom is for --format csv", command: parsed.command)
         }
@@ -125,6 +135,7 @@ struct ExportCommand: Command {
         options.mailAttachmentLimit = mailAttachmentLimit
         options.csvByteOrderMark = byteOrderMark
         options.thumbnails = PixbufThumbnails()
+        options.sinceCursor = sinceLast
         let toStandardOutput = output == nil || output == "-"
         let destination: ExportDestination = toStandardOutput ? .stream(fileDescriptor: STDOUT_FILENO) : .path(output!)
         let meter = ProgressMeter(output: context.output, enabled: context.output.standardErrorIsTTY && !context.options.quiet,
@@ -137,6 +148,14 @@ struct ExportCommand: Command {
             throw ExportFailure(error: error)
         }
         meter.clear()
+        if let sinceLast, let position = summary.feedPosition {
+            // The export is complete and synced (a stream: written): only now does the cursor move.
+            do {
+                try ArchiveWriter(path: reader.path).setCursor(sinceLast, to: position)
+            } catch {
+                throw ArchiveFailure(error: error)
+            }
+        }
         report(summary, context: context, toStandardOutput: toStandardOutput)
         if summary.messages == 0 && summary.chatStates == 0 && summary.presenceChanges == 0 && summary.contacts == 0 && summary.subscriptions == 0 {
             if !context.options.quiet { context.output.warning("nothing matched the query; the export is empty") }
@@ -153,7 +172,8 @@ struct ExportCommand: Command {
                 "contacts": .int(summary.contacts),
                 "conversations": summary.conversations.map { .int($0) } ?? .null, "files": .int(summary.files),
                 "attachments_copied": .int(summary.attachmentsCopied), "attachments_missing": .int(summary.attachmentsMissing),
-                "bytes": .int(summary.bytes),
+                "bytes": .int(summary.bytes), "since_last": .string(sinceLast),
+                "feed_position": summary.feedPosition.map { JSONValue.int($0) } ?? .null,
             ])
             return
         }

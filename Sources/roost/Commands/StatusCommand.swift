@@ -56,11 +56,22 @@ struct StatusCommand: Command {
                                  "archive_failing_since": report.archiveFailingSince.map { .string(TimeText.utc($0)) } ?? .null,
                                  "archive_failure": report.archiveFailure.map { .string($0) } ?? .null,
                                  "archive_backlog": .int(report.archiveBacklog ?? 0)])
+                if let mirror = report.mirror {
+                    output.jsonLine(["kind": "mirror", "maildir": .string(mirror.maildir),
+                                     "position": mirror.position.map { JSONValue.int($0) } ?? .null, "latest": .int(mirror.latest),
+                                     "backlog": .int(mirror.backlog), "written": .int(mirror.written), "removed": .int(mirror.removed),
+                                     "state": .string(mirror.stalled == nil ? "ok" : "stalled"),
+                                     "stalled": mirror.stalled.map { .string($0) } ?? .null])
+                }
             } else {
                 output.line("agent: running (pid \(report.pid)), control socket \(socket)")
                 if let since = report.archiveFailingSince {
                     output.line("  archive writes failing since \(TimeText.local(since, seconds: true)) (\(report.archiveFailure ?? "unknown cause")); "
                         + "nothing is acknowledged to the servers meanwhile, so nothing is lost; \(report.archiveBacklog ?? 0) events wait")
+                }
+                if let mirror = report.mirror {
+                    output.line("  mirror: \(mirror.maildir), \(mirror.backlog) changed message(s) to write"
+                        + (mirror.stalled.map { "; stalled: \($0)" } ?? ""))
                 }
             }
             for account in accounts {

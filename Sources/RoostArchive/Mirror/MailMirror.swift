@@ -1,0 +1,577 @@
+public import Foundation
+import RoostCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `[mirror]`: a Maildir the agent keeps current while it archives. See docs/mirror.md.
+public struct MirrorSettings: Sendable, Equatable {
+    /// `maildir`: the mirror's top folder (made when missing).
+    public var maildir: String
+    /// `split`: one Maildir per conversation, per month, or one for everything.
+    public var split: ExportSplit = .conversation
+    /// `query`: only the messages this query (`roost search`'s language) selects.
+    public var query = ""
+    /// `attachments`: stored files up to this size are embedded; nil: none (the mail names the URL).
+    public var attachmentLimit: Int64? = ExportOptions.defaultMailAttachmentLimit
+    /// `read_from_mirror`: a mail the user marks seen (moved to `cur/` with the `S` flag) marks its conversation read
+    /// up to its message.
+    public var readFromMirror = false
+    /// With `split = conversation`: an account folder above the conversations (when several accounts archive).
+    public var accountFolders = false
+    /// The calendar of `Date:` headers and month folders.
+    public var timeZone: TimeZone = .current
+
+    public init(maildir: String) {
+        self.maildir = maildir
+    }
+}
+
+/// What `roost status --json` shows of the mirror.
+public struct MirrorStatus: Codable, Sendable, Equatable {
+    /// The mirror's folder.
+    public var maildir: String
+    /// The change the Maildir holds everything up to (the cursor `mirror`); nil before its first pass.
+    public var position: Int64?
+    /// The newest change in the archive.
+    public var latest: Int64
+    /// Messages changed after `position`, not yet in the Maildir.
+    public var backlog: Int64
+    /// Mails written (and removed) since the agent started.
+    public var written: Int
+    public var removed: Int
+    /// Why the mirror is stalled (a full disk), until a pass succeeds.
+    public var stalled: String?
+}
+
+public enum MirrorError: Error, Sendable, CustomStringConvertible {
+    case io(path: String, operation: String, errno: Int32)
+    case archive(ArchiveError)
+
+    public var description: String {
+        switch self {
+        case let .io(path, operation, code): "cannot \(operation) \(path): \(String(cString: strerror(code)))"
+        case let .archive(error): "\(error)"
+        }
+    }
+}
+
+/// Writes the mirror: the messages that changed after the cursor `mirror` (everything on the first pass) as mails,
+/// each through the maildir export's `MailWriter.mail` — the bytes `roost export --format maildir` writes for it —
+/// into `tmp/`, synced, renamed into `new/`; the earlier version of a changed message (same Message-ID, another
+/// file name) is removed once its successor is in place, a message gone from the archive or the query loses its
+/// file. File names are `STEM` `R<row>V<change>.roost`, the same on every run, so a pass interrupted by a crash
+/// is redone over the same files; the cursor moves only after the folders are synced. A mail the user already
+/// moved to `cur/` under the same name is left there. Confined to one thread (`MailMirror`'s, or the CLI's).
+public final class MailMirrorWriter {
+    public static let cursorName = "mirror"
+    /// Changes read per snapshot (and per cursor move).
+    static let batchSize = 500
+
+    let settings: MirrorSettings
+    let reader: ArchiveReader
+    let writer: ArchiveWriter
+    private let clock: ZoneClock
+    /// message row → its files (full paths) in `new/` and `cur/`, read from the folders once, kept since.
+    private var files: [Int64: [String]] = [:]
+    /// The Maildirs (folders holding `tmp`, `new`, `cur`) made or found.
+    private(set) var madeFolders: Set<String> = []
+    private var foldersToSync: Set<String> = []
+    private var text: [UInt8] = []
+    /// The Message-IDs of rows rendered lately, for the next mails' threading headers (a flood's mails each name
+    /// the one before): row → Message-ID, forgotten when a row changes, emptied past 10 000.
+    private let ids = MessageIDs()
+    public private(set) var written = 0
+    public private(set) var removed = 0
+
+    public init(settings: MirrorSettings, reader: ArchiveReader, writer: ArchiveWriter) throws(MirrorError) {
+        self.settings = settings
+        self.reader = reader
+        self.writer = writer
+        clock = ZoneClock(timeZone: settings.timeZone)
+        try makeFolder(settings.maildir)
+        scan()
+    }
+
+    /// Writes every change after the cursor, a batch at a time, until none is left; the mails written.
+    @discardableResult
+    public func catchUp() throws(MirrorError) -> Int {
+        let before = written + removed
+        while try pass() {}
+        return written + removed - before
+    }
+
+    /// Removes every mail of the mirror and writes the archive's again (`roost mirror rebuild`).
+    @discardableResult
+    public func rebuild() throws(MirrorError) -> Int {
+        for row in Array(files.keys) { try remove(row) }
+        try syncFolders()
+        do {
+            try writer.setCursor(Self.cursorName, to: -1)
+        } catch {
+            throw .archive(error)
+        }
+        return try catchUp()
+    }
+
+    /// The row whose mail `path` is (a name this mirror wrote), and its flags (`S` seen) when in `cur/`.
+    public static func row(ofMail name: String) -> (row: Int64, version: Int64, flags: String)? {
+        var base = Substring(name)
+        var flags = ""
+        if let colon = base.firstIndex(of: ":") {
+            let info = base[base.index(after: colon)...]
+            if info.hasPrefix("2,") { flags = String(info.dropFirst(2)) }
+            base = base[..<colon]
+        }
+        guard base.hasSuffix(".roost") else { return nil }
+        base = base.dropLast(".roost".count)
+        guard let v = base.lastIndex(of: "V"), let version = Int64(base[base.index(after: v)...]) else { return nil }
+        let head = base[..<v]
+        guard let r = head.lastIndex(of: "R"), let row = Int64(head[head.index(after: r)...]) else { return nil }
+        return (row, version, flags)
+    }
+
+    // MARK: A pass
+
+    /// One snapshot's work; false when there was nothing after the cursor.
+    private func pass() throws(MirrorError) -> Bool {
+        var failure: MirrorError?
+        let position: Int64?
+        do {
+            position = try reader.withSnapshot(mapped: false) { database throws -> Int64? in
+                do throws(MirrorError) {
+                    return try pass(database)
+                } catch {
+                    failure = error
+                    return nil
+                }
+            }
+        } catch let error as ArchiveError {
+            throw .archive(error)
+        } catch {
+            throw .archive(.invalidRecord("\(error)"))
+        }
+        if let failure { throw failure }
+        guard let position else { return false }
+        try syncFolders()
+        do {
+            try writer.setCursor(Self.cursorName, to: position)
+        } catch {
+            throw .archive(error)
+        }
+        return true
+    }
+
+    /// Writes a batch; the position it reached, nil when nothing was after the cursor.
+    private func pass(_ database: Database) throws(MirrorError) -> Int64? {
+        // Most wake-ups after the first pass find a few changes, or none (the mirror's own cursor commit wakes it):
+        // nothing more is read then.
+        let (cursor, latest) = try Self.sqlite { () throws(SQLiteError) in
+            (try ChangeFeed.cursor(Self.cursorName, database), try ChangeFeed.latest(database))
+        }
+        if let cursor, cursor >= latest { return nil }
+        let compiled: CompiledQuery
+        do {
+            compiled = try reader.compile(settings.query, now: Date(), timeZone: settings.timeZone, database: database)
+        } catch {
+            throw .archive(error)
+        }
+        let (selection, renderer) = try Self.sqlite { () throws(SQLiteError) in
+            let selection = try ExportSelection(compiled: compiled, account: nil, everything: false, database: database)
+            let renderer = Renderer(database: database, selection: selection, clock: clock, settings: settings,
+                                    reading: try ArchivedMessageReading(database: database, accounts: selection.accounts),
+                                    contacts: try ContactDirectory(database: database, selection: selection), ids: ids)
+            return (selection, renderer)
+        }
+        guard let cursor, cursor >= 0 else {
+            // The first pass (or a rebuild): every message the query selects, whatever the feed says.
+            let rows = try Self.sqlite { () throws(SQLiteError) -> [Int64] in
+                let (sql, parameters) = selection.statement(scope: .init()).select("m.id", order: .oldestFirst)
+                var rows: [Int64] = []
+                try database.prepare(sql).forEachRow(parameters) { row in
+                    rows.append(row.int(0))
+                    return true
+                }
+                return rows
+            }
+            for row in rows { try update(row, renderer: renderer) }
+            return latest
+        }
+        let changes = try Self.sqlite { () throws(SQLiteError) in
+            try ChangeFeed.changes(after: cursor, upTo: latest, limit: Self.batchSize, database)
+        }
+        guard let last = changes.last else { return nil }
+        for change in changes { try update(change.row, renderer: renderer) }
+        return last.seq
+    }
+
+    private static func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(MirrorError) -> T {
+        do throws(SQLiteError) {
+            return try body()
+        } catch {
+            throw .archive(.sqlite(error))
+        }
+    }
+
+    /// The message's mail as it is now, or its removal when it is gone or no longer selected.
+    private func update(_ row: Int64, renderer: Renderer) throws(MirrorError) {
+        let rendered: Renderer.Mail?
+        ids.rows[row] = nil
+        do {
+            rendered = try renderer.mail(row, into: &text)
+        } catch {
+            throw .archive(.sqlite(error))
+        }
+        guard let rendered else { return try remove(row) }
+        let folder = settings.maildir + rendered.folder
+        try makeMaildir(folder)
+        let name = rendered.stem + "R\(row)V\(rendered.version).roost"
+        let existing = (files[row] ?? []).compactMap(current)
+        // Delivered already (a run interrupted before its cursor moved), maybe read and flagged by the user.
+        if let kept = existing.first(where: { path in
+            let file = (path as NSString).lastPathComponent
+            return file == name || file.hasPrefix(name + ":")
+        }) {
+            try drop(existing.filter { $0 != kept })
+            files[row] = [kept]
+            return
+        }
+        let staged = folder + "/tmp/" + name
+        let final = folder + "/new/" + name
+        try writeSynced(staged)
+        if rename(staged, final) != 0 { throw .io(path: final, operation: "move into place", errno: errno) }
+        foldersToSync.insert(folder + "/new")
+        written += 1
+        try drop(existing.filter { $0 != final })
+        files[row] = [final]
+    }
+
+    private func remove(_ row: Int64) throws(MirrorError) {
+        guard let existing = files[row] else { return }
+        try drop(existing.compactMap(current))
+        files[row] = nil
+    }
+
+    private func drop(_ paths: [String]) throws(MirrorError) {
+        for path in paths {
+            if unlink(path) != 0 && errno != ENOENT { throw .io(path: path, operation: "remove", errno: errno) }
+            foldersToSync.insert((path as NSString).deletingLastPathComponent)
+            removed += 1
+        }
+    }
+
+    // MARK: Files
+
+    /// Where a mail the mirror wrote at `path` is now, nil when gone: a mail reader (Dovecot, mutt) moves a mail from
+    /// `new/` to `cur/` when it shows it, and renames it there as its flags change (`NAME:2,FLAGS`).
+    private func current(_ path: String) -> String? {
+        if access(path, F_OK) == 0 { return path }
+        let folder = ((path as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+        let name = String((path as NSString).lastPathComponent.prefix { $0 != ":" })
+        if access(folder + "/new/" + name, F_OK) == 0 { return folder + "/new/" + name }
+        let cur = (try? FileManager.default.contentsOfDirectory(atPath: folder + "/cur")) ?? []
+        return cur.first { $0 == name || $0.hasPrefix(name + ":") }.map { folder + "/cur/" + $0 }
+    }
+
+    private func writeSynced(_ path: String) throws(MirrorError) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if descriptor < 0 { throw .io(path: path, operation: "create", errno: errno) }
+        defer { close(descriptor) }
+        do throws(BackupError) {
+            try BackupTar.writeAll(descriptor, text[...], path: path)
+        } catch {
+            throw .io(path: path, operation: "write", errno: { if case .io(_, _, let code) = error { code } else { EIO } }())
+        }
+        if fsync(descriptor) != 0 { throw .io(path: path, operation: "sync", errno: errno) }
+    }
+
+    private func syncFolders() throws(MirrorError) {
+        for folder in foldersToSync.sorted() {
+            let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if descriptor < 0 { continue }
+            defer { close(descriptor) }
+            if fsync(descriptor) != 0 { throw .io(path: folder, operation: "sync", errno: errno) }
+        }
+        foldersToSync.removeAll()
+    }
+
+    private func makeMaildir(_ folder: String) throws(MirrorError) {
+        guard !madeFolders.contains(folder) else { return }
+        try makeFolder(folder)
+        for sub in ["tmp", "new", "cur"] { try makeFolder(folder + "/" + sub) }
+        madeFolders.insert(folder)
+    }
+
+    private func makeFolder(_ path: String) throws(MirrorError) {
+        var status = stat()
+        if stat(path, &status) == 0 { return }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != path { try makeFolder(parent) }
+        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw .io(path: path, operation: "create", errno: errno) }
+        foldersToSync.insert(parent)
+    }
+
+    /// Reads which mails the folders hold (names this mirror wrote, in `new/` and `cur/`).
+    private func scan() {
+        guard let enumerator = FileManager.default.enumerator(atPath: settings.maildir) else { return }
+        while let relative = enumerator.nextObject() as? String {
+            let parts = relative.split(separator: "/")
+            guard parts.count >= 2, parts[parts.count - 2] == "new" || parts[parts.count - 2] == "cur",
+                  let mail = Self.row(ofMail: String(parts[parts.count - 1])) else { continue }
+            files[mail.row, default: []].append(settings.maildir + "/" + relative)
+            madeFolders.insert(settings.maildir + "/" + parts.dropLast(2).joined(separator: "/"))
+        }
+    }
+}
+
+/// One snapshot's way from a message row to its mail: the row through the mirror's query, its conversation's
+/// first and previous mail in the same Maildir (what an export of that Maildir chains it to), its attachments.
+final class MessageIDs {
+    var rows: [Int64: String] = [:]
+}
+
+private struct Renderer {
+    let database: Database
+    let selection: ExportSelection
+    let clock: ZoneClock
+    let settings: MirrorSettings
+    let reading: ArchivedMessageReading
+    let contacts: ContactDirectory
+    let ids: MessageIDs
+
+    struct Mail {
+        /// Below the mirror's top folder: `""`, `/conversation`, `/account/conversation` or `/2026-01`.
+        var folder: String
+        var stem: String
+        var version: Int64
+    }
+
+    func mail(_ row: Int64, into text: inout [UInt8]) throws(SQLiteError) -> Mail? {
+        var statement = selection.statement(scope: .init())
+        statement.restrict("m.id = ?", [.integer(row)])
+        guard let (message, accountID) = try first(statement, order: nil) else { return nil }
+        let slice = ConversationSlice(accountID: accountID, account: message.account, conversation: message.conversation, messageCount: 0)
+        var folder = ""
+        var range: ClosedRange<Int64>?
+        switch settings.split {
+        case .none: break
+        case .conversation:
+            if settings.accountFolders { folder += "/" + SafeFileName.component(message.account) }
+            folder += "/" + SafeFileName.component(message.conversation)
+        case .month:
+            let time = clock.civil(message.timestamp)
+            folder = "/" + time.monthText
+            let next = clock.startOfMonth(year: time.year, month: time.month + 1)
+            range = clock.startOfMonth(year: time.year, month: time.month)...(next == .max ? Int64.max : next - 1)
+        }
+        var earlier = selection.statement(scope: .init(slice: slice, timeRange: range))
+        earlier.restrict("m.id < ?", [.integer(row)])
+        var previous: String?
+        var first: String?
+        if let before = try messageID(earlier, order: .newestFirst) {
+            previous = before
+            first = try messageID(selection.statement(scope: .init(slice: slice, timeRange: range)), order: .oldestFirst)
+        }
+        let embedded = message.attachments.map { attachment in settings.attachmentLimit.flatMap { MailAttachment.load(attachment, limit: $0) } }
+        let (_, stem, _) = MailWriter.mail(message, slice: slice, first: first, previous: previous, embedded: embedded,
+                                           clock: clock, contacts: contacts, into: &text)
+        let version = try database.cached("SELECT seq FROM message_changes WHERE message_row = ?").scalarInt([.integer(row)]) ?? 0
+        if ids.rows.count >= 10_000 { ids.rows.removeAll(keepingCapacity: true) }
+        ids.rows[row] = MailMessageBuilder.messageID(message)
+        return Mail(folder: folder, stem: stem, version: version)
+    }
+
+    /// The Message-ID of the first row `statement` reads in `order`: remembered, or read.
+    private func messageID(_ statement: MessageStatement, order: SearchOrder) throws(SQLiteError) -> String? {
+        let (sql, parameters) = statement.select("m.id", order: order, limit: 1)
+        guard let row = try database.cached(sql).scalarInt(parameters) else { return nil }
+        if let known = ids.rows[row] { return known }
+        var only = selection.statement(scope: .init())
+        only.restrict("m.id = ?", [.integer(row)])
+        guard let (message, _) = try first(only, order: nil) else { return nil }
+        let id = MailMessageBuilder.messageID(message)
+        ids.rows[row] = id
+        return id
+    }
+
+    private func first(_ statement: MessageStatement, order: SearchOrder?) throws(SQLiteError) -> (MessageRow, Int64)? {
+        let (sql, parameters) = statement.select(reading.columns(includeRaw: false), order: order, limit: 1)
+        var found: (MessageRow, Int64)?
+        var failure: SQLiteError?
+        // The same few statement texts for every message (only the parameters change): prepared once.
+        try database.cached(sql).forEachRow(parameters) { row in
+            do throws(SQLiteError) {
+                found = (try reading.message(row, includeRevisionRaw: false), row.int(1))
+            } catch {
+                failure = error
+            }
+            return false
+        }
+        if let failure { throw failure }
+        return found
+    }
+}
+
+/// The mirror's owner in `roost run`: a thread (`roost.mirror`) that sleeps in `poll(2)` until the archive writer
+/// commits (`ArchiveWriter.onCommit` writes one byte to its pipe; a wake-up already pending is not repeated, so
+/// the writer never waits for the mirror), gathers the commits of the next 100 ms, then writes what changed. A
+/// failing pass (a full disk) is logged once and tried again at the next wake-up; ingest goes on meanwhile.
+public final class MailMirror: Sendable {
+    private let wakeUp: WakePipe
+    private let state = StateBox()
+    private let end = OneShot<Void>()
+    private let reader: ArchiveReader
+    /// The mirror's folder.
+    public let maildir: String
+
+    private final class StateBox: Sendable {
+        let value = Mutex(State())
+
+        func withLock<T>(_ body: (inout State) -> T) -> T {
+            value.withLock { body(&$0) }
+        }
+    }
+
+    private struct State {
+        var pending = false
+        var stopping = false
+        var written = 0
+        var removed = 0
+        var stalled: String?
+    }
+
+    /// `log(warning, text)`: what the mirror reports (a stall, warning; its end, not). `seen(account, conversation, row)`:
+    /// with `read_from_mirror`, the user marked the mail of `row` seen (called on the mirror's thread).
+    /// The thread's first pass starts at once.
+    public init(settings: MirrorSettings, reader: ArchiveReader, writer: ArchiveWriter,
+                log: @escaping @Sendable (_ warning: Bool, _ text: String) -> Void,
+                seen: @escaping @Sendable (_ account: String, _ conversation: String, _ row: Int64) -> Void = { _, _, _ in }) throws(MirrorError) {
+        guard let wakeUp = WakePipe() else { throw .io(path: "pipe", operation: "create", errno: errno) }
+        self.wakeUp = wakeUp
+        self.reader = reader
+        maildir = settings.maildir
+        let (state, end) = (state, end)
+        writer.onCommit {
+            let first = state.withLock { state in defer { state.pending = true }; return !state.pending }
+            if first { wakeUp.wake() }
+        }
+        let thread = Thread {
+            Self.run(settings: settings, reader: reader, writer: writer, state: state, wake: wakeUp, log: log, seen: seen)
+            end.fulfil(())
+        }
+        thread.name = "roost.mirror"
+        thread.start()
+    }
+
+    /// Ends the thread and waits for it. Idempotent.
+    public func stop() {
+        let already = state.withLock { state in defer { state.stopping = true }; return state.stopping }
+        if !already { wakeUp.wake() }
+        end.wait()
+    }
+
+    deinit {
+        stop()
+    }
+
+    public func status() -> MirrorStatus {
+        let position = try? reader.feedPosition(cursor: MailMirrorWriter.cursorName)
+        return state.withLock { state in
+            MirrorStatus(maildir: maildir, position: position?.cursor.flatMap { $0 >= 0 ? $0 : nil }, latest: position?.latest ?? 0,
+                         backlog: position?.backlog ?? 0, written: state.written, removed: state.removed, stalled: state.stalled)
+        }
+    }
+
+    private static func run(settings: MirrorSettings, reader: ArchiveReader, writer: ArchiveWriter, state: StateBox, wake: WakePipe,
+                            log: @Sendable (Bool, String) -> Void, seen: @Sendable (String, String, Int64) -> Void) {
+        var made: MailMirrorWriter?
+        let watcher = settings.readFromMirror ? SeenWatcher() : nil
+        while true {
+            state.withLock { $0.pending = false }
+            wake.drain()
+            if state.withLock({ $0.stopping }) { return }
+            do throws(MirrorError) {
+                let mirror: MailMirrorWriter
+                if let made {
+                    mirror = made
+                } else {
+                    mirror = try MailMirrorWriter(settings: settings, reader: reader, writer: writer)
+                    made = mirror
+                }
+                try mirror.catchUp()
+                watcher?.watch(mirror.madeFolders)
+                let recovered = state.withLock { state in
+                    defer { state.stalled = nil; state.written = mirror.written; state.removed = mirror.removed }
+                    return state.stalled != nil
+                }
+                if recovered { log(false, "mirror: writing again to \(settings.maildir)") }
+            } catch {
+                let first = state.withLock { state in
+                    defer { state.stalled = error.description; state.written = made?.written ?? 0; state.removed = made?.removed ?? 0 }
+                    return state.stalled == nil
+                }
+                if first { log(true, "mirror: stalled (\(error)); archiving goes on, the mirror tries again at the next commit") }
+            }
+            var descriptors = [pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
+            if let watcher { descriptors.append(pollfd(fd: watcher.descriptor, events: Int16(POLLIN), revents: 0)) }
+            while !state.withLock({ $0.pending || $0.stopping }) {
+                let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
+                if ready < 0 && errno != EINTR { return }
+                if descriptors[0].revents != 0 { break }
+                if let watcher, descriptors[1].revents != 0 {
+                    for row in watcher.seenRows() {
+                        if let (account, conversation) = try? reader.conversation(ofRow: row) { seen(account, conversation, row) }
+                    }
+                }
+            }
+            // The commits that follow within `gathering` go into the same pass: a flood's mails are written in
+            // batches, each with one cursor commit and one sync of its folders, well within the second.
+            if !state.withLock({ $0.stopping }) { usleep(Self.gathering) }
+        }
+    }
+
+    /// How long a wake-up waits for more commits before writing (microseconds).
+    static let gathering: useconds_t = 100_000
+}
+
+/// inotify on the mirror's `cur/` folders: the rows of mails moved there (or renamed there) with the `S` flag.
+private final class SeenWatcher {
+    let descriptor: Int32
+    private var watched: Set<String> = []
+
+    init?() {
+        let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        guard descriptor >= 0 else { return nil }
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    /// Watches the `cur/` folders of the Maildirs not watched yet.
+    func watch(_ folders: Set<String>) {
+        for folder in folders.subtracting(watched) where inotify_add_watch(descriptor, folder + "/cur", UInt32(IN_MOVED_TO | IN_CREATE)) >= 0 {
+            watched.insert(folder)
+        }
+    }
+
+    /// The rows of the mails that arrived in a `cur/` marked seen since the last call.
+    func seenRows() -> [Int64] {
+        var rows: [Int64] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let header = MemoryLayout<inotify_event>.size
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            var offset = 0
+            while offset + header <= count {
+                let length = buffer.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)) }
+                let name = String(decoding: buffer[(offset + header)..<min(offset + header + length, count)].prefix { $0 != 0 }, as: UTF8.self)
+                if let mail = MailMirrorWriter.row(ofMail: name), mail.flags.contains("S") { rows.append(mail.row) }
+                offset += header + length
+            }
+        }
+        return rows
+    }
+}

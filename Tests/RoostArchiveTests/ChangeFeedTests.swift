@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+@testable import RoostArchive
+
+/// The change feed (schema v18): `roost export --since-last` and the live mail mirror (issue 33).
+@Suite struct ChangeFeedTests {
+    private let utc = TimeZone(identifier: "UTC")!
+
+    private func retraction(of target: String, at offset: Int64) -> ArchiveEvent {
+        .annotation(MessageAnnotation(account: Fixture.account, conversation: Fixture.peer, kind: .retraction, target: target,
+                                      from: Fixture.peer + "/phone", direction: .incoming, groupchat: false, occupantId: nil,
+                                      senderName: nil, timestamp: Fixture.baseTime + offset, source: .live, messageId: "r-\(offset)"))
+    }
+
+    private func export(_ archive: String, format: ExportFormat, since name: String? = nil, to path: String) throws -> ExportSummary {
+        var options = ExportOptions(format: format, include: Set(ExportInclusion.allCases), timeZone: utc, copyAttachments: false)
+        options.sinceCursor = name
+        let summary = try ArchiveExporter(reader: try ArchiveReader(path: archive)).export(options, to: .path(path))
+        if let name, let position = summary.feedPosition { try ArchiveWriter(path: archive).setCursor(name, to: position) }
+        return summary
+    }
+
+    @Test func sinceLastWritesOnlyWhatChangedAndImportsBackToTheSameArchive() throws {
+        let archive = TemporaryArchive()
+        let folder = archive.folder
+        let writer = try archive.writer()
+        _ = try writer.commitBlocking([
+            .message(Fixture.message("first", at: 0, messageId: "m1")),
+            .message(Fixture.message("secnod", at: 1_000, messageId: "m2")),
+            .message(Fixture.message("third", at: 2_000, messageId: "m3")),
+        ])
+        let full = try export(archive.path, format: .jsonl, since: "backup", to: folder + "/1.jsonl")
+        #expect(full.messages == 3)
+        // Nothing changed: nothing written, the cursor stays.
+        #expect(try export(archive.path, format: .jsonl, since: "backup", to: folder + "/empty.jsonl").messages == 0)
+
+        _ = try writer.commitBlocking([
+            .message(Fixture.message("second", at: 3_000, messageId: "m2b", replaces: "m2")),
+            retraction(of: "m3", at: 4_000),
+            .message(Fixture.message("fourth", at: 5_000, messageId: "m4")),
+        ])
+        let changes = try export(archive.path, format: .jsonl, since: "backup", to: folder + "/2.jsonl")
+        #expect(changes.messages == 3, "the correction, the retraction and the new message")
+        let lines = try String(contentsOfFile: folder + "/2.jsonl", encoding: .utf8)
+        #expect(!lines.contains("\"first\""))
+        // The two jsonl files, imported into a fresh archive in order, give the original back.
+        let copy = folder + "/copy/archive.sqlite"
+        _ = try ArchiveImporter(archivePath: copy).importJSONLines(from: folder + "/1.jsonl")
+        _ = try ArchiveImporter(archivePath: copy).importJSONLines(from: folder + "/2.jsonl")
+        let whole = ExportOptions(format: .jsonl, include: Set(ExportInclusion.allCases), timeZone: utc, copyAttachments: false)
+        #expect(try ArchiveExporter(reader: try archive.reader()).export(whole, to: .path(folder + "/original.jsonl")).messages == 4)
+        _ = try ArchiveExporter(reader: try ArchiveReader(path: copy)).export(whole, to: .path(folder + "/copied.jsonl"))
+        let expected = try String(contentsOfFile: folder + "/original.jsonl", encoding: .utf8)
+        #expect(try String(contentsOfFile: folder + "/copied.jsonl", encoding: .utf8) == expected)
+
+        // Every other format reads the same selection, with a cursor of its own.
+        #expect(try export(archive.path, format: .txt, since: "text", to: folder + "/1.txt").messages == 4)
+        _ = try writer.commitBlocking([.message(Fixture.message("fifth", at: 6_000, messageId: "m5"))])
+        #expect(try export(archive.path, format: .txt, since: "text", to: folder + "/2.txt").messages == 1)
+        #expect(try String(contentsOfFile: folder + "/2.txt", encoding: .utf8).contains("fifth"))
+        #expect(expected.contains("\"retracted_by\""))
+    }
+
+    /// The mails of a Maildir tree by Message-ID (and where each is).
+    private func mails(in folder: String) throws -> [String: (path: String, text: String)] {
+        var found: [String: (path: String, text: String)] = [:]
+        let enumerator = try #require(FileManager.default.enumerator(atPath: folder))
+        while let relative = enumerator.nextObject() as? String {
+            let parts = relative.split(separator: "/")
+            guard parts.count >= 2, ["new", "cur"].contains(parts[parts.count - 2]) else { continue }
+            let text = try String(contentsOfFile: folder + "/" + relative, encoding: .utf8)
+            let id = try #require(text.split(separator: "\n").first { $0.hasPrefix("Message-ID: ") }).dropFirst("Message-ID: ".count)
+            #expect(found[String(id)] == nil, "Message-ID \(id) twice: \(relative) and \(found[String(id)]?.path ?? "")")
+            found[String(id)] = (relative, text)
+        }
+        return found
+    }
+
+    @Test func mirrorWritesWhatExportWritesOnceAndReplacesCorrectedMails() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        _ = try writer.commitBlocking([
+            .message(Fixture.message("first", at: 0, messageId: "m1")),
+            .message(Fixture.message("secnod", at: 1_000, messageId: "m2")),
+            .message(Fixture.message("hi there", at: 1_500, conversation: "other@example.net", messageId: "o1")),
+        ])
+        let maildir = archive.folder + "/Mail"
+        var settings = MirrorSettings(maildir: maildir)
+        settings.timeZone = utc
+        let mirror = try MailMirrorWriter(settings: settings, reader: try archive.reader(), writer: writer)
+        #expect(try mirror.catchUp() == 3)
+        var mirrored = try mails(in: maildir)
+        #expect(mirrored.count == 3)
+        #expect(mirrored.values.allSatisfy { $0.path.contains("/new/") })
+        #expect(Set(mirrored.values.map { String($0.path.split(separator: "/")[0]) }) == ["peer@example.com", "other@example.net"])
+
+        _ = try writer.commitBlocking([
+            .message(Fixture.message("second", at: 3_000, messageId: "m2b", replaces: "m2")),
+            .message(Fixture.message("third", at: 4_000, messageId: "m3")),
+        ])
+        #expect(try mirror.catchUp() == 3, "the corrected mail written, its old file removed, the new one written")
+        let before = mirrored
+        mirrored = try mails(in: maildir)
+        #expect(mirrored.count == 4)
+        let corrected = try #require(mirrored.values.first { $0.text.contains("Earlier versions:") })
+        #expect(before[try #require(mirrored.first { $0.value.path == corrected.path }?.key)] != nil, "same Message-ID as before")
+        #expect(before.values.allSatisfy { old in old.text.contains("secnod") ? !FileManager.default.fileExists(atPath: maildir + "/" + old.path) : true })
+
+        // The same bytes as `roost export --format maildir --split conversation`.
+        var options = ExportOptions(format: .maildir, split: .conversation, timeZone: utc, copyAttachments: true)
+        options.force = true
+        _ = try ArchiveExporter(reader: try archive.reader()).export(options, to: .path(archive.folder + "/Export"))
+        let exported = try mails(in: archive.folder + "/Export")
+        #expect(exported.mapValues(\.text) == mirrored.mapValues(\.text))
+
+        // A crash after the files were written, before the cursor moved: the next run writes nothing twice.
+        try writer.setCursor(MailMirrorWriter.cursorName, to: 1)
+        let again = try MailMirrorWriter(settings: settings, reader: try archive.reader(), writer: writer)
+        _ = try again.catchUp()
+        #expect(try mails(in: maildir).mapValues(\.path) == mirrored.mapValues(\.path))
+
+        // Forgotten: gone from the mirror too.
+        let peerRows = try archive.reader().search(query: "third").map(\.id)
+        _ = try writer.forget(ids: peerRows)
+        _ = try again.catchUp()
+        #expect(try mails(in: maildir).count == 3)
+
+        // A rebuild writes the same mails under the same names.
+        let live = try mails(in: maildir)
+        let rebuilt = try MailMirrorWriter(settings: settings, reader: try archive.reader(), writer: writer)
+        #expect(try rebuilt.rebuild() > 0)
+        #expect(try mails(in: maildir).mapValues(\.path) == live.mapValues(\.path))
+        #expect(try mails(in: maildir).mapValues(\.text) == live.mapValues(\.text))
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+import RoostCore
+import Testing
+import RoostTestSupport
+
+/// `[mirror]` (issue 33): the Maildir `roost run` keeps while it archives, against a private Prosody, slixmpp
+/// peers and the real readers (Python's `mailbox`, notmuch).
+@Suite(.serialized) struct MirrorEndToEndTests {
+    /// The mails of a Maildir tree: Message-ID → (path below `folder`, text).
+    static func mails(in folder: String) throws -> [String: (path: String, text: String)] {
+        var found: [String: (path: String, text: String)] = [:]
+        guard let enumerator = FileManager.default.enumerator(atPath: folder) else { return [:] }
+        while let relative = enumerator.nextObject() as? String {
+            let parts = relative.split(separator: "/")
+            guard parts.count >= 2, ["new", "cur"].contains(parts[parts.count - 2]) else { continue }
+            let text = try String(contentsOfFile: folder + "/" + relative, encoding: .utf8)
+            let id = String(try #require(text.split(separator: "\n").first { $0.hasPrefix("Message-ID: ") }).dropFirst("Message-ID: ".count))
+            #expect(found[id] == nil, "Message-ID \(id) twice: \(relative) and \(found[id]?.path ?? "")")
+            found[id] = (relative, text)
+        }
+        return found
+    }
+
+    /// How many mails the Maildir tree holds (names only, no reading).
+    static func count(in folder: String) -> Int {
+        guard let enumerator = FileManager.default.enumerator(atPath: folder) else { return 0 }
+        var count = 0
+        while let relative = enumerator.nextObject() as? String {
+            let parts = relative.split(separator: "/")
+            if parts.count >= 2, ["new", "cur"].contains(parts[parts.count - 2]) { count += 1 }
+        }
+        return count
+    }
+
+    /// bob sends one message (ids `ID-1`) to alice with slixmpp; `extra`: more xmpp-peer.py options (`--extra-xml`).
+    static func send(_ rig: ZeroLossRig, _ body: String, id: String, extra: [String] = []) async throws {
+        let peer = try RoostBinary.startProgram("/usr/bin/python3", [
+            TestServer.packageRoot + "/contrib/scripts/xmpp-peer.py", "--jid", "\(rig.bob)/send", "--password", rig.bobPassword,
+            "--host", rig.server.host, "--port", String(rig.server.port), "--ca", rig.server.caFile,
+            "send", rig.alice.description, body, "--id-prefix", id] + extra)
+        try await waitUntil("the peer to send", timeout: .seconds(60)) { !peer.isRunning }
+        #expect(peer.stop().status == 0)
+    }
+
+    private func rig(maildir: String) async throws -> ZeroLossRig {
+        try await ZeroLossRig.make(general: "\n[mirror]\nmaildir = \(maildir)\n")
+    }
+
+    @Test func killNineMidFloodLeavesEachMessageInTheMirrorOnce() async throws {
+        let maildir = NSTemporaryDirectory() + "roost-mirror-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: maildir) }
+        let rig = try await rig(maildir: maildir)
+        let roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
+        try await roost.start(waitingFor: "online")
+        let prefix = "mirror-\(UUID().uuidString.prefix(6))"
+        let messages = 400
+        let flood = try PeerFlood(rig, to: rig.alice, count: messages, prefix: prefix, perSecond: 100)
+        try await waitUntil("the first mails in the mirror", timeout: .seconds(60)) { Self.count(in: maildir) >= 60 }
+        #expect(Self.count(in: maildir) < messages, "the kill must land mid-flood")
+        try await roost.killAndRestart(waitingFor: "online")
+        try await flood.finish()
+        try await waitUntil("the whole flood archived", timeout: .seconds(240)) {
+            try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") >= messages
+        }
+        let status = try await rig.waitForStatus("the mirror to catch up", timeout: .seconds(60)) { status in
+            (status["backlog"] as? Int) == 0 && status["position"] as? Int != nil && status["position"] as? Int == status["latest"] as? Int
+        }
+        #expect(status["maildir"] as? String == maildir)
+        let log = await roost.stop()
+        try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix, messages: messages, chatStates: 0, log: log)
+
+        // Each archived message once, as the mail `roost export --format maildir` writes for it.
+        let mirrored = try Self.mails(in: maildir)
+        #expect(mirrored.count == messages, "\(mirrored.count) mails for \(messages) messages")
+        let export = rig.dir.path + "/Export"
+        let exported = try RoostBinary.run(["export", "--config", rig.config, "--format", "maildir", "--output", export])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let expected = try Self.mails(in: export)
+        #expect(Set(mirrored.keys) == Set(expected.keys))
+        #expect(mirrored.keys.allSatisfy { mirrored[$0]?.text == expected[$0]?.text })
+        #expect(mirrored.values.allSatisfy { $0.path.hasPrefix("\(rig.bob)/new/") })
+
+        // Python's mailbox reads the conversation's Maildir.
+        let python = try RoostBinary.runProgram("/usr/bin/python3", ["-c", """
+            import mailbox, sys
+            box = mailbox.Maildir(sys.argv[1], factory=None, create=False)
+            print(sum(1 for m in box if m.get_payload(decode=True).decode().startswith("msg-") and m["Message-ID"] in sys.argv[2:]))
+            """, maildir + "/" + rig.bob.description] + Array(mirrored.keys))
+        #expect(python.status == 0, "\(python.stderr)")
+        #expect(python.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(messages)")
+
+        // A rebuild writes the same mails under the same names.
+        let rebuilt = try RoostBinary.run(["mirror", "rebuild", "--config", rig.config])
+        #expect(rebuilt.status == 0, "\(rebuilt.stderr)")
+        let again = try Self.mails(in: maildir)
+        #expect(again.mapValues(\.path) == mirrored.mapValues(\.path))
+        #expect(again.keys.allSatisfy { again[$0]?.text == mirrored[$0]?.text })
+    }
+
+    @Test func aCorrectionReplacesTheMailAndNotmuchFindsNewMail() async throws {
+        let maildir = NSTemporaryDirectory() + "roost-mirror-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: maildir) }
+        let rig = try await rig(maildir: maildir)
+        let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
+        defer { _ = roost.stop() }
+        try await ZeroLossRig.waitForLog(roost, "online", timeout: .seconds(120))
+        let marker = "mirror-fix-\(UUID().uuidString.prefix(6))"
+        func send(_ body: String, id: String, extra: [String] = []) async throws { try await Self.send(rig, body, id: id, extra: extra) }
+        try await send("\(marker) helo 你好世界", id: marker)
+        try await waitUntil("the mail in the mirror", timeout: .seconds(60)) {
+            try Self.mails(in: maildir).values.contains { $0.text.contains(marker) }
+        }
+        let before = try Self.mails(in: maildir)
+        let (id, original) = try #require(before.first { $0.value.text.contains(marker) })
+
+        // notmuch indexes the new mail (Chinese too, with XAPIAN_CJK_NGRAM).
+        let home = rig.dir.path + "/home"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let config = rig.dir.path + "/notmuch-config"
+        try "[database]\npath=\(maildir)\n[user]\nname=Me\nprimary_email=\(rig.alice)\n[new]\ntags=inbox;\n[search]\nexclude_tags=\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let environment = ["HOME": home, "NOTMUCH_CONFIG": config, "XAPIAN_CJK_NGRAM": "1", "PATH": "/usr/bin:/bin"]
+        let indexed = try RoostBinary.runProgram("/usr/bin/notmuch", ["new"], environment: environment)
+        #expect(indexed.status == 0, "\(indexed.stderr)")
+        let found = try RoostBinary.runProgram("/usr/bin/notmuch", ["count", "世界"], environment: environment)
+        #expect(found.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "\(found.stdout) \(found.stderr)")
+
+        // The correction: a new file with the same Message-ID, the old one gone.
+        try await send("\(marker) hello 你好世界", id: marker + "-fix",
+                       extra: ["--extra-xml", "<replace xmlns='urn:xmpp:message-correct:0' id='\(marker)-1'/>"])
+        try await waitUntil("the corrected mail in the mirror", timeout: .seconds(60)) {
+            try Self.mails(in: maildir)[id]?.text.contains("Earlier versions:") == true
+        }
+        let after = try Self.mails(in: maildir)
+        #expect(after.count == before.count)
+        #expect(after[id]?.path != original.path)
+        #expect(!FileManager.default.fileExists(atPath: maildir + "/" + original.path))
+        #expect(after[id]?.text.contains("hello") == true)
+    }
+
+    @Test func aMailMarkedSeenMarksTheConversationReadUpToIt() async throws {
+        let maildir = NSTemporaryDirectory() + "roost-mirror-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: maildir) }
+        let rig = try await ZeroLossRig.make(general: "\n[mirror]\nmaildir = \(maildir)\nread_from_mirror = true\n")
+        let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
+        defer { _ = roost.stop() }
+        try await ZeroLossRig.waitForLog(roost, "online", timeout: .seconds(120))
+        let prefix = "seen-\(UUID().uuidString.prefix(6))"
+        try await PeerFlood(rig, to: rig.alice, count: 3, prefix: prefix).finish()
+        let new = maildir + "/" + rig.bob.description + "/new"
+        try await waitUntil("three mails in new/", timeout: .seconds(60)) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: new)) ?? []).count == 3
+        }
+        func unread() throws -> Int? {
+            let status = try RoostBinary.run(["status", "--config", rig.config, "--json"], timeout: 30)
+            guard let line = status.jsonLines.first(where: { $0["kind"] as? String == "unread" }) else { return 0 }
+            return line["unread"] as? Int
+        }
+        #expect(try unread() == 3)
+        // The mail client reads the second message: moved to cur/ with the S flag, as Maildir readers do.
+        let names = try FileManager.default.contentsOfDirectory(atPath: new).sorted()
+        let second = try #require(names.first { name in
+            (try? String(contentsOfFile: new + "/" + name, encoding: .utf8))?.contains("msg-2") == true
+        })
+        #expect(rename(new + "/" + second, maildir + "/" + rig.bob.description + "/cur/" + second + ":2,S") == 0)
+        try await waitUntil("the conversation read up to the second message", timeout: .seconds(30)) { try unread() == 1 }
+    }
+}
+
+/// The live mirror served by Dovecot (the suite's, started by contrib/scripts/test): an IMAP client (Python's imaplib)
+/// sees a message the agent archived appear, and the new version after a correction.
+@Suite("End to end: the live mirror in Dovecot", .requires(.dovecot))
+struct MirrorIMAPEndToEndTests {
+    @Test func anIMAPClientSeesNewMessagesAndCorrections() async throws {
+        try TestRequirement.check(.dovecot)
+        let dovecot = try DovecotServer.require()
+        let maildir = NSTemporaryDirectory() + "roost-mirror-imap-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: maildir) }
+        let rig = try await ZeroLossRig.make(general: "\n[mirror]\nmaildir = \(maildir)\nsplit = none\n")
+        let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
+        defer { _ = roost.stop() }
+        try await ZeroLossRig.waitForLog(roost, "online", timeout: .seconds(120))
+        let imap = try dovecot.addUser(maildir: maildir)
+        let marker = "imap\(UUID().uuidString.prefix(6).lowercased())"
+        func send(_ body: String, id: String, extra: [String] = []) async throws {
+            try await MirrorEndToEndTests.send(rig, body, id: id, extra: extra)
+        }
+
+        // A session open before the message arrives is told of it.
+        let watch = try await offPool { try imap.watch(for: ["BODY", "\(marker) first"]) }
+        try await send("\(marker) first 你好", id: marker)
+        let appeared = try await offPool { try watch.messages() }
+        #expect(appeared.count == 1)
+        let first = try #require(appeared.first)
+        #expect(first.from?.contains(rig.bob.description) == true, "\(first.from ?? "")")
+        #expect(first.subject?.hasPrefix("Chat with") == true, "\(first.subject ?? "")")
+        #expect(first.body?.contains("你好") == true)
+        #expect(first.defects.isEmpty)
+
+        // The correction: the client finds the new version under the same Message-ID, and the old one gone.
+        let corrected = try await offPool { try imap.watch(for: ["BODY", "\(marker) fixed"]) }
+        try await send("\(marker) fixed 你好", id: marker + "-fix",
+                       extra: ["--extra-xml", "<replace xmlns='urn:xmpp:message-correct:0' id='\(marker)-1'/>"])
+        let fixed = try await offPool { try corrected.messages() }
+        #expect(fixed.count == 1)
+        #expect(fixed.first?.messageId == first.messageId)
+        let all = try await offPool { try imap.fetch(["BODY", marker]) }
+        #expect(all.count == 1, "\(all.map { $0.body ?? "" })")
+        #expect(all.first?.body?.contains("\(marker) fixed") == true)
+    }
+}

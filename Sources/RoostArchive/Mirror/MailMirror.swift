@@ -59,7 +59,7 @@ public enum MirrorError: Error, Sendable, CustomStringConvertible {
 
 /// Writes the mirror: the messages that changed after the cursor `mirror` (everything on the first pass) as mails,
 /// each through the maildir export's `MailWriter.mail` — the bytes `roost export --format maildir` writes for it —
-/// into `tmp/`, synced, renamed into `new/`; the earlier version of a changed message (same Message-ID, another
+/// into `tmp/`; once a batch is written, one sync(2), then each renamed into `new/`; the earlier version of a changed message (same Message-ID, another
 /// file name) is removed once its successor is in place, a message gone from the archive or the query loses its
 /// file. File names are `STEM` `R<row>V<change>.roost`, the same on every run, so a pass interrupted by a crash
 /// is redone over the same files; the cursor moves only after the folders are synced. A mail the user already
@@ -79,6 +79,8 @@ public final class MailMirrorWriter {
     private(set) var madeFolders: Set<String> = []
     private var foldersToSync: Set<String> = []
     private var text: [UInt8] = []
+    /// The mails of the pass under way, in `tmp/`: where each goes, and the earlier versions it replaces.
+    private var moves: [(staged: String, final: String, replaced: [String])] = []
     /// The Message-IDs of rows rendered lately, for the next mails' threading headers (a flood's mails each name
     /// the one before): row → Message-ID, forgotten when a row changes, emptied past 10 000.
     private let ids = MessageIDs()
@@ -136,6 +138,8 @@ public final class MailMirrorWriter {
 
     /// One snapshot's work; false when there was nothing after the cursor.
     private func pass() throws(MirrorError) -> Bool {
+        // A pass that failed left its batch unpublished: this one writes it again.
+        moves.removeAll()
         var failure: MirrorError?
         let position: Int64?
         do {
@@ -154,6 +158,7 @@ public final class MailMirrorWriter {
         }
         if let failure { throw failure }
         guard let position else { return false }
+        try publish()
         try syncFolders()
         do {
             try writer.setCursor(Self.cursorName, to: position)
@@ -239,12 +244,23 @@ public final class MailMirrorWriter {
         }
         let staged = folder + "/tmp/" + name
         let final = folder + "/new/" + name
-        try writeSynced(staged)
-        if rename(staged, final) != 0 { throw .io(path: final, operation: "move into place", errno: errno) }
-        foldersToSync.insert(folder + "/new")
+        try write(staged)
+        moves.append((staged, final, existing.filter { $0 != final }))
         written += 1
-        try drop(existing.filter { $0 != final })
         files[row] = [final]
+    }
+
+    /// The batch's mails, written to `tmp/`, made durable by one sync(2) (an fsync per file cost more CPU than the
+    /// rest of the mirror: docs/performance.md), then renamed into `new/`, each replacing its earlier version.
+    private func publish() throws(MirrorError) {
+        guard !moves.isEmpty else { return }
+        sync()
+        for move in moves {
+            if rename(move.staged, move.final) != 0 { throw .io(path: move.final, operation: "move into place", errno: errno) }
+            foldersToSync.insert((move.final as NSString).deletingLastPathComponent)
+            try drop(move.replaced)
+        }
+        moves.removeAll()
     }
 
     private func remove(_ row: Int64) throws(MirrorError) {
@@ -274,7 +290,7 @@ public final class MailMirrorWriter {
         return cur.first { $0 == name || $0.hasPrefix(name + ":") }.map { folder + "/cur/" + $0 }
     }
 
-    private func writeSynced(_ path: String) throws(MirrorError) {
+    private func write(_ path: String) throws(MirrorError) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if descriptor < 0 { throw .io(path: path, operation: "create", errno: errno) }
         defer { close(descriptor) }
@@ -283,7 +299,6 @@ public final class MailMirrorWriter {
         } catch {
             throw .io(path: path, operation: "write", errno: { if case .io(_, _, let code) = error { code } else { EIO } }())
         }
-        if fsync(descriptor) != 0 { throw .io(path: path, operation: "sync", errno: errno) }
     }
 
     private func syncFolders() throws(MirrorError) {

@@ -63,6 +63,7 @@ _roost_takes_value() {
         "register --password-command"|"register --nickname"|"register --fullname"|"register --photo"|"register --host"|"register --port"|"register --tls"|"register --ca-file") return 0 ;;
         "passwd --password-command") return 0 ;;
         "notify --sink") return 0 ;;
+        "watch --days") return 0 ;;
         "config --jid"|"config --password-command"|"config --host"|"config --port"|"config --tls"|"config --ca-file") return 0 ;;
     esac
     return 1
@@ -165,6 +166,11 @@ _roost_positional_kind() {
             if ((index == 1)); then echo 'words:test'; return; fi
             case $sub in
             esac ;;
+        watch)
+            if ((index == 1)); then echo 'words:list test query'; return; fi
+            case $sub in
+                test) echo 'query';;
+            esac ;;
         config)
             if ((index == 1)); then echo 'words:init'; return; fi
             case $sub in
@@ -210,6 +216,7 @@ _roost_options() {
         passwd) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --password-command' ;;
         unregister) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --yes -y' ;;
         notify) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --sink' ;;
+        watch) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --days' ;;
         config) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version --check-passwords --check --jid --password-command --password-stdin --host --port --tls --ca-file --force --no-test' ;;
         completions) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version' ;;
         mirror) echo '--config --account --json --verbose -v --quiet -q --log-level --color --no-pager --help -h --version' ;;
@@ -244,11 +251,11 @@ _roost() {
         return
     fi
     if [[ -z $command ]]; then
-        COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions mirror help' -- "$cur"))
+        COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify watch config completions mirror help' -- "$cur"))
         return
     fi
     if [[ $command == help ]]; then
-        ((index == 0)) && COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify config completions mirror help' -- "$cur"))
+        ((index == 0)) && COMPREPLY=($(compgen -W 'run search count log show stats verify export import forget backup restore files serve status roster requests rooms send read omemo vcard presence register passwd unregister notify watch config completions mirror help' -- "$cur"))
         return
     fi
     _roost_complete_kind "$(_roost_positional_kind "$command" "$first" $((index + 1)))" "$cur"

@@ -54,7 +54,7 @@ struct SessionScriptedTests {
 
         /// Waits until the session is online with its roster loaded (what `roost status` calls ready).
         func ready() async throws {
-            try await waitUntil("the session online with its roster", timeout: .seconds(30)) {
+            try await waitUntil("the session online with its roster", timeout: .seconds(120)) {
                 let status = await self.session.status()
                 if case .online = status.state { return status.rosterContacts != nil }
                 return false
@@ -79,7 +79,7 @@ struct SessionScriptedTests {
 
     /// While the archive cannot commit, `<r/>` is answered without the message; once it can, the `<a/>` counts it and
     /// the row is on disk by then.
-    @Test(.timeLimit(.minutes(2))) func theAcknowledgementOfAMessageWaitsForItsCommit() async throws {
+    @Test(.timeLimit(.minutes(5))) func theAcknowledgementOfAMessageWaitsForItsCommit() async throws {
         let server = ScriptedServer(answersQueries: true)
         let rig = try Rig(servers: [server])
         await rig.session.start()
@@ -89,7 +89,7 @@ struct SessionScriptedTests {
         server.deliver(Self.chat("scripted-ack-marker", id: "m1"))
         var seen = server.received.count
         server.deliver("<r xmlns='urn:xmpp:sm:3'/>")
-        try await waitUntil("an answer to <r/> while the archive is locked", timeout: .seconds(30), every: .milliseconds(5)) {
+        try await waitUntil("an answer to <r/> while the archive is locked", timeout: .seconds(120), every: .milliseconds(5)) {
             !Self.acknowledgements(server, after: seen).isEmpty
         }
         #expect(Self.acknowledgements(server, after: seen).allSatisfy { $0 <= before },
@@ -97,7 +97,7 @@ struct SessionScriptedTests {
         #expect(try rig.stored("scripted-ack-marker") == 0)
         try rig.unlock()
         seen = server.received.count
-        try await waitUntil("the message acknowledged once committed", timeout: .seconds(30), every: .milliseconds(5)) {
+        try await waitUntil("the message acknowledged once committed", timeout: .seconds(120), every: .milliseconds(5)) {
             server.deliver("<r xmlns='urn:xmpp:sm:3'/>")
             return Self.acknowledgements(server, after: seen).contains { $0 >= before + 1 }
         }
@@ -107,7 +107,7 @@ struct SessionScriptedTests {
 
     /// A dropped stream is resumed: the `<resume/>` carries the `h` that counts the committed message, the session is
     /// online again without a new login, and the message is stored once.
-    @Test(.timeLimit(.minutes(2))) func aDroppedStreamIsResumedWithTheCommittedCount() async throws {
+    @Test(.timeLimit(.minutes(5))) func aDroppedStreamIsResumedWithTheCommittedCount() async throws {
         let first = ScriptedServer(answersQueries: true)
         let second = ScriptedServer(sm: .resumed(h: 0), answersQueries: true)
         let rig = try Rig(servers: [first, second])
@@ -115,12 +115,12 @@ struct SessionScriptedTests {
         try await rig.ready()
         first.deliver(Self.chat("scripted-resume-marker", id: "m2"))
         let message = first.stanzasSinceEnabled
-        try await waitUntil("the message committed", timeout: .seconds(30), every: .milliseconds(5)) {
+        try await waitUntil("the message committed", timeout: .seconds(120), every: .milliseconds(5)) {
             try rig.stored("scripted-resume-marker") == 1
         }
         first.drop()
         let played = first.stanzasSinceEnabled
-        try await waitUntil("a <resume/> on the second connection", timeout: .seconds(60), every: .milliseconds(10)) {
+        try await waitUntil("a <resume/> on the second connection", timeout: .seconds(120), every: .milliseconds(10)) {
             second.received.contains { $0.name == "resume" }
         }
         let resume = try #require(second.received.first { $0.name == "resume" })
@@ -128,7 +128,7 @@ struct SessionScriptedTests {
         // The message is counted (it is stored); nothing beyond what was played is: the server resends the rest.
         let h = try #require(resume[attribute: "h"].flatMap(Int.init))
         #expect(h >= message && h <= played, "resumed with h \(h): the message was stanza \(message), \(played) were played")
-        try await waitUntil("online again", timeout: .seconds(30)) {
+        try await waitUntil("online again", timeout: .seconds(120)) {
             if case .online = await rig.session.status().state { return true }
             return false
         }
@@ -138,20 +138,20 @@ struct SessionScriptedTests {
 
     /// An `<a/>` acknowledging more than was sent is a protocol violation: the client ends that stream with the
     /// error XEP-0198 names, and the session logs in again (a fresh session when the server refuses to resume).
-    @Test(.timeLimit(.minutes(2))) func anAcknowledgementAboveWhatWasSentEndsTheStreamAndTheSessionLogsInAgain() async throws {
+    @Test(.timeLimit(.minutes(5))) func anAcknowledgementAboveWhatWasSentEndsTheStreamAndTheSessionLogsInAgain() async throws {
         let first = ScriptedServer(answersQueries: true)
         let second = ScriptedServer(sm: .failed, answersQueries: true)
         let rig = try Rig(servers: [first, second])
         await rig.session.start()
         try await rig.ready()
         first.deliver("<a xmlns='urn:xmpp:sm:3' h='9999'/>")
-        try await waitUntil("a stream error for the acknowledgement", timeout: .seconds(30), every: .milliseconds(5)) {
+        try await waitUntil("a stream error for the acknowledgement", timeout: .seconds(120), every: .milliseconds(5)) {
             first.received.contains { $0.name == "error" && $0.namespace == Namespace.stream }
         }
         let error = try #require(first.received.first { $0.name == "error" && $0.namespace == Namespace.stream })
         #expect(error.child("handled-count-too-high", namespace: Namespace.streamManagement) != nil,
                 "\(XMLSerializer.serialize(error))")
-        try await waitUntil("a new login on the second connection", timeout: .seconds(60), every: .milliseconds(10)) {
+        try await waitUntil("a new login on the second connection", timeout: .seconds(120), every: .milliseconds(10)) {
             second.received.contains { $0.name == "enable" }
         }
         try await rig.ready()

@@ -44,7 +44,7 @@ struct MailReadersEndToEndTests {
         }
         let agent = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { agent.stop(signal: SIGKILL) }
-        try agent.waitForLog("online")
+        try await agent.ready()
 
         // What mail readers stumble on: CJK (n-grams in notmuch), emoji (4-byte UTF-8), accents, a line starting with
         // "From " (mbox quotes it; a Maildir must not), a lone dot, and a file.

@@ -51,13 +51,14 @@ import RoostTestSupport
         defer { try? FileManager.default.removeItem(atPath: maildir) }
         let rig = try await rig(maildir: maildir)
         let roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
-        try await roost.start(waitingFor: "online")
+        try await roost.start(untilReady: true)
         let prefix = "mirror-\(UUID().uuidString.prefix(6))"
         let messages = 400
-        let flood = try PeerFlood(rig, to: rig.alice, count: messages, prefix: prefix, perSecond: 100)
-        try await waitUntil("the first mails in the mirror", timeout: .seconds(60)) { Self.count(in: maildir) >= 60 }
+        // Paced (16 s), so that the kill lands mid-flood even when a loaded machine looks late.
+        let flood = try PeerFlood(rig, to: rig.alice, count: messages, prefix: prefix, perSecond: 25)
+        try await waitUntil("the first mails in the mirror", timeout: .seconds(60)) { Self.count(in: maildir) >= 40 }
         #expect(Self.count(in: maildir) < messages, "the kill must land mid-flood")
-        try await roost.killAndRestart(waitingFor: "online")
+        try await roost.killAndRestart(untilReady: true)
         try await flood.finish()
         try await waitUntil("the whole flood archived", timeout: .seconds(240)) {
             try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") >= messages
@@ -103,7 +104,7 @@ import RoostTestSupport
         let rig = try await rig(maildir: maildir)
         let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
         defer { _ = roost.stop() }
-        try await ZeroLossRig.waitForLog(roost, "online", timeout: .seconds(120))
+        try await roost.ready(timeout: 120)
         let marker = "mirror-fix-\(UUID().uuidString.prefix(6))"
         func send(_ body: String, id: String, extra: [String] = []) async throws { try await Self.send(rig, body, id: id, extra: extra) }
         try await send("\(marker) helo 你好世界", id: marker)
@@ -144,7 +145,7 @@ import RoostTestSupport
         let rig = try await ZeroLossRig.make(general: "\n[mirror]\nmaildir = \(maildir)\nread_from_mirror = true\n")
         let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
         defer { _ = roost.stop() }
-        try await ZeroLossRig.waitForLog(roost, "online", timeout: .seconds(120))
+        try await roost.ready(timeout: 120)
         let prefix = "seen-\(UUID().uuidString.prefix(6))"
         try await PeerFlood(rig, to: rig.alice, count: 3, prefix: prefix).finish()
         let new = maildir + "/" + rig.bob.description + "/new"
@@ -179,7 +180,7 @@ struct MirrorIMAPEndToEndTests {
         let rig = try await ZeroLossRig.make(general: "\n[mirror]\nmaildir = \(maildir)\nsplit = none\n")
         let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
         defer { _ = roost.stop() }
-        try await ZeroLossRig.waitForLog(roost, "online", timeout: .seconds(120))
+        try await roost.ready(timeout: 120)
         let imap = try dovecot.addUser(maildir: maildir)
         let marker = "imap\(UUID().uuidString.prefix(6).lowercased())"
         func send(_ body: String, id: String, extra: [String] = []) async throws {
@@ -187,7 +188,7 @@ struct MirrorIMAPEndToEndTests {
         }
 
         // A session open before the message arrives is told of it.
-        let watch = try await offPool { try imap.watch(for: ["BODY", "\(marker) first"]) }
+        let watch = try await offPool { try imap.watch(for: ["BODY", "\(marker) first"], timeout: 120) }
         try await send("\(marker) first 你好", id: marker)
         let appeared = try await offPool { try watch.messages() }
         #expect(appeared.count == 1)
@@ -198,7 +199,7 @@ struct MirrorIMAPEndToEndTests {
         #expect(first.defects.isEmpty)
 
         // The correction: the client finds the new version under the same Message-ID, and the old one gone.
-        let corrected = try await offPool { try imap.watch(for: ["BODY", "\(marker) fixed"]) }
+        let corrected = try await offPool { try imap.watch(for: ["BODY", "\(marker) fixed"], timeout: 120) }
         try await send("\(marker) fixed 你好", id: marker + "-fix",
                        extra: ["--extra-xml", "<replace xmlns='urn:xmpp:message-correct:0' id='\(marker)-1'/>"])
         let fixed = try await offPool { try corrected.messages() }

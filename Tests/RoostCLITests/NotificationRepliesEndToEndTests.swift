@@ -32,7 +32,7 @@ struct NotificationRepliesEndToEndTests {
         let config = try server.roostConfig(in: dir, account: alice.description, password: password)
         let roost = try RoostBinary.start(["run", "--config", config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
         defer { roost.stop(signal: SIGKILL) }
-        try roost.waitForLog("online")
+        try await roost.ready()
         let marker = "reply-\(UUID().uuidString.prefix(8).lowercased())"
         let target = try alice.with(resource: "roost")
 
@@ -77,7 +77,7 @@ struct NotificationRepliesEndToEndTests {
                                             extra: "[notify]\nreply_command = \(script)\ncoalesce_seconds = 0\n")
         let roost = try RoostBinary.start(["run", "--config", config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
         defer { roost.stop(signal: SIGKILL) }
-        try roost.waitForLog("online")
+        try await roost.ready()
         let marker = "cmdreply-\(UUID().uuidString.prefix(8).lowercased())"
         try await bob.send(to: try alice.with(resource: "roost"), body: "\(marker) $(touch /tmp/x) ; question")
         try await waitUntil("the notification of bob's message") { notifications.calls.contains("\(marker)") }

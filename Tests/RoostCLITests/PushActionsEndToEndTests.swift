@@ -76,7 +76,7 @@ struct PushActionsEndToEndTests {
         let config = try writeConfig(publicURL: "http://127.0.0.1:9")
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try roost.waitForLog("online")
+        try await roost.ready()
         let serve = try RoostBinary.start(["serve", "--config", config, "--port", "0", "--json", "-v"])
         defer { serve.stop(signal: SIGKILL) }
         try serve.waitForLog("\"address\"")

@@ -97,7 +97,7 @@ struct ArchiveWriterTests {
         }
         try rig.lock()
         await rig.writer.submit([Self.message("first")], progress: Self.progress(1), to: mailbox, context: "first")
-        try await waitUntil("the writer to report failing commits", timeout: .seconds(10)) {
+        try await waitUntil("the writer to report failing commits", timeout: .seconds(60)) {
             if case .failing = rig.writer.health { true } else { false }
         }
         await rig.writer.submit([Self.message("second")], progress: Self.progress(2), to: mailbox, context: "second")
@@ -105,7 +105,7 @@ struct ArchiveWriterTests {
         #expect(try rig.stored("first") == 0 && rig.stored("second") == 0)
         #expect(try rig.storedH() == nil, "no h is stored ahead of its commit")
         try rig.unlock()
-        try await waitUntil("both submissions to be answered", timeout: .seconds(10)) { heard.contexts.count == 2 }
+        try await waitUntil("both submissions to be answered", timeout: .seconds(60)) { heard.contexts.count == 2 }
         #expect(heard.contexts == ["first", "second"])
         for outcome in heard.outcomes {
             guard case .stored = outcome else { Issue.record("\(outcome)"); continue }

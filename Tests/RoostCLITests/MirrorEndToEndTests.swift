@@ -54,10 +54,24 @@ import RoostTestSupport
         try await roost.start(untilReady: true)
         let prefix = "mirror-\(UUID().uuidString.prefix(6))"
         let messages = 400
-        // Paced (16 s), so that the kill lands mid-flood even when a loaded machine looks late.
+        // Paced (16 s); the kill comes from a thread of its own that watches the Maildir every 5 ms, so a cooperative
+        // pool busy with other tests cannot make it late (as `killWhen` does for the archive).
         let flood = try PeerFlood(rig, to: rig.alice, count: messages, prefix: prefix, perSecond: 25)
-        try await waitUntil("the first mails in the mirror", timeout: .seconds(60)) { Self.count(in: maildir) >= 40 }
-        #expect(Self.count(in: maildir) < messages, "the kill must land mid-flood")
+        let pid = try #require(await roost.pid)
+        let mirroredAtKill = try await offPool { () -> Int? in
+            let deadline = Date().addingTimeInterval(120)
+            while Date() < deadline {
+                let count = Self.count(in: maildir)
+                if count >= 40 {
+                    kill(pid, SIGKILL)
+                    return count
+                }
+                usleep(5_000)
+            }
+            return nil
+        }
+        let atKill = try #require(mirroredAtKill, "40 mails in the mirror within 120 s")
+        #expect(atKill < messages, "the kill must land mid-flood: \(atKill) of \(messages) mirrored")
         try await roost.killAndRestart(untilReady: true)
         try await flood.finish()
         try await waitUntil("the whole flood archived", timeout: .seconds(240)) {

@@ -175,6 +175,9 @@ actor Restarter {
 
     init(arguments: [String]) { self.arguments = arguments }
 
+    /// The running process's pid, for a kill that must not wait for this actor (`killWhen`).
+    var pid: pid_t? { current?.pid }
+
     /// `untilReady`: waits until `roost status` says every account is online with its roster loaded.
     func start(waitingFor text: String? = nil, untilReady: Bool = false) async throws {
         let process = try RoostBinary.start(arguments)

@@ -21,7 +21,6 @@ package final class ScriptedServer: ClientChannel, @unchecked Sendable {
     private var fromClient: [Element] = []
     private var closed = false
     private var counted = 0
-    private var playedStanzas: [Element] = []
     /// Used by the thread that writes: the negotiating thread, then the client's writer.
     private let clientParser = XMLStreamParser()
     // Guarded by `condition`.
@@ -38,9 +37,6 @@ package final class ScriptedServer: ClientChannel, @unchecked Sendable {
     /// the client's `h` counts once it has handled them all (XEP-0198).
     package var stanzasSinceEnabled: Int { condition.withLock { counted } }
 
-    /// The stanzas played to the client, in order.
-    package var played: [Element] { condition.withLock { playedStanzas } }
-
     /// Everything the client wrote after its stream headers, in order.
     package var received: [Element] { condition.withLock { fromClient } }
 
@@ -52,10 +48,7 @@ package final class ScriptedServer: ClientChannel, @unchecked Sendable {
             let events = try! serverParser.feed(Array(text.utf8))
             for case .stanza(let element) in events {
                 if element.name == "enabled" || element.name == "resumed" { counted = 0 }
-                if ["message", "presence", "iq"].contains(element.name) {
-                    counted += 1
-                    playedStanzas.append(element)
-                }
+                if ["message", "presence", "iq"].contains(element.name) { counted += 1 }
             }
             toClient += events
             condition.broadcast()

@@ -54,23 +54,14 @@ import RoostTestSupport
         try await roost.start(untilReady: true)
         let prefix = "mirror-\(UUID().uuidString.prefix(6))"
         let messages = 400
-        // Paced (16 s); the kill comes from a thread of its own that watches the Maildir every 5 ms, so a cooperative
-        // pool busy with other tests cannot make it late (as `killWhen` does for the archive).
+        // Paced (16 s); the kill comes from a thread of its own that watches the Maildir every 5 ms (`killWhen`), so a
+        // cooperative pool busy with other tests cannot make it late.
         let flood = try PeerFlood(rig, to: rig.alice, count: messages, prefix: prefix, perSecond: 25)
         let pid = try #require(await roost.pid)
-        let mirroredAtKill = try await offPool { () -> Int? in
-            let deadline = Date().addingTimeInterval(120)
-            while Date() < deadline {
-                let count = Self.count(in: maildir)
-                if count >= 40 {
-                    kill(pid, SIGKILL)
-                    return count
-                }
-                usleep(5_000)
-            }
-            return nil
-        }
-        let atKill = try #require(mirroredAtKill, "40 mails in the mirror within 120 s")
+        let killed = try await killWhen(pid, within: 120, every: 5_000) { { Self.count(in: maildir) >= 40 } }
+        #expect(killed, "40 mails in the mirror within 120 s")
+        // Killed: nothing more arrives in the Maildir until the restart.
+        let atKill = Self.count(in: maildir)
         #expect(atKill < messages, "the kill must land mid-flood: \(atKill) of \(messages) mirrored")
         try await roost.killAndRestart(untilReady: true)
         try await flood.finish()

@@ -157,19 +157,30 @@ extension ZeroLossRig {
 /// import. `condition` runs inside one read transaction; an error (no schema yet) counts as not yet.
 func killWhen(_ pid: pid_t, archive: String, within seconds: TimeInterval,
               _ condition: @escaping @Sendable (Database) throws(SQLiteError) -> Bool) async throws -> Bool {
+    try await killWhen(pid, within: seconds, every: 2_000) { () -> (() -> Bool)? in
+        guard FileManager.default.fileExists(atPath: archive), let database = try? Database(path: archive, mode: .readOnly) else {
+            return nil
+        }
+        return { (try? database.read { () throws(SQLiteError) -> Bool in try condition(database) }) == true }
+    }
+}
+
+/// The loop of `killWhen`: `watch` makes the check on the watching thread (nil: not yet, asked again; a connection it
+/// opens is that thread's own), which runs every `microseconds` until it holds (the process is SIGKILLed: true), the
+/// process ends or `seconds` pass (false). Also for conditions on other files (the mail mirror's Maildir).
+func killWhen(_ pid: pid_t, within seconds: TimeInterval, every microseconds: UInt32,
+              _ watch: @escaping @Sendable () -> (() -> Bool)?) async throws -> Bool {
     try await offPool {
         let deadline = Date().addingTimeInterval(seconds)
-        var database: Database?
+        var check: (() -> Bool)?
         while Date() < deadline {
-            if database == nil, FileManager.default.fileExists(atPath: archive) {
-                database = try? Database(path: archive, mode: .readOnly)
-            }
-            if let database, (try? database.read { () throws(SQLiteError) -> Bool in try condition(database) }) == true {
+            if check == nil { check = watch() }
+            if check?() == true {
                 kill(pid, SIGKILL)
                 return true
             }
             if !FileManager.default.fileExists(atPath: "/proc/\(pid)") { return false }
-            usleep(2_000)
+            usleep(microseconds)
         }
         return false
     }

@@ -1,4 +1,4 @@
-import RoostCore
+public import RoostCore
 internal import COMEMO
 public import RoostXMPP
 internal import COpenSSL
@@ -22,10 +22,9 @@ public final class OMEMODevice: @unchecked Sendable {
     private let store: KeyStore
     private let bridges: [OMEMONamespace: StoreBridge]
     private let identityPublic: [UInt8]
-    /// Counts the writes and drops of pending ratchet state (under `lock`): what an encryption refused as
-    /// `.busy` waits for (`whenPendingStateChanges`).
-    private var pendingStateChanges: UInt64 = 0
-    private var pendingStateWaiters: [@Sendable () -> Void] = []
+    /// Fulfilled, and replaced, when pending ratchet state is written or dropped (under `lock`): what an encryption
+    /// refused as `.busy` waits for (`nextPendingStateChange`).
+    private var pendingStateChange = OneShot<Void>()
 
     /// One-time prekeys kept available in the bundle.
     public static let preKeyCount = 100
@@ -204,40 +203,30 @@ public final class OMEMODevice: @unchecked Sendable {
         lock.lock()
         var failure: OMEMOError?
         do { try store.commit(through: token) } catch { failure = error }
-        let waiters = takePendingStateWaiters()
+        let changed = replacePendingStateChange()
         lock.unlock()
-        for waiter in waiters { waiter() }
+        changed.fulfil(())
         if let failure { throw failure }
     }
 
     /// Drops the state of decryptions whose messages did not reach the archive (an archive commit failed).
     public func discardPending() {
-        let waiters = locked { () -> [@Sendable () -> Void] in
+        let changed = locked { () -> OneShot<Void> in
             store.discardPending()
-            return takePendingStateWaiters()
+            return replacePendingStateChange()
         }
-        for waiter in waiters { waiter() }
+        changed.fulfil(())
     }
 
-    /// How many times pending state was written or dropped so far; read it before an `encrypt` that may be `.busy`.
-    public var pendingStateVersion: UInt64 { locked { pendingStateChanges } }
+    /// Fulfilled (on the thread that commits) when pending state is next written or dropped: an encryption refused
+    /// as `.busy` is then worth trying again. Take it before the `encrypt` that may be `.busy`, so a change between
+    /// the two is not missed. No timer, no polling.
+    public var nextPendingStateChange: OneShot<Void> { locked { pendingStateChange } }
 
-    /// Calls `wake` (on the thread that commits, or at once) when pending state was written or dropped after
-    /// `version`: an encryption refused as `.busy` is then worth trying again. No timer, no polling.
-    public func whenPendingStateChanges(since version: UInt64, _ wake: @escaping @Sendable () -> Void) {
-        let now = locked { () -> Bool in
-            guard pendingStateChanges == version else { return true }
-            pendingStateWaiters.append(wake)
-            return false
-        }
-        if now { wake() }
-    }
-
-    /// Called with `lock` held.
-    private func takePendingStateWaiters() -> [@Sendable () -> Void] {
-        pendingStateChanges &+= 1
-        defer { pendingStateWaiters.removeAll() }
-        return pendingStateWaiters
+    /// Called with `lock` held: the wake-up to fulfil once the lock is released.
+    private func replacePendingStateChange() -> OneShot<Void> {
+        defer { pendingStateChange = OneShot() }
+        return pendingStateChange
     }
 
     /// Ratchet state waiting for the archive (for tests and status).

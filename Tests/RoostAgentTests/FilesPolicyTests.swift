@@ -43,6 +43,25 @@ struct FilesPolicyTests {
         await worker.stop()
     }
 
+    /// An idle download thread waits for a wake-up, no timer: each `fetch` wakes it, and its answer (here: no such
+    /// row) comes back to the caller.
+    @Test func idleThreadsWakeForEachFetch() async throws {
+        let folder = "/tmp/roost-files-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let worker = try FileDownloadWorker(writer: try ArchiveWriter(path: folder + "/archive.sqlite"), settings: FilesSettings(),
+                                            accounts: [], log: Logger(level: .error, sink: { _ in }), threads: 1)
+        worker.start()
+        for id in Int64(1)...5 {
+            let answer = await Deadline.race(seconds: 10, timedOut: [Int64: AttachmentState?]?.none) { once in
+                Task { once.fulfil(await worker.fetch([id])) }
+            }
+            let result = try #require(answer, "fetch \(id) was not answered within 10 s")
+            #expect(result.count == 1 && result[id] == .some(nil))
+        }
+        await worker.stop()
+        #expect(await worker.fetch([9]) == [9: nil])
+    }
+
     @Test func namesThatResolveToLoopbackAreRefused() {
         guard case .privateOnly = AddressGuard.resolve(host: "localhost", port: 80, allowPrivate: false) else {
             Issue.record("localhost must resolve to private addresses only")

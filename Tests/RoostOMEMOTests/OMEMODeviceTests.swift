@@ -1,6 +1,6 @@
+import RoostCore
 import RoostXMPP
 import Foundation
-import Synchronization
 import Testing
 @testable import RoostOMEMO
 
@@ -146,38 +146,28 @@ import Testing
         _ = bob
     }
 
-    final class Wakes: Sendable {
-        let count = Atomic<Int>(0)
-        func wake() { count.add(1, ordering: .relaxed) }
-        var value: Int { count.load(ordering: .relaxed) }
-    }
-
-    /// Encrypting on top of ratchet state that waits for the archive is `.busy`; the commit of that state wakes
-    /// whoever waits to try again (no retry timer), and a waiter who saw an older version is woken at once.
+    /// Encrypting on top of ratchet state that waits for the archive is `.busy`; the commit of that state fulfils
+    /// the wake-up taken before the encryption (no retry timer), which stays fulfilled for a late waiter, and the
+    /// next change gets a wake-up of its own.
     @Test(arguments: OMEMONamespace.allCases)
     func aBusySessionWakesItsWaiterWhenItsStateIsCommitted(_ namespace: OMEMONamespace) throws {
         let (alice, bob) = try pair(namespace)
         let (decrypted, token) = alice.decrypt(try send("one", from: bob, to: alice, namespace), sender: "bob@roost.test", recipient: "alice@roost.test")
         #expect(try decrypted.get().plaintext == Array("one".utf8))
-        let version = alice.pendingStateVersion
+        let changed = alice.nextPendingStateChange
         #expect(throws: OMEMOError.busy) {
             try alice.encrypt(Array("hi".utf8), namespace: namespace, for: [("bob@roost.test", bob.deviceID)])
         }
-        let waiter = Wakes()
-        alice.whenPendingStateChanges(since: version) { waiter.wake() }
-        #expect(waiter.value == 0)
+        #expect(changed.wait(until: Date()) == nil)
         try alice.commit(through: token)
-        #expect(waiter.value == 1)
+        #expect(changed.wait(until: Date()) != nil)
         _ = try alice.encrypt(Array("hi".utf8), namespace: namespace, for: [("bob@roost.test", bob.deviceID)])
-        let late = Wakes()
-        alice.whenPendingStateChanges(since: version) { late.wake() }
-        #expect(late.value == 1)
         // Dropping pending state (a failed archive commit) wakes too.
-        let next = Wakes()
-        alice.whenPendingStateChanges(since: alice.pendingStateVersion) { next.wake() }
+        let next = alice.nextPendingStateChange
+        #expect(next !== changed)
+        #expect(next.wait(until: Date()) == nil)
         alice.discardPending()
-        #expect(next.value == 1)
-        #expect(waiter.value == 1)
+        #expect(next.wait(until: Date()) != nil)
     }
 
     @Test func trustFollowsBlindTrustBeforeVerification() throws {

@@ -37,10 +37,11 @@ public final class FileDownloadWorker: Sendable {
         var nextDue: Int64?
         var stopping = false
         var threads = 0
-        /// `stop` calls waiting for the last thread to end; it resumes them.
-        var stopWaiters: [CheckedContinuation<Void, Never>] = []
-        /// Told the state each of these attachments ends in (fetch requests, notifications waiting for a picture).
-        var waiters: [Int64: [@Sendable (AttachmentState?) -> Void]] = [:]
+        /// Fulfilled, and replaced, by each change that may give an idle thread work (`change`): the threads wait
+        /// for the one current when they found nothing to do.
+        var wake = OneShot<Void>()
+        /// Given the state each of these attachments ends in (fetch requests, notifications waiting for a picture).
+        var waiters: [Int64: [OneShot<AttachmentState?>]] = [:]
         /// Transfers in flight per sender (`senderKey`), and the ids waiting for one of that sender's slots.
         var busySenders: [String: Int] = [:]
         var deferred: [String: [(id: Int64, forced: Bool)]] = [:]
@@ -48,7 +49,8 @@ public final class FileDownloadWorker: Sendable {
     }
 
     private let state = Mutex(State())
-    private let condition = NSCondition()
+    /// The last thread's end (`stop` waits for it).
+    private let threadsEnded = OneShot<Void>()
     private let writer: ArchiveWriter
     private let reader: ArchiveReader
     private let store: FileStore
@@ -92,7 +94,7 @@ public final class FileDownloadWorker: Sendable {
             log.info("files: [files] settings reloaded (download \(settings.download.rawValue), max_size \(FileSize.text(settings.maxSize)), "
                      + "quota \(Self.limitText(settings.quota)), per contact \(Self.limitText(settings.quotaPerContact)), "
                      + "min_free \(FileSize.text(settings.minFree)))")
-            signal { $0.rescan = true }
+            change { $0.rescan = true }
         }
     }
 
@@ -105,13 +107,11 @@ public final class FileDownloadWorker: Sendable {
         for index in 0..<threadCount {
             let thread = Thread { [self] in
                 self.run()
-                let waiters = self.state.withLock { s -> [CheckedContinuation<Void, Never>] in
+                let last = self.state.withLock { s -> Bool in
                     s.threads -= 1
-                    guard s.threads == 0 else { return [] }
-                    defer { s.stopWaiters.removeAll() }
-                    return s.stopWaiters
+                    return s.threads == 0
                 }
-                for waiter in waiters { waiter.resume() }
+                if last { self.threadsEnded.fulfil(()) }
             }
             thread.name = "roost.files.\(index)"
             thread.start()
@@ -121,7 +121,7 @@ public final class FileDownloadWorker: Sendable {
     /// New attachment rows to download (their submitters, once committed). Never blocks; ids beyond the
     /// queue's limit are picked up by the next rescan.
     public func enqueue(_ ids: [Int64]) {
-        signal { s in
+        change { s in
             for id in ids where !s.queued.contains(id) && !s.inFlight.contains(id) {
                 guard s.queue.count < Self.queueLimit else {
                     s.rescan = true
@@ -139,20 +139,19 @@ public final class FileDownloadWorker: Sendable {
         await withTaskGroup(of: (Int64, AttachmentState?).self) { group in
             for id in Set(ids) {
                 group.addTask {
-                    let result = await withCheckedContinuation { (continuation: CheckedContinuation<AttachmentState?, Never>) in
-                        let accepted = self.signal { s -> Bool in
-                            guard !s.stopping else { return false }
-                            s.waiters[id, default: []].append { continuation.resume(returning: $0) }
-                            s.forced.insert(id)
-                            if !s.queued.contains(id) && !s.inFlight.contains(id) {
-                                s.queue.insert(id, at: 0)
-                                s.queued.insert(id)
-                            }
-                            return true
+                    let outcome = OneShot<AttachmentState?>()
+                    let accepted = self.change { s -> Bool in
+                        guard !s.stopping else { return false }
+                        s.waiters[id, default: []].append(outcome)
+                        s.forced.insert(id)
+                        if !s.queued.contains(id) && !s.inFlight.contains(id) {
+                            s.queue.insert(id, at: 0)
+                            s.queued.insert(id)
                         }
-                        if !accepted { continuation.resume(returning: nil) }
+                        return true
                     }
-                    return (id, result)
+                    if !accepted { outcome.fulfil(nil) }
+                    return (id, await outcome.value)
                 }
             }
             var results: [Int64: AttachmentState?] = [:]
@@ -169,7 +168,7 @@ public final class FileDownloadWorker: Sendable {
         return await Deadline.race(seconds: seconds, timedOut: nil) { once in
             let registered = state.withLock { s -> Bool in
                 guard !s.stopping else { return false }
-                s.waiters[id, default: []].append { once.fulfil($0) }
+                s.waiters[id, default: []].append(once)
                 return true
             }
             if !registered { once.fulfil(nil) }
@@ -190,34 +189,29 @@ public final class FileDownloadWorker: Sendable {
 
     /// Ends the transfers in flight (their rows stay as they were, to be retried next time) and the threads.
     public func stop() async {
-        let waiters = signal { s -> [@Sendable (AttachmentState?) -> Void] in
+        let (waiters, running) = change { s -> ([OneShot<AttachmentState?>], Bool) in
             s.stopping = true
             defer { s.waiters.removeAll() }
-            return s.waiters.values.flatMap { $0 }
+            return (s.waiters.values.flatMap { $0 }, s.threads > 0)
         }
-        for waiter in waiters { waiter(nil) }
-        // The last thread to end resumes this.
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ended = state.withLock { s -> Bool in
-                guard s.threads > 0 else { return true }
-                s.stopWaiters.append(continuation)
-                return false
-            }
-            if ended { continuation.resume() }
-        }
+        for waiter in waiters { waiter.fulfil(nil) }
+        // The last thread to end fulfils it (none runs when `start` was never called).
+        if running { await threadsEnded.value }
     }
 
     // MARK: - Threads
 
-    /// Changes the state under the condition's lock and wakes a thread.
+    /// Changes the state and wakes the idle threads: the wake-up they wait for is fulfilled and replaced under the
+    /// same lock as the change, so a thread that found nothing to do before it holds the one this fulfils.
     @discardableResult
-    private func signal<T>(_ change: (inout State) -> T) -> T {
-        condition.lock()
-        defer {
-            condition.broadcast()
-            condition.unlock()
+    private func change<T>(_ body: (inout State) -> T) -> T {
+        let (result, wake) = state.withLock { s -> (T, OneShot<Void>) in
+            let result = body(&s)
+            defer { s.wake = OneShot() }
+            return (result, s.wake)
         }
-        return state.withLock { change(&$0) }
+        wake.fulfil(())
+        return result
     }
 
     private enum Work {
@@ -240,45 +234,45 @@ public final class FileDownloadWorker: Sendable {
                     continue
                 }
                 let state: AttachmentState? = if case .done(let state) = result { state } else { nil }
-                let waiters = self.state.withLock { s -> [@Sendable (AttachmentState?) -> Void] in
+                let waiters = self.state.withLock { s -> [OneShot<AttachmentState?>] in
                     s.inFlight.remove(id)
                     return s.waiters.removeValue(forKey: id) ?? []
                 }
-                for waiter in waiters { waiter(state) }
+                for waiter in waiters { waiter.fulfil(state) }
             }
         }
     }
 
     /// Blocks until there is something to do: a queued id, a rescan, a retry falling due, or stopping.
     private func nextWork() -> Work {
-        condition.lock()
-        defer { condition.unlock() }
         while true {
-            let work = state.withLock { s -> Work? in
-                if s.stopping { return .stop }
-                if let index = s.queue.firstIndex(where: { !s.inFlight.contains($0) }) {
-                    let id = s.queue.remove(at: index)
-                    s.queued.remove(id)
-                    s.inFlight.insert(id)
-                    return .download(id, forced: s.forced.remove(id) != nil)
-                }
-                if s.rescan {
-                    s.rescan = false
-                    return .rescan
-                }
-                if let due = s.nextDue, due <= Self.now() {
-                    s.nextDue = nil
-                    return .rescan
-                }
-                return nil
+            let (work, wake, due) = state.withLock { s -> (Work?, OneShot<Void>, Int64?) in
+                (Self.take(&s), s.wake, s.nextDue)
             }
             if let work { return work }
-            if let due = state.withLock({ $0.nextDue }) {
-                _ = condition.wait(until: Date(timeIntervalSince1970: Double(due) / 1000 + 0.01))
-            } else {
-                condition.wait()
-            }
+            // Woken by the next `change`, or when the earliest retry falls due.
+            wake.wait(until: due.map { Date(timeIntervalSince1970: Double($0) / 1000 + 0.01) })
         }
+    }
+
+    /// The next work in `s`, taken out of it; nil when there is none now.
+    private static func take(_ s: inout State) -> Work? {
+        if s.stopping { return .stop }
+        if let index = s.queue.firstIndex(where: { !s.inFlight.contains($0) }) {
+            let id = s.queue.remove(at: index)
+            s.queued.remove(id)
+            s.inFlight.insert(id)
+            return .download(id, forced: s.forced.remove(id) != nil)
+        }
+        if s.rescan {
+            s.rescan = false
+            return .rescan
+        }
+        if let due = s.nextDue, due <= Self.now() {
+            s.nextDue = nil
+            return .rescan
+        }
+        return nil
     }
 
     /// Reads due rows from the archive into the queue.
@@ -290,10 +284,10 @@ public final class FileDownloadWorker: Sendable {
             next = try reader.nextScheduledFileAttempt()
         } catch {
             log.error("files: reading the download queue failed: \(LogText.quote(error)); trying again in a minute")
-            signal { $0.nextDue = Self.now() + 60_000 }
+            change { $0.nextDue = Self.now() + 60_000 }
             return
         }
-        signal { s in
+        change { s in
             for id in ids where !s.queued.contains(id) && !s.inFlight.contains(id) && s.queue.count < Self.queueLimit {
                 s.queue.append(id)
                 s.queued.insert(id)
@@ -339,7 +333,7 @@ public final class FileDownloadWorker: Sendable {
         }
         guard due || forced else { return .done(attachment.state) }
         let sender = Self.senderKey(row)
-        let admitted = signal { s -> Bool in
+        let admitted = change { s -> Bool in
             guard s.busySenders[sender, default: 0] >= FilesSettings.slotsPerSender else {
                 s.busySenders[sender, default: 0] += 1
                 return true
@@ -356,7 +350,7 @@ public final class FileDownloadWorker: Sendable {
         }
         guard admitted else { return .deferred }
         defer {
-            signal { s in
+            change { s in
                 let left = s.busySenders[sender, default: 1] - 1
                 s.busySenders[sender] = left > 0 ? left : nil
                 if var waiting = s.deferred[sender], !waiting.isEmpty {
@@ -489,7 +483,7 @@ public final class FileDownloadWorker: Sendable {
         log.warning("files: \(what): download failed (\(LogText.quote(Self.explain(reason))))"
                     + (next.map { "; trying again in \(($0 - Self.now() + 999) / 1000) s" } ?? "; not retrying"))
         let result = record(AttachmentUpdate(id: row.id, state: .failed(reason), attempts: attempts, nextAttemptAt: next))
-        if let next { signal { s in s.nextDue = min(s.nextDue ?? next, next) } }
+        if let next { change { s in s.nextDue = min(s.nextDue ?? next, next) } }
         return result
     }
 
@@ -518,7 +512,7 @@ public final class FileDownloadWorker: Sendable {
         } catch {
             // The row stays due; wait before the next look rather than spin on a broken archive.
             log.error("files: recording attachment \(update.id) failed: \(LogText.quote(error))")
-            signal { $0.nextDue = Self.now() + 60_000 }
+            change { $0.nextDue = Self.now() + 60_000 }
             return nil
         }
     }

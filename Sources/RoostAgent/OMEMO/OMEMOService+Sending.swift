@@ -72,17 +72,18 @@ extension OMEMOService {
             : Array(body.utf8)
         var element: OMEMOEncryptedElement?
         // A session whose state still waits for the archive commit of an incoming message is busy for a moment:
-        // woken when the device writes or drops pending state, at most 5 s in all.
+        // woken when the device writes or drops pending state (the wake-up taken before trying), at most 5 s in all.
+        // After a timeout the task awaiting the wake-up ends with that commit or drop, which pending state makes certain.
         let deadline = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < deadline {
-            let version = device.pendingStateVersion
+            let changed = device.nextPendingStateChange
             do {
                 element = try device.encrypt(plaintext, namespace: namespace, for: recipients)
                 break
             } catch .busy {
                 let left = Int((deadline - ContinuousClock.now).components.seconds) + 1
                 guard await Deadline.race(seconds: left, timedOut: false, start: { once in
-                    device.whenPendingStateChanges(since: version) { once.fulfil(true) }
+                    Task { await changed.value; once.fulfil(true) }
                 }) else { break }
             } catch {
                 throw ActionFailure(.internalError, "encrypting for \(destination.bare): \(error)")

@@ -12,7 +12,7 @@ struct OnServerThread<Value>: @unchecked Sendable {
 ///
 /// What wakes it: `ArchiveWatcher` (the one archive-change watcher, shared with `roost log --follow`), which sees a
 /// commit of any writer — the agent, `roost import`, `roost omemo retry` — through inotify and confirms it with
-/// `PRAGMA data_version`; its call is handed to this main loop (one at a time: changes meanwhile are one wake-up),
+/// `PRAGMA data_version` (in `roost run`, the agent's writer wakes it after each commit); its call is handed to this main loop (one at a time: changes meanwhile are one wake-up),
 /// and each open stream is sent what arrived after its cursor.
 final class LiveHub {
     private let browser: ArchiveBrowser
@@ -41,13 +41,14 @@ final class LiveHub {
         }
     }
 
-    init(browser: ArchiveBrowser, thread: GMainThread, log: ServeLog) {
+    /// `writer`: the agent's, in `roost run`, whose commits wake the watcher at once.
+    init(browser: ArchiveBrowser, writer: ArchiveWriter?, thread: GMainThread, log: ServeLog) {
         self.browser = browser
         self.thread = thread
         self.log = log
         let me = OnServerThread(value: WeakHub(self))
         let queued = WakeQueued()
-        watcher = ArchiveWatcher(reader: browser.reader) {
+        watcher = ArchiveWatcher(reader: browser.reader, writer: writer) {
             // One wake-up waits on the main loop at most: the changes meanwhile are read by it.
             guard queued.flag.withLock({ queued in defer { queued = true }; return !queued }) else { return }
             thread.run {

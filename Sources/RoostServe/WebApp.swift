@@ -32,7 +32,7 @@ final class WebApp {
         access = WebAccess(port: port, hostNames: options.hostNames)
         let workers = ServerWorkers(thread: thread)
         self.workers = workers
-        live = LiveHub(browser: browser, thread: thread, log: options.log)
+        live = LiveHub(browser: browser, writer: options.writer, thread: thread, log: options.log)
         exports = ExportJobs(archivePath: options.archivePath, timeZone: options.timeZone, workers: workers, log: options.log)
         markReadRequests = MarkReadRequests(archivePath: options.archivePath, writer: options.writer, workers: workers, log: options.log)
         previews = options.thumbnails.map { Previews(maker: $0, workers: workers) }

@@ -46,4 +46,26 @@ struct ArchiveWatcherTests {
         let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
         #expect(!names.contains { $0.hasPrefix("roost.archive.w") }, "the watcher's thread ended: \(names)")
     }
+
+    /// The writer of the same process wakes the watcher after each commit: no file event and no timed look is needed
+    /// (here there are none), and after `stop` its commits call nothing.
+    @Test func theSameProcessWriterWakesItWithoutALook() async throws {
+        let scratch = ExportScratch()
+        let writer = try ArchiveWriter(path: scratch.archive, durability: .normal)
+        _ = try writer.commitBlocking([message("first", 0)])
+        let reader = try ArchiveReader(path: scratch.archive)
+        let calls = Calls()
+        let watcher = try #require(ArchiveWatcher(reader: reader, writer: writer, looks: []) { calls.count.withLock { $0 += 1 } })
+        for n in Int64(1)...3 {
+            let seen = calls.value
+            _ = try writer.commitBlocking([message("commit \(n)", n)])
+            try await waitUntil("commit \(n) is seen", timeout: .seconds(20), every: .milliseconds(10), detail: { "\(calls.value) calls" }) {
+                calls.value > seen
+            }
+        }
+        watcher.stop()
+        let stopped = calls.value
+        _ = try writer.commitBlocking([message("after the stop", 4)])
+        #expect(calls.value == stopped)
+    }
 }

@@ -16,18 +16,33 @@ import Glibc
 /// wake-up that shows no new version yet is looked at again after 20, 100, 400 and 1500 ms; a file event meanwhile
 /// starts the looks again. `changed` is called once per confirmed change, on the watcher's thread
 /// (`roost.archive.watch`), however many commits it covers.
+///
+/// A writer of the same process (the agent's, for the web view in `roost run`) needs no look: given as `writer`, each
+/// of its commits, once published, wakes the thread through its pipe (`ArchiveWriter.onCommit`) and the data version
+/// is read at once. The file events and their looks stay for the commits of other processes (`roost read`,
+/// `roost import`), which no event follows once published, and which their file events cannot be told apart from.
 public final class ArchiveWatcher: Sendable {
     /// How long after a file event the data version is looked at, each time it shows nothing new (milliseconds).
     static let looks: [Int] = [20, 100, 400, 1500]
 
     private let inotify: Int32
     private let wakeUp: WakePipe
-    private let stopping = Mutex(false)
+    private let flags = Flags()
     /// The thread's end (`stop` waits for it).
     private let end = OneShot<Void>()
 
+    /// What the pipe's byte means: `stop`, or (from `writer`'s commits) a commit to look at; one byte is pending at most.
+    private final class Flags: Sendable {
+        let state = Mutex((stopping: false, committed: false))
+    }
+
     /// nil when inotify cannot watch the archive's folder.
-    public init?(reader: ArchiveReader, changed: @escaping @Sendable () -> Void) {
+    public convenience init?(reader: ArchiveReader, writer: ArchiveWriter? = nil, changed: @escaping @Sendable () -> Void) {
+        self.init(reader: reader, writer: writer, looks: Self.looks, changed: changed)
+    }
+
+    /// `looks`: after a file event (tests leave them out to see the writer's wake-ups alone).
+    init?(reader: ArchiveReader, writer: ArchiveWriter?, looks: [Int], changed: @escaping @Sendable () -> Void) {
         let path = reader.path
         let folder = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
@@ -43,9 +58,15 @@ public final class ArchiveWatcher: Sendable {
         self.wakeUp = wakeUp
         // Read before the thread starts: a commit from now on is a change.
         let version = (try? reader.dataVersion()) ?? 0
-        let (end, wakeRead) = (end, wakeUp.descriptor)
+        let (end, flags) = (end, flags)
+        writer?.onCommit {
+            // Called on the writer's thread after each commit: a byte only when none is pending (the writer never waits).
+            let first = flags.state.withLock { s in defer { s.committed = true }; return !s.committed && !s.stopping }
+            if first { wakeUp.wake() }
+        }
         let thread = Thread {
-            Self.run(reader: reader, inotify: inotify, wake: wakeRead, names: names, version: version, changed: changed)
+            Self.run(reader: reader, inotify: inotify, wake: wakeUp, flags: flags, names: names, version: version, looks: looks,
+                     changed: changed)
             end.fulfil(())
         }
         thread.name = "roost.archive.watch"
@@ -54,7 +75,7 @@ public final class ArchiveWatcher: Sendable {
 
     /// Ends the thread and waits for it: no `changed` call follows. Idempotent.
     public func stop() {
-        let already = stopping.withLock { stopping in defer { stopping = true }; return stopping }
+        let already = flags.state.withLock { s in defer { s.stopping = true }; return s.stopping }
         if !already { wakeUp.wake() }
         end.wait()
     }
@@ -64,9 +85,9 @@ public final class ArchiveWatcher: Sendable {
         close(inotify)
     }
 
-    /// Waits in `poll(2)` for a file event, the next look, or `stop`'s byte on `wake`.
-    private static func run(reader: ArchiveReader, inotify: Int32, wake: Int32, names: Set<String>, version: Int64,
-                            changed: @Sendable () -> Void) {
+    /// Waits in `poll(2)` for a file event, the next look, or a byte on `wake`: `stop`'s, or a commit of the writer.
+    private static func run(reader: ArchiveReader, inotify: Int32, wake: WakePipe, flags: Flags, names: Set<String>, version: Int64,
+                            looks schedule: [Int], changed: @Sendable () -> Void) {
         var version = version
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         // The looks left since the first file event not yet confirmed, and when the next is due; a file event
@@ -76,7 +97,7 @@ public final class ArchiveWatcher: Sendable {
         var eventSinceLook = false
         while true {
             var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
-                               pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+                               pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
             var timeout: Int32 = -1
             if !looks.isEmpty {
                 let left = due - ContinuousClock.now
@@ -84,7 +105,18 @@ public final class ArchiveWatcher: Sendable {
             }
             let ready = poll(&descriptors, 2, timeout)
             if ready < 0 && errno != EINTR { return }
-            if descriptors[1].revents != 0 { return }
+            if descriptors[1].revents != 0 {
+                wake.drain()
+                let (stopping, committed) = flags.state.withLock { s in defer { s.committed = false }; return (s.stopping, s.committed) }
+                if stopping { return }
+                // The writer's commit is published: one look, now.
+                if committed {
+                    let current = (try? reader.dataVersion()) ?? version
+                    if current != version { changed() }
+                    version = current
+                }
+                continue
+            }
             if descriptors[0].revents != 0 {
                 var mentioned = false
                 while true {
@@ -93,9 +125,9 @@ public final class ArchiveWatcher: Sendable {
                     guard count > 0 else { break }
                     if Self.mentions(names, in: buffer[0..<count]) { mentioned = true }
                 }
-                if mentioned && looks.isEmpty {
-                    looks = Self.looks[...]
-                    due = ContinuousClock.now + .milliseconds(Self.looks[0])
+                if mentioned && looks.isEmpty, let first = schedule.first {
+                    looks = schedule[...]
+                    due = ContinuousClock.now + .milliseconds(first)
                 } else if mentioned {
                     eventSinceLook = true
                 }
@@ -109,7 +141,7 @@ public final class ArchiveWatcher: Sendable {
             if moved { changed() }
             if eventSinceLook {
                 eventSinceLook = false
-                looks = Self.looks[...]
+                looks = schedule[...]
             } else if moved {
                 looks = []
             }

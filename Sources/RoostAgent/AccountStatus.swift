@@ -22,4 +22,10 @@ public struct AccountStatus: Sendable {
     public var rosterContacts: Int?
     /// How long the oldest unacknowledged outbound stanza has waited for the server's acknowledgement, in seconds.
     public var unacknowledgedOldestSeconds: Int?
+    /// Connections established in this run (a resumed session counts), and how many of them resumed the previous
+    /// session (XEP-0198).
+    public var logins = 0
+    public var sessionsResumed = 0
+    /// Roost's OMEMO device id once published in this run; nil before, and with `omemo = off`.
+    public var omemoDevice: UInt32?
 }

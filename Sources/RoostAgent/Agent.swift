@@ -23,6 +23,8 @@ public final class Agent: Sendable {
     private let history = RunHistory()
     /// What `run` reacts to besides signals: every account failing, the archive stalling.
     private let happenings = BoundedQueue<Happening>(capacity: 64)
+    /// What `roost status` shows of the agent itself: SIGHUPs handled, the web view's address (`[serve]`).
+    private let shown = Mutex((sighups: 0, webView: String?.none))
 
     private enum Happening: Sendable {
         case signal(Int32)
@@ -142,6 +144,15 @@ public final class Agent: Sendable {
 
     public var accountCount: Int { sessions.count }
 
+    /// SIGHUPs handled so far (`roost status`).
+    public var sighupsHandled: Int? { shown.withLock { $0.sighups } }
+
+    /// The web view's address once it serves (`[serve]` in `roost run`), without its token: `roost status` shows it.
+    public var webView: String? {
+        get { shown.withLock { $0.webView } }
+        set { shown.withLock { $0.webView = newValue } }
+    }
+
     /// Runs until a signal from `shutdown` (SIGTERM, SIGINT), or until every account failed to log in before any
     /// has (a wrong config); SIGHUP makes accounts that wait try again now. Then stops cleanly: commit, unavailable presence,
     /// close streams and archive.
@@ -190,6 +201,7 @@ public final class Agent: Sendable {
                     if await session.retryNow() { retrying += 1 }
                 }
                 if retrying == 0 { log.debug("SIGHUP: no account waits to reconnect") }
+                shown.withLock { $0.sighups += 1 }
             case .signal(let signal):
                 log.info("received signal \(signal); shutting down")
                 ending = .stopped(signal: signal)

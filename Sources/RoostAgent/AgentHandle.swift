@@ -17,12 +17,17 @@ public protocol AgentHandle: Sendable {
     func accountConfig(_ account: String) -> AccountConfig?
     /// `[mirror]`'s Maildir writer, when the agent keeps one.
     var mirror: MailMirror? { get }
+    /// SIGHUPs handled, and the web view's address once it serves (`roost status`).
+    var sighupsHandled: Int? { get }
+    var webView: String? { get }
 }
 
 extension AgentHandle {
     public var files: FileDownloadWorker? { nil }
     public var mirror: MailMirror? { nil }
     public func accountConfig(_ account: String) -> AccountConfig? { nil }
+    public var sighupsHandled: Int? { nil }
+    public var webView: String? { nil }
 }
 
 extension Agent: AgentHandle {

@@ -221,24 +221,75 @@ public final class RunningRoost: @unchecked Sendable {
         }
     }
 
-    /// Waits until `roost status --json` says every account (or `account`) is online with its roster loaded
-    /// (`roster_contacts`): the agent knows who is a contact. For a `roost run` started with `--config`.
+    /// Waits until `roost status --json` of this agent satisfies `condition`, and returns what it printed then: the
+    /// suite's way to wait for a state of the agent (online, archives read, a SIGHUP handled, OMEMO published,
+    /// serving) rather than for a line of its log. For a `roost run` started with `--config`; blocks the calling
+    /// thread (`status` is the same from a task).
+    @discardableResult
+    public func waitForStatus(_ what: String, timeout: TimeInterval = 60, _ condition: (AgentStatusLines) throws -> Bool) throws -> AgentStatusLines {
+        guard let config else { throw WaitTimedOut(what: "\(what): this roost was not started with --config") }
+        var seen = AgentStatusLines(lines: [])
+        try waitUntilBlocking(what, timeout: .milliseconds(Int(timeout * 1000)), every: .milliseconds(100),
+                              detail: { "status: \(seen.lines)\nlog so far:\n\(self.stderrSoFar.suffix(6000))" }) {
+            if !isRunning { throw WaitTimedOut(what: "\(what): roost exited; log so far:\n\(stderrSoFar)") }
+            // Before the control socket answers, `roost status` says the agent is not running.
+            let result = try? RoostBinary.run(["status", "--json", "--config", config.path], environment: config.environment)
+            seen = AgentStatusLines(lines: result?.jsonLines ?? [])
+            return try condition(seen)
+        }
+        return seen
+    }
+
+    /// `waitForStatus` from a task: on a thread of its own, as `roost status` blocks while it runs.
+    @discardableResult
+    public func status(_ what: String, timeout: TimeInterval = 60,
+                       _ condition: @escaping @Sendable (AgentStatusLines) throws -> Bool) async throws -> AgentStatusLines {
+        try await offPool { try self.waitForStatus(what, timeout: timeout, condition) }
+    }
+
+    /// Waits until the agent is in `state`, as `roost status --json` shows it.
+    @discardableResult
+    public func waitFor(_ state: AgentState, timeout: TimeInterval = 60) throws -> AgentStatusLines {
+        try waitForStatus(state.what, timeout: timeout, state.holds)
+    }
+
+    /// `waitFor` from a task.
+    @discardableResult
+    public func wait(for state: AgentState, timeout: TimeInterval = 60) async throws -> AgentStatusLines {
+        try await status(state.what, timeout: timeout, state.holds)
+    }
+
+    /// Waits until every account (or `account`) is online with its roster loaded (`AgentState.ready`).
     public func waitForReady(_ account: String? = nil, timeout: TimeInterval = 30) throws {
-        guard let config else { throw WaitTimedOut(what: "readiness: this roost was not started with --config") }
-        var seen: [[String: Any]] = []
-        try waitUntilBlocking("\(account ?? "every account") online with its roster", timeout: .milliseconds(Int(timeout * 1000)),
-                              every: .milliseconds(100), detail: { "status: \(seen)\nlog so far:\n\(self.stderrSoFar)" }) {
-            if !isRunning { throw WaitTimedOut(what: "readiness: roost exited; log so far:\n\(stderrSoFar)") }
-            // Before the control socket answers, `roost status` says the agent is not running: not ready yet.
-            seen = (try? RoostBinary.accountStatus(config: config.path, environment: config.environment)) ?? []
-            let accounts = seen.filter { account == nil || $0["account"] as? String == account }
-            return !accounts.isEmpty && accounts.allSatisfy { $0["state"] as? String == "online" && ($0["roster_contacts"] as? Int) != nil }
+        try waitFor(.ready(account), timeout: timeout)
+    }
+
+    /// `waitForReady` from a task.
+    public func ready(_ account: String? = nil, timeout: TimeInterval = 60) async throws {
+        try await wait(for: .ready(account), timeout: timeout)
+    }
+
+    /// Waits until the agent has read `room`'s archive in this run (`roost rooms --json`, `last_archive_read`).
+    public func roomArchiveRead(_ room: String, timeout: TimeInterval = 60) async throws {
+        guard let config else { throw WaitTimedOut(what: "\(room)'s archive read: this roost was not started with --config") }
+        try await offPool {
+            var seen: [[String: Any]] = []
+            try waitUntilBlocking("\(room)'s archive read", timeout: .milliseconds(Int(timeout * 1000)), every: .milliseconds(100),
+                                  detail: { "rooms: \(seen)\nlog so far:\n\(self.stderrSoFar.suffix(6000))" }) {
+                if !self.isRunning { throw WaitTimedOut(what: "\(room)'s archive read: roost exited; log so far:\n\(self.stderrSoFar)") }
+                seen = (try? RoostBinary.run(["rooms", "--json", "--config", config.path], environment: config.environment))?.jsonLines ?? []
+                return seen.contains { ($0["room"] as? String)?.caseInsensitiveCompare(room) == .orderedSame && $0["last_archive_read"] is String }
+            }
         }
     }
 
-    /// `waitForReady` from a task: on a thread of its own, as `roost status` blocks while it runs.
-    public func ready(_ account: String? = nil, timeout: TimeInterval = 60) async throws {
-        try await offPool { try self.waitForReady(account, timeout: timeout) }
+    /// Sends SIGHUP and waits until the agent has handled it (`sighups_handled`): the config read again and applied or
+    /// refused, waiting accounts told to try again — and what the reload logs, written.
+    public func hangUp(timeout: TimeInterval = 60) async throws {
+        let before = try await wait(for: .answering, timeout: timeout)
+        let handled = before.agent["sighups_handled"] as? Int ?? 0
+        kill(pid, SIGHUP)
+        try await status("SIGHUP handled", timeout: timeout) { ($0.agent["sighups_handled"] as? Int ?? 0) > handled }
     }
 
     /// Waits until the process ends or `timeout` passes; true when it ended. Woken by the kernel through a pidfd
@@ -316,6 +367,67 @@ final class PipeCollector: @unchecked Sendable {
     func finish() -> (String, String) {
         _ = group.wait(timeout: .now() + 10)
         return lock.withLock { (String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self)) }
+    }
+}
+
+/// A state of a running agent, as `roost status --json` shows it: what tests wait for instead of a line of its log.
+public struct AgentState: Sendable {
+    public let what: String
+    public let holds: @Sendable (AgentStatusLines) -> Bool
+
+    public init(_ what: String, _ holds: @escaping @Sendable (AgentStatusLines) -> Bool) {
+        self.what = what
+        self.holds = holds
+    }
+
+    /// The agent answers on its control socket (whatever its accounts do).
+    public static let answering = AgentState("the agent answering on its control socket") { $0.agent["running"] as? Bool == true }
+
+    /// Every account (or `account`) online with its roster loaded (`roster_contacts`): the agent knows who is a contact.
+    public static func ready(_ account: String? = nil) -> AgentState {
+        every(account, "online with its roster") { $0["state"] as? String == "online" && $0["roster_contacts"] is Int }
+    }
+
+    /// Every account (or `account`) has completed a read of its server archive in this run (`last_catch_up`).
+    public static func serverArchiveRead(_ account: String? = nil) -> AgentState {
+        every(account, "has read its server archive") { $0["last_catch_up"] is String }
+    }
+
+    /// Every account (or `account`) has logged in at least `count` times in this run (`logins`).
+    public static func logins(_ count: Int, _ account: String? = nil) -> AgentState {
+        every(account, "logged in \(count) times") { ($0["logins"] as? Int ?? 0) >= count }
+    }
+
+    /// Every account (or `account`) has resumed its previous session (XEP-0198) in this run (`sessions_resumed`).
+    public static func sessionResumed(_ account: String? = nil) -> AgentState {
+        every(account, "resumed its session") { ($0["sessions_resumed"] as? Int ?? 0) >= 1 }
+    }
+
+    /// Every account (or `account`) has published Roost's OMEMO device in this run (`omemo_device`).
+    public static func omemoPublished(_ account: String? = nil) -> AgentState {
+        every(account, "published its OMEMO device") { $0["omemo_device"] is Int }
+    }
+
+    /// The web view of `roost run` (`[serve]`) serves (`web_view`).
+    public static let serving = AgentState("the web view serving") { $0.agent["web_view"] is String }
+
+    private static func every(_ account: String?, _ what: String, _ holds: @escaping @Sendable ([String: Any]) -> Bool) -> AgentState {
+        AgentState("\(account ?? "every account") \(what)") { status in
+            let accounts = status.accounts.filter { account == nil || ($0["account"] as? String)?.caseInsensitiveCompare(account!) == .orderedSame }
+            return !accounts.isEmpty && accounts.allSatisfy(holds)
+        }
+    }
+}
+
+/// What `roost status --json` printed: the agent's line (`running` false when none answers) and one line per account.
+public struct AgentStatusLines: @unchecked Sendable {
+    public let lines: [[String: Any]]
+    public var agent: [String: Any] { lines.first { $0["kind"] as? String == "agent" } ?? [:] }
+    public var accounts: [[String: Any]] { lines.filter { $0["kind"] as? String == "account" } }
+
+    /// The line of `account` (the first account's when nil).
+    public func account(_ account: String? = nil) -> [String: Any] {
+        accounts.first { account == nil || ($0["account"] as? String)?.caseInsensitiveCompare(account!) == .orderedSame } ?? [:]
     }
 }
 

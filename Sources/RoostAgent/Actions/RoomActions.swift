@@ -90,13 +90,15 @@ public struct RoomsListAction: AccountAction {
         public var wanted: Bool
         public var mam: Bool?
         public var lastError: String?
+        /// When a read of the room's archive last completed in this run (UTC milliseconds; absent from older agents).
+        public var archiveRead: Int64?
     }
 
     public func perform(in context: ActionContext) async throws(ActionFailure) -> [Room] {
         let rooms = try context.roomManager(doing: "listing the rooms' state")
         return await rooms.summaries().map {
             Room(room: $0.room, name: $0.name, nick: $0.nick, state: $0.state, bookmarked: $0.bookmarked, autojoin: $0.autojoin,
-                 wanted: $0.wanted, mam: $0.mam, lastError: $0.lastError)
+                 wanted: $0.wanted, mam: $0.mam, lastError: $0.lastError, archiveRead: $0.archiveRead)
         }
     }
 }

@@ -34,6 +34,11 @@ public struct AgentStatusReport: Codable, Sendable, Equatable {
         public var roomsJoined: Int?
         /// Contacts in the roster as last loaded; absent until it has loaded in this run (and from older agents).
         public var rosterContacts: Int?
+        /// Connections established in this run, and how many resumed the previous session (absent from older agents).
+        public var logins: Int?
+        public var sessionsResumed: Int?
+        /// Roost's OMEMO device id once published in this run (absent before, without OMEMO, and from older agents).
+        public var omemoDevice: UInt32?
 
         public var isFailed: Bool { state == "failed" }
         /// Failed or waiting for the user: `roost status` exits 3.
@@ -66,6 +71,12 @@ public struct AgentStatusReport: Codable, Sendable, Equatable {
     public var archiveBacklog: Int?
     /// `[mirror]`: where the Maildir stands (absent without a mirror, and from older agents).
     public var mirror: MirrorStatus?
+    /// SIGHUPs the agent has finished handling (the config read again and applied or refused, waiting accounts told
+    /// to try again); absent from older agents.
+    public var sighupsHandled: Int?
+    /// The web view's address (`[serve]` in `roost run`, without its access token) once it serves; absent before,
+    /// without it, and from older agents.
+    public var webView: String?
     public var accounts: [Account]
 }
 
@@ -95,5 +106,8 @@ extension AgentStatusReport.Account {
         otherClientsOnline = status.otherClientsOnline
         roomsJoined = status.roomsJoined
         rosterContacts = status.rosterContacts
+        logins = status.logins
+        sessionsResumed = status.sessionsResumed
+        omemoDevice = status.omemoDevice
     }
 }

@@ -182,7 +182,7 @@ public struct ControlDispatcher: Sendable {
         return AgentStatusReport(pid: getpid(), protocolVersion: ControlProtocol.version, archive: handle.archivePath,
                                  committedBatches: statistics.batches, committedEvents: statistics.events,
                                  archiveFailingSince: failingSince, archiveFailure: failure, archiveBacklog: handle.writer.backlog,
-                                 mirror: handle.mirror?.status(),
+                                 mirror: handle.mirror?.status(), sighupsHandled: handle.sighupsHandled, webView: handle.webView,
                                  accounts: await handle.status().map(AgentStatusReport.Account.init))
     }
 }

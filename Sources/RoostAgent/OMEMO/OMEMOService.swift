@@ -27,6 +27,8 @@ final class OMEMOService: Sendable {
         var inFlight: [UInt64: [String]] = [:]
         var bundleStale = false
         var publishing = false
+        /// The device's bundles and device lists were published in this run (`roost status`).
+        var published = false
     }
     private let state = Mutex(State())
 
@@ -161,6 +163,9 @@ final class OMEMOService: Sendable {
 
     // MARK: - Publishing the device
 
+    /// Roost's device id once its bundles and device lists were published in this run; nil before.
+    var publishedDevice: UInt32? { state.withLock { $0.published } ? device.deviceID : nil }
+
     /// Adds Roost's device to the account's device lists (keeping the user's other devices) and publishes its
     /// bundles, in both namespaces. Failures are logged; the next login tries again.
     func publish(client: XMPPClient) async {
@@ -185,7 +190,10 @@ final class OMEMOService: Sendable {
                 log.warning("\(account): publishing the OMEMO device (\(namespace.shortName)) failed: \(LogText.quote(error))")
             }
         }
-        if published { log.info("\(account): OMEMO device \(device.deviceID) published (fingerprint \(device.fingerprint))") }
+        if published {
+            state.withLock { $0.published = true }
+            log.info("\(account): OMEMO device \(device.deviceID) published (fingerprint \(device.fingerprint))")
+        }
     }
 
     func publishBundle(_ namespace: OMEMONamespace, client: XMPPClient) async throws {

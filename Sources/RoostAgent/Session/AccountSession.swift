@@ -102,6 +102,9 @@ actor AccountSession {
     var rejectedStanzas = 0
     /// Contacts in the roster as last loaded (`roost status`); nil until it has loaded in this run.
     var rosterContacts: Int?
+    /// Connections established in this run, and how many resumed the previous session (`roost status`).
+    var logins = 0
+    var sessionsResumed = 0
     /// The account's other available resources, for `roost status`: with none and a negative priority the
     /// server treats the account as offline (messages to the bare JID go to offline storage).
     var otherClients: Set<String> = []
@@ -228,6 +231,8 @@ actor AccountSession {
     func connected(_ info: SessionInfo) async {
         backoff.reset()
         userBackoff.reset()
+        logins += 1
+        if info.resumed { sessionsResumed += 1 }
         loggedIn = true
         userTold = false
         waitingOutReplacement = false
@@ -691,7 +696,7 @@ actor AccountSession {
     func status() async -> AccountStatus {
         var online = false
         if case .online = state { online = true }
-        return AccountStatus(account: jid.description, state: state,
+        var status = AccountStatus(account: jid.description, state: state,
                              server: account.host.map { "\($0):\(account.port ?? 5222)" } ?? jid.domain,
                              boundResource: online ? client.boundJID?.resource : nil,
                              streamManagement: online && client.resumptionState != nil, lastCatchUp: lastCatchUp,
@@ -699,5 +704,9 @@ actor AccountSession {
                              priority: account.priority, otherClientsOnline: otherClients.count,
                              roomsJoined: await rooms.joinedCount, rosterContacts: rosterContacts,
                              unacknowledgedOldestSeconds: client.oldestUnacknowledgedAge.map { Int($0.components.seconds) })
+        status.logins = logins
+        status.sessionsResumed = sessionsResumed
+        status.omemoDevice = omemo?.publishedDevice
+        return status
     }
 }

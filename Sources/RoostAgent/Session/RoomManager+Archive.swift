@@ -80,6 +80,7 @@ extension RoomManager {
                 await self.advanceMark(room, to: mark)
             }
             if !summary.late.isEmpty { notifications.post(.catchUpFinished(account: jid.description, messages: summary.late)) }
+            rooms[room]?.archiveRead = Timestamp.now()
             // Always after a join (what a join missed is known then, even when nothing); after a self-ping only with news.
             if summary.inserted > 0 || afterJoin {
                 log.info("\(jid): \(LogText.quote(room)): archive read (\(summary.pages) \(summary.pages == 1 ? "page" : "pages")): \(summary.inserted) new \(summary.inserted == 1 ? "message" : "messages")")

@@ -73,6 +73,8 @@ actor RoomManager {
         var subject: String?
         var mark: String?
         var markTimestamp: Int64?
+        /// When a read of the room's archive last completed in this run (UTC milliseconds; `roost rooms --json`).
+        var archiveRead: Int64?
         var lastError: String?
         var rejoinDelay: Duration = .seconds(5)
         var retry: Task<Void, Never>?
@@ -325,6 +327,7 @@ actor RoomManager {
         var wanted: Bool
         var mam: Bool?
         var lastError: String?
+        var archiveRead: Int64?
     }
 
     func summaries() -> [Summary] {
@@ -340,7 +343,7 @@ actor RoomManager {
             }
             return Summary(room: room.jid.description, name: room.name ?? room.bookmark?.name, nick: nick, state: state,
                            bookmarked: room.bookmark != nil, autojoin: room.bookmark?.autojoin == true, wanted: isWanted(room),
-                           mam: room.mam, lastError: room.lastError)
+                           mam: room.mam, lastError: room.lastError, archiveRead: room.archiveRead)
         }
     }
 

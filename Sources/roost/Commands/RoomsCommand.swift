@@ -159,6 +159,7 @@ struct RoomsCommand: Command {
                                  "messages": .int(Int64(row?.messages ?? 0)),
                                  "last_activity": row?.lastActivity.map { .string(TimeText.utc($0)) } ?? .null,
                                  "archive": (now?.mam ?? row?.mam).map { .bool($0) } ?? .null,
+                                 "last_archive_read": now?.archiveRead.map { .string(TimeText.utc($0)) } ?? .null,
                                  "subject": .string(row?.subject), "error": .string(error)])
             } else {
                 var flags: [String] = []

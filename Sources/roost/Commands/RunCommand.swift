@@ -55,6 +55,7 @@ struct RunCommand: Command {
         control.start(dispatcher: ControlDispatcher(handle: agent, config: selected))
         log.info("control socket: \(control.path)")
         let web = await ServeCommand.startInAgent(config: config, context: context, writer: agent.writer, log: log)
+        agent.webView = web?.0.baseURL
         ServiceNotifier.notify("READY=1\nSTATUS=archiving \(Counted.noun(agent.accountCount, "account"))", environment: context.environment)
         // SIGHUP reads the same file again, for the same --account.
         let explicitPath = context.options.configPath

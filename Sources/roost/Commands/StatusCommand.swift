@@ -27,7 +27,10 @@ struct StatusCommand: Command {
         again and again: the agent keeps running, tries again with a backoff up to an hour, or only on SIGHUP after \
         such replacements) or `failed` (it has not logged in since the agent started: check its settings). \
         Exit status: 0 when the agent runs and no account waits for you; 3 when an account has failed or waits for \
-        you, or no agent is running; 1 while archive writes fail.
+        you, or no agent is running; 1 while archive writes fail. \
+        --json also gives the agent's sighups_handled (SIGHUPs it has finished handling) and web_view (the web \
+        view's address without its token, with [serve]), and per account logins (connections in this run), \
+        sessions_resumed (of them, resumed sessions) and omemo_device (Roost's OMEMO device id once published).
         """
     static let options: [OptionSpec] = []
 
@@ -55,7 +58,9 @@ struct StatusCommand: Command {
                                  "archive_writes": .string(report.archiveFailingSince == nil ? "ok" : "failing"),
                                  "archive_failing_since": report.archiveFailingSince.map { .string(TimeText.utc($0)) } ?? .null,
                                  "archive_failure": report.archiveFailure.map { .string($0) } ?? .null,
-                                 "archive_backlog": .int(report.archiveBacklog ?? 0)])
+                                 "archive_backlog": .int(report.archiveBacklog ?? 0),
+                                 "sighups_handled": report.sighupsHandled.map { .int($0) } ?? .null,
+                                 "web_view": report.webView.map { .string($0) } ?? .null])
                 if let mirror = report.mirror {
                     output.jsonLine(["kind": "mirror", "maildir": .string(mirror.maildir),
                                      "position": mirror.position.map { JSONValue.int($0) } ?? .null, "latest": .int(mirror.latest),
@@ -91,7 +96,10 @@ struct StatusCommand: Command {
                                      "other_clients_online": account.otherClientsOnline.map { .int($0) } ?? .null,
                                      "server_stores_offline": .bool(account.serverStoresOffline),
                                      "rooms_joined": .int(account.roomsJoined ?? 0),
-                                     "roster_contacts": account.rosterContacts.map { .int($0) } ?? .null])
+                                     "roster_contacts": account.rosterContacts.map { .int($0) } ?? .null,
+                                     "logins": account.logins.map { .int($0) } ?? .null,
+                                     "sessions_resumed": account.sessionsResumed.map { .int($0) } ?? .null,
+                                     "omemo_device": account.omemoDevice.map { .int(Int64($0)) } ?? .null])
                 } else {
                     output.line("\(account.account): \(account.detail)")
                     output.line("  server \(account.server ?? "-"), resource \(account.resource ?? "-"), stream management \(account.streamManagement ? "on" : "off")")

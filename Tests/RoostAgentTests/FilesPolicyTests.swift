@@ -31,11 +31,17 @@ struct FilesPolicyTests {
 
     /// `stop` is resumed by the last download thread to end (no polling): also when two stops race and when it is
     /// called again afterwards.
-    @Test func stopReturnsOnceTheDownloadThreadsHaveEnded() async throws {
+    /// A worker on an empty archive of its own (removed by `defer`ring `cleanUp`).
+    func makeWorker(threads: Int) throws -> (FileDownloadWorker, cleanUp: () -> Void) {
         let folder = "/tmp/roost-files-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: folder) }
         let worker = try FileDownloadWorker(writer: try ArchiveWriter(path: folder + "/archive.sqlite"), settings: FilesSettings(),
-                                            accounts: [], log: Logger(level: .error, sink: { _ in }), threads: 3)
+                                            accounts: [], log: Logger(level: .error, sink: { _ in }), threads: threads)
+        return (worker, { try? FileManager.default.removeItem(atPath: folder) })
+    }
+
+    @Test func stopReturnsOnceTheDownloadThreadsHaveEnded() async throws {
+        let (worker, cleanUp) = try makeWorker(threads: 3)
+        defer { cleanUp() }
         worker.start()
         async let first: Void = worker.stop()
         async let second: Void = worker.stop()
@@ -46,10 +52,8 @@ struct FilesPolicyTests {
     /// An idle download thread waits for a wake-up, no timer: each `fetch` wakes it, and its answer (here: no such
     /// row) comes back to the caller.
     @Test func idleThreadsWakeForEachFetch() async throws {
-        let folder = "/tmp/roost-files-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let worker = try FileDownloadWorker(writer: try ArchiveWriter(path: folder + "/archive.sqlite"), settings: FilesSettings(),
-                                            accounts: [], log: Logger(level: .error, sink: { _ in }), threads: 1)
+        let (worker, cleanUp) = try makeWorker(threads: 1)
+        defer { cleanUp() }
         worker.start()
         for id in Int64(1)...5 {
             let answer = await Deadline.race(seconds: 10, timedOut: [Int64: AttachmentState?]?.none) { once in

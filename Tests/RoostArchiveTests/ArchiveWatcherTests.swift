@@ -21,41 +21,18 @@ struct ArchiveWatcherTests {
                                stanzaIdTrusted: true, messageId: "w\(n)"))
     }
 
-    @Test func eachCommitOfAnotherConnectionIsAChangeAndStopEndsIt() async throws {
+    /// Each commit of another connection is a change, and `stop` ends the thread. `sameProcessWriter`: the writer is
+    /// given to the watcher, whose commits wake it with no file event and no timed look (here there are none).
+    @Test(arguments: [false, true])
+    func eachCommitOfAnotherConnectionIsAChangeAndStopEndsIt(sameProcessWriter: Bool) async throws {
         let scratch = ExportScratch()
         let writer = try ArchiveWriter(path: scratch.archive, durability: .normal)
         _ = try writer.commitBlocking([message("first", 0)])
         let reader = try ArchiveReader(path: scratch.archive)
         let calls = Calls()
-        let watcher = try #require(ArchiveWatcher(reader: reader) { calls.count.withLock { $0 += 1 } })
-        _ = try writer.commitBlocking([message("second", 1)])
-        try await waitUntil("the commit is seen", timeout: .seconds(20), every: .milliseconds(10), detail: { "\(calls.value) calls" }) {
-            calls.value >= 1
-        }
-        let seen = calls.value
-        _ = try writer.commitBlocking([message("third", 2)])
-        try await waitUntil("the next commit is seen", timeout: .seconds(20), every: .milliseconds(10), detail: { "\(calls.value) calls" }) {
-            calls.value > seen
-        }
-        watcher.stop()
-        let stopped = calls.value
-        _ = try writer.commitBlocking([message("after the stop", 3)])
-        // The watcher's thread has ended (`stop` waited for it): nothing can call it any more, whatever the files do.
-        #expect(calls.value == stopped)
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
-        #expect(!names.contains { $0.hasPrefix("roost.archive.w") }, "the watcher's thread ended: \(names)")
-    }
-
-    /// The writer of the same process wakes the watcher after each commit: no file event and no timed look is needed
-    /// (here there are none), and after `stop` its commits call nothing.
-    @Test func theSameProcessWriterWakesItWithoutALook() async throws {
-        let scratch = ExportScratch()
-        let writer = try ArchiveWriter(path: scratch.archive, durability: .normal)
-        _ = try writer.commitBlocking([message("first", 0)])
-        let reader = try ArchiveReader(path: scratch.archive)
-        let calls = Calls()
-        let watcher = try #require(ArchiveWatcher(reader: reader, writer: writer, looks: []) { calls.count.withLock { $0 += 1 } })
+        let watcher = try #require(sameProcessWriter
+            ? ArchiveWatcher(reader: reader, writer: writer, looks: []) { calls.count.withLock { $0 += 1 } }
+            : ArchiveWatcher(reader: reader) { calls.count.withLock { $0 += 1 } })
         for n in Int64(1)...3 {
             let seen = calls.value
             _ = try writer.commitBlocking([message("commit \(n)", n)])
@@ -66,6 +43,10 @@ struct ArchiveWatcherTests {
         watcher.stop()
         let stopped = calls.value
         _ = try writer.commitBlocking([message("after the stop", 4)])
+        // The watcher's thread has ended (`stop` waited for it): nothing can call it any more, whatever the files do.
         #expect(calls.value == stopped)
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+        #expect(!names.contains { $0.hasPrefix("roost.archive.w") }, "the watcher's thread ended: \(names)")
     }
 }

@@ -38,7 +38,7 @@ struct AgentLifecycleTests {
         let config = try config(dir, account: alice, passwordLine: "password_command = \(sleeper)")
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await ZeroLossRig.waitForLog(roost, "control socket")
+        try await roost.wait(for: .answering)
         // The agent answers while the command hangs: the account is still connecting (resolving its password).
         let status = try await offPool { try RoostBinary.run(["status", "--config", config, "--json"], timeout: 20) }
         let account = status.jsonLines.first { $0["kind"] as? String == "account" }
@@ -101,8 +101,7 @@ struct AgentLifecycleTests {
         try await ZeroLossRig.waitForLog(roost, "\(badJID): authentication failed")
         try await ZeroLossRig.waitForLog(roost, "tries this one again in 60 minutes, or at once on SIGHUP")
         let attemptsBefore = roost.stderrSoFar.components(separatedBy: "\(badJID): authentication failed").count
-        kill(roost.pid, SIGHUP)
-        try await ZeroLossRig.waitForLog(roost, "received SIGHUP")
+        try await roost.hangUp()
         try await waitUntil("another login attempt for the waiting account", timeout: .seconds(30), detail: { roost.stderrSoFar }) {
             roost.stderrSoFar.components(separatedBy: "\(badJID): authentication failed").count > attemptsBefore
         }

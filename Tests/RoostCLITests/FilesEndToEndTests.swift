@@ -407,7 +407,6 @@ struct FilesEndToEndTests {
         // Through the running agent.
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await offPool { try roost.waitForLog("control socket") }
         try await roost.ready()
         let second = dir + "/second.png"
         try await FilesKit.fixture("make_png.py", [second, "120", "90", "1", "2", "3"])
@@ -510,8 +509,7 @@ struct FilesEndToEndTests {
         // A steady 4 KB/s (above min_rate) for 300 KB: max_transfer_seconds, lowered by SIGHUP, ends it.
         _ = try server.roostConfig(in: pair.dir, account: pair.alice.description, password: pair.alicePassword,
                                    extra: "[files]\n\(settings)\nmax_transfer_seconds = 6\n")
-        kill(roost.pid, SIGHUP)
-        try await offPool { try roost.waitForLog("files: [files] settings reloaded") }
+        try await roost.hangUp()
         try await FilesKit.peer(carol, carolPassword, ["send", target, "four", "--extra-xml", oob(base + "/trickle/long.bin?rate=4096")])
         let long = try await FilesKit.waitForFile(config: config, timeout: 60) { ($0["url"] as? String)?.contains("/long.bin") == true && $0["state"] as? String != "pending" }
         #expect(long["state"] as? String == "failed:timeout", "\(long)")
@@ -552,8 +550,7 @@ struct FilesEndToEndTests {
         // The free-space floor, raised past any disk by SIGHUP: a failure retried later (space may come back).
         _ = try server.roostConfig(in: pair.dir, account: pair.alice.description, password: pair.alicePassword,
                                    extra: "[files]\ndownload = all\nallow_private_addresses = true\nretry_seconds = 3600\nmin_free = 500000G\n")
-        kill(roost.pid, SIGHUP)
-        try await offPool { try roost.waitForLog("files: [files] settings reloaded") }
+        try await roost.hangUp()
         let z = try await share(carol, carolPassword, "z.bin")
         #expect(z["state"] as? String == "failed:disk-space" && z["next_attempt"] is String, "\(z)")
         #expect(!host.requests.contains { $0["path"] as? String == "/z.bin" }, "nothing was fetched")

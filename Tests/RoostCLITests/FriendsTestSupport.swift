@@ -29,7 +29,6 @@ struct RoostUnderTest {
     func startAgent() async throws -> RunningRoost {
         let agent = try RoostBinary.start(["run", "--config", config, "-v"], environment: environment)
         try await agent.ready()
-        try await offPool { try agent.waitForLog("control socket") }
         return agent
     }
 

@@ -34,7 +34,7 @@ struct HostileLocalUsersTests {
         defer { roost.stop(signal: SIGKILL) }
         try await offPool {
             try roost.waitForReady()
-            try roost.waitForLog("serve: web view at")
+            try roost.waitFor(.serving)
         }
         // The agent as a systemd user service without LimitNOFILE starts with: 1024.
         let limited = try RoostBinary.runProgram("/usr/bin/prlimit", ["--pid", "\(roost.pid)", "--nofile=1024:1024"])

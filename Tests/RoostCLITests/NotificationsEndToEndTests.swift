@@ -66,7 +66,7 @@ struct NotificationsEndToEndTests {
         // Each send returns once the server acknowledged it (XEP-0198), so all three are stored.
         for i in 1...3 { try await bob.send(to: alice, body: "while away \(i) \(marker)") }
         roost = try RoostBinary.start(["run", "--config", config, "-v"])
-        try roost.waitForLog("server archive read")
+        try await roost.wait(for: .serverArchiveRead())
         // The summary names bob, whose account name no other test uses.
         try await waitForNotification("3 messages from", bob.jid.localpart ?? "?", roost: roost)
         #expect(notifications(containing: "while away 1 \(marker)").isEmpty, "catch-up must not notify message by message")

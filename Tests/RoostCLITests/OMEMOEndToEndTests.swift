@@ -93,16 +93,16 @@ struct OMEMOEndToEndTests {
         #expect(stored == 1, "the marker '\(marker)' was not archived")
     }
 
-    func startRoost(_ setup: Setup) throws -> RunningRoost {
+    func startRoost(_ setup: Setup) async throws -> RunningRoost {
         let roost = try RoostBinary.start(["run", "--config", setup.config, "-v"])
-        try roost.waitForLog("OMEMO device")
+        try await roost.wait(for: .omemoPublished())
         return roost
     }
 
     @Test func bobsMessagesInBothNamespacesCarbonsAndRoostSend() async throws {
         let setup = try await setUp()
         try peer(setup, as: "alice", ["setup"])
-        let roost = try startRoost(setup)
+        let roost = try await startRoost(setup)
         defer { roost.stop(signal: SIGKILL) }
 
         // 50 messages in each namespace, decrypted, each once, searchable; never the fallback body.
@@ -149,7 +149,7 @@ struct OMEMOEndToEndTests {
         try peer(setup, as: "alice", ["setup"])
         // Before Roost's device exists: encrypted for alice's phone only.
         try peer(setup, as: "bob", ["send", setup.alice.description, "before roost existed"])
-        var roost = try startRoost(setup)
+        var roost = try await startRoost(setup)
         defer { roost.stop(signal: SIGKILL) }
         let undecryptable = "SELECT count(*) FROM messages WHERE e2e_failure = 'not encrypted for this device' AND body IS NULL AND raw IS NOT NULL"
         #expect(try await waitForCount(setup, undecryptable, 1) == 1, "roost log:\n\(roost.stderrSoFar.suffix(4000))")
@@ -173,10 +173,10 @@ struct OMEMOEndToEndTests {
         // While Roost is down: fetched from the server archive and decrypted at start.
         roost.stop(signal: SIGTERM)
         try peer(setup, as: "bob", ["flood", setup.alice.description, "5", "--prefix", "offline"])
-        roost = try startRoost(setup)
+        roost = try await startRoost(setup)
         #expect(try await waitForCount(setup, "SELECT count(*) FROM messages WHERE body LIKE 'offline-% secret' AND encryption = 'omemo'", 5) == 5,
                 "roost log:\n\(roost.stderrSoFar.suffix(4000))")
-        try await ZeroLossRig.waitForLog(roost, "server archive read", timeout: .seconds(120))
+        try await roost.wait(for: .serverArchiveRead(), timeout: 120)
         try await settle(setup)
         #expect(try sql(setup, "SELECT count(*) FROM messages WHERE body LIKE 'offline-% secret'") == "5")
     }
@@ -188,7 +188,7 @@ struct OMEMOEndToEndTests {
     @Test func encryptedGroupChatAndTrustCommands() async throws {
         let setup = try await setUp()
         try peer(setup, as: "alice", ["setup"])
-        let roost = try startRoost(setup)
+        let roost = try await startRoost(setup)
         defer { roost.stop(signal: SIGKILL) }
         let room = "omemo-\(UUID().uuidString.prefix(8).lowercased())@conference.\(server.domain)"
         let bob = try startPeer(setup, as: "bob", ["room", room, "bob", "in the room 1", "in the room 2 你好",
@@ -263,7 +263,7 @@ struct OMEMOEndToEndTests {
         let setup = try await setUp()
         try peer(setup, as: "alice", ["setup"])
         let roost = Restarter(arguments: ["run", "--config", setup.config, "-v"])
-        try await roost.start(waitingFor: "OMEMO device")
+        try await roost.start(until: .omemoPublished())
         let count = 1000
         let flood = try startPeer(setup, as: "bob", ["flood", setup.alice.description, String(count), "--prefix", "kill"])
         var kills = 0

@@ -84,8 +84,7 @@ struct PushActionsEndToEndTests {
         let printed = try #require((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["address"] as? String)
         let address = printed.hasSuffix("/") ? String(printed.dropLast()) : printed
         _ = try writeConfig(publicURL: address)
-        kill(roost.pid, SIGHUP)
-        try roost.waitForLog("notification rules and sinks reloaded")
+        try await roost.hangUp()
 
         // A message: its push has a Mark read button; the phone presses it.
         let marker = "push-\(UUID().uuidString.prefix(8).lowercased())"

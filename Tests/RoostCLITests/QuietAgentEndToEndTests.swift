@@ -23,7 +23,6 @@ struct QuietAgentEndToEndTests {
         let config = try server.roostConfig(in: directory, account: account.description, password: password, extra: extra)
         let agent = try RoostBinary.start(["run", "--config", config], environment: environment)
         try await agent.ready("\(account)")
-        try await offPool { try agent.waitForLog("control socket") }
         return (config, agent, environment)
     }
 
@@ -64,8 +63,7 @@ struct QuietAgentEndToEndTests {
         let directory = try TestDirectory("roost-quiet-stop")
         let (_, agent, _) = try await start(directory, account: alice, password: password)
         defer { agent.stop(signal: SIGKILL) }
-        kill(agent.pid, SIGHUP)
-        try agent.waitForLog("received SIGHUP")
+        try await agent.hangUp()
         let (exit, log) = agent.stop(signal: SIGTERM)
         #expect(exit == 0, "\(log)")
         let afterStart = log.components(separatedBy: "control socket").dropFirst().joined(separator: "control socket")

@@ -172,7 +172,7 @@ struct RoomsEndToEndTests {
         roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
         defer { roost.stop(signal: SIGKILL) }
         try await waitFor("500 messages archived", roost, timeout: 120) { s.count("SELECT count(*) FROM messages WHERE \(flood)") >= 500 }
-        try await ZeroLossRig.waitForLog(roost, "\(room): archive read", timeout: .seconds(120))
+        try await roost.roomArchiveRead(room, timeout: 120)
         #expect(s.count("SELECT count(*) FROM messages WHERE \(flood)") == 500)
         #expect(s.count("SELECT count(DISTINCT message_id) FROM messages WHERE \(flood)") == 500)
         #expect(s.count("SELECT count(*) FROM messages WHERE \(flood) AND body = replace(message_id, '-flood-', '-flood message ')") == 500)

@@ -82,7 +82,7 @@ struct ServeEndToEndTests {
         let agent = ServingAgent(dir: dir, alice: accounts[0].jid, bob: accounts[1].jid, bobPassword: accounts[1].password,
                                  config: config, roost: roost)
         try await roost.ready()
-        try roost.waitForLog("serve: web view at")
+        try await roost.wait(for: .serving)
         return agent
     }
 
@@ -239,7 +239,7 @@ struct ServeEndToEndTests {
         let roost = try RoostBinary.start(["run", "--config", config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
         try await roost.ready()
-        try roost.waitForLog("OMEMO device")
+        try await roost.wait(for: .omemoPublished())
         // The server's temporary folder is this test's own: its preview copies can be counted, and must go at exit.
         let temporary = dir.path + "/tmp"
         try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)

@@ -165,7 +165,7 @@ extension RoomsEndToEndTests {
         let roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: environment)
         defer { roost.stop(signal: SIGKILL) }
         try await waitFor("the caught-up watched message notified", roost) { notifications.calls.contains("urgent \(marker) while away") }
-        try await ZeroLossRig.waitForLog(roost, "\(room): archive read", timeout: .seconds(60))
+        try await roost.roomArchiveRead(room, timeout: 60)
         let calls = notifications.calls
         #expect(notifyCalls(calls, containing: "urgent \(marker) while away").first?.contains("'missed: carol in ") == true, "\(calls.suffix(3000))")
         // The muted room's other message: neither on its own nor in a summary.

@@ -55,7 +55,7 @@ struct ZeroLossFaultTests {
         try await waitUntil("the last 20 messages stored", timeout: .seconds(60)) {
             try stored(prefix + "m") >= 20
         }
-        try await roost.killAndRestart(waitingFor: "session resumed")
+        try await roost.killAndRestart(until: .sessionResumed())
         kills += 1
         do {
             try await waitUntil("every flood in the archive", timeout: .seconds(180), detail: {
@@ -137,7 +137,7 @@ struct ZeroLossFaultTests {
             try await waitUntil("\(threshold) messages stored", timeout: .seconds(120)) {
                 try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") >= threshold
             }
-            try await roost.waitForLog("connected as", count: cut + 1, timeout: .seconds(120))
+            try await roost.wait(for: .logins(cut + 1), timeout: 120)
             proxy.cut()
         }
         try await flood.finish()
@@ -156,13 +156,13 @@ struct ZeroLossFaultTests {
         let flood = try PeerFlood(rig, to: rig.alice, count: floodSize, prefix: prefix)
         try await flood.finish()
         let roost = Restarter(arguments: ["run", "--config", rig.config, "-v"])
-        try await roost.start(waitingFor: "server archive read")
+        try await roost.start(until: .serverArchiveRead())
         try await rig.settleAfterAnArchiveRead()
         let log = await roost.stop()
         try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix, messages: floodSize, chatStates: 0, log: log)
         // A second run reads nothing twice.
         let again = Restarter(arguments: ["run", "--config", rig.config, "-v"])
-        try await again.start(waitingFor: "server archive read")
+        try await again.start(until: .serverArchiveRead())
         let second = await again.stop()
         #expect(second.contains("server archive read (1 page): 0 new messages"), "\(second.suffix(2000))")
         try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix, messages: floodSize, chatStates: 0, log: second)
@@ -181,32 +181,29 @@ actor Restarter {
     /// The running process's pid, for a kill that must not wait for this actor (`killWhen`).
     var pid: pid_t? { current?.pid }
 
-    /// `untilReady`: waits until `roost status` says every account is online with its roster loaded.
-    func start(waitingFor text: String? = nil, untilReady: Bool = false) async throws {
+    /// Waits until the agent is in `state` (`roost status --json`), or, for what only the log says (retention's
+    /// report), until the log holds `text`; `untilReady`: every account online with its roster loaded.
+    func start(until state: AgentState? = nil, waitingFor text: String? = nil, untilReady: Bool = false) async throws {
         let process = try RoostBinary.start(arguments)
         current = process
+        if let state { try await process.wait(for: state, timeout: 120) }
         if let text { try await ZeroLossRig.waitForLog(process, text, timeout: .seconds(120)) }
         if untilReady { try await process.ready(timeout: 120) }
     }
 
-    func killAndRestart(waitingFor text: String? = nil, untilReady: Bool = false) async throws {
+    func killAndRestart(until state: AgentState? = nil, untilReady: Bool = false) async throws {
         if let current {
             let (_, log) = current.stop(signal: SIGKILL)
             logs += log
         }
         kills += 1
-        try await start(waitingFor: text, untilReady: untilReady)
+        try await start(until: state, untilReady: untilReady)
     }
 
-    /// Waits until the running process's log holds `text` at least `count` times.
-    func waitForLog(_ text: String, count: Int, timeout: Duration) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while (current?.stderrSoFar.components(separatedBy: text).count ?? 1) - 1 < count {
-            guard ContinuousClock.now < deadline else {
-                throw WaitTimedOut(what: "\(count) × '\(text)' in roost's log:\n\(current?.stderrSoFar.suffix(3000) ?? "")")
-            }
-            try await Task.sleep(for: .milliseconds(200))
-        }
+    /// Waits until the running agent is in `state`.
+    func wait(for state: AgentState, timeout: TimeInterval) async throws {
+        guard let current else { throw WaitTimedOut(what: "\(state.what): no roost runs") }
+        try await current.wait(for: state, timeout: timeout)
     }
 
     /// SIGTERM; returns every run's log.

@@ -190,7 +190,7 @@ struct ZeroLossWriteFaultTests {
         _ = roost.stop(signal: SIGKILL)
         _ = send.stop(signal: SIGKILL)
         roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
-        try await ZeroLossRig.waitForLog(roost, "session resumed")
+        try await roost.wait(for: .sessionResumed())
         // The message the server never got reaches bob once.
         try await waitUntil("bob to receive the message", timeout: .seconds(60)) { bob.received(body: marker) >= 1 }
         try await waitUntil("the message to be marked sent", timeout: .seconds(60)) {
@@ -269,7 +269,7 @@ struct ZeroLossWriteFaultTests {
         try await flood.finish(timeout: .seconds(900))
         let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
         defer { roost.stop(signal: SIGKILL) }
-        try await ZeroLossRig.waitForLog(roost, "server archive read", timeout: .seconds(600))
+        try await roost.wait(for: .serverArchiveRead(), timeout: 600)
         let log = roost.stderrSoFar
         #expect(try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") == total)
         try ZeroLossRig.expectFloodExactlyOnce(rig.archive, prefix: prefix, messages: total, chatStates: 0, log: log)

@@ -1,3 +1,4 @@
+import RoostCore
 import Foundation
 import Testing
 import RoostTestSupport

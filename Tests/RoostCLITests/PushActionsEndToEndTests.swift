@@ -140,4 +140,63 @@ struct PushActionsEndToEndTests {
         await bob.stop()
         await carol.stop()
     }
+
+    /// The same buttons served by the agent's own listener (`[serve] enabled` in `roost run`), no `roost serve`:
+    /// Mark read acts once, through the same code, and the second press is refused and counted.
+    @Test func theAgentsOwnListenerActsOnPushButtons() async throws {
+        try TestRequirement.check(.server)
+        let server = try TestServer.require()
+        let dir = try TestDirectory()
+        let (aliceClient, alice, password) = try await server.registeredClient("alice")
+        await aliceClient.disconnect()
+        let bob = try await XMPPPeer.registered(on: server, "bob")
+        let pushLog = dir.path + "/pushes.jsonl"
+        let ntfy = try RoostBinary.startProgram("/usr/bin/python3", [TestServer.packageRoot + "/Tests/RoostNotifyTests/Fixtures/webhook_server.py",
+                                                                     pushLog, "0"])
+        defer { ntfy.stop(signal: SIGKILL) }
+        try await waitUntil("the stand-in for ntfy to print its port", timeout: .seconds(20)) { ntfy.stderrSoFar.contains("\n") }
+        let ntfyPort = try #require(Int(ntfy.stderrSoFar.split(separator: "\n").first ?? ""))
+        func writeConfig(publicURL: String, port: Int) throws -> String {
+            try server.roostConfig(in: dir, account: alice.description, password: password, extra: """
+                [notify]
+                when = always
+                coalesce_seconds = 0
+                [sink phone]
+                type = webhook
+                format = ntfy
+                url = http://127.0.0.1:\(ntfyPort)/roost-topic
+                public_url = \(publicURL)
+                [serve]
+                enabled = true
+                port = \(port)
+
+                """)
+        }
+        // The listener's port is known once it serves: the sink's public_url is set then, and the sinks reloaded.
+        let config = try writeConfig(publicURL: "http://127.0.0.1:9", port: 0)
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await roost.ready()
+        let urlFile = (config as NSString).deletingLastPathComponent + "/run/roost/serve.url"
+        try await waitUntil("the agent's listener to write its address") { FileManager.default.fileExists(atPath: urlFile) }
+        let served = try #require(URL(string: try String(contentsOfFile: urlFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let port = try #require(served.port)
+        let address = "http://127.0.0.1:\(port)"
+        _ = try writeConfig(publicURL: address, port: port)
+        kill(roost.pid, SIGHUP)
+        try roost.waitForLog("notification rules and sinks reloaded")
+
+        let marker = "inrun-\(UUID().uuidString.prefix(8).lowercased())"
+        try await bob.send(to: try alice.with(resource: "roost"), body: "\(marker) question", id: "\(marker)-1")
+        try await waitUntil("the push of bob's message with Mark read") { buttons(pushLog, containing: marker)["Mark read"] != nil }
+        let markRead = try #require(buttons(pushLog, containing: marker)["Mark read"])
+        #expect(markRead.hasPrefix(address + "/act/"), "\(markRead)")
+        let first = try call(markRead)
+        #expect(first.status == 200, "\(first)\n\(roost.stderrSoFar.suffix(2000))")
+        let displayed = try await bob.message { $0["xml"]?.contains("displayed") == true && $0["xml"]?.contains("\(marker)-1") == true }
+        #expect(displayed["from"].flatMap(JID.init(parsing:))?.bare == alice)
+        let again = try call(markRead)
+        #expect(again.status == 409 && again.refused == 1, "\(again)")
+        await bob.stop()
+    }
 }

@@ -87,11 +87,10 @@ struct FilesEndToEndTests {
         #expect(try await count("filename:*.pdf") == 0)
         #expect(try await count("type:application/pdf") == 0)
         if let notifyLog = ProcessInfo.processInfo.environment["ROOST_TEST_NOTIFY_LOG"] {
-            let deadline = Date().addingTimeInterval(20)
             var text = ""
-            while Date() < deadline, !(text.contains("sent a picture: bob.png") && text.contains(stored)) {
+            try? await waitUntil("the file's notification", timeout: .seconds(20), every: .milliseconds(200)) {
                 text = (try? String(contentsOfFile: notifyLog, encoding: .utf8)) ?? ""
-                try await Task.sleep(for: .milliseconds(200))
+                return text.contains("sent a picture: bob.png") && text.contains(stored)
             }
             #expect(text.contains("sent a picture: bob.png"), "no file notification; roost log:\n\(roost.stderrSoFar)")
             #expect(text.contains("image-path") && text.contains(stored), "the notification shows the downloaded picture")
@@ -385,8 +384,7 @@ struct FilesEndToEndTests {
             defer { listener.stop(signal: SIGKILL) }
             try await offPool { try listener.waitForLog("\"online\"") }
             let result = try await FilesKit.roost(["send", "--config", config, "--json", pair.bob.description] + arguments)
-            let deadline = Date().addingTimeInterval(90)
-            while Date() < deadline, !listener.stderrSoFar.contains("\"downloaded\""), result.status == 0 { try await Task.sleep(for: .milliseconds(100)) }
+            if result.status == 0 { try? await waitUntil("bob's client to download the file", timeout: .seconds(90)) { listener.stderrSoFar.contains("\"downloaded\"") } }
             return (result, FilesKit.jsonLines(listener.stderrSoFar))
         }
 

@@ -200,12 +200,10 @@ actor Restarter {
 
     /// Waits until the running process's log holds `text` at least `count` times.
     func waitForLog(_ text: String, count: Int, timeout: Duration) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while (current?.stderrSoFar.components(separatedBy: text).count ?? 1) - 1 < count {
-            guard ContinuousClock.now < deadline else {
-                throw WaitTimedOut(what: "\(count) × '\(text)' in roost's log:\n\(current?.stderrSoFar.suffix(3000) ?? "")")
-            }
-            try await Task.sleep(for: .milliseconds(200))
+        let process = current
+        try await waitUntil("\(count) × '\(text)' in roost's log", timeout: timeout, every: .milliseconds(200),
+                            detail: { process?.stderrSoFar.suffix(3000).description ?? "" }) {
+            (process?.stderrSoFar.components(separatedBy: text).count ?? 1) - 1 >= count
         }
     }
 

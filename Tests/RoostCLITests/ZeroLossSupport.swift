@@ -120,13 +120,11 @@ extension ZeroLossRig {
     func waitForStatus(_ what: String, timeout: Duration = .seconds(60),
                        _ condition: @escaping ([String: Any]) -> Bool) async throws -> [String: Any] {
         var last: [String: Any] = [:]
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        try await waitUntil(what, timeout: timeout, every: .milliseconds(200), detail: { "last status: \(last)" }) {
             last = try await currentStatus()
-            if condition(last) { return last }
-            try await Task.sleep(for: .milliseconds(200))
+            return condition(last)
         }
-        throw WaitTimedOut(what: "\(what); last status: \(last)")
+        return last
     }
 
     static func waitForLog(_ roost: RunningRoost, _ text: String, timeout: Duration = .seconds(60)) async throws {

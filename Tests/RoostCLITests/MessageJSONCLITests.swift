@@ -3,7 +3,7 @@ import Testing
 import RoostArchive
 import RoostTestSupport
 
-/// Issue 31, part 4: one JSON schema for a message and one encoder (`MessageJSON`, docs/json.md). The object
+/// Issue 31, part 4: one JSON schema for a message and one encoder (`MessageJSON`, docs/export.md). The object
 /// `roost log --json` and `roost search --json` print for a message is the jsonl export's line for it, plus only
 /// what this archive says of it now and minus only the stanzas and the export's file copies.
 @Suite("One message JSON: --json and the export")

@@ -1,4 +1,4 @@
-/// The one JSON object of a message (docs/json.md), and its one encoder: the `jsonl` export's message lines, and the
+/// The one JSON object of a message (docs/export.md, "jsonl"), and its one encoder: the `jsonl` export's message lines, and the
 /// objects of `roost search --json`, `roost log --json` and `roost show --json`. One schema, in two forms:
 ///
 /// - `.export`: the message as stored, portable and lossless — what `roost import` reads back, the same bytes for

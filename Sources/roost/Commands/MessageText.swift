@@ -282,7 +282,7 @@ struct MessageText {
         return jid.contains("@") ? names.displayName(of: jid, account: row.account) : jid
     }
 
-    /// The JSON line of `search`, `log` and `show`: the one message schema (`MessageJSON`, docs/json.md) with what
+    /// The JSON line of `search`, `log` and `show`: the one message schema (`MessageJSON`, docs/export.md) with what
     /// this archive says now — the names as they are now among it. `target`: `show --context` marks the message asked for.
     func jsonLine(_ row: MessageRow, target: Bool? = nil) -> [UInt8] {
         let sender = row.direction == .outgoing && row.kind != .groupchat ? row.account : sender(of: row)

@@ -13,7 +13,7 @@ struct ShowCommand: Command {
         to whom and when (server time and receipt time), its kind and how it arrived, the message it answers, \
         its reactions, ids, encryption, files and the whole text; a retracted message shows who retracted it and \
         when in place of its text; then every earlier version of a corrected message with its time, and every \
-        change of its reactions. The user is `me` throughout. --json prints the message's JSON (docs/json.md), whose \
+        change of its reactions. The user is `me` throughout. --json prints the message as export does (docs/export.md), whose \
         `revisions` and `reactions` hold the versions and every reaction update. \
         --context N shows N messages of the conversation before and after it as a transcript. Exit status: 0 shown, 1 no such message, 2 an id prefix \
         that fits several messages (they are listed).

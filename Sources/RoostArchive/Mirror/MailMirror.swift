@@ -185,7 +185,7 @@ public final class MailMirrorWriter {
         let (selection, renderer) = try Self.sqlite { () throws(SQLiteError) in
             let selection = try ExportSelection(compiled: compiled, account: nil, everything: false, database: database)
             let renderer = Renderer(database: database, selection: selection, clock: clock, settings: settings,
-                                    reading: try ArchivedMessageReading(database: database, accounts: selection.accounts),
+                                    reading: try MessageRowReading(database, accounts: selection.accounts),
                                     contacts: try ContactDirectory(database: database, selection: selection), ids: ids)
             return (selection, renderer)
         }
@@ -351,7 +351,7 @@ private struct Renderer {
     let selection: ExportSelection
     let clock: ZoneClock
     let settings: MirrorSettings
-    let reading: ArchivedMessageReading
+    let reading: MessageRowReading
     let contacts: ContactDirectory
     let ids: MessageIDs
 
@@ -411,13 +411,13 @@ private struct Renderer {
     }
 
     private func first(_ statement: MessageStatement, order: SearchOrder?) throws(SQLiteError) -> (MessageRow, Int64)? {
-        let (sql, parameters) = statement.select(reading.columns(includeRaw: false), order: order, limit: 1)
+        let (sql, parameters) = statement.select(reading.columns(), order: order, limit: 1)
         var found: (MessageRow, Int64)?
         var failure: SQLiteError?
         // The same few statement texts for every message (only the parameters change): prepared once.
         try database.cached(sql).forEachRow(parameters) { row in
             do throws(SQLiteError) {
-                found = (try reading.message(row, includeRevisionRaw: false), row.int(1))
+                found = (try reading.row(row, includeRevisionRaw: false), row.int(1))
             } catch {
                 failure = error
             }

@@ -73,7 +73,7 @@ extension ArchiveReader {
         try withDatabase { database throws(SQLiteError) in
             try database.read { () throws(SQLiteError) in
                 let reading = try MessageRowReading(database)
-                try database.prepare(sql).forEachRow(parameters) { body(reading.row($0, highlighter: highlighter)) }
+                try database.prepare(sql).forEachRow(parameters) { row throws(SQLiteError) in body(try reading.row(row, highlighter: highlighter)) }
             }
         }
     }

@@ -279,6 +279,14 @@ public final class ArchiveReader: Sendable {
     /// reader's own is taken.
     func compile(_ query: String, now: Date, timeZone: TimeZone, account: String? = nil, conversation: String? = nil,
                  database: Database? = nil) throws(ArchiveError) -> CompiledQuery {
+        let (node, counted) = try resolve(query, account: account, conversation: conversation, database: database)
+        return QueryCompiler.compile(node, now: now, timeZone: timeZone, conversationsCounted: counted)
+    }
+
+    /// What `compile` compiles: the parsed query with the account and conversation it keeps to and its names resolved,
+    /// and whether the archive lists its conversations (`SchemaV10`).
+    func resolve(_ query: String, account: String? = nil, conversation: String? = nil,
+                 database: Database? = nil) throws(ArchiveError) -> (node: QueryNode, conversationsCounted: Bool) {
         var node: QueryNode
         do throws(QueryError) {
             node = try QueryParser.parse(query)
@@ -293,17 +301,17 @@ public final class ArchiveReader: Sendable {
             // With the names, whether the archive lists its conversations (`SchemaV10`): `from:` then reads rooms only
             // where it looks for nicks (see `QueryCompiler`).
             let parsed = node
-            let resolve = { (database: Database) throws(ArchiveError) -> (QueryNode, Bool) in
+            let lookUp = { (database: Database) throws(ArchiveError) -> (QueryNode, Bool) in
                 let resolved = try QueryNames.resolve(parsed, account: account, database: database)
                 do throws(SQLiteError) { return (resolved, try StatsQuery.keepsCounters(database)) } catch { throw .sqlite(error) }
             }
             if let database {
-                (node, counted) = try resolve(database)
+                (node, counted) = try lookUp(database)
             } else {
-                (node, counted) = try withDatabaseResult(resolve)
+                (node, counted) = try withDatabaseResult(lookUp)
             }
         }
-        return QueryCompiler.compile(node, now: now, timeZone: timeZone, conversationsCounted: counted)
+        return (node, counted)
     }
 
     /// Whether the query has a `with:`, `in:`, `from:` or `to:` filter to resolve.

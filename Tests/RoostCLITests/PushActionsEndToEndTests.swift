@@ -44,6 +44,21 @@ struct PushActionsEndToEndTests {
         return [:]
     }
 
+    /// bob writes to alice's agent; the push of his message has a Mark read link at `address`, which is pressed
+    /// once: bob receives the displayed marker. Returns the link (spent).
+    private func pressMarkRead(from bob: XMPPPeer, to alice: JID, pushLog: String, address: String, log: RunningRoost) async throws -> String {
+        let marker = "push-\(UUID().uuidString.prefix(8).lowercased())"
+        try await bob.send(to: try alice.with(resource: "roost"), body: "\(marker) question", id: "\(marker)-1")
+        try await waitUntil("the push of bob's message with Mark read") { buttons(pushLog, containing: marker)["Mark read"] != nil }
+        let markRead = try #require(buttons(pushLog, containing: marker)["Mark read"])
+        #expect(markRead.hasPrefix(address + "/act/"), "\(markRead)")
+        let first = try call(markRead)
+        #expect(first.status == 200, "\(first)\n\(log.stderrSoFar.suffix(2000))")
+        let displayed = try await bob.message { $0["xml"]?.contains("displayed") == true && $0["xml"]?.contains("\(marker)-1") == true }
+        #expect(displayed["from"].flatMap(JID.init(parsing:))?.bare == alice)
+        return markRead
+    }
+
     @Test func markReadAndAcceptActOnceAndForgedOrExpiredLinksAreRefused() async throws {
         try TestRequirement.check(.server)
         let server = try TestServer.require()
@@ -88,15 +103,7 @@ struct PushActionsEndToEndTests {
         try roost.waitForLog("notification rules and sinks reloaded")
 
         // A message: its push has a Mark read button; the phone presses it.
-        let marker = "push-\(UUID().uuidString.prefix(8).lowercased())"
-        try await bob.send(to: try alice.with(resource: "roost"), body: "\(marker) question", id: "\(marker)-1")
-        try await waitUntil("the push of bob's message with Mark read") { buttons(pushLog, containing: marker)["Mark read"] != nil }
-        let markRead = try #require(buttons(pushLog, containing: marker)["Mark read"])
-        #expect(markRead.hasPrefix(address + "/act/"), "\(markRead)")
-        let first = try call(markRead)
-        #expect(first.status == 200, "\(first)\n\(serve.stderrSoFar.suffix(2000))")
-        let displayed = try await bob.message { $0["xml"]?.contains("displayed") == true && $0["xml"]?.contains("\(marker)-1") == true }
-        #expect(displayed["from"].flatMap(JID.init(parsing:))?.bare == alice)
+        let markRead = try await pressMarkRead(from: bob, to: alice, pushLog: pushLog, address: address, log: serve)
 
         // The same link again, a forged one, an expired one, a GET: refused, each counted.
         let again = try call(markRead)
@@ -119,7 +126,7 @@ struct PushActionsEndToEndTests {
         #expect(mode == 0o600)
 
         // A contact request: Accept on the push approves it on the server.
-        try await carol.presence(to: alice, type: "subscribe", status: "hi \(marker)")
+        try await carol.presence(to: alice, type: "subscribe", status: "hi from carol")
         try await waitUntil("the push of carol's request with Accept") { buttons(pushLog, containing: carol.jid.description)["Accept"] != nil }
         let accept = try #require(buttons(pushLog, containing: carol.jid.description)["Accept"])
         #expect(buttons(pushLog, containing: carol.jid.description)["Deny"] != nil)
@@ -186,15 +193,7 @@ struct PushActionsEndToEndTests {
         kill(roost.pid, SIGHUP)
         try roost.waitForLog("notification rules and sinks reloaded")
 
-        let marker = "inrun-\(UUID().uuidString.prefix(8).lowercased())"
-        try await bob.send(to: try alice.with(resource: "roost"), body: "\(marker) question", id: "\(marker)-1")
-        try await waitUntil("the push of bob's message with Mark read") { buttons(pushLog, containing: marker)["Mark read"] != nil }
-        let markRead = try #require(buttons(pushLog, containing: marker)["Mark read"])
-        #expect(markRead.hasPrefix(address + "/act/"), "\(markRead)")
-        let first = try call(markRead)
-        #expect(first.status == 200, "\(first)\n\(roost.stderrSoFar.suffix(2000))")
-        let displayed = try await bob.message { $0["xml"]?.contains("displayed") == true && $0["xml"]?.contains("\(marker)-1") == true }
-        #expect(displayed["from"].flatMap(JID.init(parsing:))?.bare == alice)
+        let markRead = try await pressMarkRead(from: bob, to: alice, pushLog: pushLog, address: address, log: roost)
         let again = try call(markRead)
         #expect(again.status == 409 && again.refused == 1, "\(again)")
         await bob.stop()

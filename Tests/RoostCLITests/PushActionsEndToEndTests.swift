@@ -59,6 +59,29 @@ struct PushActionsEndToEndTests {
         return markRead
     }
 
+    /// Notify always, at once, to an ntfy sink at the stand-in's port whose buttons act through `publicURL`.
+    private static func sinks(_ ntfyPort: Int, _ publicURL: String) -> String {
+        """
+        [notify]
+        when = always
+        coalesce_seconds = 0
+        [sink phone]
+        type = webhook
+        format = ntfy
+        url = http://127.0.0.1:\(ntfyPort)/roost-topic
+        public_url = \(publicURL)
+
+        """
+    }
+
+    /// A loopback HTTP server standing in for ntfy, recording each push to `log`: the process and its port.
+    private func standInForNtfy(recordingTo log: String) async throws -> (RunningRoost, Int) {
+        let ntfy = try RoostBinary.startProgram("/usr/bin/python3", [TestServer.packageRoot + "/Tests/RoostNotifyTests/Fixtures/webhook_server.py",
+                                                                     log, "0"])
+        try await waitUntil("the stand-in for ntfy to print its port", timeout: .seconds(20)) { ntfy.stderrSoFar.contains("\n") }
+        return (ntfy, try #require(Int(ntfy.stderrSoFar.split(separator: "\n").first ?? "")))
+    }
+
     @Test func markReadAndAcceptActOnceAndForgedOrExpiredLinksAreRefused() async throws {
         try TestRequirement.check(.server)
         let server = try TestServer.require()
@@ -68,23 +91,10 @@ struct PushActionsEndToEndTests {
         let bob = try await XMPPPeer.registered(on: server, "bob")
         let carol = try await XMPPPeer.registered(on: server, "carol")
         let pushLog = dir.path + "/pushes.jsonl"
-        let ntfy = try RoostBinary.startProgram("/usr/bin/python3", [TestServer.packageRoot + "/Tests/RoostNotifyTests/Fixtures/webhook_server.py",
-                                                                     pushLog, "0"])
+        let (ntfy, ntfyPort) = try await standInForNtfy(recordingTo: pushLog)
         defer { ntfy.stop(signal: SIGKILL) }
-        try await waitUntil("the stand-in for ntfy to print its port", timeout: .seconds(20)) { ntfy.stderrSoFar.contains("\n") }
-        let ntfyPort = try #require(Int(ntfy.stderrSoFar.split(separator: "\n").first ?? ""))
         func writeConfig(publicURL: String) throws -> String {
-            try server.roostConfig(in: dir, account: alice.description, password: password, extra: """
-                [notify]
-                when = always
-                coalesce_seconds = 0
-                [sink phone]
-                type = webhook
-                format = ntfy
-                url = http://127.0.0.1:\(ntfyPort)/roost-topic
-                public_url = \(publicURL)
-
-                """)
+            try server.roostConfig(in: dir, account: alice.description, password: password, extra: Self.sinks(ntfyPort, publicURL))
         }
         // roost serve needs the archive roost run makes, and the sink the address serve listens on: the agent starts
         // with a placeholder, and reloads its sinks (SIGHUP) once serve's port is known.
@@ -158,26 +168,11 @@ struct PushActionsEndToEndTests {
         await aliceClient.disconnect()
         let bob = try await XMPPPeer.registered(on: server, "bob")
         let pushLog = dir.path + "/pushes.jsonl"
-        let ntfy = try RoostBinary.startProgram("/usr/bin/python3", [TestServer.packageRoot + "/Tests/RoostNotifyTests/Fixtures/webhook_server.py",
-                                                                     pushLog, "0"])
+        let (ntfy, ntfyPort) = try await standInForNtfy(recordingTo: pushLog)
         defer { ntfy.stop(signal: SIGKILL) }
-        try await waitUntil("the stand-in for ntfy to print its port", timeout: .seconds(20)) { ntfy.stderrSoFar.contains("\n") }
-        let ntfyPort = try #require(Int(ntfy.stderrSoFar.split(separator: "\n").first ?? ""))
         func writeConfig(publicURL: String, port: Int) throws -> String {
-            try server.roostConfig(in: dir, account: alice.description, password: password, extra: """
-                [notify]
-                when = always
-                coalesce_seconds = 0
-                [sink phone]
-                type = webhook
-                format = ntfy
-                url = http://127.0.0.1:\(ntfyPort)/roost-topic
-                public_url = \(publicURL)
-                [serve]
-                enabled = true
-                port = \(port)
-
-                """)
+            try server.roostConfig(in: dir, account: alice.description, password: password,
+                                   extra: Self.sinks(ntfyPort, publicURL) + "[serve]\nenabled = true\nport = \(port)\n")
         }
         // The listener's port is known once it serves: the sink's public_url is set then, and the sinks reloaded.
         let config = try writeConfig(publicURL: "http://127.0.0.1:9", port: 0)

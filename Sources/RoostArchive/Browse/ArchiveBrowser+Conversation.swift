@@ -91,7 +91,7 @@ extension ArchiveBrowser {
                 var rows: [MessageRow] = []
                 let sql = "SELECT \(columns) FROM messages m WHERE m.account_id = ? AND m.conversation = ?\(condition) ORDER BY m.id \(order) LIMIT ?"
                 try database.cached(sql).forEachRow(scope + (bound.map { [.integer($0)] } ?? []) + [.integer(Int64(count))]) { row throws(SQLiteError) in
-                    rows.append(try reading.row(row, includeRevisionRaw: false))
+                    rows.append(try reading.row(row))
                     return true
                 }
                 return rows
@@ -206,7 +206,7 @@ extension ArchiveBrowser {
                 SELECT \(columns) FROM messages m
                 WHERE m.account_id = ? AND m.conversation = ? AND m.id > ? ORDER BY m.id LIMIT 200
                 """).forEachRow([.integer(accountID), .text(jid), .integer(cursor.afterID)]) { row throws(SQLiteError) in
-                messages.append(try reading.row(row, includeRevisionRaw: false))
+                messages.append(try reading.row(row))
                 return true
             }
             let (side, _) = try sideEvents(database: database, accounts: accounts, accountID: accountID, jid: jid,
@@ -235,11 +235,11 @@ extension ArchiveBrowser {
             for id in changed {
                 var before: MessageRow?, message: MessageRow?
                 try database.cached(previous).forEachRow([.integer(accountID), .text(jid), .integer(id)]) { row throws(SQLiteError) in
-                    before = try reading.row(row, includeRevisionRaw: false)
+                    before = try reading.row(row)
                     return false
                 }
                 try database.cached(one).forEachRow([.integer(id)]) { row throws(SQLiteError) in
-                    message = try reading.row(row, includeRevisionRaw: false)
+                    message = try reading.row(row)
                     return false
                 }
                 guard let message else { continue }

@@ -62,7 +62,7 @@ extension ArchiveBrowser {
             for (accountID, jid, id) in pairs {
                 var message: MessageRow?
                 try last.forEachRow([.integer(id)]) { row throws(SQLiteError) in
-                    message = try reading.row(row, includeRevisionRaw: false)
+                    message = try reading.row(row)
                     return false
                 }
                 guard let message else { continue }

@@ -24,7 +24,7 @@ extension ArchiveBrowser {
             let (sql, parameters) = statement.select(MessageRowReading.columns, order: .newestFirst, limit: limit + 1)
             var hits: [(Int64, MessageRow)] = []
             try database.prepare(sql).forEachRow(parameters) { row throws(SQLiteError) in
-                hits.append((row.int(1), try reading.row(row, includeRevisionRaw: false)))
+                hits.append((row.int(1), try reading.row(row)))
                 return true
             }
             let more = hits.count > limit

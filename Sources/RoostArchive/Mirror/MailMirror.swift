@@ -454,7 +454,7 @@ private struct Renderer {
         var failure: SQLiteError?
         try rowRead.forEachRow(Self.row(row, selection).parameters(limit: 1)) { row in
             do throws(SQLiteError) {
-                found = (try reading.row(row, includeRevisionRaw: false), row.int(1))
+                found = (try reading.row(row), row.int(1))
             } catch {
                 failure = error
             }

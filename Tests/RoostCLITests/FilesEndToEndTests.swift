@@ -71,7 +71,7 @@ struct FilesEndToEndTests {
         #expect(FileManager.default.contentsEqual(atPath: stored, andPath: red), "the exact bytes are kept")
         #expect(stored.hasPrefix(dir + "/data/files/sha256/"))
         #expect(mode(stored) == 0o600 && mode((stored as NSString).deletingLastPathComponent) == 0o700 && mode(dir + "/data/files") == 0o700)
-        #expect(kept["type"] as? String == "image/png")
+        #expect(kept["mime"] as? String == "image/png")
         let large = try await FilesKit.waitForFile(config: config) { $0["name"] as? String == "holiday.png" && $0["state"] as? String == "stored" }
         #expect(large["sha256"] as? String == (try await FilesKit.sha256(blue)))
 
@@ -392,7 +392,7 @@ struct FilesEndToEndTests {
         let (oneShot, seen) = try await sendAndReceive(["--file", photo, "a sunset"])
         #expect(oneShot.status == 0, "\(oneShot.stderr)")
         let sent = try #require(oneShot.jsonLines.first)
-        #expect(sent["via"] as? String == "one-shot" && sent["sha256"] as? String == hash && sent["type"] as? String == "image/png")
+        #expect(sent["via"] as? String == "one-shot" && sent["sha256"] as? String == hash && sent["mime"] as? String == "image/png")
         let url = try #require(sent["url"] as? String)
         #expect(seen.contains { $0["event"] as? String == "message" && $0["body"] as? String == "a sunset" })
         let fileMessage = try #require(seen.first { $0["event"] as? String == "message" && $0["body"] as? String == url })

@@ -89,12 +89,13 @@ extension AttachmentRecord {
         return text + "]"
     }
 
-    /// The attachment fields of `roost files --json`.
+    /// The attachment fields of `roost files --json`: the names of the message schema's attachment (`mime`, `path`;
+    /// `name` here is the name shown, the URL's last part when the sender gave none).
     var summaryJSON: JSONObject {
         [
             "url": .string(url),
             "name": .string(displayName),
-            "type": .string(mime),
+            "mime": .string(mime),
             "size": size.map { .int($0) } ?? .null,
             "state": .string(state.rawValue),
             "sha256": .string(sha256),

@@ -40,6 +40,12 @@ static inline int roost_pipe_cloexec(int fds[2]) {
     return (int)syscall(SYS_pipe2, fds, O_CLOEXEC);
 }
 
+// syncfs(2) (a GNU extension the headers hide without _GNU_SOURCE): writes back the one filesystem holding `fd`,
+// where sync(2) writes back every one.
+static inline int roost_syncfs(int fd) {
+    return (int)syscall(SYS_syncfs, fd);
+}
+
 static inline unsigned roost_major(dev_t device) { return major(device); }
 static inline unsigned roost_minor(dev_t device) { return minor(device); }
 

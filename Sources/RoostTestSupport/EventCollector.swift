@@ -32,22 +32,23 @@ public final class EventCollector: Sendable {
 
     /// Waits until `predicate` holds for some stanza seen so far, up to `timeout`.
     public func waitForStanza(timeout: Duration = .seconds(30), _ predicate: (Element) -> Bool) async throws -> Element {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let match = stanzas.first(where: predicate) { return match }
-            try await Task.sleep(for: .milliseconds(20))
+        var match: Element?
+        try await waitUntil("a matching stanza", timeout: timeout, every: .milliseconds(20), detail: {
+            "the last ones seen:\n  " + stanzas.suffix(8).map { String(XMLSerializer.serialize($0).prefix(300)) }.joined(separator: "\n  ")
+        }) {
+            match = stanzas.first(where: predicate)
+            return match != nil
         }
-        let seen = stanzas.suffix(8).map { String(XMLSerializer.serialize($0).prefix(300)) }.joined(separator: "\n  ")
-        throw WaitTimedOut(what: "a matching stanza; the last ones seen:\n  \(seen)")
+        return match!
     }
 
     public func waitForEvent(timeout: Duration = .seconds(30), _ predicate: (ClientEvent) -> Bool) async throws -> ClientEvent {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let match = events.first(where: predicate) { return match }
-            try await Task.sleep(for: .milliseconds(20))
+        var match: ClientEvent?
+        try await waitUntil("a matching event", timeout: timeout, every: .milliseconds(20)) {
+            match = events.first(where: predicate)
+            return match != nil
         }
-        throw WaitTimedOut(what: "a matching event")
+        return match!
     }
 }
 

@@ -145,8 +145,7 @@ public final class XMPPPeer: @unchecked Sendable {
     public func stop() async {
         _ = try? await call("quit", timeout: .seconds(10))
         try? input.close()
-        let deadline = ContinuousClock.now + .seconds(10)
-        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+        try? await waitUntil("the peer to end", timeout: .seconds(10), every: .milliseconds(50)) { !process.isRunning }
         if process.isRunning { process.terminate() }
     }
 

@@ -6,27 +6,33 @@ import RoostSynthetic
 @Suite struct ArchiveSearchTests {
     let archive = TemporaryArchive()
     let reader: ArchiveReader
+    /// What the fixture stored, by row id.
+    let stored: [Int64: MessageRecord]
     let now = Date(timeIntervalSince1970: Double(Fixture.baseTime) / 1000 + 86_400)
     let utc = TimeZone(identifier: "UTC")!
 
     init() throws {
         let writer = try archive.writer()
         let day: Int64 = 86_400_000
-        _ = try writer.commitBlocking([
-            .message(Fixture.message("Meet me at the Café on Friday", at: -40 * day, messageId: "1")),
-            .message(Fixture.message("the cafe was closed", at: -10 * day, direction: .outgoing, messageId: "2")),
-            .message(Fixture.message("Release notes for roost are ready", at: -3 * day, messageId: "3", senderName: "Zoë Builder")),
-            .message(Fixture.message("release the kraken", at: -2 * day, conversation: "other@example.net", messageId: "4")),
-            .message(Fixture.message("good morning everyone", at: -1 * day, conversation: "room@muc.example.com",
-                                     from: "room@muc.example.com/carol", kind: .groupchat, messageId: "5")),
-            .message(Fixture.message("morning good", at: -1 * day + 1_000, messageId: "6")),
-            .message(Fixture.message("here is the file", at: 0, messageId: "7",
-                                     attachments: [AttachmentRecord(url: "https://files.example/a.png", mime: "image/png", size: 12)])),
-            .message(Fixture.message("我们是好友，请给我发消息。", at: 1_000, messageId: "8")),
-            .message(Fixture.message("今天天气很好", at: 2_000, messageId: "9")),
-            .message(Fixture.message(nil, at: 3_000, messageId: "10", subject: "Quarterly planning")),
-            .message(Fixture.message("emoji only 🎉 party", at: 4_000, messageId: "11")),
-        ])
+        let records = [
+            Fixture.message("Meet me at the Café on Friday", at: -40 * day, messageId: "1"),
+            Fixture.message("the cafe was closed", at: -10 * day, direction: .outgoing, messageId: "2"),
+            Fixture.message("Release notes for roost are ready", at: -3 * day, messageId: "3", senderName: "Zoë Builder"),
+            Fixture.message("release the kraken", at: -2 * day, conversation: "other@example.net", messageId: "4"),
+            Fixture.message("good morning everyone", at: -1 * day, conversation: "room@muc.example.com",
+                            from: "room@muc.example.com/carol", kind: .groupchat, messageId: "5"),
+            Fixture.message("morning good", at: -1 * day + 1_000, messageId: "6"),
+            Fixture.message("here is the file", at: 0, messageId: "7",
+                            attachments: [AttachmentRecord(url: "https://files.example/a.png", mime: "image/png", size: 12)]),
+            Fixture.message("我们是好友，请给我发消息。", at: 1_000, messageId: "8"),
+            Fixture.message("今天天气很好", at: 2_000, messageId: "9"),
+            Fixture.message(nil, at: 3_000, messageId: "10", subject: "Quarterly planning"),
+            Fixture.message("emoji only 🎉 party", at: 4_000, messageId: "11"),
+        ]
+        let outcomes = try writer.commitBlocking(records.map { .message($0) })
+        stored = Dictionary(uniqueKeysWithValues: zip(outcomes, records).compactMap { outcome, record in
+            if case .inserted(let id) = outcome { (id, record) } else { nil }
+        })
         reader = try archive.reader()
     }
 

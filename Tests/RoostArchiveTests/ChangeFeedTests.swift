@@ -131,5 +131,21 @@ import Testing
         #expect(try rebuilt.rebuild() > 0)
         #expect(try mails(in: maildir).mapValues(\.path) == live.mapValues(\.path))
         #expect(try mails(in: maildir).mapValues(\.text) == live.mapValues(\.text))
+
+        // A power cut after a pass's renames, before its sync: a name in `new/` without its data. The next run writes
+        // it again; a mail the user's reader moved to `cur/` and flagged meanwhile stays there, once.
+        let names = live.keys.sorted()
+        let (lostID, readID) = (names[0], names[1])
+        let lost = maildir + "/" + live[lostID]!.path
+        try Data().write(to: URL(fileURLWithPath: lost))
+        let readPath = live[readID]!.path.replacingOccurrences(of: "/new/", with: "/cur/") + ":2,S"
+        try FileManager.default.moveItem(atPath: maildir + "/" + live[readID]!.path, toPath: maildir + "/" + readPath)
+        try writer.setCursor(MailMirrorWriter.cursorName, to: 0)
+        let redone = try MailMirrorWriter(settings: settings, reader: try archive.reader(), writer: writer)
+        _ = try redone.catchUp()
+        let after = try mails(in: maildir)
+        #expect(after.mapValues(\.text) == live.mapValues(\.text))
+        #expect(after[lostID]?.path == live[lostID]?.path)
+        #expect(after[readID]?.path == readPath)
     }
 }

@@ -193,7 +193,7 @@ import Testing
 }
 
 @Suite struct ExportJSONEncodingTests {
-    /// The jsonl writer encodes rows straight from SQLite; the struct encoder is the readable reference.
+    /// The one encoder reads an export's rows straight from SQLite, and a `MessageRow` as `--json` does: the same bytes.
     @Test func fastRowEncodingMatchesTheStructEncoding() throws {
         let scratch = ExportScratch()
         let reader = try scratch.fixture()
@@ -205,12 +205,12 @@ import Testing
             let compiled = try reader.compile("", now: Date(), timeZone: TimeZone(identifier: "UTC")!)
             let selection = try ExportSelection(compiled: compiled, account: nil, everything: true, database: database)
             let stream = ExportEventStream(database: database, selection: selection,
-                                           reading: try ArchivedMessageReading(database: database, accounts: selection.accounts),
+                                           reading: try MessageRowReading(database, accounts: selection.accounts),
                                            includeRaw: true, includeStates: false, includePresence: false, windows: nil)
             try stream.run(scope: .init()) { event in
                 guard case .message(let view) = event else { return true }
-                try JSONLinesWriter.encode(view, accounts: selection.accounts, copier: nil, into: &fastJSON)
-                JSONLinesWriter.encode(try view.load(), into: &slowJSON)
+                try MessageJSON.encode(view, .export(copier: nil, up: ""), into: &fastJSON)
+                try MessageJSON.encode(try view.load(), .export(copier: nil, up: ""), into: &slowJSON)
                 count += 1
                 return true
             }

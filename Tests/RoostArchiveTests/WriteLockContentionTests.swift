@@ -1,4 +1,5 @@
 import Foundation
+import RoostTestSupport
 @testable import RoostArchive
 import Synchronization
 import Testing
@@ -54,8 +55,7 @@ struct WriteLockContentionTests {
         let early = outcome.current
         try holder.execute("ROLLBACK")
         #expect(early == nil, "the commit ended while another writer held the lock: \(String(describing: early))")
-        let deadline = ContinuousClock.now + BatchCommitter.lockTimeout
-        while outcome.current == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        try? await waitUntil("the commit to end", timeout: BatchCommitter.lockTimeout, every: .milliseconds(50)) { outcome.current != nil }
         let result = try #require(outcome.current, "the commit did not end after the lock was released")
         #expect(try result.get() == 1)
         #expect(try Database(path: archive.path, mode: .readOnly).cached("SELECT count(*) FROM messages").scalarInt() == 1)

@@ -105,19 +105,10 @@ import Testing
             ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).first { $0.hasPrefix("roost.backup.tmp-") && !$0.hasSuffix(".d") }
         }
         @Sendable func size(_ name: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + name))?[.size] as? Int) ?? 0 }
-        // Watched on a thread of its own (as killWhen does): a cooperative pool busy with other tests could be
-        // late by the whole backup.
-        let pid = backup.pid
-        let killed = try await offPool { () -> Bool in
-            let deadline = Date().addingTimeInterval(120)
-            while Date() < deadline, FileManager.default.fileExists(atPath: "/proc/\(pid)") {
-                if let partial = partial(), size(partial) > 10_000_000 {
-                    kill(pid, SIGKILL)
-                    return true
-                }
-                usleep(2_000)
-            }
-            return false
+        // Watched on a thread of its own (killWhen): a cooperative pool busy with other tests could be late by the
+        // whole backup.
+        let killed = try await killWhen(backup.pid, within: 120, every: 2_000) {
+            { partial().map { size($0) > 10_000_000 } ?? false }
         }
         #expect(killed, "the backup was never seen half-way: \(backup.stderrSoFar)")
         try await waitUntil("the backup to die", timeout: .seconds(30)) { !backup.isRunning }

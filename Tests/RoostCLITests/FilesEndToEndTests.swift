@@ -71,7 +71,7 @@ struct FilesEndToEndTests {
         #expect(FileManager.default.contentsEqual(atPath: stored, andPath: red), "the exact bytes are kept")
         #expect(stored.hasPrefix(dir + "/data/files/sha256/"))
         #expect(mode(stored) == 0o600 && mode((stored as NSString).deletingLastPathComponent) == 0o700 && mode(dir + "/data/files") == 0o700)
-        #expect(kept["type"] as? String == "image/png")
+        #expect(kept["mime"] as? String == "image/png")
         let large = try await FilesKit.waitForFile(config: config) { $0["name"] as? String == "holiday.png" && $0["state"] as? String == "stored" }
         #expect(large["sha256"] as? String == (try await FilesKit.sha256(blue)))
 
@@ -87,11 +87,10 @@ struct FilesEndToEndTests {
         #expect(try await count("filename:*.pdf") == 0)
         #expect(try await count("type:application/pdf") == 0)
         if let notifyLog = ProcessInfo.processInfo.environment["ROOST_TEST_NOTIFY_LOG"] {
-            let deadline = Date().addingTimeInterval(20)
             var text = ""
-            while Date() < deadline, !(text.contains("sent a picture: bob.png") && text.contains(stored)) {
+            try? await waitUntil("the file's notification", timeout: .seconds(20), every: .milliseconds(200)) {
                 text = (try? String(contentsOfFile: notifyLog, encoding: .utf8)) ?? ""
-                try await Task.sleep(for: .milliseconds(200))
+                return text.contains("sent a picture: bob.png") && text.contains(stored)
             }
             #expect(text.contains("sent a picture: bob.png"), "no file notification; roost log:\n\(roost.stderrSoFar)")
             #expect(text.contains("image-path") && text.contains(stored), "the notification shows the downloaded picture")
@@ -385,8 +384,7 @@ struct FilesEndToEndTests {
             defer { listener.stop(signal: SIGKILL) }
             try await offPool { try listener.waitForLog("\"online\"") }
             let result = try await FilesKit.roost(["send", "--config", config, "--json", pair.bob.description] + arguments)
-            let deadline = Date().addingTimeInterval(90)
-            while Date() < deadline, !listener.stderrSoFar.contains("\"downloaded\""), result.status == 0 { try await Task.sleep(for: .milliseconds(100)) }
+            if result.status == 0 { try? await waitUntil("bob's client to download the file", timeout: .seconds(90)) { listener.stderrSoFar.contains("\"downloaded\"") } }
             return (result, FilesKit.jsonLines(listener.stderrSoFar))
         }
 
@@ -394,7 +392,7 @@ struct FilesEndToEndTests {
         let (oneShot, seen) = try await sendAndReceive(["--file", photo, "a sunset"])
         #expect(oneShot.status == 0, "\(oneShot.stderr)")
         let sent = try #require(oneShot.jsonLines.first)
-        #expect(sent["via"] as? String == "one-shot" && sent["sha256"] as? String == hash && sent["type"] as? String == "image/png")
+        #expect(sent["via"] as? String == "one-shot" && sent["sha256"] as? String == hash && sent["mime"] as? String == "image/png")
         let url = try #require(sent["url"] as? String)
         #expect(seen.contains { $0["event"] as? String == "message" && $0["body"] as? String == "a sunset" })
         let fileMessage = try #require(seen.first { $0["event"] as? String == "message" && $0["body"] as? String == url })

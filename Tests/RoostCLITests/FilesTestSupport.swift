@@ -59,14 +59,15 @@ enum FilesKit {
 
     /// Polls `roost files --json` until a row satisfies `predicate`.
     static func waitForFile(config: String, timeout: TimeInterval = 40, where predicate: ([String: Any]) -> Bool) async throws -> [String: Any] {
-        let deadline = Date().addingTimeInterval(timeout)
         var rows: [[String: Any]] = []
-        while Date() < deadline {
+        var found: [String: Any]?
+        try await waitUntil("an attachment row as expected", timeout: .milliseconds(Int(timeout * 1000)), every: .milliseconds(250),
+                            detail: { "rows: \(rows)" }) {
             rows = try await roost(["files", "--config", config, "--json"]).jsonLines
-            if let row = rows.first(where: predicate) { return row }
-            try await Task.sleep(for: .milliseconds(250))
+            found = rows.first(where: predicate)
+            return found != nil
         }
-        throw FixtureFailed(what: "no attachment row as expected; rows: \(rows)")
+        return found!
     }
 
     /// Makes `alice` and `bob` contacts both ways (roster items with subscription both). The waits are

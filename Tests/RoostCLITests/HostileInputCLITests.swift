@@ -61,7 +61,8 @@ struct HostileInputCLITests {
         #expect(lines.dropFirst().first?.contains(" 0000-01-01 00:00 ") == true, "\(search.stdout)")
         let json = try sandbox.roost(["search", "--json", "--oldest-first", "--limit", "0"]).stdout
         #expect(json.contains(#""timestamp":"0000-01-01T00:00:00.000Z""#), "\(json)")
-        #expect(json.contains(#""timestamp":"+292278994-08-17T07:12:55.807Z""#), "\(json)")
+        // Outside the years 0–9999, the one message schema (the export's) writes the UTC milliseconds.
+        #expect(json.contains(#""timestamp":9223372036854775807,"#) && json.contains(#""timestamp":-9223372036854775808,"#), "\(json)")
     }
 
     // MARK: Import

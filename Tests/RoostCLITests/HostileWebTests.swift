@@ -28,12 +28,12 @@ struct HostileWebTests {
         async let stalled = WebClient.run(["stall", "--url", served.url, "--path", path, "--seconds", "120", "--until", woken])
         try await offPool { try served.process.waitForLog("GET /events", timeout: 60) }
         // More arrives while the reader sleeps: each commit wakes the stream, which is sent what is new.
-        let deadline = ContinuousClock.now + .seconds(90)
         var round = 0
-        while !served.process.stderrSoFar.contains("dropped a live page"), ContinuousClock.now < deadline {
+        try? await waitUntil("the server to drop the sleeping reader", timeout: .seconds(90), every: .milliseconds(500)) {
+            if served.process.stderrSoFar.contains("dropped a live page") { return true }
             round += 1
             try sandbox.commit((0..<150).map { WebSandbox.message("r\(round) \($0) \(filler)", seconds: Int64(round * 1000 + $0)) })
-            try await Task.sleep(for: .milliseconds(500))
+            return false
         }
         try await offPool { try served.process.waitForLog("dropped a live page that does not take its updates", timeout: 30) }
         _ = FileManager.default.createFile(atPath: woken, contents: nil)

@@ -120,7 +120,7 @@ struct ImportClientsCLITests {
             try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
         let niHao = try #require(found.first { $0["body"] as? String == "你好，我们明天见面吧" })
-        let shown = (niHao["reactions"] as? [[String: Any]] ?? []).map { "\($0["emoji"] ?? "") \($0["from"] ?? "") \($0["own"] ?? "")" }
+        let shown = (niHao["current_reactions"] as? [[String: Any]] ?? []).map { "\($0["emoji"] ?? "") \($0["from"] ?? "") \($0["own"] ?? "")" }
         #expect(shown == ["🎉 me 1", "❤️ me 1"], "\(niHao)")
 
         // The export keeps each update with its reactor, time and source.
@@ -307,7 +307,7 @@ struct ImportOverLiveArchiveTests {
         await bobSession.stop()
         func shown(_ rows: [[String: Any]]) -> [String] {
             let row = rows.first { $0["message_id"] as? String == replyID }
-            return (row?["reactions"] as? [[String: Any]] ?? []).map { "\($0["emoji"] ?? "?") \($0["own"] as? Bool == true ? "me" : "bob")" }
+            return (row?["current_reactions"] as? [[String: Any]] ?? []).map { "\($0["emoji"] ?? "?") \($0["own"] as? Bool == true ? "me" : "bob")" }
         }
         try first.eventually("bob's reaction in roost's archive", timeout: 40) { shown(try search(first)) == ["👍 bob", "🎉 bob"] }
         var live = try search(first)
@@ -341,7 +341,7 @@ struct ImportOverLiveArchiveTests {
         #expect(try search(first).count == live.count + 4)
         #expect(shown(try search(first)) == ["👍 bob", "🎉 bob"])
         let onlyInDino = try search(first).first { $0["body"] as? String == "only in Dino's history" }
-        #expect((onlyInDino?["reactions"] as? [[String: Any]])?.map { "\($0["emoji"] ?? "?") \($0["from"] ?? "?")" } == ["👍 me"])
+        #expect((onlyInDino?["current_reactions"] as? [[String: Any]])?.map { "\($0["emoji"] ?? "?") \($0["from"] ?? "?")" } == ["👍 me"])
         #expect(try Int(ArchiveCount.sqlite(first.directory.path + "/data/archive.sqlite", "SELECT count(*) FROM reactions")
             .trimmingCharacters(in: .whitespacesAndNewlines)) == 2)
         // The agent kept archiving meanwhile.

@@ -25,7 +25,7 @@ struct MessageSemanticsEndToEndTests {
     }
 
     private func reactions(_ row: [String: Any]?) -> Set<String> {
-        Set((row?["reactions"] as? [[String: Any]] ?? []).map { "\($0["emoji"] ?? "?") \($0["from"] ?? "?")" })
+        Set((row?["current_reactions"] as? [[String: Any]] ?? []).map { "\($0["emoji"] ?? "?") \($0["from"] ?? "?")" })
     }
 
     private func search(_ config: String, _ query: String...) throws -> RoostBinary.Result {
@@ -92,8 +92,8 @@ struct MessageSemanticsEndToEndTests {
         let question = try row(config, bobJID, messageID: "phone-1")
         let reply = try row(config, bobJID, messageID: "bob-3")
         #expect(reply?["body"] as? String == "at noon, room 4")
-        let context = reply?["reply_to"] as? [String: Any]
-        #expect(context?["id"] as? String == "phone-1")
+        #expect(reply?["reply_to"] as? String == "phone-1" && reply?["reply_to_jid"] as? String == "\(alice)/phone", "\(reply ?? [:])")
+        let context = reply?["reply"] as? [String: Any]
         #expect(context?["archive_id"] as? Int == question?["id"] as? Int && question?["id"] != nil)
         #expect(context?["body"] as? String == "what time is the meeting tomorrow")
         #expect(try search(config, "meeting").jsonLines.map { $0["message_id"] as? String } == ["phone-1"],
@@ -118,9 +118,9 @@ struct MessageSemanticsEndToEndTests {
         #expect(try search(config, "secretword").jsonLines.count == 1)
         // ...bob's own takes the text out of search and leaves a tombstone.
         try await bob.call("retract", ["to": alice.description, "id": "bob-2"])
-        try await waitUntil("bob-2 retracted") { try row(config, bobJID, messageID: "bob-2")?["retracted"] is [String: Any] }
+        try await waitUntil("bob-2 retracted") { try row(config, bobJID, messageID: "bob-2")?["retracted_by"] is String }
         let retracted = try row(config, bobJID, messageID: "bob-2")
-        #expect((retracted?["retracted"] as? [String: Any])?["by"] as? String == "\(bobJID)/laptop")
+        #expect(retracted?["retracted_by"] as? String == "\(bobJID)/laptop" && retracted?["retracted_at"] is String)
         #expect(retracted?["body"] is NSNull)
         #expect(try search(config, "secretword").status == 1)
         #expect(try search(config, "is:retracted").jsonLines.count == 1)
@@ -143,7 +143,8 @@ struct MessageSemanticsEndToEndTests {
         let arrived = try await bob.message { $0["body"] == "see you there" }
         #expect(arrived["xml"]?.contains("urn:xmpp:receipts") == true && arrived["xml"]?.contains("markable") == true,
                 "Roost asks for receipts and markers")
-        #expect(try row(config, bobJID, messageID: sentID)?["receipt"] is NSNull)
+        let unconfirmed = try #require(try row(config, bobJID, messageID: sentID))
+        #expect(unconfirmed["receipt"] == nil, "no receipt yet: \(unconfirmed)")
         try await bob.call("receipt", ["to": alice.description, "id": sentID])
         try await waitUntil("the receipt") { try row(config, bobJID, messageID: sentID)?["receipt"] as? String == "delivered" }
         #expect(try RoostBinary.run(["log", "--config", config, bobJID.description]).stdout.contains("see you there ✓"))
@@ -218,7 +219,7 @@ struct MessageSemanticsEndToEndTests {
         roost = try RoostBinary.start(["run", "--config", config, "-v"])
         try await roost.ready()
         try await waitUntil("the reaction from the archive") { reactions(try row(config, bobJID, messageID: "bob-4")) == ["🙏 \(bobJID)"] }
-        try await waitUntil("the retraction from the archive") { try row(config, bobJID, messageID: "bob-5")?["retracted"] is [String: Any] }
+        try await waitUntil("the retraction from the archive") { try row(config, bobJID, messageID: "bob-5")?["retracted_by"] is String }
         #expect(try ArchiveCount.sqlite(archive, "SELECT source FROM reactions WHERE target = 'bob-4'")
             .trimmingCharacters(in: .whitespacesAndNewlines) == "mam")
         #expect(try log(config, bobJID).count == 8)
@@ -250,8 +251,8 @@ struct MessageSemanticsEndToEndTests {
         try s.bob.run(["muc", room, "bob", "--retract", id])
         try await waitFor("bob's retraction", roost) { s.count("SELECT count(*) FROM messages WHERE retracted = 1") == 1 }
         #expect(try s.roost(["search", "zebra"]).status == 1)
-        let row = try s.roost(["log", "--json", room]).jsonLines.first { ($0["retracted"] as? [String: Any]) != nil }
-        #expect((row?["retracted"] as? [String: Any])?["by"] as? String == "\(room)/bob")
+        let row = try s.roost(["log", "--json", room]).jsonLines.first { $0["retracted_by"] is String }
+        #expect(row?["retracted_by"] as? String == "\(room)/bob")
         #expect(reactions(row) == ["👍 carol"])
         #expect(try s.roost(["search", "--json", "has:reaction", "in:\(room)"]).jsonLines.count == 1)
     }

@@ -123,6 +123,10 @@ struct NotificationRepliesEndToEndTests {
             try RoostBinary.run(["status", "--config", s.config, "--json"]).jsonLines
                 .first { $0["kind"] as? String == "unread" && $0["conversation"] as? String == room }?["unread"] as? Int ?? 0 == 0
         }
+        // The room's other occupants see the displayed marker from Roost's nick (XEP-0333 in a room).
+        try await waitFor("carol to see Alice's displayed marker", carol) {
+            carol.stderrSoFar.split(separator: "\n").contains { $0.contains("\"marker\": \"displayed\"") && $0.contains("\(room)/Alice") }
+        }
     }
 }
 

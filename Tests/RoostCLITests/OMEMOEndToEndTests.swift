@@ -74,12 +74,10 @@ struct OMEMOEndToEndTests {
 
     /// Waits until `query` (a count) reaches `count`; returns the last value.
     func waitForCount(_ setup: Setup, _ query: String, _ count: Int, timeout: TimeInterval = 60) async throws -> Int {
-        let deadline = Date().addingTimeInterval(timeout)
         var value = 0
-        while Date() < deadline {
+        try? await waitUntil("\(count) rows", timeout: .milliseconds(Int(timeout * 1000)), every: .milliseconds(250)) {
             value = Int((try? sql(setup, query)) ?? "") ?? 0
-            if value >= count { return value }
-            try await Task.sleep(for: .milliseconds(250))
+            return value >= count
         }
         return value
     }
@@ -272,8 +270,7 @@ struct OMEMOEndToEndTests {
             try await roost.killAndRestart()
             kills += 1
         }
-        let deadline = Date().addingTimeInterval(240)
-        while flood.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(200)) }
+        try? await waitUntil("the flood to end", timeout: .seconds(240), every: .milliseconds(200)) { !flood.isRunning }
         let peerOutput = flood.stop(signal: SIGKILL).stderr
         #expect(peerOutput.contains("\"count\": \(count)"), "the flood did not finish:\n\(peerOutput.suffix(2000))")
         let query = "SELECT count(*) FROM messages WHERE body LIKE 'kill-% secret' AND encryption = 'omemo' AND e2e_failure IS NULL"

@@ -44,6 +44,44 @@ struct PushActionsEndToEndTests {
         return [:]
     }
 
+    /// bob writes to alice's agent; the push of his message has a Mark read link at `address`, which is pressed
+    /// once: bob receives the displayed marker. Returns the link (spent).
+    private func pressMarkRead(from bob: XMPPPeer, to alice: JID, pushLog: String, address: String, log: RunningRoost) async throws -> String {
+        let marker = "push-\(UUID().uuidString.prefix(8).lowercased())"
+        try await bob.send(to: try alice.with(resource: "roost"), body: "\(marker) question", id: "\(marker)-1")
+        try await waitUntil("the push of bob's message with Mark read") { buttons(pushLog, containing: marker)["Mark read"] != nil }
+        let markRead = try #require(buttons(pushLog, containing: marker)["Mark read"])
+        #expect(markRead.hasPrefix(address + "/act/"), "\(markRead)")
+        let first = try call(markRead)
+        #expect(first.status == 200, "\(first)\n\(log.stderrSoFar.suffix(2000))")
+        let displayed = try await bob.message { $0["xml"]?.contains("displayed") == true && $0["xml"]?.contains("\(marker)-1") == true }
+        #expect(displayed["from"].flatMap(JID.init(parsing:))?.bare == alice)
+        return markRead
+    }
+
+    /// Notify always, at once, to an ntfy sink at the stand-in's port whose buttons act through `publicURL`.
+    private static func sinks(_ ntfyPort: Int, _ publicURL: String) -> String {
+        """
+        [notify]
+        when = always
+        coalesce_seconds = 0
+        [sink phone]
+        type = webhook
+        format = ntfy
+        url = http://127.0.0.1:\(ntfyPort)/roost-topic
+        public_url = \(publicURL)
+
+        """
+    }
+
+    /// A loopback HTTP server standing in for ntfy, recording each push to `log`: the process and its port.
+    private func standInForNtfy(recordingTo log: String) async throws -> (RunningRoost, Int) {
+        let ntfy = try RoostBinary.startProgram("/usr/bin/python3", [TestServer.packageRoot + "/Tests/RoostNotifyTests/Fixtures/webhook_server.py",
+                                                                     log, "0"])
+        try await waitUntil("the stand-in for ntfy to print its port", timeout: .seconds(20)) { ntfy.stderrSoFar.contains("\n") }
+        return (ntfy, try #require(Int(ntfy.stderrSoFar.split(separator: "\n").first ?? "")))
+    }
+
     @Test func markReadAndAcceptActOnceAndForgedOrExpiredLinksAreRefused() async throws {
         try TestRequirement.check(.server)
         let server = try TestServer.require()
@@ -53,23 +91,10 @@ struct PushActionsEndToEndTests {
         let bob = try await XMPPPeer.registered(on: server, "bob")
         let carol = try await XMPPPeer.registered(on: server, "carol")
         let pushLog = dir.path + "/pushes.jsonl"
-        let ntfy = try RoostBinary.startProgram("/usr/bin/python3", [TestServer.packageRoot + "/Tests/RoostNotifyTests/Fixtures/webhook_server.py",
-                                                                     pushLog, "0"])
+        let (ntfy, ntfyPort) = try await standInForNtfy(recordingTo: pushLog)
         defer { ntfy.stop(signal: SIGKILL) }
-        try await waitUntil("the stand-in for ntfy to print its port", timeout: .seconds(20)) { ntfy.stderrSoFar.contains("\n") }
-        let ntfyPort = try #require(Int(ntfy.stderrSoFar.split(separator: "\n").first ?? ""))
         func writeConfig(publicURL: String) throws -> String {
-            try server.roostConfig(in: dir, account: alice.description, password: password, extra: """
-                [notify]
-                when = always
-                coalesce_seconds = 0
-                [sink phone]
-                type = webhook
-                format = ntfy
-                url = http://127.0.0.1:\(ntfyPort)/roost-topic
-                public_url = \(publicURL)
-
-                """)
+            try server.roostConfig(in: dir, account: alice.description, password: password, extra: Self.sinks(ntfyPort, publicURL))
         }
         // roost serve needs the archive roost run makes, and the sink the address serve listens on: the agent starts
         // with a placeholder, and reloads its sinks (SIGHUP) once serve's port is known.
@@ -87,15 +112,7 @@ struct PushActionsEndToEndTests {
         try await roost.hangUp()
 
         // A message: its push has a Mark read button; the phone presses it.
-        let marker = "push-\(UUID().uuidString.prefix(8).lowercased())"
-        try await bob.send(to: try alice.with(resource: "roost"), body: "\(marker) question", id: "\(marker)-1")
-        try await waitUntil("the push of bob's message with Mark read") { buttons(pushLog, containing: marker)["Mark read"] != nil }
-        let markRead = try #require(buttons(pushLog, containing: marker)["Mark read"])
-        #expect(markRead.hasPrefix(address + "/act/"), "\(markRead)")
-        let first = try call(markRead)
-        #expect(first.status == 200, "\(first)\n\(serve.stderrSoFar.suffix(2000))")
-        let displayed = try await bob.message { $0["xml"]?.contains("displayed") == true && $0["xml"]?.contains("\(marker)-1") == true }
-        #expect(displayed["from"].flatMap(JID.init(parsing:))?.bare == alice)
+        let markRead = try await pressMarkRead(from: bob, to: alice, pushLog: pushLog, address: address, log: serve)
 
         // The same link again, a forged one, an expired one, a GET: refused, each counted.
         let again = try call(markRead)
@@ -118,7 +135,7 @@ struct PushActionsEndToEndTests {
         #expect(mode == 0o600)
 
         // A contact request: Accept on the push approves it on the server.
-        try await carol.presence(to: alice, type: "subscribe", status: "hi \(marker)")
+        try await carol.presence(to: alice, type: "subscribe", status: "hi from carol")
         try await waitUntil("the push of carol's request with Accept") { buttons(pushLog, containing: carol.jid.description)["Accept"] != nil }
         let accept = try #require(buttons(pushLog, containing: carol.jid.description)["Accept"])
         #expect(buttons(pushLog, containing: carol.jid.description)["Deny"] != nil)
@@ -138,5 +155,41 @@ struct PushActionsEndToEndTests {
         #expect(try call(forged).status == 403)
         await bob.stop()
         await carol.stop()
+    }
+
+    /// The same buttons served by the agent's own listener (`[serve] enabled` in `roost run`), no `roost serve`:
+    /// Mark read acts once, through the same code, and the second press is refused and counted.
+    @Test func theAgentsOwnListenerActsOnPushButtons() async throws {
+        try TestRequirement.check(.server)
+        let server = try TestServer.require()
+        let dir = try TestDirectory()
+        let (aliceClient, alice, password) = try await server.registeredClient("alice")
+        await aliceClient.disconnect()
+        let bob = try await XMPPPeer.registered(on: server, "bob")
+        let pushLog = dir.path + "/pushes.jsonl"
+        let (ntfy, ntfyPort) = try await standInForNtfy(recordingTo: pushLog)
+        defer { ntfy.stop(signal: SIGKILL) }
+        func writeConfig(publicURL: String, port: Int) throws -> String {
+            try server.roostConfig(in: dir, account: alice.description, password: password,
+                                   extra: Self.sinks(ntfyPort, publicURL) + "[serve]\nenabled = true\nport = \(port)\n")
+        }
+        // The listener's port is known once it serves: the sink's public_url is set then, and the sinks reloaded.
+        let config = try writeConfig(publicURL: "http://127.0.0.1:9", port: 0)
+        let roost = try RoostBinary.start(["run", "--config", config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await roost.ready()
+        let urlFile = (config as NSString).deletingLastPathComponent + "/run/roost/serve.url"
+        try await waitUntil("the agent's listener to write its address") { FileManager.default.fileExists(atPath: urlFile) }
+        let served = try #require(URL(string: try String(contentsOfFile: urlFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let port = try #require(served.port)
+        let address = "http://127.0.0.1:\(port)"
+        _ = try writeConfig(publicURL: address, port: port)
+        kill(roost.pid, SIGHUP)
+        try roost.waitForLog("notification rules and sinks reloaded")
+
+        let markRead = try await pressMarkRead(from: bob, to: alice, pushLog: pushLog, address: address, log: roost)
+        let again = try call(markRead)
+        #expect(again.status == 409 && again.refused == 1, "\(again)")
+        await bob.stop()
     }
 }

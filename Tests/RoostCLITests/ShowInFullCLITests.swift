@@ -148,10 +148,15 @@ struct ShowInFullCLITests {
         #expect(!out.contains("/phone") || out.contains("from:         me <me@example.org/phone>"), "a resource only where the sender is detailed: \(out)")
 
         let json = try #require(try fixture.roost(["show", try aliceID(fixture, of: "q1"), "--json"]).jsonLines.first)
-        let jsonVersions = try #require(json["versions"] as? [[String: Any]])
+        // The one message schema: the versions in `revisions`, every reaction update in `reactions`, the set now.
+        let jsonVersions = try #require(json["revisions"] as? [[String: Any]])
         #expect(jsonVersions.map { $0["body"] as? String } == ["lunch at noon?", "lunch at one?"])
-        let jsonReactions = try #require(json["reaction_history"] as? [[String: Any]])
-        #expect(jsonReactions.map { $0["from"] as? String } == ["Alice", "me", "Alice"])
+        #expect(jsonVersions.map { $0["revision"] as? Int } == [0, 1] && jsonVersions.allSatisfy { $0["raw"] == nil })
+        let jsonReactions = try #require(json["reactions"] as? [[String: Any]])
+        #expect(jsonReactions.map { $0["direction"] as? String } == ["in", "out", "in"], "\(jsonReactions)")
+        #expect(jsonReactions.map { $0["emojis"] as? [String] } == [["👍"], ["❤️"], []], "\(jsonReactions)")
+        let now = try #require(json["current_reactions"] as? [[String: Any]])
+        #expect(now.map { "\($0["emoji"] ?? "?") \($0["from"] ?? "?")" } == ["❤️ me"], "\(now)")
     }
 
     @Test func aReplyToMyMessageAndMyRetractionNameMeWithoutAResource() throws {

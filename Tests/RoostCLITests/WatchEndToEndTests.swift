@@ -77,6 +77,34 @@ extension RoomsEndToEndTests {
         #expect(notify.stdout.contains("watch:        deploys: deploy \(marker) (sink all, priority high, quiet_hours ignore)"), "\(notify.stdout)")
     }
 
+    @Test func aWatchWhoseNameFitsNoConversationIsLoggedOnceAndHoldsNoOtherBack() async throws {
+        let (s, notifications, room, marker) = try await roomWithNotifications("desk")
+        try s.writeConfig(account: """
+            rooms = \(room)
+            [watch ghost]
+            query = with:nobody\(marker) \(marker)
+            [watch deploys]
+            query = deploy \(marker)
+            """, notify: "mute = \(room)")
+        let roost = try RoostBinary.start(["run", "--config", s.config, "-v"], environment: ["DBUS_SESSION_BUS_ADDRESS": notifications.address])
+        defer { roost.stop(signal: SIGKILL) }
+        try await waitFor("joined", roost) { s.state(of: room) == "joined" }
+        try s.bob.run(["muc", room, "bob", "--send", "deploy \(marker) one", "--send", "chatter \(marker) two",
+                       "--send", "deploy \(marker) three"])
+        try await waitFor("the watched messages notified", roost) {
+            notifications.calls.contains("deploy \(marker) one") && notifications.calls.contains("deploy \(marker) three")
+        }
+        let calls = notifications.calls
+        #expect(notifyCalls(calls, containing: "deploy \(marker) one").first?.contains("'deploys: bob in \(room.split(separator: "@")[0])'") == true,
+                "\(calls.suffix(3000))")
+        #expect(notifyCalls(calls, containing: "chatter \(marker) two").isEmpty, "\(calls.suffix(3000))")
+        // The watch that cannot be compiled: one warning for all the batches, none of the whole set failing.
+        let log = roost.stderrSoFar
+        #expect(log.components(separatedBy: "[watch ghost]").count == 2, "\(log.suffix(3000))")
+        #expect(log.contains("no contact, room or conversation matches 'nobody\(marker)'"), "\(log.suffix(3000))")
+        #expect(!log.contains("the watches could not be evaluated"), "\(log.suffix(3000))")
+    }
+
     @Test func quietHoursAreRespectedOrIgnoredByEachWatch() async throws {
         let (s, notifications, room, marker) = try await roomWithNotifications("night")
         // Quiet from an hour ago to an hour from now, in local time as the agent reads it.

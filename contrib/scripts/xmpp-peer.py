@@ -156,6 +156,11 @@ def message_fields(msg):
     delay = xml.find("{urn:xmpp:delay}delay")
     if delay is not None:
         fields["delay"] = delay.get("stamp")
+    for kind in ("received", "displayed", "acknowledged"):
+        marker = xml.find("{urn:xmpp:chat-markers:0}%s" % kind)
+        if marker is not None:
+            fields["marker"] = kind
+            fields["marker_id"] = marker.get("id")
     error = xml.find("{jabber:client}error")
     if error is not None:
         fields["error"] = next((child.tag.split("}")[1] for child in error

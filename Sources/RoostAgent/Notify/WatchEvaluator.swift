@@ -7,8 +7,9 @@ import Synchronization
 /// Which watches the messages a session just archived match: the `[watch NAME]` groups (every account), and
 /// `highlight_words` (the account's in its rooms, a `[room JID]` group's in that room), which make a room message
 /// notify like a mention. Each account's watches are compiled by the search's parser and compiler
-/// (`ArchiveReader.compileWatches`, again after `WatchQueries.lifetime`) and run once per batch of messages over
-/// those rows only (`ArchiveReader.watchMatches`): one statement per batch, never one per message or per watch.
+/// (`ArchiveReader.compileWatches`, again after `WatchQueries.lifetime`) and evaluated once per batch of messages
+/// (`ArchiveReader.watchMatches`): on each new message's own fields, then, for what those leave undecided, one statement
+/// over those rows only — never one per message or per watch.
 final class WatchEvaluator: Sendable {
     /// One query: a watch's (by its name) or the highlight words' (name nil).
     struct Definition: Sendable, Hashable {
@@ -22,6 +23,8 @@ final class WatchEvaluator: Sendable {
         var reader: ArchiveReader?
         /// By account: the definitions and their compiled statements.
         var compiled: [String: (definitions: [Definition], queries: WatchQueries)] = [:]
+        /// By account: what the last compilation logged of the queries it could not compile (logged again when it changes).
+        var failures: [String: [String]] = [:]
     }
 
     private let state = Mutex(State())
@@ -32,6 +35,7 @@ final class WatchEvaluator: Sendable {
             state.watches = watches
             if let archivePath { state.archivePath = archivePath }
             state.compiled = [:]
+            state.failures = [:]
         }
     }
 
@@ -46,14 +50,14 @@ final class WatchEvaluator: Sendable {
         return definitions
     }
 
-    /// What the prefilter reads of each new message (`ArchiveReader.watchMatches`): its body, subject and sender name.
-    static func texts(_ events: [ArchiveEvent], _ outcomes: [InsertOutcome]) -> [Int64: String] {
-        var texts: [Int64: String] = [:]
+    /// The new incoming messages of a batch as the watches read them (`ArchiveReader.watchMatches`), by archive id.
+    static func messages(_ events: [ArchiveEvent], _ outcomes: [InsertOutcome]) -> [Int64: WatchMessage] {
+        var messages: [Int64: WatchMessage] = [:]
         for (event, outcome) in zip(events, outcomes) {
             guard case .inserted(let id) = outcome, case .message(let record) = event, record.direction == .incoming else { continue }
-            texts[id] = [record.body, record.subject, record.senderName].compactMap { $0 }.joined(separator: "\n")
+            messages[id] = WatchMessage(id: id, record)
         }
-        return texts
+        return messages
     }
 
     /// The words as phrases joined by OR (`highlight_words` has no quotes: `ConfigValueParser.highlightWords`).
@@ -62,9 +66,10 @@ final class WatchEvaluator: Sendable {
     }
 
     /// For each of `ids` (`account`'s incoming messages just archived) that a watch selects, the definitions that
-    /// select it; `texts` (body, subject, sender name by id) rule out most without a statement. A failure is logged,
-    /// and the messages notify by the rules alone.
-    func matches(account: AccountConfig, ids: [Int64], texts: [Int64: String], log: Logger) -> [Int64: [Definition]] {
+    /// select it; `messages` (what was stored under those ids) decide most without a statement. A failure is logged,
+    /// and the messages notify by the rules alone; a query that cannot be compiled (`with:alice` before Alice is known)
+    /// is logged once and selects nothing until the next compilation, the others going on without it.
+    func matches(account: AccountConfig, ids: [Int64], messages: [Int64: WatchMessage], log: Logger) -> [Int64: [Definition]] {
         guard !ids.isEmpty else { return [:] }
         let definitions = definitions(for: account)
         guard !definitions.isEmpty else { return [:] }
@@ -74,11 +79,19 @@ final class WatchEvaluator: Sendable {
                 guard let reader = state.reader else { return [:] }
                 var entry = state.compiled[account.jid]
                 if entry == nil || entry!.definitions != definitions || entry!.queries.isStale() {
-                    entry = (definitions, try reader.compileWatches(definitions.map(\.query), account: account.jid))
+                    let queries = try reader.compileWatches(definitions.map(\.query), account: account.jid)
+                    entry = (definitions, queries)
                     state.compiled[account.jid] = entry
+                    let failures = queries.failures.sorted { $0.key < $1.key }.map { index, error in
+                        "\(definitions[index].name.map { "[watch \($0)]" } ?? "highlight_words") \(LogText.quote(definitions[index].query)): \(LogText.quote(error))"
+                    }
+                    if failures != state.failures[account.jid, default: []] {
+                        for failure in failures { log.warning("\(account.jid): \(failure); it selects nothing until Roost can compile it") }
+                        state.failures[account.jid] = failures
+                    }
                 }
-                let hits = try reader.watchMatches(entry!.queries, ids: ids, texts: texts)
-                return hits.mapValues { indexes in indexes.sorted().map { definitions[$0] } }
+                let hits = try reader.watchMatches(entry!.queries, ids: ids, messages: messages)
+                return hits.mapValues { indexes in indexes.map { definitions[$0] } }
             }
         } catch {
             log.warning("\(account.jid): the watches could not be evaluated: \(LogText.quote(error)); these messages notify by the rules alone")

@@ -117,8 +117,8 @@ actor AccountSession {
     /// Live notifications held until the watches have been evaluated on their messages: what the mailbox held when
     /// the session read it, one query for all (`postEvaluatingWatches`); posted in order.
     var awaitingWatches: [NotificationEvent] = []
-    /// Their messages' texts, by archive id (`WatchEvaluator.texts`).
-    var awaitingTexts: [Int64: String] = [:]
+    /// Their messages as the watches read them, by archive id (`WatchEvaluator.messages`).
+    var awaitingMessages: [Int64: WatchMessage] = [:]
     /// The photo hash of each contact's cached vCard ("" = none): a different hash in presence refetches it.
     var avatarHashes: [String: String] = [:]
 
@@ -524,18 +524,18 @@ actor AccountSession {
         }
         let first = awaitingWatches.isEmpty
         awaitingWatches += events
-        awaitingTexts.merge(WatchEvaluator.texts(archived, outcomes)) { _, new in new }
+        awaitingMessages.merge(WatchEvaluator.messages(archived, outcomes)) { _, new in new }
         guard first else { return }
         Task { self.evaluateWatches() }
     }
 
     private func evaluateWatches() {
         let events = awaitingWatches
-        let texts = awaitingTexts
+        let stored = awaitingMessages
         awaitingWatches = []
-        awaitingTexts = [:]
+        awaitingMessages = [:]
         var messages = events.compactMap { if case .message(let message) = $0 { message } else { nil } }
-        markWatches(&messages, texts: texts)
+        markWatches(&messages, stored: stored)
         var marked = messages.makeIterator()
         for event in events {
             if case .message = event, let message = marked.next() { notifications.post(.message(message)) } else { notifications.post(event) }
@@ -545,8 +545,8 @@ actor AccountSession {
     /// Marks each message with the watches it matched, evaluated once for all of them; highlight words make it a
     /// mention. Also for a catch-up's page (`NotifierCore` notifies its watched messages one by one, the others
     /// in the summary).
-    func markWatches(_ messages: inout [IncomingMessage], texts: [Int64: String]) {
-        let hits = notifications.watches.matches(account: account, ids: messages.compactMap(\.archiveID), texts: texts, log: log)
+    func markWatches(_ messages: inout [IncomingMessage], stored: [Int64: WatchMessage]) {
+        let hits = notifications.watches.matches(account: account, ids: messages.compactMap(\.archiveID), messages: stored, log: log)
         guard !hits.isEmpty else { return }
         for index in messages.indices {
             guard let id = messages[index].archiveID, let matched = hits[id] else { continue }
@@ -572,7 +572,7 @@ actor AccountSession {
                 if let message = translator.incoming(record, archiveID: id, mentionsUser: page.mentions.contains(index)) { late.append(message) }
             }
             if !late.isEmpty, !notifications.watches.definitions(for: account).isEmpty {
-                markWatches(&late, texts: WatchEvaluator.texts(page.events, outcomes))
+                markWatches(&late, stored: WatchEvaluator.messages(page.events, outcomes))
             }
             // The account's catch-up summarises the backlog; a room's catch-up its own messages, once.
             if !page.isRoom { backlog.add(late) }

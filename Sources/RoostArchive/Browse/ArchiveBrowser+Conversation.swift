@@ -84,14 +84,14 @@ extension ArchiveBrowser {
             let accounts = try Self.accounts(database)
             guard let account = accounts[accountID] else { return nil }
             let contacts = try ContactDirectory(database: database, accounts: accounts, where: "c.account_id = ?", [.integer(accountID)])
-            let reading = try ArchivedMessageReading(database: database, accounts: accounts)
-            let columns = ArchivedMessageReading.columns(includeRaw: false)
+            let reading = try MessageRowReading(database, accounts: accounts)
+            let columns = MessageRowReading.columns
             let scope: [SQLValue] = [.integer(accountID), .text(jid)]
             func read(_ condition: String, _ order: String, _ bound: Int64?, _ count: Int) throws(SQLiteError) -> [MessageRow] {
                 var rows: [MessageRow] = []
                 let sql = "SELECT \(columns) FROM messages m WHERE m.account_id = ? AND m.conversation = ?\(condition) ORDER BY m.id \(order) LIMIT ?"
                 try database.cached(sql).forEachRow(scope + (bound.map { [.integer($0)] } ?? []) + [.integer(Int64(count))]) { row throws(SQLiteError) in
-                    rows.append(try reading.message(row, includeRevisionRaw: false))
+                    rows.append(try reading.row(row))
                     return true
                 }
                 return rows
@@ -200,13 +200,13 @@ extension ArchiveBrowser {
         try reader.withSnapshot { database -> LiveUpdate? in
             let accounts = try Self.accounts(database)
             var messages: [MessageRow] = []
-            let reading = try ArchivedMessageReading(database: database, accounts: accounts)
-            let columns = ArchivedMessageReading.columns(includeRaw: false)
+            let reading = try MessageRowReading(database, accounts: accounts)
+            let columns = MessageRowReading.columns
             try database.cached("""
                 SELECT \(columns) FROM messages m
                 WHERE m.account_id = ? AND m.conversation = ? AND m.id > ? ORDER BY m.id LIMIT 200
                 """).forEachRow([.integer(accountID), .text(jid), .integer(cursor.afterID)]) { row throws(SQLiteError) in
-                messages.append(try reading.message(row, includeRevisionRaw: false))
+                messages.append(try reading.row(row))
                 return true
             }
             let (side, _) = try sideEvents(database: database, accounts: accounts, accountID: accountID, jid: jid,
@@ -235,11 +235,11 @@ extension ArchiveBrowser {
             for id in changed {
                 var before: MessageRow?, message: MessageRow?
                 try database.cached(previous).forEachRow([.integer(accountID), .text(jid), .integer(id)]) { row throws(SQLiteError) in
-                    before = try reading.message(row, includeRevisionRaw: false)
+                    before = try reading.row(row)
                     return false
                 }
                 try database.cached(one).forEachRow([.integer(id)]) { row throws(SQLiteError) in
-                    message = try reading.message(row, includeRevisionRaw: false)
+                    message = try reading.row(row)
                     return false
                 }
                 guard let message else { continue }

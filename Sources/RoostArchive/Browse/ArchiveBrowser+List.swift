@@ -24,7 +24,7 @@ extension ArchiveBrowser {
             let accounts = try Self.accounts(database)
             let contacts = try ContactDirectory(database: database, accounts: accounts)
             let clock = ZoneClock(timeZone: timeZone)
-            let reading = try ArchivedMessageReading(database: database, accounts: accounts)
+            let reading = try MessageRowReading(database, accounts: accounts)
             // One seek per conversation on messages_account_conversation (schema v9): the next conversation of
             // the same account, else the first of the next account; then its newest id. (A row-value
             // comparison `(account_id, conversation) > (?, ?)` would seek on the account only and scan.)
@@ -56,13 +56,13 @@ extension ArchiveBrowser {
                 key = pair
             }
             pairs.sort { $0.2 > $1.2 }
-            let last = try database.prepare("SELECT \(ArchivedMessageReading.columns(includeRaw: false)) FROM messages m WHERE m.id = ?")
+            let last = try database.prepare("SELECT \(MessageRowReading.columns) FROM messages m WHERE m.id = ?")
             let today = clock.civil(Timestamp.now()).dateText
             var entries: [ConversationEntry] = []
             for (accountID, jid, id) in pairs {
                 var message: MessageRow?
                 try last.forEachRow([.integer(id)]) { row throws(SQLiteError) in
-                    message = try reading.message(row, includeRevisionRaw: false)
+                    message = try reading.row(row)
                     return false
                 }
                 guard let message else { continue }

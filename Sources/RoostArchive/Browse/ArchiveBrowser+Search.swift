@@ -18,13 +18,13 @@ extension ArchiveBrowser {
         return try reader.withSnapshot { database in
             let accounts = try Self.accounts(database)
             let contacts = try ContactDirectory(database: database, accounts: accounts)
-            let reading = try ArchivedMessageReading(database: database, accounts: accounts)
+            let reading = try MessageRowReading(database, accounts: accounts)
             var statement = MessageStatement(compiled)
             if let before { statement.restrict("\(statement.idColumn) < ?", [.integer(before)]) }
-            let (sql, parameters) = statement.select(ArchivedMessageReading.columns(includeRaw: false), order: .newestFirst, limit: limit + 1)
+            let (sql, parameters) = statement.select(MessageRowReading.columns, order: .newestFirst, limit: limit + 1)
             var hits: [(Int64, MessageRow)] = []
             try database.prepare(sql).forEachRow(parameters) { row throws(SQLiteError) in
-                hits.append((row.int(1), try reading.message(row, includeRevisionRaw: false)))
+                hits.append((row.int(1), try reading.row(row)))
                 return true
             }
             let more = hits.count > limit

@@ -73,7 +73,7 @@ package final class ArchiveBrowser: Sendable {
     /// The attachment at `index` of message `messageID` (files are served by these ids, never by path).
     package func attachment(messageID: Int64, index: Int) throws -> AttachmentRecord? {
         try reader.withSnapshot { database -> AttachmentRecord? in
-            let attachments = try ArchivedMessageReading(database: database, accounts: [:]).attachments(of: messageID)
+            let attachments = try MessageRowReading(database, accounts: [:]).attachments(of: messageID)
             return attachments.indices.contains(index) ? attachments[index] : nil
         }
     }

@@ -102,7 +102,7 @@ public struct ArchiveExporter: Sendable {
             total: total, progress: progress)
         let stream = ExportEventStream(
             database: database, selection: selection,
-            reading: try ArchivedMessageReading(database: database, accounts: selection.accounts, rows: total),
+            reading: try MessageRowReading(database, accounts: selection.accounts, rows: total),
             includeRaw: writer.needsRawStanzas, includeStates: options.include.contains(.states),
             includePresence: options.include.contains(.presence), windows: nil)
         var names: [String: FileNameAllocator] = [:]

@@ -17,6 +17,8 @@ final class ByteSink {
     private(set) var bytesWritten: Int64 = 0
     private(set) var failure: ExportError?
     private var closed = false
+    /// Set for a sink in memory (`memory()`): what `drain` would write is kept here instead.
+    private var kept: [UInt8]?
 
     /// Creates a new file (never follows or replaces an existing one), readable by the owner only: an export
     /// holds private conversations.
@@ -32,6 +34,20 @@ final class ByteSink {
         self.ownsDescriptor = owns
         self.displayPath = displayPath
         buffer = .allocate(capacity: capacity)
+    }
+
+    /// A sink that keeps its bytes in memory (one `--json` line of the CLI): read them with `takeBytes()`.
+    static func memory() -> ByteSink {
+        let sink = ByteSink(descriptor: -1, owns: false, displayPath: "memory", bufferSize: 4096)
+        sink.kept = []
+        return sink
+    }
+
+    /// What a `memory()` sink holds, which it then forgets.
+    func takeBytes() -> [UInt8] {
+        drain()
+        defer { kept = [] }
+        return kept ?? []
     }
 
     deinit {
@@ -72,6 +88,11 @@ final class ByteSink {
     func drain() {
         defer { count = 0 }
         guard failure == nil else { return }
+        if kept != nil {
+            kept?.append(contentsOf: UnsafeBufferPointer(start: buffer, count: count))
+            bytesWritten += Int64(count)
+            return
+        }
         var offset = 0
         while offset < count {
             let written = write(descriptor, buffer + offset, count - offset)

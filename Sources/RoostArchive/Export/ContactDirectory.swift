@@ -12,6 +12,7 @@ struct ContactDirectory {
         c.account_id, c.jid, c.in_roster, c.name, c.groups, c.subscription, c.ask, c.roster_updated_at, c.nickname,
         c.fullname, c.photo_hash, c.photo_path, %RAW%, c.vcard_fetched_at
         """
+    private static let columnsWithoutRaw = columns.replacingOccurrences(of: "%RAW%", with: "NULL")
 
     init() {}
 
@@ -24,8 +25,9 @@ struct ContactDirectory {
     init(database: Database, accounts: [Int64: String], where filter: String = "1", _ parameters: [SQLValue] = []) throws(SQLiteError) {
         self.accounts = accounts
         rooms = try RoomDirectory(database: database)
-        let sql = "SELECT \(Self.columns.replacingOccurrences(of: "%RAW%", with: "NULL")) FROM contacts c WHERE \(filter)"
-        try database.prepare(sql).forEachRow(parameters) { row in
+        // Prepared once per connection (the live mail mirror reads the contacts on every pass): `filter` is SQL of
+        // the archive's own, never user text.
+        try database.cached("SELECT \(Self.columnsWithoutRaw) FROM contacts c WHERE \(filter)").forEachRow(parameters) { row in
             let contact = Self.contact(row, accounts: accounts)
             contacts[SliceKey(accountID: row.int(0), conversation: contact.jid.lowercased())] = contact
             return true
@@ -83,7 +85,7 @@ struct ContactDirectory {
             if let name = message.senderName, !name.isEmpty { return name }
         }
         // A private message in a room comes from an occupant, named by the nick (its bare JID is the room's).
-        if message.conversation.contains("/"), let nick = JIDText.resource(message.from), !nick.isEmpty { return nick }
+        if message.conversation.utf8.contains(UInt8(ascii: "/")), let nick = JIDText.resource(message.from), !nick.isEmpty { return nick }
         let bare = JIDText.bare(message.from)
         return contact(accountID: accountID, jid: bare)?.displayName ?? bare
     }

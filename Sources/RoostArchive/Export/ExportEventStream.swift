@@ -5,7 +5,7 @@
 struct ExportEventStream {
     let database: Database
     let selection: ExportSelection
-    let reading: ArchivedMessageReading
+    let reading: MessageRowReading
     let includeRaw: Bool
     let includeStates: Bool
     let includePresence: Bool
@@ -17,7 +17,7 @@ struct ExportEventStream {
     /// Runs `body` for every event of `scope`; `body` returns false to stop.
     func run(scope: ExportSelection.Scope, _ body: (ExportEvent) throws -> Bool) throws {
         var cursors: [Cursor] = []
-        let (sql, parameters) = selection.messages(columns: self.reading.columns(includeRaw: includeRaw), scope: scope)
+        let (sql, parameters) = selection.messages(columns: self.reading.columns(raw: includeRaw), scope: scope)
         let reading = self.reading
         let includeRaw = self.includeRaw
         cursors.append(try Cursor(statement: try database.prepare(sql), parameters: parameters) { row throws(SQLiteError) in

@@ -22,7 +22,7 @@ struct ExportSelection {
         self.compiled = compiled
         self.everything = everything
         var accounts: [Int64: String] = [:]
-        try database.prepare("SELECT id, jid FROM accounts ORDER BY id").forEachRow { row in
+        try database.cached("SELECT id, jid FROM accounts ORDER BY id").forEachRow { row in
             accounts[row.int(0)] = row.text(1)
             return true
         }

@@ -117,7 +117,8 @@ struct JSONByteEncoder {
         needsComma = false
     }
 
-    private func appendNull() {
+    /// A null value, after `key`.
+    func appendNull() {
         sink.append(UnsafeRawBufferPointer(start: ("null" as StaticString).utf8Start, count: 4))
     }
 

@@ -4,11 +4,11 @@
 /// writer before stepping that cursor again.
 struct MessageRowView {
     let row: Statement.Row
-    let reading: ArchivedMessageReading
+    let reading: MessageRowReading
     let includeRevisionRaw: Bool
     let timestamp: Int64
 
     func load() throws(SQLiteError) -> MessageRow {
-        try reading.message(row, includeRevisionRaw: includeRevisionRaw)
+        try reading.row(row, includeRevisionRaw: includeRevisionRaw)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+internal import CSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,10 +44,18 @@ final class StagedOutput {
     }
 
     /// Moves the finished output to its final name (replacing an old one only with `force`). A folder export
-    /// writes many files (a Maildir: one per message) without syncing each; one sync(2) makes them durable
-    /// before the rename publishes them (syncfs(2) would be narrower but Glibc's module does not export it).
+    /// writes many files (a Maildir: one per message) without syncing each; one syncfs(2) of the folder's
+    /// filesystem makes them durable before the rename publishes them.
     func commit() throws(ExportError) {
-        if isFolder { sync() }
+        if isFolder {
+            let descriptor = open(stagingPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if descriptor >= 0 {
+                _ = roost_syncfs(descriptor)
+                close(descriptor)
+            } else {
+                sync()
+            }
+        }
         var status = stat()
         let exists = lstat(finalPath, &status) == 0
         if exists && !force { throw .outputExists(path: finalPath) }

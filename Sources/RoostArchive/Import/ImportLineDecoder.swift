@@ -82,6 +82,13 @@ enum ImportLineDecoder {
         first.occupantId = occupantId
         first.realJid = try fields.optionalJID("real_jid", bare: true)
         first.claimedAt = try fields.optionalTime("claimed_at")
+        // Present since the one message schema (exports before it leave an encrypted message's fields out).
+        if let scheme = try fields.optionalString("encryption") {
+            first.encryption = MessageEncryption(
+                scheme: scheme, protocolNamespace: try fields.optionalString("encryption_namespace"),
+                senderDevice: try fields.optionalInteger("sender_device"), fingerprint: try fields.optionalString("sender_fingerprint"),
+                trust: try fields.optionalString("sender_trust"), failure: try fields.optionalString("undecryptable"))
+        }
         first.replyTo = try fields.optionalString("reply_to")
         first.replyToJid = try fields.optionalString("reply_to_jid")
         var retraction: MessageSemantics.Retraction?

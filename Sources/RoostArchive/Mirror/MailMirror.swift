@@ -1,6 +1,7 @@
 public import Foundation
 import RoostCore
 import Synchronization
+internal import CSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,11 +60,12 @@ public enum MirrorError: Error, Sendable, CustomStringConvertible {
 
 /// Writes the mirror: the messages that changed after the cursor `mirror` (everything on the first pass) as mails,
 /// each through the maildir export's `MailWriter.mail` — the bytes `roost export --format maildir` writes for it —
-/// into `tmp/`; once a batch is written, one sync(2), then each renamed into `new/`; the earlier version of a changed message (same Message-ID, another
+/// into `tmp/`, then each renamed into `new/`; the earlier version of a changed message (same Message-ID, another
 /// file name) is removed once its successor is in place, a message gone from the archive or the query loses its
 /// file. File names are `STEM` `R<row>V<change>.roost`, the same on every run, so a pass interrupted by a crash
-/// is redone over the same files; the cursor moves only after the folders are synced. A mail the user already
-/// moved to `cur/` under the same name is left there. Confined to one thread (`MailMirror`'s, or the CLI's).
+/// is redone over the same files; the cursor moves only after one syncfs(2) made the pass's files, names and
+/// removals durable. A mail the user already moved to `cur/` under the same name is left there. Confined to one
+/// thread (`MailMirror`'s, or the CLI's).
 public final class MailMirrorWriter {
     public static let cursorName = "mirror"
     /// Changes read per snapshot (and per cursor move).
@@ -77,13 +79,14 @@ public final class MailMirrorWriter {
     private var files: [Int64: [String]] = [:]
     /// The Maildirs (folders holding `tmp`, `new`, `cur`) made or found.
     private(set) var madeFolders: Set<String> = []
-    private var foldersToSync: Set<String> = []
+    /// Files or folders were made, renamed or removed since the mirror's filesystem was last synced.
+    private var unsynced = false
     private var text: [UInt8] = []
-    /// The mails of the pass under way, in `tmp/`: where each goes, and the earlier versions it replaces.
-    private var moves: [(staged: String, final: String, replaced: [String])] = []
-    /// The Message-IDs of rows rendered lately, for the next mails' threading headers (a flood's mails each name
-    /// the one before): row → Message-ID, forgotten when a row changes, emptied past 10 000.
-    private let ids = MessageIDs()
+    /// The mails of the pass under way, in `tmp/`: where each goes (its Maildir's `new/`, and the file there), and
+    /// the earlier versions it replaces.
+    private var moves: [(staged: String, folder: String, final: String, replaced: [String])] = []
+    /// What the renderer keeps from one pass to the next.
+    private let memory = RendererMemory()
     public private(set) var written = 0
     public private(set) var removed = 0
 
@@ -108,7 +111,7 @@ public final class MailMirrorWriter {
     @discardableResult
     public func rebuild() throws(MirrorError) -> Int {
         for row in Array(files.keys) { try remove(row) }
-        try syncFolders()
+        try syncFilesystem()
         do {
             try writer.setCursor(Self.cursorName, to: -1)
         } catch {
@@ -159,7 +162,7 @@ public final class MailMirrorWriter {
         if let failure { throw failure }
         guard let position else { return false }
         try publish()
-        try syncFolders()
+        try syncFilesystem()
         do {
             try writer.setCursor(Self.cursorName, to: position)
         } catch {
@@ -184,9 +187,9 @@ public final class MailMirrorWriter {
         }
         let (selection, renderer) = try Self.sqlite { () throws(SQLiteError) in
             let selection = try ExportSelection(compiled: compiled, account: nil, everything: false, database: database)
-            let renderer = Renderer(database: database, selection: selection, clock: clock, settings: settings,
-                                    reading: try ArchivedMessageReading(database: database, accounts: selection.accounts),
-                                    contacts: try ContactDirectory(database: database, selection: selection), ids: ids)
+            let renderer = try Renderer(database: database, selection: selection, clock: clock, settings: settings,
+                                        reading: try MessageRowReading(database, accounts: selection.accounts),
+                                        contacts: try ContactDirectory(database: database, selection: selection), memory: memory)
             return (selection, renderer)
         }
         guard let cursor, cursor >= 0 else {
@@ -200,14 +203,15 @@ public final class MailMirrorWriter {
                 }
                 return rows
             }
-            for row in rows { try update(row, renderer: renderer) }
+            for row in rows { try update(row, version: nil, renderer: renderer) }
             return latest
         }
         let changes = try Self.sqlite { () throws(SQLiteError) in
             try ChangeFeed.changes(after: cursor, upTo: latest, limit: Self.batchSize, database)
         }
         guard let last = changes.last else { return nil }
-        for change in changes { try update(change.row, renderer: renderer) }
+        // A row's latest change is its version (`message_changes` holds one row per message).
+        for change in changes { try update(change.row, version: change.seq, renderer: renderer) }
         return last.seq
     }
 
@@ -220,11 +224,12 @@ public final class MailMirrorWriter {
     }
 
     /// The message's mail as it is now, or its removal when it is gone or no longer selected.
-    private func update(_ row: Int64, renderer: Renderer) throws(MirrorError) {
+    /// `version`: the row's latest change when the caller read it from the feed (else looked up).
+    private func update(_ row: Int64, version: Int64?, renderer: Renderer) throws(MirrorError) {
         let rendered: Renderer.Mail?
-        ids.rows[row] = nil
+        memory.ids[row] = nil
         do {
-            rendered = try renderer.mail(row, into: &text)
+            rendered = try renderer.mail(row, version: version, into: &text)
         } catch {
             throw .archive(.sqlite(error))
         }
@@ -233,10 +238,12 @@ public final class MailMirrorWriter {
         try makeMaildir(folder)
         let name = rendered.stem + "R\(row)V\(rendered.version).roost"
         let existing = (files[row] ?? []).compactMap(current)
-        // Delivered already (a run interrupted before its cursor moved), maybe read and flagged by the user.
+        // Delivered already (a run interrupted before its cursor moved) and moved to `cur/` by a mail reader, maybe
+        // flagged: left there. One still in `new/` is written again: the pass syncs after its renames, so a power cut
+        // before the sync can have left the name without the data.
         if let kept = existing.first(where: { path in
             let file = (path as NSString).lastPathComponent
-            return file == name || file.hasPrefix(name + ":")
+            return (file == name || file.hasPrefix(name + ":")) && path.hasSuffix("/cur/" + file)
         }) {
             try drop(existing.filter { $0 != kept })
             files[row] = [kept]
@@ -245,19 +252,18 @@ public final class MailMirrorWriter {
         let staged = folder + "/tmp/" + name
         let final = folder + "/new/" + name
         try write(staged)
-        moves.append((staged, final, existing.filter { $0 != final }))
+        moves.append((staged, folder + "/new", final, existing.filter { $0 != final }))
         written += 1
         files[row] = [final]
     }
 
-    /// The batch's mails, written to `tmp/`, made durable by one sync(2) (an fsync per file cost more CPU than the
-    /// rest of the mirror: docs/performance.md), then renamed into `new/`, each replacing its earlier version.
+    /// The batch's mails, written to `tmp/`, renamed into `new/`, each replacing its earlier version. Not synced
+    /// here: the pass syncs the mirror's filesystem once, after the renames (`syncFilesystem`).
     private func publish() throws(MirrorError) {
         guard !moves.isEmpty else { return }
-        sync()
         for move in moves {
             if rename(move.staged, move.final) != 0 { throw .io(path: move.final, operation: "move into place", errno: errno) }
-            foldersToSync.insert((move.final as NSString).deletingLastPathComponent)
+            unsynced = true
             try drop(move.replaced)
         }
         moves.removeAll()
@@ -272,7 +278,7 @@ public final class MailMirrorWriter {
     private func drop(_ paths: [String]) throws(MirrorError) {
         for path in paths {
             if unlink(path) != 0 && errno != ENOENT { throw .io(path: path, operation: "remove", errno: errno) }
-            foldersToSync.insert((path as NSString).deletingLastPathComponent)
+            unsynced = true
             removed += 1
         }
     }
@@ -301,14 +307,16 @@ public final class MailMirrorWriter {
         }
     }
 
-    private func syncFolders() throws(MirrorError) {
-        for folder in foldersToSync.sorted() {
-            let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if descriptor < 0 { continue }
-            defer { close(descriptor) }
-            if fsync(descriptor) != 0 { throw .io(path: folder, operation: "sync", errno: errno) }
-        }
-        foldersToSync.removeAll()
+    /// Makes what the pass wrote, renamed, made and removed durable before the cursor moves: one syncfs(2) of the
+    /// mirror's filesystem (data, names and folders at once; an fsync of each file and folder cost more CPU than the
+    /// rest of the mirror, and sync(2) writes back every filesystem: docs/performance.md).
+    private func syncFilesystem() throws(MirrorError) {
+        guard unsynced else { return }
+        let descriptor = open(settings.maildir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if descriptor < 0 { throw .io(path: settings.maildir, operation: "open", errno: errno) }
+        defer { close(descriptor) }
+        if roost_syncfs(descriptor) != 0 { throw .io(path: settings.maildir, operation: "sync", errno: errno) }
+        unsynced = false
     }
 
     private func makeMaildir(_ folder: String) throws(MirrorError) {
@@ -324,7 +332,7 @@ public final class MailMirrorWriter {
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty && parent != path { try makeFolder(parent) }
         if mkdir(path, 0o700) != 0 && errno != EEXIST { throw .io(path: path, operation: "create", errno: errno) }
-        foldersToSync.insert(parent)
+        unsynced = true
     }
 
     /// Reads which mails the folders hold (names this mirror wrote, in `new/` and `cur/`).
@@ -340,20 +348,31 @@ public final class MailMirrorWriter {
     }
 }
 
-/// One snapshot's way from a message row to its mail: the row through the mirror's query, its conversation's
-/// first and previous mail in the same Maildir (what an export of that Maildir chains it to), its attachments.
-final class MessageIDs {
-    var rows: [Int64: String] = [:]
+/// What the renderer keeps from one pass to the next (the mirror's thread alone uses it).
+final class RendererMemory {
+    /// The Message-IDs of rows rendered lately, for the next mails' threading headers (a flood's mails each name
+    /// the one before): row → Message-ID, forgotten when a row changes, emptied past 10 000.
+    var ids: [Int64: String] = [:]
+    /// With `split = conversation`: a conversation's folder below the mirror's (`/JID` or `/account/JID`), its
+    /// safe names worked out once.
+    var folders: [SliceKey: String] = [:]
 }
 
+/// One snapshot's way from a message row to its mail: the row through the mirror's query, its conversation's
+/// first and previous mail in the same Maildir (what an export of that Maildir chains it to), its attachments.
+/// Its three reads are prepared when it is made: their SQL is the same for every mail, only the values change.
 private struct Renderer {
     let database: Database
     let selection: ExportSelection
     let clock: ZoneClock
     let settings: MirrorSettings
-    let reading: ArchivedMessageReading
+    let reading: MessageRowReading
     let contacts: ContactDirectory
-    let ids: MessageIDs
+    let memory: RendererMemory
+    /// A row by its number; a Maildir's newest row before a row; a Maildir's oldest row.
+    private let rowRead: Statement
+    private let earlierRead: Statement
+    private let firstRead: Statement
 
     struct Mail {
         /// Below the mirror's top folder: `""`, `/conversation`, `/account/conversation` or `/2026-01`.
@@ -362,62 +381,80 @@ private struct Renderer {
         var version: Int64
     }
 
-    func mail(_ row: Int64, into text: inout [UInt8]) throws(SQLiteError) -> Mail? {
-        var statement = selection.statement(scope: .init())
-        statement.restrict("m.id = ?", [.integer(row)])
-        guard let (message, accountID) = try first(statement, order: nil) else { return nil }
+    init(database: Database, selection: ExportSelection, clock: ZoneClock, settings: MirrorSettings,
+         reading: MessageRowReading, contacts: ContactDirectory, memory: RendererMemory) throws(SQLiteError) {
+        self.database = database
+        self.selection = selection
+        self.clock = clock
+        self.settings = settings
+        self.reading = reading
+        self.contacts = contacts
+        self.memory = memory
+        // Any values do: the SQL depends only on the reads' shape (a month bounds them or not).
+        let shape = ExportSelection.Scope(slice: ConversationSlice(accountID: 0, account: "", conversation: "", messageCount: 0),
+                                          timeRange: settings.split == .month ? 0...0 : nil)
+        rowRead = try database.cached(Self.row(0, selection).select(reading.columns(), limit: 1).0)
+        earlierRead = try database.cached(Self.before(0, selection, shape).select("m.id", order: .newestFirst, limit: 1).0)
+        firstRead = try database.cached(selection.statement(scope: shape).select("m.id", order: .oldestFirst, limit: 1).0)
+    }
+
+    /// `version`: the row's latest change, when the caller knows it.
+    func mail(_ row: Int64, version: Int64?, into text: inout [UInt8]) throws(SQLiteError) -> Mail? {
+        guard let (message, accountID) = try message(row) else { return nil }
         let slice = ConversationSlice(accountID: accountID, account: message.account, conversation: message.conversation, messageCount: 0)
         var folder = ""
         var range: ClosedRange<Int64>?
         switch settings.split {
         case .none: break
         case .conversation:
-            if settings.accountFolders { folder += "/" + SafeFileName.component(message.account) }
-            folder += "/" + SafeFileName.component(message.conversation)
+            let key = SliceKey(accountID: accountID, conversation: message.conversation)
+            if let known = memory.folders[key] {
+                folder = known
+            } else {
+                if settings.accountFolders { folder += "/" + SafeFileName.component(message.account) }
+                folder += "/" + SafeFileName.component(message.conversation)
+                memory.folders[key] = folder
+            }
         case .month:
             let time = clock.civil(message.timestamp)
             folder = "/" + time.monthText
             let next = clock.startOfMonth(year: time.year, month: time.month + 1)
             range = clock.startOfMonth(year: time.year, month: time.month)...(next == .max ? Int64.max : next - 1)
         }
-        var earlier = selection.statement(scope: .init(slice: slice, timeRange: range))
-        earlier.restrict("m.id < ?", [.integer(row)])
+        let scope = ExportSelection.Scope(slice: slice, timeRange: range)
         var previous: String?
         var first: String?
-        if let before = try messageID(earlier, order: .newestFirst) {
+        if let before = try messageID(earlierRead, Self.before(row, selection, scope).parameters(limit: 1)) {
             previous = before
-            first = try messageID(selection.statement(scope: .init(slice: slice, timeRange: range)), order: .oldestFirst)
+            first = try messageID(firstRead, selection.statement(scope: scope).parameters(limit: 1))
         }
         let embedded = message.attachments.map { attachment in settings.attachmentLimit.flatMap { MailAttachment.load(attachment, limit: $0) } }
-        let (_, stem, _) = MailWriter.mail(message, slice: slice, first: first, previous: previous, embedded: embedded,
-                                           clock: clock, contacts: contacts, into: &text)
-        let version = try database.cached("SELECT seq FROM message_changes WHERE message_row = ?").scalarInt([.integer(row)]) ?? 0
-        if ids.rows.count >= 10_000 { ids.rows.removeAll(keepingCapacity: true) }
-        ids.rows[row] = MailMessageBuilder.messageID(message)
-        return Mail(folder: folder, stem: stem, version: version)
+        let (id, stem, _) = MailWriter.mail(message, slice: slice, first: first, previous: previous, embedded: embedded,
+                                            clock: clock, contacts: contacts, into: &text)
+        var version = version
+        if version == nil { version = try database.cached("SELECT seq FROM message_changes WHERE message_row = ?").scalarInt([.integer(row)]) }
+        if memory.ids.count >= 10_000 { memory.ids.removeAll(keepingCapacity: true) }
+        memory.ids[row] = id
+        return Mail(folder: folder, stem: stem, version: version ?? 0)
     }
 
-    /// The Message-ID of the first row `statement` reads in `order`: remembered, or read.
-    private func messageID(_ statement: MessageStatement, order: SearchOrder) throws(SQLiteError) -> String? {
-        let (sql, parameters) = statement.select("m.id", order: order, limit: 1)
-        guard let row = try database.cached(sql).scalarInt(parameters) else { return nil }
-        if let known = ids.rows[row] { return known }
-        var only = selection.statement(scope: .init())
-        only.restrict("m.id = ?", [.integer(row)])
-        guard let (message, _) = try first(only, order: nil) else { return nil }
+    /// The Message-ID of the row `read` finds with `parameters`: remembered, or read.
+    private func messageID(_ read: Statement, _ parameters: [SQLValue]) throws(SQLiteError) -> String? {
+        guard let row = try read.scalarInt(parameters) else { return nil }
+        if let known = memory.ids[row] { return known }
+        guard let (message, _) = try message(row) else { return nil }
         let id = MailMessageBuilder.messageID(message)
-        ids.rows[row] = id
+        memory.ids[row] = id
         return id
     }
 
-    private func first(_ statement: MessageStatement, order: SearchOrder?) throws(SQLiteError) -> (MessageRow, Int64)? {
-        let (sql, parameters) = statement.select(reading.columns(includeRaw: false), order: order, limit: 1)
+    /// The message of `row` and its account's id, when the query selects it.
+    private func message(_ row: Int64) throws(SQLiteError) -> (MessageRow, Int64)? {
         var found: (MessageRow, Int64)?
         var failure: SQLiteError?
-        // The same few statement texts for every message (only the parameters change): prepared once.
-        try database.cached(sql).forEachRow(parameters) { row in
+        try rowRead.forEachRow(Self.row(row, selection).parameters(limit: 1)) { row in
             do throws(SQLiteError) {
-                found = (try reading.message(row, includeRevisionRaw: false), row.int(1))
+                found = (try reading.row(row), row.int(1))
             } catch {
                 failure = error
             }
@@ -426,11 +463,23 @@ private struct Renderer {
         if let failure { throw failure }
         return found
     }
+
+    private static func row(_ row: Int64, _ selection: ExportSelection) -> MessageStatement {
+        var statement = selection.statement(scope: .init())
+        statement.restrict("m.id = ?", [.integer(row)])
+        return statement
+    }
+
+    private static func before(_ row: Int64, _ selection: ExportSelection, _ scope: ExportSelection.Scope) -> MessageStatement {
+        var statement = selection.statement(scope: scope)
+        statement.restrict("m.id < ?", [.integer(row)])
+        return statement
+    }
 }
 
 /// The mirror's owner in `roost run`: a thread (`roost.mirror`) that sleeps in `poll(2)` until the archive writer
 /// commits (`ArchiveWriter.onCommit` writes one byte to its pipe; a wake-up already pending is not repeated, so
-/// the writer never waits for the mirror), gathers the commits of the next 100 ms, then writes what changed. A
+/// the writer never waits for the mirror), gathers the commits of the next 250 ms, then writes what changed. A
 /// failing pass (a full disk) is logged once and tried again at the next wake-up; ingest goes on meanwhile.
 public final class MailMirror: Sendable {
     private let wakeUp: WakePipe
@@ -541,13 +590,14 @@ public final class MailMirror: Sendable {
                 }
             }
             // The commits that follow within `gathering` go into the same pass: a flood's mails are written in
-            // batches, each with one cursor commit and one sync of its folders, well within the second.
+            // batches, each with one cursor commit and one sync of the filesystem, well within the second (a pass's
+            // own costs, spread over its mails: docs/performance.md).
             if !state.withLock({ $0.stopping }) { usleep(Self.gathering) }
         }
     }
 
     /// How long a wake-up waits for more commits before writing (microseconds).
-    static let gathering: useconds_t = 100_000
+    static let gathering: useconds_t = 250_000
 }
 
 /// inotify on the mirror's `cur/` folders: the rows of mails moved there (or renamed there) with the `S` flag.

@@ -65,7 +65,7 @@ public final class ArchiveReader: Sendable {
         let compiled = try compile(query, now: now, timeZone: timeZone, account: account)
         let (sql, parameters) = MessageStatement(compiled).select(forLines ? MessageRowReading.lineColumns : MessageRowReading.columns,
                                                                   order: order, limit: max(0, limit), offset: max(0, offset))
-        try streamRows(sql, parameters, highlighting: compiled.highlightTerms, body)
+        try streamRows(sql, parameters, highlighting: compiled.highlightTerms, history: !forLines, body)
     }
 
     /// `search(…, forLines: true)` for a text writer that renders plain messages from their columns (`roost search`
@@ -80,14 +80,16 @@ public final class ArchiveReader: Sendable {
         let highlighter = Highlighter(terms: compiled.highlightTerms)
         try withDatabase { database throws(SQLiteError) in
             try database.read { () throws(SQLiteError) in
-                let reading = try MessageRowReading(database)
+                let reading = try MessageRowReading(database, history: false)
                 let decorated = try DecoratedRows.read(database, costingAtMost: limit)
                 let (sql, parameters) = MessageStatement(compiled).select(
                     decorated == nil ? MessageRowReading.lineColumns : MessageLine.columns, order: order, limit: max(0, limit),
                     offset: max(0, offset))
                 let statement = try database.prepare(sql)
                 guard let decorated else {
-                    return try statement.forEachRow(parameters) { body(.event(.message(reading.row($0, highlighter: highlighter)))) }
+                    return try statement.forEachRow(parameters) { row throws(SQLiteError) in
+                        body(.event(.message(try reading.row(row, highlighter: highlighter))))
+                    }
                 }
                 let whole = try database.prepare("SELECT \(MessageRowReading.lineColumns) FROM messages m WHERE m.id = ?1")
                 try statement.forEachRow(parameters) { row throws(SQLiteError) in
@@ -97,8 +99,8 @@ public final class ArchiveReader: Sendable {
                         : reading.marks.of(account: line.accountID, conversation: line.conversation)
                     if line.isPlain(decorated: decorated, marks: marks) { return body(.line(line)) }
                     var event: TranscriptItem?
-                    try whole.forEachRow([.integer(line.id)]) { row in
-                        event = .event(.message(reading.row(row, highlighter: highlighter)))
+                    try whole.forEachRow([.integer(line.id)]) { row throws(SQLiteError) in
+                        event = .event(.message(try reading.row(row, highlighter: highlighter)))
                         return false
                     }
                     return event.map(body) ?? true
@@ -119,16 +121,17 @@ public final class ArchiveReader: Sendable {
 
     /// Runs a message query in one read transaction, handing each row to `body` as it is read; stops when `body`
     /// returns false, rethrows what `body` throws.
-    private func streamRows(_ sql: String, _ parameters: [SQLValue], highlighting terms: [String],
+    private func streamRows(_ sql: String, _ parameters: [SQLValue], highlighting terms: [String], history: Bool = true,
                             _ body: (MessageRow) throws -> Bool) throws {
         let highlighter = Highlighter(terms: terms)
         var bodyError: (any Error)?
         try withDatabase { database throws(SQLiteError) in
             try database.read { () throws(SQLiteError) in
-                let reading = try MessageRowReading(database)
-                try database.prepare(sql).forEachRow(parameters) { row in
+                let reading = try MessageRowReading(database, history: history)
+                try database.prepare(sql).forEachRow(parameters) { row throws(SQLiteError) in
+                    let message = try reading.row(row, highlighter: highlighter)
                     do {
-                        return try body(reading.row(row, highlighter: highlighter))
+                        return try body(message)
                     } catch {
                         bodyError = error
                         return false
@@ -223,22 +226,13 @@ public final class ArchiveReader: Sendable {
                     AND (?2 IS NULL OR m.account_id IN (SELECT id FROM accounts WHERE jid = ?2))
                 """)
             for id in ids.sorted() {
-                try statement.forEachRow([.integer(id), SQLValue(account)]) { row in
-                    rows.append(reading.row(row, highlighter: noHighlight))
+                try statement.forEachRow([.integer(id), SQLValue(account)]) { row throws(SQLiteError) in
+                    rows.append(try reading.row(row, highlighter: noHighlight))
                     return false
                 }
             }
         }
         return rows
-    }
-
-    /// What `roost show` adds to a message's row: its stored versions (revision 0 the original text, then each
-    /// correction in the order it arrived; empty when never corrected) and every reaction update, oldest first.
-    public func history(ofMessage id: Int64) throws(ArchiveError) -> (revisions: [MessageRevision], reactions: [ReactionUpdate]) {
-        try withDatabase { database throws(SQLiteError) in
-            let reading = try ArchivedMessageReading(database: database, accounts: [:])
-            return (try reading.revisions(of: id, includeRaw: false), try reading.reactionHistory(of: id))
-        }
     }
 
     /// How many messages match `query` (all of them for ""), without reading them.
@@ -285,6 +279,14 @@ public final class ArchiveReader: Sendable {
     /// reader's own is taken.
     func compile(_ query: String, now: Date, timeZone: TimeZone, account: String? = nil, conversation: String? = nil,
                  database: Database? = nil) throws(ArchiveError) -> CompiledQuery {
+        let (node, counted) = try resolve(query, account: account, conversation: conversation, database: database)
+        return QueryCompiler.compile(node, now: now, timeZone: timeZone, conversationsCounted: counted)
+    }
+
+    /// What `compile` compiles: the parsed query with the account and conversation it keeps to and its names resolved,
+    /// and whether the archive lists its conversations (`SchemaV10`).
+    func resolve(_ query: String, account: String? = nil, conversation: String? = nil,
+                 database: Database? = nil) throws(ArchiveError) -> (node: QueryNode, conversationsCounted: Bool) {
         var node: QueryNode
         do throws(QueryError) {
             node = try QueryParser.parse(query)
@@ -299,17 +301,17 @@ public final class ArchiveReader: Sendable {
             // With the names, whether the archive lists its conversations (`SchemaV10`): `from:` then reads rooms only
             // where it looks for nicks (see `QueryCompiler`).
             let parsed = node
-            let resolve = { (database: Database) throws(ArchiveError) -> (QueryNode, Bool) in
+            let lookUp = { (database: Database) throws(ArchiveError) -> (QueryNode, Bool) in
                 let resolved = try QueryNames.resolve(parsed, account: account, database: database)
                 do throws(SQLiteError) { return (resolved, try StatsQuery.keepsCounters(database)) } catch { throw .sqlite(error) }
             }
             if let database {
-                (node, counted) = try resolve(database)
+                (node, counted) = try lookUp(database)
             } else {
-                (node, counted) = try withDatabaseResult(resolve)
+                (node, counted) = try withDatabaseResult(lookUp)
             }
         }
-        return QueryCompiler.compile(node, now: now, timeZone: timeZone, conversationsCounted: counted)
+        return (node, counted)
     }
 
     /// Whether the query has a `with:`, `in:`, `from:` or `to:` filter to resolve.

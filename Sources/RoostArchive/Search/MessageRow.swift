@@ -1,7 +1,7 @@
-/// A stored message: the one read model of search, transcripts, `roost show`, export and the web view. Search and
-/// transcripts (`MessageRowReading`) fill the fields a line or `--json` shows; export and the web view
-/// (`ArchivedMessageReading`) fill the rest too — the stanza-id's origin, the raw stanza, the stored versions and
-/// the reaction history. (`MessageLine` and the export's `MessageRowView` are views of a statement's current row,
+/// A stored message: the one read model of search, transcripts, `roost show`, export and the web view, filled by
+/// the one reader, `MessageRowReading` (one column list): everything a line, `--json` or an export shows — the
+/// stanza-id's origin, the raw stanza when asked, the stored versions and the reaction history (left out for plain
+/// search lines, which show none of them). (`MessageLine` and the export's `MessageRowView` are views of a statement's current row,
 /// valid only while it stands there, not copies: what makes a plain line or a jsonl record cost no Strings.)
 public struct MessageRow: Sendable, Equatable {
     /// Archive id: time ordered (`timestamp << 20 | n`), stable within one archive but reassigned by import.
@@ -41,7 +41,7 @@ public struct MessageRow: Sendable, Equatable {
     /// Reactions, the message answered, retraction, receipts and read state (schema v7).
     public var semantics = MessageSemantics()
 
-    // Read by export and the web view (`ArchivedMessageReading`) only; empty, nil or false otherwise.
+    // Read by export and the web view (`MessageRowReading`) only; empty, nil or false otherwise.
 
     public var stanzaIdBy: String? = nil
     public var stanzaIdTrusted = false

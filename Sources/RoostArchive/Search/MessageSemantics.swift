@@ -226,7 +226,7 @@ final class ReadMarks {
 
     init(_ database: Database) throws(SQLiteError) {
         guard try database.cached("SELECT 1 FROM sqlite_master WHERE name = 'read_state'").scalarInt() != nil else { return }
-        try database.prepare("SELECT account_id, conversation, read_row, peer_received_row, peer_displayed_row FROM read_state")
+        try database.cached("SELECT account_id, conversation, read_row, peer_received_row, peer_displayed_row FROM read_state")
             .forEachRow { row in
                 marks[Key(row.int(0), row.text(1))] = Marks(read: row.int(2), received: row.int(3), displayed: row.int(4))
                 return true

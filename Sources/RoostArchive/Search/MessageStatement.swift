@@ -48,28 +48,23 @@ struct MessageStatement {
     /// its own), before the limit.
     func select(_ columns: String, join: String = "", order: SearchOrder? = nil, limit: Int? = nil, offset: Int = 0,
                 tail: String = "") -> (String, [SQLValue]) {
-        var parameters: [SQLValue] = []
         var from = "FROM messages m"
-        if let fts = query.ftsExpression {
-            from = "FROM message_fts f JOIN messages m ON m.id = f.rowid"
-            parameters.append(.text(fts))
-        }
+        if query.ftsExpression != nil { from = "FROM message_fts f JOIN messages m ON m.id = f.rowid" }
         if !join.isEmpty { from += " " + join }
         let whereSQL = ([query.ftsExpression == nil ? nil : "message_fts MATCH ?", "(\(query.whereSQL))"].compactMap { $0 }
                         + conditions).joined(separator: " AND ")
-        parameters += query.parameters + conditionParameters
-        let paging: [SQLValue] = limit.map { [.integer(Int64($0)), .integer(Int64(offset))] } ?? []
+        let parameters = parameters(limit: limit, offset: offset)
         let paged = limit == nil ? "" : " LIMIT ? OFFSET ?"
         switch order {
         case nil:
-            return ("SELECT \(columns) \(from) WHERE \(whereSQL)\(tail.isEmpty ? "" : " " + tail)\(paged)", parameters + paging)
+            return ("SELECT \(columns) \(from) WHERE \(whereSQL)\(tail.isEmpty ? "" : " " + tail)\(paged)", parameters)
         case .newestFirst?, .oldestFirst?:
             let direction = order == .oldestFirst ? "ASC" : "DESC"
-            return ("SELECT \(columns) \(from) WHERE \(whereSQL) ORDER BY \(idColumn) \(direction)\(paged)", parameters + paging)
+            return ("SELECT \(columns) \(from) WHERE \(whereSQL) ORDER BY \(idColumn) \(direction)\(paged)", parameters)
         case .rank?:
             guard query.ftsExpression != nil else {
                 // No words, no score: newest first.
-                return ("SELECT \(columns) \(from) WHERE \(whereSQL) ORDER BY m.id DESC\(paged)", parameters + paging)
+                return ("SELECT \(columns) \(from) WHERE \(whereSQL) ORDER BY m.id DESC\(paged)", parameters)
             }
             let sql = """
                 SELECT \(columns) FROM (
@@ -78,7 +73,16 @@ struct MessageStatement {
                 ) c JOIN messages m ON m.id = c.candidate
                 ORDER BY c.score, m.id DESC\(paged)
                 """
-            return (sql, parameters + paging)
+            return (sql, parameters)
         }
+    }
+
+    /// What `select(_:join:order:limit:offset:tail:)` binds, without building its SQL: for a reader that prepared
+    /// the SQL of one shape once and reads it again with other values (the mail mirror, for every mail).
+    func parameters(limit: Int? = nil, offset: Int = 0) -> [SQLValue] {
+        var parameters: [SQLValue] = query.ftsExpression.map { [.text($0)] } ?? []
+        parameters += query.parameters + conditionParameters
+        if let limit { parameters += [.integer(Int64(limit)), .integer(Int64(offset))] }
+        return parameters
     }
 }

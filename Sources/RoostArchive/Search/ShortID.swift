@@ -77,8 +77,8 @@ extension ArchiveReader {
             let reading = try MessageRowReading(database)
             let statement = try database.prepare("SELECT \(MessageRowReading.columns) FROM messages m WHERE m.id = ?")
             for id in ids {
-                try statement.forEachRow([.integer(id)]) { row in
-                    rows.append(reading.row(row, highlighter: noHighlight))
+                try statement.forEachRow([.integer(id)]) { row throws(SQLiteError) in
+                    rows.append(try reading.row(row, highlighter: noHighlight))
                     return false
                 }
             }
@@ -96,13 +96,13 @@ extension ArchiveReader {
             let reading = try MessageRowReading(database)
             let scope = "m.conversation = ?1 AND m.account_id = (SELECT id FROM accounts WHERE jid = ?2)"
             try database.prepare("SELECT \(MessageRowReading.columns) FROM messages m WHERE \(scope) AND m.id < ?3 ORDER BY m.id DESC LIMIT ?4")
-                .forEachRow([.text(row.conversation), .text(row.account), .integer(row.id), .integer(Int64(before))]) { found in
-                    earlier.append(reading.row(found, highlighter: noHighlight))
+                .forEachRow([.text(row.conversation), .text(row.account), .integer(row.id), .integer(Int64(before))]) { found throws(SQLiteError) in
+                    earlier.append(try reading.row(found, highlighter: noHighlight))
                     return true
                 }
             try database.prepare("SELECT \(MessageRowReading.columns) FROM messages m WHERE \(scope) AND m.id > ?3 ORDER BY m.id ASC LIMIT ?4")
-                .forEachRow([.text(row.conversation), .text(row.account), .integer(row.id), .integer(Int64(after))]) { found in
-                    later.append(reading.row(found, highlighter: noHighlight))
+                .forEachRow([.text(row.conversation), .text(row.account), .integer(row.id), .integer(Int64(after))]) { found throws(SQLiteError) in
+                    later.append(try reading.row(found, highlighter: noHighlight))
                     return true
                 }
         }

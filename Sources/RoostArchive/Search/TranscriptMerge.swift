@@ -39,7 +39,7 @@ struct TranscriptMerge {
                                 .integer(MessageID.base(forTimestamp: upper))]
         var cursors: [Cursor] = []
         let noHighlight = Highlighter(terms: [])
-        let reading = try MessageRowReading(database)
+        let reading = try MessageRowReading(database, history: !(lines || forLines))
         let messageColumns = lines ? MessageLine.columns : forLines ? MessageRowReading.lineColumns : MessageRowReading.columns
         let messages = try database.prepare("""
             SELECT \(messageColumns) FROM messages m
@@ -60,14 +60,14 @@ struct TranscriptMerge {
                 }
                 if line.isPlain(decorated: decorated, marks: marksOf?.marks) { return .line(line) }
                 var event: TranscriptItem?
-                try whole.forEachRow([.integer(line.id)]) { row in
-                    event = .event(.message(reading.row(row, highlighter: noHighlight)))
+                try whole.forEachRow([.integer(line.id)]) { row throws(SQLiteError) in
+                    event = .event(.message(try reading.row(row, highlighter: noHighlight)))
                     return false
                 }
                 return event
             })
         } else {
-            cursors.append(try Cursor(statement: messages, parameters: byID) { .event(.message(reading.row($0, highlighter: noHighlight))) })
+            cursors.append(try Cursor(statement: messages, parameters: byID) { row throws(SQLiteError) in .event(.message(try reading.row(row, highlighter: noHighlight))) })
         }
         if includeStates {
             cursors.append(try Cursor(

@@ -88,6 +88,11 @@ struct Output: Sendable {
         bytes.withUnsafeBytes { standardOutput.write(bytes: $0) }
     }
 
+    /// One JSON Lines record on stdout, encoded already (with its line feed).
+    func jsonLine(encoded bytes: [UInt8]) {
+        line { $0.append(contentsOf: bytes) }
+    }
+
     /// One JSON Lines record on stdout.
     func jsonLine(_ object: JSONObject) {
         standardOutput.write(JSONValue.object(object).serialized + "\n")

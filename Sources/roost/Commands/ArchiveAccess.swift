@@ -73,41 +73,6 @@ enum TimeText {
 }
 
 extension MessageRow {
-    /// The JSON object of `roost search --json` and `roost log --json` (documented in README).
-    var json: JSONObject {
-        var object: JSONObject = [
-            "id": .int(id),
-            "account": .string(account),
-            "conversation": .string(conversation),
-            "direction": .string(direction.rawValue),
-            "type": .string(kind.rawValue),
-            "from": .string(from),
-            "to": .string(to),
-            "sender_name": .string(senderName),
-            "timestamp": .string(TimeText.utc(timestamp)),
-            "received_at": .string(TimeText.utc(receivedAt)),
-            "claimed_at": claimedAt.map { .string(TimeText.utc($0)) } ?? .null,
-            "body": .string(body),
-            "subject": .string(subject),
-            "thread": .string(thread),
-            "stanza_id": .string(stanzaId),
-            "origin_id": .string(originId),
-            "message_id": .string(messageId),
-            "edited": .bool(edited),
-            "revisions": .int(revisions),
-            "carbon": .bool(isCarbon),
-            "source": .string(source.rawValue),
-            "encryption": .string(encryption?.scheme),
-            "sender_trust": .string(encryption?.trust),
-            "undecryptable": .string(encryption?.failure),
-            "attachments": .array(attachments.map { .object($0.summaryJSON) }),
-            "occupant_id": .string(occupantId),
-            "real_jid": .string(realJid),
-        ]
-        for (key, value) in semantics.jsonMembers { object[key] = value }
-        return object
-    }
-
     /// True when the body is nothing but the link to an attachment (shown as `[file NAME SIZE]` instead).
     var bodyIsLink: Bool {
         let text = body?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
@@ -124,12 +89,13 @@ extension AttachmentRecord {
         return text + "]"
     }
 
-    /// The attachment fields of `roost search --json`, `roost log --json` and `roost files --json`.
+    /// The attachment fields of `roost files --json`: the names of the message schema's attachment (`mime`, `path`;
+    /// `name` here is the name shown, the URL's last part when the sender gave none).
     var summaryJSON: JSONObject {
         [
             "url": .string(url),
             "name": .string(displayName),
-            "type": .string(mime),
+            "mime": .string(mime),
             "size": size.map { .int($0) } ?? .null,
             "state": .string(state.rawValue),
             "sha256": .string(sha256),

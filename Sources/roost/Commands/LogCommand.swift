@@ -206,9 +206,7 @@ final class EventPrinter: @unchecked Sendable {
         switch event {
         case .message(let row):
             if json {
-                var o = text.json(row)
-                o["event"] = "message"
-                output.jsonLine(o)
+                output.jsonLine(encoded: text.jsonLine(row))
             } else {
                 output.line(text.logLine(row))
             }

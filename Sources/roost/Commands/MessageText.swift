@@ -282,13 +282,11 @@ struct MessageText {
         return jid.contains("@") ? names.displayName(of: jid, account: row.account) : jid
     }
 
-    /// The JSON of `search`, `log` and `show`: the stored fields plus the names as they are now.
-    func json(_ row: MessageRow) -> JSONObject {
-        var object = row.json
-        object["short_id"] = .string(ShortID.text(for: row.id))
-        object["sender_display_name"] = .string(row.direction == .outgoing && row.kind != .groupchat ? row.account : sender(of: row))
-        object["conversation_name"] = .string(conversationName(of: row))
-        return object
+    /// The JSON line of `search`, `log` and `show`: the one message schema (`MessageJSON`, docs/export.md) with what
+    /// this archive says now — the names as they are now among it. `target`: `show --context` marks the message asked for.
+    func jsonLine(_ row: MessageRow, target: Bool? = nil) -> [UInt8] {
+        let sender = row.direction == .outgoing && row.kind != .groupchat ? row.account : sender(of: row)
+        return MessageJSON.line(row, names: .init(conversation: conversationName(of: row), sender: sender, target: target))
     }
 
     private static func resource(of jid: String) -> String? {

@@ -70,7 +70,7 @@ struct SearchCommand: Command {
             } else {
                 try view.reader.search(query: query, account: view.account, order: order, limit: limit, offset: offset, forLines: !json) { row in
                     found += 1
-                    if json { output.jsonLine(view.text.json(row)) } else { output.line(view.text.searchLine(row, highlight: true)) }
+                    if json { output.jsonLine(encoded: view.text.jsonLine(row)) } else { output.line(view.text.searchLine(row, highlight: true)) }
                     return true
                 }
             }

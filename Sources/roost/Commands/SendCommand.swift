@@ -88,7 +88,7 @@ struct SendCommand: Command {
         meter.clear()
         if context.options.json {
             context.output.jsonLine(["ok": true, "to": .string(sent.to), "id": .string(sent.id), "url": .string(sent.url),
-                                     "name": .string(sent.name), "type": .string(sent.type), "size": .int(sent.size),
+                                     "name": .string(sent.name), "mime": .string(sent.type), "size": .int(sent.size),
                                      "sha256": .string(sent.sha256), "timestamp": .string(TimeText.utc(sent.timestamp)),
                                      "via": .string(route.rawValue), "confirmed": .bool(sent.confirmed ?? true),
                                      "encryption": .string(sent.encryption)])

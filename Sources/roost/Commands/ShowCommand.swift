@@ -13,7 +13,8 @@ struct ShowCommand: Command {
         to whom and when (server time and receipt time), its kind and how it arrived, the message it answers, \
         its reactions, ids, encryption, files and the whole text; a retracted message shows who retracted it and \
         when in place of its text; then every earlier version of a corrected message with its time, and every \
-        change of its reactions. The user is `me` throughout. --json adds `versions` and `reaction_history`. \
+        change of its reactions. The user is `me` throughout. --json prints the message as export does (docs/export.md), whose \
+        `revisions` and `reactions` hold the versions and every reaction update. \
         --context N shows N messages of the conversation before and after it as a transcript. Exit status: 0 shown, 1 no such message, 2 an id prefix \
         that fits several messages (they are listed).
         """
@@ -56,17 +57,12 @@ struct ShowCommand: Command {
         do { rows = context > 0 ? try view.reader.context(of: row, before: context, after: context) : [row] } catch {
             throw ArchiveFailure(error: error)
         }
-        let history: (revisions: [MessageRevision], reactions: [ReactionUpdate])
-        do { history = try view.reader.history(ofMessage: row.id) } catch { throw ArchiveFailure(error: error) }
         for other in rows {
             if commandContext.options.json {
-                var object = view.text.json(other)
-                if context > 0 { object["target"] = .bool(other.id == row.id) }
-                if other.id == row.id { Self.addHistory(history, of: row, view: view, to: &object) }
-                output.jsonLine(object)
+                output.jsonLine(encoded: view.text.jsonLine(other, target: context > 0 ? other.id == row.id : nil))
             } else if other.id == row.id {
                 if context > 0 { output.line("") }
-                for line in details(of: row, history: history, view: view) { output.line(line) }
+                for line in details(of: row, view: view) { output.line(line) }
                 if context > 0 { output.line("") }
             } else {
                 output.line("  " + view.text.logLine(other))
@@ -75,8 +71,7 @@ struct ShowCommand: Command {
         return .ok
     }
 
-    private func details(of row: MessageRow, history: (revisions: [MessageRevision], reactions: [ReactionUpdate]),
-                         view: ArchiveView) -> [TerminalText] {
+    private func details(of row: MessageRow, view: ArchiveView) -> [TerminalText] {
         let text = view.text
         let output = text.output
         func field(_ label: String, _ value: String?) -> TerminalText? {
@@ -118,19 +113,19 @@ struct ShowCommand: Command {
         // A retracted message: the tombstone in place of its text (above it when `keep_retracted` kept the text).
         if let tombstone = semantics.tombstone(time: time) { result.append(output.styled("[\(tombstone)]", .dim)) }
         if semantics.retraction == nil || row.body != nil { result.append(TerminalText(row.displayBody ?? "")) }
-        if !history.revisions.isEmpty {
+        if !row.versions.isEmpty {
             result.append("")
             result.append(output.styled("versions, oldest first:", .dim))
-            for revision in history.revisions {
+            for revision in row.versions {
                 let label = revision.revision == 0 ? "original" : "correction \(revision.revision)"
                 let body = (revision.body ?? "").replacingOccurrences(of: "\n", with: "\n    ")
                 result.append("  " + output.styled(time(revision.timestamp), .dim) + " \(label): " + TerminalText(body))
             }
         }
-        if !history.reactions.isEmpty {
+        if !row.reactionHistory.isEmpty {
             result.append("")
             result.append(output.styled("reactions over time:", .dim))
-            for update in history.reactions {
+            for update in row.reactionHistory {
                 let emojis = update.emojis.isEmpty ? "(took back every reaction)" : update.emojis.joined(separator: " ")
                 result.append("  " + output.styled(time(update.timestamp), .dim) + " "
                               + output.styled(Self.reactor(update, of: row, view: view), .name) + ": " + TerminalText(emojis))
@@ -156,19 +151,5 @@ struct ShowCommand: Command {
         if update.direction == .outgoing { return "me" }
         if let name = update.name, row.kind == .groupchat || row.conversation.contains("/") { return name }
         return view.text.person(update.reactor, about: row)
-    }
-
-    /// `show --json`: the message's versions and reaction updates, named as the text output names them.
-    private static func addHistory(_ history: (revisions: [MessageRevision], reactions: [ReactionUpdate]), of row: MessageRow,
-                                   view: ArchiveView, to object: inout JSONObject) {
-        object["versions"] = .array(history.revisions.map {
-            .object(["revision": .int($0.revision), "body": .string($0.body), "from": .string($0.from),
-                     "timestamp": .string(TimeText.utc($0.timestamp)), "source": .string($0.source.rawValue)])
-        })
-        object["reaction_history"] = .array(history.reactions.map {
-            .object(["from": .string(reactor($0, of: row, view: view)), "reactor": .string($0.reactor),
-                     "direction": .string($0.direction.rawValue), "emojis": .array($0.emojis.map { .string($0) }),
-                     "timestamp": .string(TimeText.utc($0.timestamp))])
-        })
     }
 }

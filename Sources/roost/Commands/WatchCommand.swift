@@ -76,7 +76,7 @@ struct WatchCommand: Command {
         do {
             try view.reader.watchHistory(query: query, account: view.account, since: since) { row in
                 found += 1
-                if context.options.json { output.jsonLine(view.text.json(row)) } else { output.line(view.text.searchLine(row, highlight: true)) }
+                if context.options.json { output.jsonLine(encoded: view.text.jsonLine(row)) } else { output.line(view.text.searchLine(row, highlight: true)) }
                 return true
             }
         } catch {

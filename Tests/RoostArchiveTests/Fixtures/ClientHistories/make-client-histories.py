@@ -324,7 +324,7 @@ def dino(out, schema, folder_name=None, live=None):
                     stanza_id=row.get("message_id"), server_id=row.get("stanza_id"))
             # The reactions Roost received, as Dino received them too (its own clock: when the test reacted).
             sets = {}
-            for r in row.get("reactions") or []:
+            for r in row.get("current_reactions") or []:
                 sets.setdefault(account if r["own"] else row["conversation"], []).append(r["emoji"])
             for reactor, emojis in sets.items():
                 reacted = dt.datetime.fromisoformat(row["reacted_at"].replace("Z", "+00:00"))

@@ -12,7 +12,8 @@ import Synchronization
 /// stream-management session when the server still holds it.
 ///
 /// The path of one inbound stanza: socket → TLS → parser → `dispatch` (sequence number) → `events` →
-/// the layer above archives it → `acknowledge(_:)` after the commit → the writer sends `<a h=…/>`.
+/// the layer above archives it → `acknowledge(_:)` after the commit, a message to the reader, which owns the
+/// stream-management counts (`StreamManagementOwner`) → the reader hands the writer the `h` → `<a h=…/>`.
 ///
 /// The client is the connection; what each protocol extension does with the stream is its module's
 /// (`ClientModule`: ping, disco, version, stream management, archive paging, roster pushes), and the disco#info

@@ -206,7 +206,8 @@ final class StreamManagementOwner: @unchecked Sendable {
     func publish() {
         mailbox.publish(StreamManagementMailbox.Published(
             enabled: session != nil, resumption: session?.persistable, unacknowledged: session?.outbound.count ?? 0,
-            unacknowledgedBytes: session?.outbound.bytes ?? 0, oldestQueuedAt: session?.outbound.oldestQueuedAt), taken: takenSent)
+            unacknowledgedBytes: session?.outbound.bytes ?? 0, oldestQueuedAt: session?.outbound.oldestQueuedAt,
+            generation: generation, ackDue: session?.unsolicitedAckDue ?? .max), taken: takenSent)
         takenSent = (0, 0)
     }
 }
@@ -233,6 +234,9 @@ final class StreamManagementMailbox: Sendable {
         var unacknowledged = 0
         var unacknowledgedBytes = 0
         var oldestQueuedAt: ContinuousClock.Instant?
+        /// The connection whose commits count, and the first of its sequences whose commit makes an `<a/>` due.
+        var generation = 0
+        var ackDue: UInt64 = 0
     }
 
     private struct State {
@@ -251,15 +255,23 @@ final class StreamManagementMailbox: Sendable {
 
     /// Posts a message and wakes the reader (`.sent` goes through `postSent` instead). Commits arrive in stream
     /// order, so a commit right behind another of the same connection replaces it: while the reader cannot take
-    /// (blocked on a full `events`), a flood of commits holds one message, not one per stanza.
+    /// (blocked on a full `events`), a flood of commits holds one message, not one per stanza. A commit wakes the
+    /// reader only when it makes an unsolicited `<a/>` due (`Published.ackDue`); the others wait for the next element
+    /// it reads (the server's `<r/>` is answered with them).
     func post(_ message: Message) {
         let wake = state.withLock { s -> (@Sendable () -> Void)? in
-            if case .committed(let sequence, let generation) = message, case .committed(let previous, generation)? = s.messages.last {
-                s.messages[s.messages.count - 1] = .committed(sequence: max(sequence, previous), generation: generation)
+            var urgent = true
+            if case .committed(let sequence, let generation) = message {
+                urgent = generation == s.published.generation && sequence >= s.published.ackDue
+                if case .committed(let previous, generation)? = s.messages.last {
+                    s.messages[s.messages.count - 1] = .committed(sequence: max(sequence, previous), generation: generation)
+                } else {
+                    s.messages.append(message)
+                }
             } else {
                 s.messages.append(message)
             }
-            guard !s.woken else { return nil }
+            guard urgent, !s.woken else { return nil }
             s.woken = s.wake != nil
             return s.wake
         }

@@ -118,6 +118,12 @@ struct StreamManagementSession: Sendable {
         return h
     }
 
+    /// The first sequence whose commit makes an unsolicited `<a/>` due (`commit(through:)`).
+    var unsolicitedAckDue: UInt64 {
+        let since = inbound.ackableH &- lastAckSent
+        return since >= Self.ackEvery ? 0 : inbound.ackLimit + UInt64(Self.ackEvery - since)
+    }
+
     /// The `h` to answer `<r/>` with (or to send unsolicited); remembers it as sent.
     mutating func takeAck() -> UInt32 {
         lastAckSent = inbound.ackableH

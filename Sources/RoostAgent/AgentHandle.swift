@@ -1,4 +1,4 @@
-public import RoostXMPP
+public import Foundation
 public import RoostArchive
 
 /// What the control socket (and anything else driving a running agent) may use.
@@ -6,8 +6,11 @@ public protocol AgentHandle: Sendable {
     var accountJIDs: [String] { get }
     var archivePath: String { get }
     var writer: ArchiveWriter { get }
-    /// The account's client while it is online; nil while connecting or failed.
-    func client(for account: String) async -> XMPPClient?
+    /// Runs an action for the account through its session, with the session's client while it is online; nil
+    /// (nothing run) while connecting or failed.
+    func perform(for account: String, _ request: ActionRequest, _ work: @escaping @Sendable (ActionContext) async -> Data) async -> Data?
+    /// Where an action for the account records what it did (through its session in the agent).
+    func archive(for account: String) -> ActionArchive
     func status() async -> [AccountStatus]
     /// Stops the account for the rest of the agent's run (it was deleted on the server).
     func stopAccount(_ account: String) async
@@ -28,6 +31,7 @@ extension AgentHandle {
     public func accountConfig(_ account: String) -> AccountConfig? { nil }
     public var sighupsHandled: Int? { nil }
     public var webView: String? { nil }
+    public func archive(for account: String) -> ActionArchive { ActionArchive(writer: writer, downloads: files) }
 }
 
 extension Agent: AgentHandle {
@@ -36,19 +40,16 @@ extension Agent: AgentHandle {
 
     public func accountConfig(_ account: String) -> AccountConfig? { config.account(account) }
 
-    public func client(for account: String) async -> XMPPClient? {
-        guard let session = sessions.first(where: { $0.jid.description.caseInsensitiveCompare(account) == .orderedSame }) else { return nil }
-        return await session.onlineClient()
+    public func perform(for account: String, _ request: ActionRequest, _ work: @escaping @Sendable (ActionContext) async -> Data) async -> Data? {
+        await session(for: account)?.perform(request, work)
     }
 
-    /// The account's OMEMO device, when `omemo = on`.
-    func omemo(for account: String) -> OMEMOService? {
-        sessions.first(where: { $0.jid.description.caseInsensitiveCompare(account) == .orderedSame })?.omemo
+    public func archive(for account: String) -> ActionArchive {
+        session(for: account)?.actionArchive ?? ActionArchive(writer: writer, downloads: files)
     }
 
-    /// The account's group chats.
-    func rooms(for account: String) -> RoomManager? {
-        sessions.first(where: { $0.jid.description.caseInsensitiveCompare(account) == .orderedSame })?.rooms
+    private func session(for account: String) -> AccountSession? {
+        sessions.first(where: { $0.jid.description.caseInsensitiveCompare(account) == .orderedSame })
     }
 
     public func status() async -> [AccountStatus] {
@@ -58,7 +59,7 @@ extension Agent: AgentHandle {
     }
 
     public func stopAccount(_ account: String) async {
-        guard let session = sessions.first(where: { $0.jid.description.caseInsensitiveCompare(account) == .orderedSame }) else { return }
+        guard let session = session(for: account) else { return }
         log.info("\(account): deleted on the server; not reconnecting")
         await session.stop()
     }

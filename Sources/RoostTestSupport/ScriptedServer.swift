@@ -20,6 +20,7 @@ package final class ScriptedServer: ClientChannel, @unchecked Sendable {
     private var toClient: [XMLStreamParser.Event] = []
     private var fromClient: [Element] = []
     private var closed = false
+    private var woken = false
     private var counted = 0
     /// Used by the thread that writes: the negotiating thread, then the client's writer.
     private let clientParser = XMLStreamParser()
@@ -125,8 +126,12 @@ package final class ScriptedServer: ClientChannel, @unchecked Sendable {
         let deadline = Date.now.addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
         condition.lock()
         defer { condition.unlock() }
-        while toClient.isEmpty, !closed {
+        while toClient.isEmpty, !closed, !woken {
             guard condition.wait(until: deadline) else { return nil }
+        }
+        if toClient.isEmpty, woken {
+            woken = false
+            return nil
         }
         if toClient.isEmpty { throw .disconnected("the server closed the connection") }
         return toClient.removeFirst()
@@ -136,9 +141,16 @@ package final class ScriptedServer: ClientChannel, @unchecked Sendable {
     package func restartStream() {}
     package func channelBindings() -> [ChannelBinding] { [] }
 
-    package func startWriter(name: String, acknowledgement: @escaping @Sendable () -> String?, failed: @escaping @Sendable (ClientError) -> Void) {
+    package func wake() {
+        condition.withLock {
+            woken = true
+            condition.broadcast()
+        }
+    }
+
+    package func startWriter(name: String, failed: @escaping @Sendable (ClientError) -> Void) {
         let thread = Thread { [self] in
-            outbox.drain(acknowledgement: acknowledgement, failed: failed) { chunks, _ throws(ClientError) in
+            outbox.drain(failed: failed) { chunks, _ throws(ClientError) in
                 for chunk in chunks { heard(String(decoding: chunk, as: UTF8.self)) }
             }
         }

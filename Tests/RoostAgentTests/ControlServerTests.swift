@@ -22,7 +22,7 @@ struct ControlServerTests {
         /// Requests for slow@example.org wait here until the test opens it.
         var gate = Gate()
 
-        func client(for account: String) async -> XMPPClient? {
+        func perform(for account: String, _ request: ActionRequest, _ work: @escaping @Sendable (ActionContext) async -> Data) async -> Data? {
             if account == "slow@example.org" { await gate.wait() }
             return nil
         }

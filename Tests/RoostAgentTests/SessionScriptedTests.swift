@@ -157,4 +157,40 @@ struct SessionScriptedTests {
         try await rig.ready()
         await rig.stop()
     }
+
+    /// An action goes through the account's session: nothing runs while the account is not online; online, it gets
+    /// the session's own client, what it records is committed through the session (on disk when `record` returns),
+    /// and its answer comes back.
+    @Test(.timeLimit(.minutes(5))) func anActionRunsThroughTheSessionWithItsClientAndArchive() async throws {
+        let server = ScriptedServer(answersQueries: true)
+        let rig = try Rig(servers: [server])
+        let request = ActionRequest(priority: 0, omemoSend: .auto, dataDirectory: rig.folder.path)
+        let ran = Mutex(0)
+        let offline = await rig.session.perform(request) { _ in
+            ran.withLock { $0 += 1 }
+            return Data("ran".utf8)
+        }
+        #expect(offline == nil && ran.withLock { $0 } == 0, "an action ran before the account was online")
+
+        await rig.session.start()
+        try await rig.ready()
+        server.deliver(Self.chat("scripted-action-marker", id: "m1"))
+        try await waitUntil("the message stored", timeout: .seconds(120), every: .milliseconds(5)) { try rig.stored("scripted-action-marker") == 1 }
+        let path = rig.path
+        let readRows = "SELECT count(*) FROM read_state WHERE conversation = 'bob@example.org' AND read_row > 0"
+        #expect(try Database(path: path, mode: .readOnly).cached(readRows).scalarInt([]) == 0, "unread before the action")
+        let answer = await rig.session.perform(request) { [session = rig.session] context in
+            guard context.client === session.client else { return Data("another client".utf8) }
+            do throws(ActionFailure) {
+                try await context.archive.record([.conversationRead(account: SessionScriptedTests.account, conversation: "bob@example.org",
+                                                                    timestamp: Timestamp.now())])
+            } catch {
+                return Data("not recorded: \(error)".utf8)
+            }
+            let rows = (try? Database(path: path, mode: .readOnly).cached(readRows).scalarInt([])) ?? nil
+            return Data("recorded \(rows ?? -1)".utf8)
+        }
+        #expect(answer.map { String(decoding: $0, as: UTF8.self) } == "recorded 1")
+        await rig.stop()
+    }
 }

@@ -14,6 +14,8 @@ struct ClientScriptedTests {
                                modules: [ClientModule] = []) -> XMPPClient {
         var configuration = ClientConfiguration(jid: account, password: "secret", modules: modules, sendsInitialPresence: false)
         configuration.discoversAccount = false
+        // No keepalive wakes the reader within a test: only the server's data and the messages posted to it do.
+        configuration.keepaliveInterval = .seconds(3600)
         let queue = Mutex(servers)
         return XMPPClient(configuration: configuration, resumption: resumption, openChannel: { _, _ throws(ClientError) in
             guard let next = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { throw .notConnected }
@@ -124,6 +126,52 @@ struct ClientScriptedTests {
         #expect(ack[attribute: "h"] == "3")
         #expect(client.resumptionState == StreamResumptionState(id: "sm1", inboundHandled: 3))
         await client.disconnect(timeout: .seconds(5))
+    }
+
+    /// The reader owns the stream-management counts and the others send it messages: commits alone, on a link where
+    /// the server says nothing more, wake it, and once 50 are committed it hands the writer an unsolicited `<a/>`.
+    @Test func commitsOnAQuietLinkGetTheirAcknowledgementOut() async throws {
+        let (server, client, events) = try await Self.loggedIn()
+        for n in 1...50 { server.deliver("<message from='bob@example.org/phone' id='m\(n)'><body>\(n)</body></message>") }
+        try await waitUntil("fifty messages", every: .milliseconds(1)) { Self.stanzas(events).count == 50 }
+        let seen = server.received.count
+        #expect(!server.received.contains(where: Self.isAck), "nothing is committed yet")
+        for stanza in Self.stanzas(events) { client.acknowledge(stanza.acknowledgement) }
+        let ack = try await Self.written(by: server, "the unsolicited <a/> after fifty commits", after: seen, Self.isAck)
+        #expect(ack[attribute: "h"] == "50")
+        #expect(client.resumptionState?.inboundHandled == 50)
+        await client.disconnect(timeout: .seconds(5))
+    }
+
+    /// `confirmDelivery` is a message to the reader, which asks the server with `<r/>` and answers at its `<a/>`.
+    @Test func confirmDeliveryWaitsForTheServersAcknowledgement() async throws {
+        let (server, client, _) = try await Self.loggedIn()
+        try client.send(Message(to: try JID("bob@example.org"), body: "one"), tracking: "o1")
+        #expect(client.unacknowledgedCount == 1)
+        let seen = server.received.count
+        let confirmed = Task { await client.confirmDelivery(timeout: .seconds(60)) }
+        _ = try await Self.written(by: server, "the request for an acknowledgement", after: seen) {
+            $0.name == "r" && $0.namespace == Namespace.streamManagement
+        }
+        server.deliver("<a xmlns='urn:xmpp:sm:3' h='1'/>")
+        #expect(await confirmed.value)
+        #expect(client.unacknowledgedCount == 0)
+        #expect(await client.confirmDelivery(timeout: .seconds(60)), "nothing left unacknowledged: at once")
+        await client.disconnect(timeout: .seconds(5))
+    }
+
+    /// A clean logout acknowledges what is committed: `disconnect` asks the reader, which hands the writer the `<a/>`
+    /// before the stream's end is queued.
+    @Test func cleanLogoutAcknowledgesWhatIsCommitted() async throws {
+        let (server, client, events) = try await Self.loggedIn()
+        server.deliver("<message from='bob@example.org/phone' id='m1'><body>1</body></message>")
+        try await waitUntil("the message", every: .milliseconds(1)) { Self.stanzas(events).count == 1 }
+        client.acknowledge(Self.stanzas(events)[0].acknowledgement)
+        let seen = server.received.count
+        await client.disconnect(timeout: .seconds(30))
+        let ack = try #require(server.received.dropFirst(seen).first(where: Self.isAck), "an <a/> before the stream's end")
+        #expect(ack[attribute: "h"] == "1")
+        #expect(client.resumptionState == nil, "a clean logout forgets the resumption")
     }
 
     /// XEP-0198 §4: an `<a/>` acknowledging more than Roost sent is answered with the stream error

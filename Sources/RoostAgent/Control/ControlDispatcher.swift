@@ -128,17 +128,25 @@ public struct ControlDispatcher: Sendable {
         default:
             return ControlJSON.failure(ActionFailure(.badRequest, "the agent serves several accounts; name one in \"account\""), id: header.id)
         }
-        guard let client = await handle.client(for: account) else {
+        let settings = handle.accountConfig(account)
+        var request = ActionRequest(priority: settings?.priority ?? priorities[account.lowercased()] ?? -1,
+                                    omemoSend: settings?.omemoSend ?? omemoSend[account.lowercased()] ?? .auto, dataDirectory: dataDirectory)
+        let handle = self.handle
+        request.onAccountRemoved = { await handle.stopAccount(account) }
+        if header.progress == true, let progress {
+            let id = header.id
+            request.progress = { progress(ControlJSON.encode(ControlProgress(id: id, progress: $0))) }
+        }
+        // Through the account's session, which lends the action its client and records what it did.
+        guard let answer = await handle.perform(for: account, request, work) else {
             let state = await handle.status().first { $0.account.caseInsensitiveCompare(account) == .orderedSame }?.state.description ?? "unknown"
             if header.command == SendMessageAction.command, let jid = JID(parsing: account),
                let send = (try? JSONDecoder().decode(ControlRequest<SendMessageAction>.self, from: line))?.arguments {
                 // Reconnecting: the message waits in the outbox and goes out once the account is online.
-                let settings = handle.accountConfig(account)
                 do {
-                    let sent = try await send.queue(account: jid, state: state, archive: ActionArchive(writer: handle.writer, downloads: handle.files),
+                    let sent = try await send.queue(account: jid, state: state, archive: handle.archive(for: account),
                                                     archivePath: handle.archivePath, omemo: settings?.omemo ?? true,
-                                                    omemoSend: settings?.omemoSend ?? omemoSend[account.lowercased()] ?? .auto,
-                                                    limit: maxSendBytes)
+                                                    omemoSend: request.omemoSend, limit: maxSendBytes)
                     return ControlJSON.encode(ControlSuccess(id: header.id, ok: true, result: sent))
                 } catch {
                     return ControlJSON.failure(error, id: header.id)
@@ -146,20 +154,7 @@ public struct ControlDispatcher: Sendable {
             }
             return ControlJSON.failure(ActionFailure(.connection, "\(account) is not online in the agent (\(state))"), id: header.id)
         }
-        let settings = handle.accountConfig(account)
-        var context = ActionContext(client: client, account: client.configuration.jid, archive: ActionArchive(writer: handle.writer, downloads: handle.files),
-                                    dataDirectory: dataDirectory, priority: settings?.priority ?? priorities[account.lowercased()] ?? -1)
-        context.omemo = (handle as? Agent)?.omemo(for: account)
-        context.rooms = (handle as? Agent)?.rooms(for: account)
-        context.omemoSend = settings?.omemoSend ?? omemoSend[account.lowercased()] ?? .auto
-        context.archivePath = handle.archivePath
-        let handle = self.handle
-        context.onAccountRemoved = { await handle.stopAccount(account) }
-        if header.progress == true, let progress {
-            let id = header.id
-            context.progress = { progress(ControlJSON.encode(ControlProgress(id: id, progress: $0))) }
-        }
-        return await work(context)
+        return answer
     }
 
     /// Runs `action` for `account` exactly as the same request on the control socket (notification buttons: a reply is

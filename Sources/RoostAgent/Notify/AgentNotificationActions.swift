@@ -19,9 +19,8 @@ struct AgentNotificationActions: NotificationActions {
     func markRead(account: String, conversation: String) async {
         // As `roost read --send`: read in the archive first, then a displayed marker for the newest incoming message,
         // which the contact and, through carbons, the user's other clients get.
-        let archive = ActionArchive(writer: handle.writer, downloads: handle.files)
         do throws(ActionFailure) {
-            try await archive.record([.conversationRead(account: account, conversation: conversation, timestamp: Timestamp.now())])
+            try await handle.archive(for: account).record([.conversationRead(account: account, conversation: conversation, timestamp: Timestamp.now())])
         } catch {
             log.warning("\(account): marking \(LogText.quote(conversation)) read failed: \(LogText.quote(error))")
             return

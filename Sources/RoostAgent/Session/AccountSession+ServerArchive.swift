@@ -107,7 +107,7 @@ extension AccountSession {
               let queued = try? reader.outbox(account: jid.description), !queued.isEmpty, !sendingOutbox else { return }
         sendingOutbox = true
         defer { sendingOutbox = false }
-        let archive = ActionArchive(writer: writer, downloads: downloads)
+        let archive = actionArchive
         var sent = 0
         for message in queued {
             guard client.isConnected, !Task.isCancelled else { break }

@@ -618,8 +618,7 @@ actor AccountSession {
     /// and the nickname for display, cached under the data dir and in the archive.
     func refreshVCard(of contact: String) async {
         guard !stopping, client.isConnected else { return }
-        let context = ActionContext(client: client, account: jid, archive: ActionArchive(writer: writer, downloads: downloads),
-                                    dataDirectory: dataDirectory, priority: account.priority)
+        let context = actionContext(client: client, dataDirectory: dataDirectory, priority: account.priority)
         do {
             let info = try await VCardFetchAction(jid: contact).perform(in: context)
             let key = contact.lowercased()

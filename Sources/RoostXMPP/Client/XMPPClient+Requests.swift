@@ -12,8 +12,8 @@ extension XMPPClient {
         try enqueue(stanza.element, tracking: tracking, checkingSize: true)
     }
 
-    /// Serialises and queues under the client's lock, so the order of the stream-management queue is the
-    /// order of the wire.
+    /// Serialises and queues under the client's lock, so the order of the stream-management queue (the messages to
+    /// its owner, the reader) is the order of the wire.
     func enqueue(_ element: Element, tracking: String?, checkingSize: Bool) throws(ClientError) {
         let text = XMLSerializer.serialize(element, parentNamespace: Namespace.client)
         let bytes = Array(text.utf8)
@@ -21,15 +21,21 @@ extension XMPPClient {
             let limit = outboundStanzaLimit
             if bytes.count > limit { throw .stanzaTooLarge(bytes: bytes.count, limit: limit) }
         }
+        let mailbox = streamManagement.mailbox
         let refused = try state.withLock { s throws(ClientError) -> (count: Int, bytes: Int)? in
             guard let c = s.connection, !s.closing else { throw .notConnected }
+            guard mailbox.isEnabled else {
+                guard c.outbox.enqueue(bytes) else { throw c.outbox.isClosed ? .notConnected : .outboundQueueFull }
+                return nil
+            }
             // The stream-management queue keeps what the server has not acknowledged: bounded (see `OutboundQueue`).
-            if let sm = s.sm, !sm.outbound.hasRoom(for: bytes.count) {
+            // The stanza goes to the reader that keeps it (`postSent`) in the order of the write queue.
+            if let held = mailbox.unacknowledgedBytes(ifNoRoomFor: bytes.count) {
                 s.refusedUnacknowledged += 1
-                return (s.refusedUnacknowledged, sm.outbound.bytes)
+                return (s.refusedUnacknowledged, held)
             }
             guard c.outbox.enqueue(bytes) else { throw c.outbox.isClosed ? .notConnected : .outboundQueueFull }
-            s.sm?.outbound.append(element, tracking: tracking, bytes: bytes.count)
+            mailbox.postSent(OutboundQueue.Entry(element: element, tracking: tracking, bytes: bytes.count))
             return nil
         }
         if let refused {

@@ -12,7 +12,8 @@ import Synchronization
 /// stream-management session when the server still holds it.
 ///
 /// The path of one inbound stanza: socket → TLS → parser → `dispatch` (sequence number) → `events` →
-/// the layer above archives it → `acknowledge(_:)` after the commit → the writer sends `<a h=…/>`.
+/// the layer above archives it → `acknowledge(_:)` after the commit, a message to the reader, which owns the
+/// stream-management counts (`StreamManagementOwner`) → the reader hands the writer the `h` → `<a h=…/>`.
 ///
 /// The client is the connection; what each protocol extension does with the stream is its module's
 /// (`ClientModule`: ping, disco, version, stream management, archive paging, roster pushes), and the disco#info
@@ -25,6 +26,8 @@ public final class XMPPClient: Sendable {
     /// Everything that happened, in stream order; bounded (back-pressure on the reader).
     public let events: BoundedQueue<ClientEvent>
     let state: Mutex<State>
+    /// XEP-0198's bookkeeping, owned by the connection's reader thread; the others post to its mailbox.
+    let streamManagement: StreamManagementOwner
     let log: @Sendable (LogLevel, String) -> Void
     /// The built-in modules and the configuration's, by what they handle.
     let routes: ModuleRoutes
@@ -37,21 +40,12 @@ public final class XMPPClient: Sendable {
         var timer: Task<Void, Never>? = nil
     }
 
-    /// A `confirmDelivery` call waiting for the server to acknowledge everything sent up to `upTo`: true when it
-    /// did, false when the connection ended first (or, from the call's own timer, the deadline passed).
-    struct DeliveryWaiter {
-        let upTo: UInt32
-        let delivered: OneShot<Bool>
-    }
-
     struct State: ~Copyable {
         var connection: (any ClientChannel)?
         /// Starts as the configuration's; the layer above may replace it (a `password_command` run again).
         var password: String
         var boundJID: JID?
         var pending: [String: PendingRequest] = [:]
-        /// XEP-0198 for the current session; nil when the server has no stream management.
-        var sm: StreamManagementSession?
         var closing = false
         var generation = 0
         /// Extra children of every presence Roost broadcasts (e.g. the XEP-0153 photo hash).
@@ -64,14 +58,13 @@ public final class XMPPClient: Sendable {
         var preApproval = false
         /// The largest stanza the server accepts (XEP-0478), when it said.
         var serverStanzaLimit: Int?
-        /// Woken when the server has acknowledged everything sent up to a count (`confirmDelivery`).
-        var deliveryWaiters: [DeliveryWaiter] = []
         /// Fulfilled when the current connection's reader has finished (clean `disconnect` waits for it).
         var connectionEnded = OneShot<Void>()
+        /// Fulfilled when the last reader thread started has ended: the next one waits for it before it takes
+        /// over the stream-management bookkeeping (`StreamManagementOwner`).
+        var readerEnded: OneShot<Void>?
         /// Stanzas refused on this connection because the server left too much unacknowledged (`enqueue`).
         var refusedUnacknowledged = 0
-        /// When the reader last asked for an acknowledgement on a busy link (`requestAcknowledgementIfDue`).
-        var lastAckRequest: ContinuousClock.Instant?
     }
 
     public convenience init(configuration: ClientConfiguration, resumption: StreamResumptionState? = nil, eventCapacity: Int = 512,
@@ -87,9 +80,8 @@ public final class XMPPClient: Sendable {
         self.log = log
         self.openChannel = openChannel
         routes = ModuleRoutes(ClientModule.builtIn + configuration.modules)
-        var s = State(password: configuration.password)
-        if let resumption { s.sm = StreamManagementSession(restoring: resumption) }
-        state = Mutex(s)
+        state = Mutex(State(password: configuration.password))
+        streamManagement = StreamManagementOwner(restoring: resumption)
         events = BoundedQueue(capacity: eventCapacity)
     }
 
@@ -101,7 +93,7 @@ public final class XMPPClient: Sendable {
     }
     public var isConnected: Bool { state.withLock { $0.connection != nil && !$0.closing } }
     /// The resumption state with the committed `h` (what a restarted process may resume with).
-    public var resumptionState: StreamResumptionState? { state.withLock { $0.sm?.persistable } }
+    public var resumptionState: StreamResumptionState? { streamManagement.mailbox.resumption }
     /// Whether the server offered subscription pre-approval (RFC 6121 §3.4) on the current stream.
     public var supportsPreApproval: Bool { state.withLock { $0.preApproval } }
 
@@ -133,14 +125,25 @@ public final class XMPPClient: Sendable {
         return try result.get()
     }
 
-    /// The reader thread: connect, negotiate, hand over the session, then read until the stream ends.
+    /// The reader thread: connect, negotiate, hand over the session, then read until the stream ends. It owns the
+    /// stream-management bookkeeping from when the previous reader has ended to its own end.
     private func runConnection(purpose: StreamNegotiator.Purpose, done: CheckedContinuation<Result<SessionInfo, ClientError>, Never>) {
+        let ended = OneShot<Void>()
+        let previousReader = state.withLock { s -> OneShot<Void>? in
+            defer { s.readerEnded = ended }
+            return s.readerEnded
+        }
+        defer { ended.fulfil(()) }
+        previousReader?.wait()
+        // What was posted since the last reader took its messages (a commit after the drop counts in `<resume h/>`).
+        streamManagement.settle(outbox: nil)
         let connection: any ClientChannel
         let negotiated: NegotiationResult
         var claimedHandled: UInt32 = 0
         do throws(ClientError) {
             connection = try openChannel(configuration, log)
-            let (resumption, password) = state.withLock { ($0.sm?.persistable, $0.password) }
+            let resumption = streamManagement.session?.persistable
+            let password = state.withLock { $0.password }
             claimedHandled = resumption?.inboundHandled ?? 0
             var negotiator = StreamNegotiator(jid: configuration.jid, password: password, resource: configuration.resource,
                                               purpose: purpose, streamManagement: configuration.streamManagement,
@@ -161,16 +164,15 @@ public final class XMPPClient: Sendable {
         let resumed = if case .resumed = negotiated.streamManagement { true } else { false }
         let info = SessionInfo(boundJID: negotiated.boundJID, mechanism: negotiated.authentication.mechanism,
                                channelBinding: negotiated.authentication.channelBinding,
-                               streamManagement: state.withLock { $0.sm != nil }, resumed: resumed,
+                               streamManagement: streamManagement.session != nil, resumed: resumed,
                                tlsPeerFingerprint: connection.peerCertificateSHA256,
                                tlsProtocol: connection.tlsProtocol, certificatePinned: configuration.pinnedSHA256 != nil,
                                accountFeatures: negotiated.accountFeatures,
                                maxStanzaBytes: negotiated.maxStanzaBytes)
         connection.startWriter(name: "roost.xmpp.write.\(configuration.jid)",
-                               acknowledgement: { [weak self] in self?.takeAcknowledgement() },
                                failed: { [weak self] error in self?.writeFailed(error, generation: generation) })
         log(.info, "\(configuration.jid): connected as \(LogText.quote(negotiated.boundJID)) with \(info.mechanism)\(info.channelBinding.map { " (\($0))" } ?? "")\(resumed ? ", session resumed" : "")")
-        if let persist = state.withLock({ $0.sm?.persistable }), !resumed { events.put(.resumptionState(persist)) }
+        if let persist = streamManagement.session?.persistable, !resumed { events.put(.resumptionState(persist)) }
         if !unconfirmed.isEmpty { events.put(.unconfirmed(unconfirmed)) }
         events.put(.connected(info))
         // What `<resumed h/>` says the server has is delivered, as if an `<a/>` had said so before the link broke.
@@ -181,11 +183,8 @@ public final class XMPPClient: Sendable {
             switch early {
             case .uncounted(let element): dispatch(element, generation: generation, counted: false)
             case .counted(let element): dispatch(element, generation: generation)
-            case .answered: state.withLock { s in
-                guard var sm = s.sm else { return }
-                sm.inbound.markHandled(sm.receive().sequence)
-                s.sm = sm
-            }
+            case .answered:
+                if let sequence = streamManagement.session?.receive().sequence { markHandled(sequence) }
             }
         }
         if !resumed, configuration.sendsInitialPresence {
@@ -197,11 +196,33 @@ public final class XMPPClient: Sendable {
 
     /// Makes the negotiated connection current and settles stream management: a fresh session starts its
     /// counters; a resumed one drops what the server has and returns the rest to be sent again. Tracked
-    /// stanzas of a session that could not be resumed are returned as unconfirmed.
+    /// stanzas of a session that could not be resumed are returned as unconfirmed. On the reader, which owns the
+    /// stream-management bookkeeping: it publishes it before the connection is current (senders read whether it is on).
     private func adopt(connection: any ClientChannel, negotiated: NegotiationResult, claimed: UInt32)
         -> (generation: Int, resend: [OutboundQueue.Entry], confirmed: [String], unconfirmed: [String]) {
-        state.withLock { s in
+        let sm = streamManagement
+        var resend: [OutboundQueue.Entry] = []
+        var confirmed: [OutboundQueue.Entry] = []
+        var lost: [OutboundQueue.Entry] = []
+        switch negotiated.streamManagement {
+        case .enabled(let id, let resumable, let location, let maxSeconds):
+            lost = sm.session?.outbound.drain() ?? []
+            let resumption = resumable ? id.map { StreamResumptionState(id: $0, inboundHandled: 0, location: location, maxSeconds: maxSeconds) } : nil
+            sm.session = StreamManagementSession(resumption: resumption)
+        case .resumed(_, let serverHandled):
+            let resumption = sm.session?.resumed(serverHandled: serverHandled, claimed: claimed) ?? OutboundQueue.Resumption()
+            (resend, confirmed, lost) = (resumption.resend, resumption.confirmed, resumption.unknown)
+        case .unavailable, .enableFailed:
+            lost = sm.session?.outbound.drain() ?? []
+            sm.session = nil
+        }
+        for element in negotiated.countedStanzas { sm.session?.outbound.append(element) }
+        sm.endDeliveryWaits()
+        sm.lastAckRequest = nil
+        let generation = state.withLock { s in
             s.generation += 1
+            sm.generation = s.generation
+            sm.publish()
             s.connection = connection
             s.connectionEnded = OneShot()
             s.boundJID = negotiated.boundJID
@@ -210,26 +231,10 @@ public final class XMPPClient: Sendable {
             s.refusedUnacknowledged = 0
             s.serverStanzaLimit = negotiated.maxStanzaBytes
             s.preApproval = negotiated.features.child("sub", namespace: Namespace.preApproval) != nil
-            var resend: [OutboundQueue.Entry] = []
-            var confirmed: [OutboundQueue.Entry] = []
-            var lost: [OutboundQueue.Entry] = []
-            switch negotiated.streamManagement {
-            case .enabled(let id, let resumable, let location, let maxSeconds):
-                lost = s.sm?.outbound.drain() ?? []
-                let resumption = resumable ? id.map { StreamResumptionState(id: $0, inboundHandled: 0, location: location, maxSeconds: maxSeconds) } : nil
-                s.sm = StreamManagementSession(resumption: resumption)
-            case .resumed(_, let serverHandled):
-                let resumption = s.sm?.resumed(serverHandled: serverHandled, claimed: claimed) ?? OutboundQueue.Resumption()
-                (resend, confirmed, lost) = (resumption.resend, resumption.confirmed, resumption.unknown)
-            case .unavailable, .enableFailed:
-                lost = s.sm?.outbound.drain() ?? []
-                s.sm = nil
-            }
-            for element in negotiated.countedStanzas { s.sm?.outbound.append(element) }
-            for waiter in s.deliveryWaiters { waiter.delivered.fulfil(false) }
-            s.deliveryWaiters.removeAll()
-            return (s.generation, resend, confirmed.compactMap(\.tracking), lost.compactMap(\.tracking))
+            return s.generation
         }
+        sm.mailbox.setWake { [weak connection] in connection?.wake() }
+        return (generation, resend, confirmed.compactMap(\.tracking), lost.compactMap(\.tracking))
     }
 
     /// The presence Roost broadcasts: its priority, entity caps and any extras set by the layer above.
@@ -247,32 +252,38 @@ public final class XMPPClient: Sendable {
 
     // MARK: - Reading
 
+    /// Reads, and between elements applies what was posted to the stream-management bookkeeping (a message wakes
+    /// the wait for the server).
     private func readLoop(connection: any ClientChannel, generation: Int) {
         let interval = configuration.keepaliveInterval
         var probeSentAt: ContinuousClock.Instant?
+        var quietSince = ContinuousClock.now
         var endError: ClientError?
         loop: while true {
+            let quiet = ContinuousClock.now - quietSince
+            if quiet >= interval / 2 {
+                // Idle: probe once; if the probe also goes unanswered for half an interval, the link is dead.
+                // (A probe that cannot even be written ends the connection through the writer's timeout.)
+                if probeSentAt != nil {
+                    endError = .timeout("the server to answer a keepalive")
+                    break
+                }
+                probeSentAt = .now
+                quietSince = .now
+                sendKeepaliveProbe(on: connection)
+                continue
+            }
             let event: XMLStreamParser.Event?
             do {
-                event = try connection.pollEvent(timeout: interval / 2)
+                event = try connection.pollEvent(timeout: interval / 2 - quiet)
             } catch {
                 endError = error
                 break
             }
-            guard let event else {
-                // Idle: probe once; if the probe also goes unanswered for half an interval, the link is dead.
-                // (A probe that cannot even be written ends the connection through the writer's timeout.)
-                if let sent = probeSentAt, ContinuousClock.now - sent >= interval / 2 {
-                    endError = .timeout("the server to answer a keepalive")
-                    break
-                }
-                if probeSentAt == nil {
-                    probeSentAt = .now
-                    sendKeepaliveProbe(on: connection)
-                }
-                continue
-            }
+            streamManagement.settle(outbox: connection.outbox)
+            guard let event else { continue }
             probeSentAt = nil
+            quietSince = .now
             requestAcknowledgementIfDue(on: connection, every: interval / 2)
             switch event {
             case .stanza(let element):
@@ -296,17 +307,14 @@ public final class XMPPClient: Sendable {
     /// `every` old, ask for an acknowledgement — at most once per `every`.
     private func requestAcknowledgementIfDue(on connection: any ClientChannel, every: Duration) {
         let now = ContinuousClock.now
-        let due = state.withLock { s -> Bool in
-            guard let sm = s.sm, let oldest = sm.outbound.oldestQueuedAt, now - oldest >= every else { return false }
-            if let last = s.lastAckRequest, now - last < every { return false }
-            s.lastAckRequest = now
-            return true
-        }
-        if due { connection.outbox.request() }
+        guard let oldest = streamManagement.session?.outbound.oldestQueuedAt, now - oldest >= every else { return }
+        if let last = streamManagement.lastAckRequest, now - last < every { return }
+        streamManagement.lastAckRequest = now
+        connection.outbox.request()
     }
 
     private func sendKeepaliveProbe(on connection: any ClientChannel) {
-        if state.withLock({ $0.sm != nil }) {
+        if streamManagement.session != nil {
             connection.outbox.request()
         } else {
             try? send(Ping.request(to: JID(parsing: configuration.jid.domain)))
@@ -323,11 +331,13 @@ public final class XMPPClient: Sendable {
             let pending = Array(s.pending.values)
             s.pending.removeAll()
             s.archive.removeAll()
-            for waiter in s.deliveryWaiters { waiter.delivered.fulfil(false) }
-            s.deliveryWaiters.removeAll()
             return (closing, aborted, pending, s.connectionEnded)
         }
         connection.close()
+        // The bookkeeping stays for a resumption; messages posted from now on wait for the next reader.
+        streamManagement.mailbox.setWake(nil)
+        streamManagement.settle(outbox: nil)
+        streamManagement.endDeliveryWaits()
         let reason = aborted ?? error ?? (wasClosing ? nil : .disconnected("the server ended the stream"))
         for p in pending {
             p.timer?.cancel()
@@ -350,12 +360,12 @@ public final class XMPPClient: Sendable {
             handle(element, self, generation)
             return
         }
-        let acknowledgement = state.withLock { s -> Acknowledgement in
-            guard counted, var sm = s.sm else { return Acknowledgement(sequence: 0, generation: generation, streamID: nil, handledCount: nil) }
-            let (sequence, h) = sm.receive()
-            let id = sm.resumption?.id
-            s.sm = sm
-            return Acknowledgement(sequence: sequence, generation: generation, streamID: id, handledCount: h)
+        let acknowledgement: Acknowledgement
+        if counted, let (sequence, h) = streamManagement.session?.receive() {
+            acknowledgement = Acknowledgement(sequence: sequence, generation: generation, streamID: streamManagement.session?.resumption?.id,
+                                              handledCount: h)
+        } else {
+            acknowledgement = Acknowledgement(sequence: 0, generation: generation, streamID: nil, handledCount: nil)
         }
         if element.name == "iq", element.namespace == Namespace.client, handleIQ(IQ(element), acknowledgement: acknowledgement) {
             return
@@ -402,10 +412,18 @@ public final class XMPPClient: Sendable {
     public func disconnect(timeout: Duration = .seconds(3)) async {
         guard let connection = state.withLock({ $0.connection }) else { return }
         try? send(Presence(type: .unavailable))
-        if state.withLock({ $0.sm != nil }) { connection.outbox.acknowledge() }
-        state.withLock {
-            $0.closing = true
-            $0.sm?.resumption = nil
+        state.withLock { $0.closing = true }
+        // The reader hands the writer the committed `h` and forgets the resumption; the stream's end goes behind it.
+        // A reader that cannot take the message (blocked on a full `events`) does it later, without that `<a/>`.
+        if streamManagement.mailbox.isEnabled {
+            let acknowledged = OneShot<Void>()
+            streamManagement.mailbox.post(.closing(acknowledged))
+            let late = Task {
+                do { try await Task.sleep(for: min(timeout, .seconds(1))) } catch { return }
+                acknowledged.fulfil(())
+            }
+            await acknowledged.value
+            late.cancel()
         }
         _ = connection.outbox.enqueue(Array("</stream:stream>".utf8))
         connection.finishWriting()

@@ -49,7 +49,8 @@ public struct StreamResumptionState: Sendable, Equatable, Codable {
 
 /// All of XEP-0198's counting for one session, in one place: which inbound stanzas are handled (and may be
 /// acknowledged), which outbound stanzas the server has not acknowledged yet, and what resumption needs.
-/// It outlives a connection (a resumed session continues the same counts) and lives under the client's lock.
+/// It outlives a connection (a resumed session continues the same counts) and has one owner, the reader thread
+/// of the current connection (`StreamManagementOwner`); the other threads send that owner messages.
 ///
 /// Inbound: every stanza gets a 64-bit sequence number in stream order. The layer above declares a
 /// sequence *committed* once the archive transaction holding it (and the `h` it stands for) is on disk;
@@ -58,8 +59,8 @@ public struct StreamResumptionState: Sendable, Equatable, Codable {
 /// committed, since a restarted process resumes with the committed `h` and Prosody refuses a resumption
 /// whose `h` is below what was already acknowledged.
 ///
-/// Outbound: `outbound` holds the counted stanzas in exactly the order they were queued for the wire (the
-/// client appends to it and to the connection's write queue under one lock), so a resumption resends
+/// Outbound: `outbound` holds the counted stanzas in exactly the order they were queued for the wire (a sender
+/// queues the bytes and posts the stanza to the owner under one lock), so a resumption resends
 /// exactly what the server did not acknowledge, with the counter continuing from the server's `h`.
 struct StreamManagementSession: Sendable {
     /// How the session can be resumed; nil when the server did not offer resumption.
@@ -115,6 +116,12 @@ struct StreamManagementSession: Sendable {
         let h = inbound.ackableH
         guard h &- lastAckSent >= Self.ackEvery else { return nil }
         return h
+    }
+
+    /// The first sequence whose commit makes an unsolicited `<a/>` due (`commit(through:)`).
+    var unsolicitedAckDue: UInt64 {
+        let since = inbound.ackableH &- lastAckSent
+        return since >= Self.ackEvery ? 0 : inbound.ackLimit + UInt64(Self.ackEvery - since)
     }
 
     /// The `h` to answer `<r/>` with (or to send unsolicited); remembers it as sent.
@@ -217,8 +224,12 @@ struct OutboundQueue: Sendable {
     /// `bytes`: the stanza's serialized size when the caller has it.
     mutating func append(_ element: Element, tracking: String? = nil, bytes: Int? = nil) {
         let size = bytes ?? XMLSerializer.serialize(element, parentNamespace: Namespace.client).utf8.count
-        unacked.append(Entry(element: element, tracking: tracking, bytes: size))
-        self.bytes += size
+        append(Entry(element: element, tracking: tracking, bytes: size))
+    }
+
+    mutating func append(_ entry: Entry) {
+        unacked.append(entry)
+        bytes += entry.bytes
         sent &+= 1
     }
 

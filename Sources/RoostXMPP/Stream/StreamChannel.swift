@@ -23,9 +23,11 @@ package protocol ClientChannel: StreamChannel, Sendable {
     /// The write queue once the writer runs (`startWriter`).
     var outbox: Outbox { get }
     /// Starts the writer thread: it drains `outbox` in order (`Outbox.drain`).
-    func startWriter(name: String, acknowledgement: @escaping @Sendable () -> String?, failed: @escaping @Sendable (ClientError) -> Void)
-    /// The next event if one arrives within `timeout`, nil on timeout (the reader's keepalive loop).
+    func startWriter(name: String, failed: @escaping @Sendable (ClientError) -> Void)
+    /// The next event if one arrives within `timeout`, nil on timeout or after a `wake()` (the reader's loop).
     func pollEvent(timeout: Duration) throws(ClientError) -> XMLStreamParser.Event?
+    /// Ends the reader's current (or next) wait in `pollEvent` early: someone posted it a message.
+    func wake()
     /// Lets the writer send what is queued, then stop; reading goes on until `close()`.
     func finishWriting()
     /// Closes at once: a blocked reader or writer wakes up.

@@ -22,11 +22,14 @@ final class StreamConnection: ClientChannel, @unchecked Sendable {
     let outbox: Outbox
     let writeTimeout: Duration
     private let writerRunning = Atomic<Bool>(false)
+    /// Ends the reader's wait in `pollEvent` early (`wake`).
+    private let wakeUp: WakePipe
     /// Set once before the connection is used (see `ClientConfiguration.trace`).
     var trace: (@Sendable (String) -> Void)?
 
-    init(socket: Socket, tls: TLSConfiguration, maxStanzaBytes: Int, writeTimeout: Duration, outboxBytes: Int) {
+    init(socket: Socket, tls: TLSConfiguration, maxStanzaBytes: Int, writeTimeout: Duration, outboxBytes: Int, wakeUp: WakePipe) {
         self.socket = socket
+        self.wakeUp = wakeUp
         self.tlsConfiguration = tls
         self.parser = XMLStreamParser(maxStanzaBytes: maxStanzaBytes)
         self.writeTimeout = writeTimeout
@@ -42,11 +45,15 @@ final class StreamConnection: ClientChannel, @unchecked Sendable {
         for endpoint in endpoints {
             do {
                 let socket = try Socket.connect(host: endpoint.host, port: endpoint.port, timeout: configuration.connectTimeout)
+                guard let wakeUp = WakePipe() else {
+                    socket.close()
+                    throw TransportError.resourceShortage("no descriptors left for the reader's wake-up pipe")
+                }
                 var tls = TLSConfiguration(serverName: configuration.jid.domain, caFile: configuration.caFile, pinnedSHA256: configuration.pinnedSHA256)
                 if endpoint.directTLS { tls.alpn = ["xmpp-client"] }
                 let connection = StreamConnection(socket: socket, tls: tls, maxStanzaBytes: configuration.maxStanzaBytes,
                                                   writeTimeout: configuration.keepaliveInterval,
-                                                  outboxBytes: configuration.outboundQueueBytes)
+                                                  outboxBytes: configuration.outboundQueueBytes, wakeUp: wakeUp)
                 connection.trace = configuration.trace
                 if endpoint.directTLS {
                     do { try connection.startDirectTLS(timeout: configuration.connectTimeout) } catch {
@@ -121,13 +128,11 @@ final class StreamConnection: ClientChannel, @unchecked Sendable {
         }
     }
 
-    /// Starts the writer thread. `acknowledgement` builds the current `<a/>` when one is due (it reads the
-    /// client's counters at the moment of writing); `failed` hears of a write that failed or stalled.
-    func startWriter(name: String, acknowledgement: @escaping @Sendable () -> String?,
-                     failed: @escaping @Sendable (ClientError) -> Void) {
+    /// Starts the writer thread; `failed` hears of a write that failed or stalled.
+    func startWriter(name: String, failed: @escaping @Sendable (ClientError) -> Void) {
         writerRunning.store(true, ordering: .releasing)
         let thread = Thread { [self] in
-            self.outbox.drain(acknowledgement: acknowledgement, failed: failed) { chunks, finish throws(ClientError) in
+            self.outbox.drain(failed: failed) { chunks, finish throws(ClientError) in
                 // With nothing of our own to send, this writes what TLS has to say (e.g. a key update answer).
                 try self.write(plain: chunks)
                 // close_notify goes after the last bytes (the logout's `</stream:stream>` is often in this batch):
@@ -147,11 +152,16 @@ final class StreamConnection: ClientChannel, @unchecked Sendable {
     // MARK: - Reading
 
     func nextEvent(timeout: Duration) throws(ClientError) -> XMLStreamParser.Event {
+        try nextEvent(timeout: timeout, wake: nil)
+    }
+
+    /// `wake`: a wake-up ends the wait as the timeout would.
+    private func nextEvent(timeout: Duration, wake: WakePipe?) throws(ClientError) -> XMLStreamParser.Event {
         while pendingIndex >= pending.count {
             pending.removeAll(keepingCapacity: true)
             pendingIndex = 0
             let chunk: [UInt8]?
-            do { chunk = try socket.receive(timeout: timeout) } catch { throw .transport(error) }
+            do { chunk = try socket.receive(timeout: timeout, wake: wake) } catch { throw .transport(error) }
             guard let chunk else { throw .disconnected("the server closed the connection") }
             if chunk.isEmpty { throw .timeout("data from the server") }
             let plain = try decrypt(chunk)
@@ -162,14 +172,16 @@ final class StreamConnection: ClientChannel, @unchecked Sendable {
         return pending[pendingIndex]
     }
 
-    /// Returns the next event if one arrives within `timeout`, nil on timeout (for the reader's keepalive loop).
+    /// Returns the next event if one arrives within `timeout`, nil on timeout or a `wake` (the reader's loop).
     func pollEvent(timeout: Duration) throws(ClientError) -> XMLStreamParser.Event? {
         do {
-            return try nextEvent(timeout: timeout)
+            return try nextEvent(timeout: timeout, wake: wakeUp)
         } catch .timeout {
             return nil
         }
     }
+
+    func wake() { wakeUp.wake() }
 
     private func decrypt(_ chunk: [UInt8]) throws(ClientError) -> [UInt8] {
         guard let tls else { return chunk }
@@ -253,11 +265,12 @@ final class StreamConnection: ClientChannel, @unchecked Sendable {
 
 /// What the writer thread sends: stanza bytes in order (bounded by their size, so a peer that stops
 /// reading cannot grow memory), plus requests that never wait behind a full queue — an acknowledgement
-/// due (the writer asks for the current `h` when it writes), an `<r/>`, a TLS flush, a whitespace ping.
+/// (the newest `h` the reader handed over), an `<r/>`, a TLS flush, a whitespace ping. The writer keeps no
+/// count of its own: what it writes is what it was given.
 package final class Outbox: @unchecked Sendable {
     struct Work {
         var chunks: [[UInt8]] = []
-        var acknowledge = false
+        var acknowledgement: UInt32?
         var request = false
         var whitespace = false
         var finish = false
@@ -268,7 +281,7 @@ package final class Outbox: @unchecked Sendable {
     private let condition = NSCondition()
     private var chunks = Ring<[UInt8]>(minimumCapacity: 64)
     private var bytes = 0
-    private var acknowledgeDue = false
+    private var acknowledgementDue: UInt32?
     private var requestDue = false
     private var flushDue = false
     private var whitespaceDue = false
@@ -303,7 +316,8 @@ package final class Outbox: @unchecked Sendable {
         return true
     }
 
-    func acknowledge() { set { $0.acknowledgeDue = true } }
+    /// Sends `<a h='h'/>` first in the next batch (a newer `h` given before then replaces it).
+    func acknowledge(_ h: UInt32) { set { $0.acknowledgementDue = h } }
     func request() { set { $0.requestDue = true } }
     func flushTLS() { set { $0.flushDue = true } }
     func whitespace() { set { $0.whitespaceDue = true } }
@@ -324,14 +338,12 @@ package final class Outbox: @unchecked Sendable {
     }
 
     /// The writer loop, on the channel's writer thread: takes what is queued, in order, and hands it to `write` with
-    /// the acknowledgement due first (`acknowledgement` builds it from the counters at that moment) and an `<r/>`
-    /// and whitespace ping after; `finish` is true for the last batch after `finish()`. A failed write closes the
-    /// queue and is reported to `failed`.
-    package func drain(acknowledgement: @Sendable () -> String?, failed: @Sendable (ClientError) -> Void,
-               write: (_ chunks: [[UInt8]], _ finish: Bool) throws(ClientError) -> Void) {
+    /// the acknowledgement due first and an `<r/>` and whitespace ping after; `finish` is true for the last batch
+    /// after `finish()`. A failed write closes the queue and is reported to `failed`.
+    package func drain(failed: @Sendable (ClientError) -> Void, write: (_ chunks: [[UInt8]], _ finish: Bool) throws(ClientError) -> Void) {
         while let work = next() {
             var chunks: [[UInt8]] = []
-            if work.acknowledge, let ack = acknowledgement() { chunks.append(Array(ack.utf8)) }
+            if let h = work.acknowledgement { chunks.append(Array(XMLSerializer.serialize(StreamManagement.answer(handled: h)).utf8)) }
             chunks.append(contentsOf: work.chunks)
             if work.request { chunks.append(Array(XMLSerializer.serialize(StreamManagement.request()).utf8)) }
             if work.whitespace { chunks.append([0x20]) }
@@ -350,11 +362,11 @@ package final class Outbox: @unchecked Sendable {
     func next() -> Work? {
         condition.lock()
         defer { condition.unlock() }
-        while !closed && chunks.isEmpty && !acknowledgeDue && !requestDue && !flushDue && !whitespaceDue && !finishing {
+        while !closed && chunks.isEmpty && acknowledgementDue == nil && !requestDue && !flushDue && !whitespaceDue && !finishing {
             condition.wait()
         }
         if closed { return nil }
-        var work = Work(acknowledge: acknowledgeDue, request: requestDue, whitespace: whitespaceDue)
+        var work = Work(acknowledgement: acknowledgementDue, request: requestDue, whitespace: whitespaceDue)
         // Batched: one TLS write and one system call for a burst of stanzas, up to a sane size.
         var batch = 0
         while let first = chunks.first, work.chunks.isEmpty || batch + first.count <= 256 * 1024 {
@@ -364,7 +376,7 @@ package final class Outbox: @unchecked Sendable {
         }
         bytes -= batch
         work.finish = finishing && chunks.isEmpty
-        acknowledgeDue = false
+        acknowledgementDue = nil
         requestDue = false
         flushDue = false
         whitespaceDue = false

@@ -97,9 +97,14 @@ public final class Socket: @unchecked Sendable {
     }
 
     /// Reads what is available, waiting up to `timeout` (forever when nil) for something to arrive.
-    /// Returns nil on orderly end of stream from the peer and `[]` when the timeout passed.
+    /// Returns nil on orderly end of stream from the peer and `[]` when the timeout passed, or when `wake` was
+    /// woken while it waited (its bytes are drained).
     /// Throws `.closed` when this socket was closed locally, including while waiting.
     public func receive(maxBytes: Int = 65536, timeout: Duration?) throws(TransportError) -> [UInt8]? {
+        try receive(maxBytes: maxBytes, timeout: timeout, wake: nil)
+    }
+
+    func receive(maxBytes: Int = 65536, timeout: Duration?, wake: WakePipe?) throws(TransportError) -> [UInt8]? {
         let fd = try beginCall()
         defer { endCall() }
         let deadline = timeout.map { ContinuousClock.now + $0 }
@@ -119,7 +124,7 @@ public final class Socket: @unchecked Sendable {
             case EINTR:
                 continue
             case EAGAIN, EWOULDBLOCK:
-                if try !wait(fd: fd, for: Int16(POLLIN), until: deadline) { return [] }
+                if try !wait(fd: fd, for: Int16(POLLIN), until: deadline, wake: wake) { return [] }
             default:
                 throw failure(code)
             }
@@ -167,9 +172,9 @@ public final class Socket: @unchecked Sendable {
         isClosed ? .closed : .ioError(Self.errorText(code))
     }
 
-    /// Polls until `events` are ready (true) or `deadline` passes (false), retrying on EINTR.
-    private func wait(fd: Int32, for events: Int16, until deadline: ContinuousClock.Instant?) throws(TransportError) -> Bool {
-        let ready = try Self.poll(fd: fd, events: events, deadline: deadline)
+    /// Polls until `events` are ready (true) or `deadline` passes or `wake` is woken (false), retrying on EINTR.
+    private func wait(fd: Int32, for events: Int16, until deadline: ContinuousClock.Instant?, wake: WakePipe? = nil) throws(TransportError) -> Bool {
+        let ready = try Self.poll(fd: fd, events: events, deadline: deadline, wake: wake)
         if isClosed { throw .closed }
         return ready
     }
@@ -245,12 +250,17 @@ public final class Socket: @unchecked Sendable {
 
     // MARK: - Helpers
 
-    private static func poll(fd: Int32, events: Int16, deadline: ContinuousClock.Instant?) throws(TransportError) -> Bool {
+    private static func poll(fd: Int32, events: Int16, deadline: ContinuousClock.Instant?, wake: WakePipe? = nil) throws(TransportError) -> Bool {
         while true {
-            var descriptor = pollfd(fd: fd, events: events, revents: 0)
+            var descriptors = [pollfd(fd: fd, events: events, revents: 0)]
+            if let wake { descriptors.append(pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)) }
             let waitMilliseconds = deadline.map { milliseconds(until: $0) } ?? -1
-            let status = Glibc.poll(&descriptor, 1, waitMilliseconds)
-            if status > 0 { return true }
+            let status = Glibc.poll(&descriptors, nfds_t(descriptors.count), waitMilliseconds)
+            if status > 0 {
+                if descriptors[0].revents != 0 { return true }
+                wake?.drain()
+                return false
+            }
             if status == 0 {
                 if let deadline, ContinuousClock.now < deadline { continue }
                 return false

@@ -23,6 +23,12 @@ static inline int roost_spawn_close_from(posix_spawn_file_actions_t *actions, in
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }
 
+// posix_spawn_file_actions_addchdir_np (glibc 2.29+), declared under _DEFAULT_SOURCE too: the child starts in `path`.
+extern int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *actions, const char *path);
+static inline int roost_spawn_chdir(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
+}
+
 // A descriptor that becomes readable when the process exits (Linux 5.3+), so a deadline can be awaited
 // with poll(2) next to the process's pipes; -1 where the kernel lacks it.
 static inline int roost_pidfd_open(pid_t pid) {

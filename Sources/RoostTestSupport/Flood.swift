@@ -70,20 +70,11 @@ public enum ArchiveCount {
     /// Runs `sql` with the sqlite3 shell on a read-only connection (waiting up to 5 s for a lock) and
     /// returns its output; a failed query throws with sqlite3's message rather than reading as no rows.
     public static func sqlite(_ path: String, _ sql: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = ["-readonly", "-cmd", ".timeout 5000", path, sql]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let collector = PipeCollector(out: out, err: err)
-        process.waitUntilExit()
-        let (stdout, stderr) = collector.finish()
-        guard process.terminationStatus == 0 else {
-            throw SQLiteQueryFailed(path: path, message: "exit \(process.terminationStatus): \(stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+        let result = try RoostBinary.runProgram("/usr/bin/sqlite3", ["-readonly", "-cmd", ".timeout 5000", path, sql], timeout: 120)
+        guard result.status == 0 else {
+            throw SQLiteQueryFailed(path: path, message: "exit \(result.status): \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
-        return stdout
+        return result.stdout
     }
 }
 

@@ -56,36 +56,8 @@ public enum RoostBinary {
     /// process's own.
     public static func runProgram(_ program: String, _ arguments: [String], environment: [String: String]? = nil,
                                   stdin: String? = nil, timeout: TimeInterval = 60, directory: String? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        let ended = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in ended.signal() }
-        try process.run()
-        let pid = process.processIdentifier
-        let collector = PipeCollector(out: out, err: err)
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try? input.fileHandleForWriting.close()
-        if !childExits(pid, within: timeout, orFoundationSays: ended) {
-            kill(pid, SIGKILL)
-            _ = childExits(pid, within: 10, orFoundationSays: ended)
-        }
-        // Foundation has been seen missing a child's exit under load (the child stayed a zombie and
-        // `waitUntilExit` never returned): it gets a few seconds to notice, then the child is reaped here.
-        var status: Int32 = -1
-        if ended.wait(timeout: .now() + 5) == .success {
-            status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
-        } else {
-            var raw: Int32 = 0
-            if waitpid(pid, &raw, WNOHANG) == pid { status = exitStatus(waitStatus: raw) }
-        }
-        let (stdout, stderr) = collector.finish()
+        let (status, pid, stdout, stderr) = try Subprocess.runToEnd(program, arguments, environment: environment ?? ProcessInfo.processInfo.environment,
+                                                                    stdin: stdin, timeout: timeout, directory: directory)
         recordCrash(status: status, of: program, pid: pid, directory: directory ?? FileManager.default.currentDirectoryPath, log: stderr)
         return Result(status: status, stdout: stdout, stderr: stderr)
     }
@@ -104,27 +76,6 @@ public enum RoostBinary {
         guard status > 128, let name = crashSignals[status - 128] else { return }
         let stacks = CoreDumps.backtrace(pid: pid, program: program, directory: directory)
         Issue.record("\((program as NSString).lastPathComponent) crashed (\(name)); its output ends:\n\(log.suffix(6000))\n\(stacks.suffix(20_000))")
-    }
-
-    /// True once the child has exited (its pidfd is readable, whether or not it was reaped yet), or Foundation
-    /// reported its end; false after `seconds`.
-    private static func childExits(_ pid: Int32, within seconds: TimeInterval, orFoundationSays ended: DispatchSemaphore) -> Bool {
-        let fd = processDescriptor(pid)
-        guard fd >= 0 else {
-            // Already reaped (by Foundation), or no pidfd in this kernel.
-            guard ended.wait(timeout: .now() + seconds) == .success else { return false }
-            ended.signal()
-            return true
-        }
-        defer { close(fd) }
-        var watched = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let deadline = Date().addingTimeInterval(seconds)
-        while true {
-            let milliseconds = Int32(min(max(deadline.timeIntervalSinceNow * 1000, 0), Double(Int32.max)))
-            let ready = poll(&watched, 1, milliseconds)
-            if ready > 0 { return true }
-            if ready == 0 || errno != EINTR { return false }
-        }
     }
 
     /// Starts a long-running `roost` (e.g. `run`) whose stderr is collected until it is stopped.

@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 public import RoostArchive
 
 /// What `status` answers: the agent process and each account, as `roost status` prints them.
@@ -94,11 +95,11 @@ extension AgentStatusReport.Account {
         }
         detail = status.state.description
         cause = status.state.cause
-        nextTry = status.state.nextTry.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+        nextTry = status.state.nextTry.map(Timestamp.milliseconds)
         server = status.server
         resource = status.boundResource
         streamManagement = status.streamManagement
-        lastCatchUp = status.lastCatchUp.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+        lastCatchUp = status.lastCatchUp.map(Timestamp.milliseconds)
         unacknowledgedOutbound = status.unacknowledgedOutbound
         unacknowledgedOldestSeconds = status.unacknowledgedOldestSeconds
         rejectedStanzas = status.rejectedStanzas

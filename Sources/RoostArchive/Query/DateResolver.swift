@@ -11,7 +11,7 @@ struct DateResolver {
     let clock: ZoneClock
 
     init(now: Date, timeZone: TimeZone) {
-        self.now = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
+        self.now = Timestamp.milliseconds(now)
         clock = ZoneClock(timeZone: timeZone)
     }
 

@@ -35,7 +35,7 @@ public final class ZoneClock {
             (cachedFrom, cachedUntil) = (Self.askable.upperBound + 1, .max)
         } else {
             cachedFrom = milliseconds
-            cachedUntil = timeZone.nextDaylightSavingTimeTransition(after: date).map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.down)) } ?? .max
+            cachedUntil = timeZone.nextDaylightSavingTimeTransition(after: date).map(Timestamp.milliseconds) ?? .max
             if cachedUntil <= milliseconds { cachedUntil = milliseconds + 1 }
         }
         return cachedOffset
@@ -88,5 +88,13 @@ public final class ZoneClock {
         }
         digits(time.year, 4); out.append(0x2D); digits(time.month, 2); out.append(0x2D); digits(time.day, 2)
         out.append(0x20); digits(time.hour, 2); out.append(0x3A); digits(time.minute, 2)
+    }
+}
+
+extension Timestamp {
+    /// UTC milliseconds of a Foundation `Date` (a time zone's transition, a retry's time, "now" in tests), rounded
+    /// down: the one way from a `Date` into Roost's time.
+    public static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
     }
 }

@@ -19,7 +19,7 @@ public struct NotifyClock: Sendable {
 
     public static let system = NotifyClock(now: { Date() })
 
-    var milliseconds: Int64 { Int64((now().timeIntervalSince1970 * 1000).rounded()) }
+    var milliseconds: Int64 { Timestamp.milliseconds(now()) }
 
     /// Minutes after local midnight, for quiet hours.
     var minuteOfDay: Int {

@@ -41,7 +41,7 @@ public enum XMPPDateTime {
 
     /// UTC with milliseconds, e.g. `2026-01-02T03:04:05.678Z`.
     public static func format(_ date: Date) -> String {
-        format(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
+        format(milliseconds: Timestamp.milliseconds(date))
     }
 
     public static func format(milliseconds ms: Int64) -> String {

@@ -148,4 +148,50 @@ import Testing
         #expect(after[lostID]?.path == live[lostID]?.path)
         #expect(after[readID]?.path == readPath)
     }
+
+    /// A pass renders its rows in ascending order and chains each mail to the one it rendered before in the same
+    /// Maildir only when no row it does not render lies between them: a correction of an old message and a new
+    /// message in one pass, with rows between them it does not rewrite, still thread as the export does.
+    @Test func mirrorThreadsAcrossRowsAPassDoesNotRewrite() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        _ = try writer.commitBlocking([
+            .message(Fixture.message("first", at: 0, messageId: "m1")),
+            .message(Fixture.message("second", at: 1_000, messageId: "m2")),
+            .message(Fixture.message("elsewhere", at: 1_500, conversation: "other@example.net", messageId: "o1")),
+            .message(Fixture.message("third", at: 2_000, messageId: "m3")),
+        ])
+        for split in [ExportSplit.conversation, .month, .none] {
+            let maildir = archive.folder + "/Mail-\(split)"
+            var settings = MirrorSettings(maildir: maildir)
+            settings.timeZone = utc
+            settings.split = split
+            try writer.setCursor(MailMirrorWriter.cursorName, to: -1)
+            _ = try MailMirrorWriter(settings: settings, reader: try archive.reader(), writer: writer).catchUp()
+        }
+        let mirrored = try #require(try archive.reader().feedPosition(cursor: MailMirrorWriter.cursorName).cursor)
+        _ = try writer.commitBlocking([
+            .message(Fixture.message("frist", at: 3_000, messageId: "m1b", replaces: "m1")),
+            .message(Fixture.message("fourth", at: 4_000, messageId: "m4")),
+            .message(Fixture.message("again", at: 4_500, conversation: "other@example.net", messageId: "o2")),
+        ])
+        for split in [ExportSplit.conversation, .month, .none] {
+            let maildir = archive.folder + "/Mail-\(split)"
+            var settings = MirrorSettings(maildir: maildir)
+            settings.timeZone = utc
+            settings.split = split
+            try writer.setCursor(MailMirrorWriter.cursorName, to: mirrored)
+            #expect(try MailMirrorWriter(settings: settings, reader: try archive.reader(), writer: writer).catchUp() >= 3)
+            var options = ExportOptions(format: .maildir, split: split, timeZone: utc, copyAttachments: true)
+            options.force = true
+            let export = archive.folder + "/Export-\(split)"
+            _ = try ArchiveExporter(reader: try archive.reader()).export(options, to: .path(export))
+            let mirrored = try mails(in: maildir)
+            #expect(mirrored.count == 6)
+            #expect(try mails(in: export).mapValues(\.text) == mirrored.mapValues(\.text), "split \(split)")
+            let fourth = try #require(mirrored.values.first { $0.text.contains("fourth") })
+            let third = try #require(mirrored.first { $0.value.text.contains("third") }).key
+            #expect(fourth.text.contains("In-Reply-To: \(third)"), "split \(split)")
+        }
+    }
 }

@@ -155,42 +155,38 @@ import Testing
     @Test func mirrorThreadsAcrossRowsAPassDoesNotRewrite() throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
-        _ = try writer.commitBlocking([
-            .message(Fixture.message("first", at: 0, messageId: "m1")),
-            .message(Fixture.message("second", at: 1_000, messageId: "m2")),
-            .message(Fixture.message("elsewhere", at: 1_500, conversation: "other@example.net", messageId: "o1")),
-            .message(Fixture.message("third", at: 2_000, messageId: "m3")),
-        ])
-        for split in [ExportSplit.conversation, .month, .none] {
-            let maildir = archive.folder + "/Mail-\(split)"
-            var settings = MirrorSettings(maildir: maildir)
-            settings.timeZone = utc
-            settings.split = split
-            try writer.setCursor(MailMirrorWriter.cursorName, to: -1)
-            _ = try MailMirrorWriter(settings: settings, reader: try archive.reader(), writer: writer).catchUp()
+        let splits: [ExportSplit] = [.conversation, .month, .none]
+        /// Each split's mirror (they share the cursor: each pass starts from `position`, nil: the first pass).
+        func mirror(_ position: Int64?) throws {
+            for split in splits {
+                var settings = MirrorSettings(maildir: archive.folder + "/Mail-\(split)")
+                (settings.timeZone, settings.split) = (utc, split)
+                try writer.setCursor(MailMirrorWriter.cursorName, to: position ?? -1)
+                _ = try MailMirrorWriter(settings: settings, reader: try archive.reader(), writer: writer).catchUp()
+            }
         }
+        let peer = ["first", "second", "third"].enumerated().map { index, text in
+            ArchiveEvent.message(Fixture.message(text, at: Int64(index) * 1_000, messageId: "m\(index + 1)"))
+        }
+        _ = try writer.commitBlocking(peer + [.message(Fixture.message("elsewhere", at: 1_500, conversation: "other@example.net", messageId: "o1"))])
+        try mirror(nil)
         let mirrored = try #require(try archive.reader().feedPosition(cursor: MailMirrorWriter.cursorName).cursor)
         _ = try writer.commitBlocking([
             .message(Fixture.message("frist", at: 3_000, messageId: "m1b", replaces: "m1")),
             .message(Fixture.message("fourth", at: 4_000, messageId: "m4")),
             .message(Fixture.message("again", at: 4_500, conversation: "other@example.net", messageId: "o2")),
         ])
-        for split in [ExportSplit.conversation, .month, .none] {
-            let maildir = archive.folder + "/Mail-\(split)"
-            var settings = MirrorSettings(maildir: maildir)
-            settings.timeZone = utc
-            settings.split = split
-            try writer.setCursor(MailMirrorWriter.cursorName, to: mirrored)
-            #expect(try MailMirrorWriter(settings: settings, reader: try archive.reader(), writer: writer).catchUp() >= 3)
+        try mirror(mirrored)
+        for split in splits {
             var options = ExportOptions(format: .maildir, split: split, timeZone: utc, copyAttachments: true)
             options.force = true
             let export = archive.folder + "/Export-\(split)"
             _ = try ArchiveExporter(reader: try archive.reader()).export(options, to: .path(export))
-            let mirrored = try mails(in: maildir)
-            #expect(mirrored.count == 6)
-            #expect(try mails(in: export).mapValues(\.text) == mirrored.mapValues(\.text), "split \(split)")
-            let fourth = try #require(mirrored.values.first { $0.text.contains("fourth") })
-            let third = try #require(mirrored.first { $0.value.text.contains("third") }).key
+            let mails = try mails(in: archive.folder + "/Mail-\(split)")
+            #expect(mails.count == 6)
+            #expect(try self.mails(in: export).mapValues(\.text) == mails.mapValues(\.text), "split \(split)")
+            let fourth = try #require(mails.values.first { $0.text.contains("fourth") })
+            let third = try #require(mails.first { $0.value.text.contains("third") }).key
             #expect(fourth.text.contains("In-Reply-To: \(third)"), "split \(split)")
         }
     }

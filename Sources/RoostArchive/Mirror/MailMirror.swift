@@ -60,7 +60,7 @@ public enum MirrorError: Error, Sendable, CustomStringConvertible {
 
 /// Writes the mirror: the messages that changed after the cursor `mirror` (everything on the first pass) as mails,
 /// each through the maildir export's `MailWriter.mail` — the bytes `roost export --format maildir` writes for it —
-/// into `tmp/`, then each renamed into `new/`; the earlier version of a changed message (same Message-ID, another
+/// into an unnamed file in `tmp/` linked into `new/`, a batch's rows read in one statement; the earlier version of a changed message (same Message-ID, another
 /// file name) is removed once its successor is in place, a message gone from the archive or the query loses its
 /// file. File names are `STEM` `R<row>V<change>.roost`, the same on every run, so a pass interrupted by a crash
 /// is redone over the same files; the cursor moves only after one syncfs(2) made the pass's files, names and
@@ -82,9 +82,9 @@ public final class MailMirrorWriter {
     /// Files or folders were made, renamed or removed since the mirror's filesystem was last synced.
     private var unsynced = false
     private var text: [UInt8] = []
-    /// The mails of the pass under way, in `tmp/`: where each goes (its Maildir's `new/`, and the file there), and
-    /// the earlier versions it replaces.
-    private var moves: [(staged: String, folder: String, final: String, replaced: [String])] = []
+    /// Mails are made as unnamed files (O_TMPFILE) linked into `new/`; false once that failed here (a filesystem
+    /// without it, no `/proc`): named files in `tmp/`, renamed.
+    private var unnamedFiles = true
     /// What the renderer keeps from one pass to the next.
     private let memory = RendererMemory()
     public private(set) var written = 0
@@ -141,8 +141,6 @@ public final class MailMirrorWriter {
 
     /// One snapshot's work; false when there was nothing after the cursor.
     private func pass() throws(MirrorError) -> Bool {
-        // A pass that failed left its batch unpublished: this one writes it again.
-        moves.removeAll()
         var failure: MirrorError?
         let position: Int64?
         do {
@@ -161,7 +159,6 @@ public final class MailMirrorWriter {
         }
         if let failure { throw failure }
         guard let position else { return false }
-        try publish()
         try syncFilesystem()
         do {
             try writer.setCursor(Self.cursorName, to: position)
@@ -267,24 +264,12 @@ public final class MailMirrorWriter {
             files[row] = [kept]
             return
         }
-        let staged = folder + "/tmp/" + name
         let final = folder + "/new/" + name
-        try write(staged)
-        moves.append((staged, folder + "/new", final, existing.filter { $0 != final }))
+        try deliver(folder: folder, staged: folder + "/tmp/" + name, final: final)
+        unsynced = true
         written += 1
         files[row] = [final]
-    }
-
-    /// The batch's mails, written to `tmp/`, renamed into `new/`, each replacing its earlier version. Not synced
-    /// here: the pass syncs the mirror's filesystem once, after the renames (`syncFilesystem`).
-    private func publish() throws(MirrorError) {
-        guard !moves.isEmpty else { return }
-        for move in moves {
-            if rename(move.staged, move.final) != 0 { throw .io(path: move.final, operation: "move into place", errno: errno) }
-            unsynced = true
-            try drop(move.replaced)
-        }
-        moves.removeAll()
+        try drop(existing.filter { $0 != final })
     }
 
     private func remove(_ row: Int64) throws(MirrorError) {
@@ -314,10 +299,47 @@ public final class MailMirrorWriter {
         return cur.first { $0 == name || $0.hasPrefix(name + ":") }.map { folder + "/cur/" + $0 }
     }
 
-    private func write(_ path: String) throws(MirrorError) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if descriptor < 0 { throw .io(path: path, operation: "create", errno: errno) }
-        defer { close(descriptor) }
+    /// Puts the mail (`text`) into `new/` as `final`, whole or not at all: written into an unnamed file in `tmp/`
+    /// (O_TMPFILE) and linked into `new/` — one name made per mail, cheaper than a name made in `tmp/` and renamed
+    /// (docs/performance.md). A name already in `new/` (a pass redone after a crash) is replaced: the file is linked
+    /// into `tmp/` as `staged` and renamed over it. Not synced here: the pass syncs the mirror's filesystem once.
+    private func deliver(folder: String, staged: String, final: String) throws(MirrorError) {
+        if unnamedFiles {
+            let descriptor = roost_open_tmpfile(folder + "/tmp")
+            if descriptor >= 0 {
+                defer { close(descriptor) }
+                try write(descriptor, final)
+                let handle = "/proc/self/fd/\(descriptor)"
+                if linkat(AT_FDCWD, handle, AT_FDCWD, final, AT_SYMLINK_FOLLOW) == 0 { return }
+                if errno == EEXIST {
+                    if unlink(staged) != 0 && errno != ENOENT { throw .io(path: staged, operation: "remove", errno: errno) }
+                    if linkat(AT_FDCWD, handle, AT_FDCWD, staged, AT_SYMLINK_FOLLOW) != 0 { throw .io(path: staged, operation: "create", errno: errno) }
+                    return try move(staged, final)
+                }
+                // ENOENT: no `/proc` to name the file by (or no `new/`: the named way says which).
+                guard errno == ENOENT else { throw .io(path: final, operation: "create", errno: errno) }
+            } else {
+                // A filesystem without unnamed files.
+                guard errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else {
+                    throw .io(path: folder + "/tmp", operation: "create a file in", errno: errno)
+                }
+            }
+            unnamedFiles = false
+        }
+        let descriptor = open(staged, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if descriptor < 0 { throw .io(path: staged, operation: "create", errno: errno) }
+        do {
+            defer { close(descriptor) }
+            try write(descriptor, staged)
+        }
+        try move(staged, final)
+    }
+
+    private func move(_ staged: String, _ final: String) throws(MirrorError) {
+        if rename(staged, final) != 0 { throw .io(path: final, operation: "move into place", errno: errno) }
+    }
+
+    private func write(_ descriptor: Int32, _ path: String) throws(MirrorError) {
         do throws(BackupError) {
             try BackupTar.writeAll(descriptor, text[...], path: path)
         } catch {

@@ -190,4 +190,27 @@ import Testing
             #expect(fourth.text.contains("In-Reply-To: \(third)"), "split \(split)")
         }
     }
+
+    /// Where the filesystem has no unnamed files (O_TMPFILE), each mail is named in `tmp/` and renamed into `new/`:
+    /// the same mails, and a pass redone over them replaces each once.
+    @Test func mirrorNamesItsFilesWhereUnnamedOnesAreMissing() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        _ = try writer.commitBlocking((1...3).map { ArchiveEvent.message(Fixture.message("named \($0)", at: Int64($0) * 1_000, messageId: "n\($0)")) })
+        var settings = MirrorSettings(maildir: archive.folder + "/Mail")
+        settings.timeZone = utc
+        for _ in 1...2 {
+            try writer.setCursor(MailMirrorWriter.cursorName, to: 0)
+            let mirror = try MailMirrorWriter(settings: settings, reader: try archive.reader(), writer: writer)
+            mirror.unnamedFiles = false
+            #expect(try mirror.catchUp() == 3)
+        }
+        var options = ExportOptions(format: .maildir, split: .conversation, timeZone: utc, copyAttachments: true)
+        options.force = true
+        _ = try ArchiveExporter(reader: try archive.reader()).export(options, to: .path(archive.folder + "/Export"))
+        let mirrored = try mails(in: archive.folder + "/Mail")
+        #expect(mirrored.count == 3 && mirrored.values.allSatisfy { $0.path.contains("/new/") })
+        #expect(try mails(in: archive.folder + "/Export").mapValues(\.text) == mirrored.mapValues(\.text))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: archive.folder + "/Mail/peer@example.com/tmp").isEmpty)
+    }
 }

@@ -83,8 +83,8 @@ public final class MailMirrorWriter {
     private var unsynced = false
     private var text: [UInt8] = []
     /// Mails are made as unnamed files (O_TMPFILE) linked into `new/`; false once that failed here (a filesystem
-    /// without it, no `/proc`): named files in `tmp/`, renamed.
-    private var unnamedFiles = true
+    /// without it, no `/proc`; or a test): named files in `tmp/`, renamed.
+    var unnamedFiles = true
     /// What the renderer keeps from one pass to the next.
     private let memory = RendererMemory()
     public private(set) var written = 0
@@ -265,7 +265,7 @@ public final class MailMirrorWriter {
             return
         }
         let final = folder + "/new/" + name
-        try deliver(folder: folder, staged: folder + "/tmp/" + name, final: final)
+        try deliver(folder: folder, name: name, final: final)
         unsynced = true
         written += 1
         files[row] = [final]
@@ -302,8 +302,8 @@ public final class MailMirrorWriter {
     /// Puts the mail (`text`) into `new/` as `final`, whole or not at all: written into an unnamed file in `tmp/`
     /// (O_TMPFILE) and linked into `new/` — one name made per mail, cheaper than a name made in `tmp/` and renamed
     /// (docs/performance.md). A name already in `new/` (a pass redone after a crash) is replaced: the file is linked
-    /// into `tmp/` as `staged` and renamed over it. Not synced here: the pass syncs the mirror's filesystem once.
-    private func deliver(folder: String, staged: String, final: String) throws(MirrorError) {
+    /// into `tmp/` under `name` and renamed over it. Not synced here: the pass syncs the mirror's filesystem once.
+    private func deliver(folder: String, name: String, final: String) throws(MirrorError) {
         if unnamedFiles {
             let descriptor = roost_open_tmpfile(folder + "/tmp")
             if descriptor >= 0 {
@@ -312,6 +312,7 @@ public final class MailMirrorWriter {
                 let handle = "/proc/self/fd/\(descriptor)"
                 if linkat(AT_FDCWD, handle, AT_FDCWD, final, AT_SYMLINK_FOLLOW) == 0 { return }
                 if errno == EEXIST {
+                    let staged = folder + "/tmp/" + name
                     if unlink(staged) != 0 && errno != ENOENT { throw .io(path: staged, operation: "remove", errno: errno) }
                     if linkat(AT_FDCWD, handle, AT_FDCWD, staged, AT_SYMLINK_FOLLOW) != 0 { throw .io(path: staged, operation: "create", errno: errno) }
                     return try move(staged, final)
@@ -326,6 +327,7 @@ public final class MailMirrorWriter {
             }
             unnamedFiles = false
         }
+        let staged = folder + "/tmp/" + name
         let descriptor = open(staged, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if descriptor < 0 { throw .io(path: staged, operation: "create", errno: errno) }
         do {

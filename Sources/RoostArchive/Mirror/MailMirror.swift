@@ -232,11 +232,11 @@ public final class MailMirrorWriter {
     /// or no longer selected. `versions`: each row's latest change when the caller read it from the feed (else
     /// looked up).
     private func update(_ rows: [Int64], versions: [Int64: Int64]?, threads: inout Renderer.Threads, renderer: Renderer) throws(MirrorError) {
-        let messages = try Self.sqlite { () throws(SQLiteError) in try renderer.messages(rows) }
+        var messages = try Self.sqlite { () throws(SQLiteError) in try renderer.messages(rows) }
         for row in rows {
             memory.ids[row] = nil
             let rendered: Renderer.Mail?
-            if let message = messages[row] {
+            if let message = messages.removeValue(forKey: row) {
                 rendered = try Self.sqlite { () throws(SQLiteError) in
                     try renderer.mail(message, version: versions?[row], threads: &threads, into: &text)
                 }
@@ -404,7 +404,7 @@ final class RendererMemory {
 /// time in one statement; each one's conversation's first and previous mail in the same Maildir (what an export of
 /// that Maildir chains it to); its attachments. Its reads are prepared when it is made: their SQL is the same for
 /// every batch and mail, only the values change.
-private struct Renderer {
+private final class Renderer {
     let database: Database
     let selection: ExportSelection
     let clock: ZoneClock

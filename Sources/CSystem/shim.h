@@ -52,6 +52,12 @@ static inline int roost_syncfs(int fd) {
     return (int)syscall(SYS_syncfs, fd);
 }
 
+// An unnamed file in the folder `folder` (open(2) with O_TMPFILE, hidden without _GNU_SOURCE), for writing; linkat(2)
+// of /proc/self/fd/N gives it a name once whole. -1 with EOPNOTSUPP (or EISDIR) where the filesystem has none.
+static inline int roost_open_tmpfile(const char *folder) {
+    return open(folder, __O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+}
+
 static inline unsigned roost_major(dev_t device) { return major(device); }
 static inline unsigned roost_minor(dev_t device) { return minor(device); }
 

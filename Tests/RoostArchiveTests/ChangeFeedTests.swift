@@ -148,4 +148,69 @@ import Testing
         #expect(after[lostID]?.path == live[lostID]?.path)
         #expect(after[readID]?.path == readPath)
     }
+
+    /// A pass renders its rows in ascending order and chains each mail to the one it rendered before in the same
+    /// Maildir only when no row it does not render lies between them: a correction of an old message and a new
+    /// message in one pass, with rows between them it does not rewrite, still thread as the export does.
+    @Test func mirrorThreadsAcrossRowsAPassDoesNotRewrite() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        let splits: [ExportSplit] = [.conversation, .month, .none]
+        /// Each split's mirror (they share the cursor: each pass starts from `position`, nil: the first pass).
+        func mirror(_ position: Int64?) throws {
+            for split in splits {
+                var settings = MirrorSettings(maildir: archive.folder + "/Mail-\(split)")
+                (settings.timeZone, settings.split) = (utc, split)
+                try writer.setCursor(MailMirrorWriter.cursorName, to: position ?? -1)
+                _ = try MailMirrorWriter(settings: settings, reader: try archive.reader(), writer: writer).catchUp()
+            }
+        }
+        let peer = ["first", "second", "third"].enumerated().map { index, text in
+            ArchiveEvent.message(Fixture.message(text, at: Int64(index) * 1_000, messageId: "m\(index + 1)"))
+        }
+        _ = try writer.commitBlocking(peer + [.message(Fixture.message("elsewhere", at: 1_500, conversation: "other@example.net", messageId: "o1"))])
+        try mirror(nil)
+        let mirrored = try #require(try archive.reader().feedPosition(cursor: MailMirrorWriter.cursorName).cursor)
+        _ = try writer.commitBlocking([
+            .message(Fixture.message("frist", at: 3_000, messageId: "m1b", replaces: "m1")),
+            .message(Fixture.message("fourth", at: 4_000, messageId: "m4")),
+            .message(Fixture.message("again", at: 4_500, conversation: "other@example.net", messageId: "o2")),
+        ])
+        try mirror(mirrored)
+        for split in splits {
+            var options = ExportOptions(format: .maildir, split: split, timeZone: utc, copyAttachments: true)
+            options.force = true
+            let export = archive.folder + "/Export-\(split)"
+            _ = try ArchiveExporter(reader: try archive.reader()).export(options, to: .path(export))
+            let mails = try mails(in: archive.folder + "/Mail-\(split)")
+            #expect(mails.count == 6)
+            #expect(try self.mails(in: export).mapValues(\.text) == mails.mapValues(\.text), "split \(split)")
+            let fourth = try #require(mails.values.first { $0.text.contains("fourth") })
+            let third = try #require(mails.first { $0.value.text.contains("third") }).key
+            #expect(fourth.text.contains("In-Reply-To: \(third)"), "split \(split)")
+        }
+    }
+
+    /// Where the filesystem has no unnamed files (O_TMPFILE), each mail is named in `tmp/` and renamed into `new/`:
+    /// the same mails, and a pass redone over them replaces each once.
+    @Test func mirrorNamesItsFilesWhereUnnamedOnesAreMissing() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        _ = try writer.commitBlocking((1...3).map { ArchiveEvent.message(Fixture.message("named \($0)", at: Int64($0) * 1_000, messageId: "n\($0)")) })
+        var settings = MirrorSettings(maildir: archive.folder + "/Mail")
+        settings.timeZone = utc
+        for _ in 1...2 {
+            try writer.setCursor(MailMirrorWriter.cursorName, to: 0)
+            let mirror = try MailMirrorWriter(settings: settings, reader: try archive.reader(), writer: writer)
+            mirror.unnamedFiles = false
+            #expect(try mirror.catchUp() == 3)
+        }
+        var options = ExportOptions(format: .maildir, split: .conversation, timeZone: utc, copyAttachments: true)
+        options.force = true
+        _ = try ArchiveExporter(reader: try archive.reader()).export(options, to: .path(archive.folder + "/Export"))
+        let mirrored = try mails(in: archive.folder + "/Mail")
+        #expect(mirrored.count == 3 && mirrored.values.allSatisfy { $0.path.contains("/new/") })
+        #expect(try mails(in: archive.folder + "/Export").mapValues(\.text) == mirrored.mapValues(\.text))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: archive.folder + "/Mail/peer@example.com/tmp").isEmpty)
+    }
 }

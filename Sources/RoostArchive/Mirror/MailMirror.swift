@@ -60,7 +60,7 @@ public enum MirrorError: Error, Sendable, CustomStringConvertible {
 
 /// Writes the mirror: the messages that changed after the cursor `mirror` (everything on the first pass) as mails,
 /// each through the maildir export's `MailWriter.mail` — the bytes `roost export --format maildir` writes for it —
-/// into `tmp/`, then each renamed into `new/`; the earlier version of a changed message (same Message-ID, another
+/// into an unnamed file in `tmp/` linked into `new/`, a batch's rows read in one statement; the earlier version of a changed message (same Message-ID, another
 /// file name) is removed once its successor is in place, a message gone from the archive or the query loses its
 /// file. File names are `STEM` `R<row>V<change>.roost`, the same on every run, so a pass interrupted by a crash
 /// is redone over the same files; the cursor moves only after one syncfs(2) made the pass's files, names and
@@ -82,9 +82,9 @@ public final class MailMirrorWriter {
     /// Files or folders were made, renamed or removed since the mirror's filesystem was last synced.
     private var unsynced = false
     private var text: [UInt8] = []
-    /// The mails of the pass under way, in `tmp/`: where each goes (its Maildir's `new/`, and the file there), and
-    /// the earlier versions it replaces.
-    private var moves: [(staged: String, folder: String, final: String, replaced: [String])] = []
+    /// Mails are made as unnamed files (O_TMPFILE) linked into `new/`; false once that failed here (a filesystem
+    /// without it, no `/proc`; or a test): named files in `tmp/`, renamed.
+    var unnamedFiles = true
     /// What the renderer keeps from one pass to the next.
     private let memory = RendererMemory()
     public private(set) var written = 0
@@ -141,8 +141,6 @@ public final class MailMirrorWriter {
 
     /// One snapshot's work; false when there was nothing after the cursor.
     private func pass() throws(MirrorError) -> Bool {
-        // A pass that failed left its batch unpublished: this one writes it again.
-        moves.removeAll()
         var failure: MirrorError?
         let position: Int64?
         do {
@@ -161,7 +159,6 @@ public final class MailMirrorWriter {
         }
         if let failure { throw failure }
         guard let position else { return false }
-        try publish()
         try syncFilesystem()
         do {
             try writer.setCursor(Self.cursorName, to: position)
@@ -193,7 +190,8 @@ public final class MailMirrorWriter {
             return (selection, renderer)
         }
         guard let cursor, cursor >= 0 else {
-            // The first pass (or a rebuild): every message the query selects, whatever the feed says.
+            // The first pass (or a rebuild): every message the query selects, whatever the feed says, in id order:
+            // each conversation's previous mail is the one rendered before it.
             let rows = try Self.sqlite { () throws(SQLiteError) -> [Int64] in
                 let (sql, parameters) = selection.statement(scope: .init()).select("m.id", order: .oldestFirst)
                 var rows: [Int64] = []
@@ -203,7 +201,10 @@ public final class MailMirrorWriter {
                 }
                 return rows
             }
-            for row in rows { try update(row, version: nil, renderer: renderer) }
+            var threads = Renderer.Threads(gaps: nil)
+            for start in stride(from: 0, to: rows.count, by: Self.batchSize) {
+                try update(Array(rows[start..<min(start + Self.batchSize, rows.count)]), versions: nil, threads: &threads, renderer: renderer)
+            }
             return latest
         }
         let changes = try Self.sqlite { () throws(SQLiteError) in
@@ -211,7 +212,11 @@ public final class MailMirrorWriter {
         }
         guard let last = changes.last else { return nil }
         // A row's latest change is its version (`message_changes` holds one row per message).
-        for change in changes { try update(change.row, version: change.seq, renderer: renderer) }
+        var versions: [Int64: Int64] = [:]
+        for change in changes { versions[change.row] = change.seq }
+        let rows = versions.keys.sorted()
+        var threads = Renderer.Threads(gaps: try Self.sqlite { () throws(SQLiteError) in try Renderer.gaps(among: rows, database) })
+        try update(rows, versions: versions, threads: &threads, renderer: renderer)
         return last.seq
     }
 
@@ -223,16 +228,26 @@ public final class MailMirrorWriter {
         }
     }
 
-    /// The message's mail as it is now, or its removal when it is gone or no longer selected.
-    /// `version`: the row's latest change when the caller read it from the feed (else looked up).
-    private func update(_ row: Int64, version: Int64?, renderer: Renderer) throws(MirrorError) {
-        let rendered: Renderer.Mail?
-        memory.ids[row] = nil
-        do {
-            rendered = try renderer.mail(row, version: version, into: &text)
-        } catch {
-            throw .archive(.sqlite(error))
+    /// The messages' mails as they are now (`rows` ascending, read in one statement), or their removal when gone
+    /// or no longer selected. `versions`: each row's latest change when the caller read it from the feed (else
+    /// looked up).
+    private func update(_ rows: [Int64], versions: [Int64: Int64]?, threads: inout Renderer.Threads, renderer: Renderer) throws(MirrorError) {
+        var messages = try Self.sqlite { () throws(SQLiteError) in try renderer.messages(rows) }
+        for row in rows {
+            memory.ids[row] = nil
+            let rendered: Renderer.Mail?
+            if let message = messages.removeValue(forKey: row) {
+                rendered = try Self.sqlite { () throws(SQLiteError) in
+                    try renderer.mail(message, version: versions?[row], threads: &threads, into: &text)
+                }
+            } else {
+                rendered = nil
+            }
+            try update(row, rendered)
         }
+    }
+
+    private func update(_ row: Int64, _ rendered: Renderer.Mail?) throws(MirrorError) {
         guard let rendered else { return try remove(row) }
         let folder = settings.maildir + rendered.folder
         try makeMaildir(folder)
@@ -249,24 +264,12 @@ public final class MailMirrorWriter {
             files[row] = [kept]
             return
         }
-        let staged = folder + "/tmp/" + name
         let final = folder + "/new/" + name
-        try write(staged)
-        moves.append((staged, folder + "/new", final, existing.filter { $0 != final }))
+        try deliver(folder: folder, name: name, final: final)
+        unsynced = true
         written += 1
         files[row] = [final]
-    }
-
-    /// The batch's mails, written to `tmp/`, renamed into `new/`, each replacing its earlier version. Not synced
-    /// here: the pass syncs the mirror's filesystem once, after the renames (`syncFilesystem`).
-    private func publish() throws(MirrorError) {
-        guard !moves.isEmpty else { return }
-        for move in moves {
-            if rename(move.staged, move.final) != 0 { throw .io(path: move.final, operation: "move into place", errno: errno) }
-            unsynced = true
-            try drop(move.replaced)
-        }
-        moves.removeAll()
+        try drop(existing.filter { $0 != final })
     }
 
     private func remove(_ row: Int64) throws(MirrorError) {
@@ -296,10 +299,49 @@ public final class MailMirrorWriter {
         return cur.first { $0 == name || $0.hasPrefix(name + ":") }.map { folder + "/cur/" + $0 }
     }
 
-    private func write(_ path: String) throws(MirrorError) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if descriptor < 0 { throw .io(path: path, operation: "create", errno: errno) }
-        defer { close(descriptor) }
+    /// Puts the mail (`text`) into `new/` as `final`, whole or not at all: written into an unnamed file in `tmp/`
+    /// (O_TMPFILE) and linked into `new/` — one name made per mail, cheaper than a name made in `tmp/` and renamed
+    /// (docs/performance.md). A name already in `new/` (a pass redone after a crash) is replaced: the file is linked
+    /// into `tmp/` under `name` and renamed over it. Not synced here: the pass syncs the mirror's filesystem once.
+    private func deliver(folder: String, name: String, final: String) throws(MirrorError) {
+        if unnamedFiles {
+            let descriptor = roost_open_tmpfile(folder + "/tmp")
+            if descriptor >= 0 {
+                defer { close(descriptor) }
+                try write(descriptor, final)
+                let handle = "/proc/self/fd/\(descriptor)"
+                if linkat(AT_FDCWD, handle, AT_FDCWD, final, AT_SYMLINK_FOLLOW) == 0 { return }
+                if errno == EEXIST {
+                    let staged = folder + "/tmp/" + name
+                    if unlink(staged) != 0 && errno != ENOENT { throw .io(path: staged, operation: "remove", errno: errno) }
+                    if linkat(AT_FDCWD, handle, AT_FDCWD, staged, AT_SYMLINK_FOLLOW) != 0 { throw .io(path: staged, operation: "create", errno: errno) }
+                    return try move(staged, final)
+                }
+                // ENOENT: no `/proc` to name the file by (or no `new/`: the named way says which).
+                guard errno == ENOENT else { throw .io(path: final, operation: "create", errno: errno) }
+            } else {
+                // A filesystem without unnamed files.
+                guard errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else {
+                    throw .io(path: folder + "/tmp", operation: "create a file in", errno: errno)
+                }
+            }
+            unnamedFiles = false
+        }
+        let staged = folder + "/tmp/" + name
+        let descriptor = open(staged, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if descriptor < 0 { throw .io(path: staged, operation: "create", errno: errno) }
+        do {
+            defer { close(descriptor) }
+            try write(descriptor, staged)
+        }
+        try move(staged, final)
+    }
+
+    private func move(_ staged: String, _ final: String) throws(MirrorError) {
+        if rename(staged, final) != 0 { throw .io(path: final, operation: "move into place", errno: errno) }
+    }
+
+    private func write(_ descriptor: Int32, _ path: String) throws(MirrorError) {
         do throws(BackupError) {
             try BackupTar.writeAll(descriptor, text[...], path: path)
         } catch {
@@ -358,10 +400,11 @@ final class RendererMemory {
     var folders: [SliceKey: String] = [:]
 }
 
-/// One snapshot's way from a message row to its mail: the row through the mirror's query, its conversation's
-/// first and previous mail in the same Maildir (what an export of that Maildir chains it to), its attachments.
-/// Its three reads are prepared when it is made: their SQL is the same for every mail, only the values change.
-private struct Renderer {
+/// One snapshot's way from message rows to their mails: the rows through the mirror's query, read a batch at a
+/// time in one statement; each one's conversation's first and previous mail in the same Maildir (what an export of
+/// that Maildir chains it to); its attachments. Its reads are prepared when it is made: their SQL is the same for
+/// every batch and mail, only the values change.
+private final class Renderer {
     let database: Database
     let selection: ExportSelection
     let clock: ZoneClock
@@ -369,8 +412,8 @@ private struct Renderer {
     let reading: MessageRowReading
     let contacts: ContactDirectory
     let memory: RendererMemory
-    /// A row by its number; a Maildir's newest row before a row; a Maildir's oldest row.
-    private let rowRead: Statement
+    /// Rows by their numbers (a JSON array); a Maildir's newest row before a row; a Maildir's oldest row.
+    private let rowsRead: Statement
     private let earlierRead: Statement
     private let firstRead: Statement
 
@@ -379,6 +422,55 @@ private struct Renderer {
         var folder: String
         var stem: String
         var version: Int64
+    }
+
+    /// A Maildir's thread: its conversation and, with `split = month`, its month's first millisecond.
+    struct ThreadKey: Hashable {
+        var slice: SliceKey
+        var month: Int64
+    }
+
+    /// What a pass knows of its Maildirs' threads: the last row it rendered in each (its rows come in ascending
+    /// order) and each one's first Message-ID once looked up.
+    struct Threads {
+        /// The archive's rows between the pass's lowest and highest row that the pass does not render, ascending:
+        /// a row rendered earlier in a Maildir is the previous one of the next row there when none of these lies
+        /// between them (every other row in between was rendered, or is not selected). nil: none (the first pass
+        /// renders every selected row).
+        var gaps: [Int64]?
+        var last: [ThreadKey: Int64] = [:]
+        var first: [ThreadKey: String?] = [:]
+
+        /// Whether no row the pass does not render lies between `earlier` and `row`.
+        func adjacent(_ earlier: Int64, _ row: Int64) -> Bool {
+            guard let gaps else { return true }
+            // The first gap above `earlier`, by bisection.
+            var low = 0, high = gaps.count
+            while low < high {
+                let middle = (low + high) / 2
+                if gaps[middle] <= earlier { low = middle + 1 } else { high = middle }
+            }
+            return low == gaps.count || gaps[low] >= row
+        }
+    }
+
+    /// The rows of the archive between the first and last of `rows` (ascending) that are not among them; nil
+    /// (no carrying) when there are more than a batch's worth.
+    static func gaps(among rows: [Int64], _ database: Database) throws(SQLiteError) -> [Int64]? {
+        guard let low = rows.first, let high = rows.last else { return [] }
+        let limit = MailMirrorWriter.batchSize * 2
+        var gaps: [Int64] = []
+        var index = 0
+        var read = 0
+        try database.cached("SELECT id FROM messages WHERE id > ? AND id < ? ORDER BY id LIMIT ?")
+            .forEachRow([.integer(low), .integer(high), .integer(Int64(limit))]) { row in
+                let id = row.int(0)
+                read += 1
+                while index < rows.count && rows[index] < id { index += 1 }
+                if index == rows.count || rows[index] != id { gaps.append(id) }
+                return true
+            }
+        return read < limit ? gaps : nil
     }
 
     init(database: Database, selection: ExportSelection, clock: ZoneClock, settings: MirrorSettings,
@@ -393,27 +485,46 @@ private struct Renderer {
         // Any values do: the SQL depends only on the reads' shape (a month bounds them or not).
         let shape = ExportSelection.Scope(slice: ConversationSlice(accountID: 0, account: "", conversation: "", messageCount: 0),
                                           timeRange: settings.split == .month ? 0...0 : nil)
-        rowRead = try database.cached(Self.row(0, selection).select(reading.columns(), limit: 1).0)
+        rowsRead = try database.cached(selection.statement(scope: .init()).select(reading.columns(), among: .text("[]")).0)
         earlierRead = try database.cached(Self.before(0, selection, shape).select("m.id", order: .newestFirst, limit: 1).0)
         firstRead = try database.cached(selection.statement(scope: shape).select("m.id", order: .oldestFirst, limit: 1).0)
     }
 
+    /// The messages of `rows` the query selects, with their accounts' ids, in one statement.
+    func messages(_ rows: [Int64]) throws(SQLiteError) -> [Int64: (MessageRow, Int64)] {
+        var found: [Int64: (MessageRow, Int64)] = [:]
+        found.reserveCapacity(rows.count)
+        var ids: [UInt8] = [UInt8(ascii: "[")]
+        for row in rows {
+            if ids.count > 1 { ids.append(UInt8(ascii: ",")) }
+            ids.append(contentsOf: String(row).utf8)
+        }
+        ids.append(UInt8(ascii: "]"))
+        let parameters = selection.statement(scope: .init()).select("", among: .text(String(decoding: ids, as: UTF8.self))).1
+        try rowsRead.forEachRow(parameters) { row throws(SQLiteError) in
+            found[row.int(0)] = (try reading.row(row), row.int(1))
+            return true
+        }
+        return found
+    }
+
     /// `version`: the row's latest change, when the caller knows it.
-    func mail(_ row: Int64, version: Int64?, into text: inout [UInt8]) throws(SQLiteError) -> Mail? {
-        guard let (message, accountID) = try message(row) else { return nil }
+    func mail(_ loaded: (MessageRow, Int64), version: Int64?, threads: inout Threads, into text: inout [UInt8]) throws(SQLiteError) -> Mail? {
+        let (message, accountID) = loaded
+        let row = message.id
         let slice = ConversationSlice(accountID: accountID, account: message.account, conversation: message.conversation, messageCount: 0)
+        let sliceKey = SliceKey(accountID: accountID, conversation: message.conversation)
         var folder = ""
         var range: ClosedRange<Int64>?
         switch settings.split {
         case .none: break
         case .conversation:
-            let key = SliceKey(accountID: accountID, conversation: message.conversation)
-            if let known = memory.folders[key] {
+            if let known = memory.folders[sliceKey] {
                 folder = known
             } else {
                 if settings.accountFolders { folder += "/" + SafeFileName.component(message.account) }
                 folder += "/" + SafeFileName.component(message.conversation)
-                memory.folders[key] = folder
+                memory.folders[sliceKey] = folder
             }
         case .month:
             let time = clock.civil(message.timestamp)
@@ -422,12 +533,25 @@ private struct Renderer {
             range = clock.startOfMonth(year: time.year, month: time.month)...(next == .max ? Int64.max : next - 1)
         }
         let scope = ExportSelection.Scope(slice: slice, timeRange: range)
+        let key = ThreadKey(slice: sliceKey, month: range?.lowerBound ?? 0)
         var previous: String?
         var first: String?
-        if let before = try messageID(earlierRead, Self.before(row, selection, scope).parameters(limit: 1)) {
-            previous = before
-            first = try messageID(firstRead, selection.statement(scope: scope).parameters(limit: 1))
+        let earlier: Int64?
+        if let carried = threads.last[key], threads.adjacent(carried, row) {
+            earlier = carried
+        } else {
+            earlier = try earlierRead.scalarInt(Self.before(row, selection, scope).parameters(limit: 1))
         }
+        if let earlier {
+            previous = try messageID(earlier)
+            if let known = threads.first[key] {
+                first = known
+            } else {
+                first = try firstRead.scalarInt(selection.statement(scope: scope).parameters(limit: 1)).flatMap(messageID)
+                threads.first[key] = first
+            }
+        }
+        threads.last[key] = row
         let embedded = message.attachments.map { attachment in settings.attachmentLimit.flatMap { MailAttachment.load(attachment, limit: $0) } }
         let (id, stem, _) = MailWriter.mail(message, slice: slice, first: first, previous: previous, embedded: embedded,
                                             clock: clock, contacts: contacts, into: &text)
@@ -438,36 +562,13 @@ private struct Renderer {
         return Mail(folder: folder, stem: stem, version: version ?? 0)
     }
 
-    /// The Message-ID of the row `read` finds with `parameters`: remembered, or read.
-    private func messageID(_ read: Statement, _ parameters: [SQLValue]) throws(SQLiteError) -> String? {
-        guard let row = try read.scalarInt(parameters) else { return nil }
+    /// The Message-ID of `row`: remembered, or read.
+    private func messageID(_ row: Int64) throws(SQLiteError) -> String? {
         if let known = memory.ids[row] { return known }
-        guard let (message, _) = try message(row) else { return nil }
+        guard let (message, _) = try messages([row])[row] else { return nil }
         let id = MailMessageBuilder.messageID(message)
         memory.ids[row] = id
         return id
-    }
-
-    /// The message of `row` and its account's id, when the query selects it.
-    private func message(_ row: Int64) throws(SQLiteError) -> (MessageRow, Int64)? {
-        var found: (MessageRow, Int64)?
-        var failure: SQLiteError?
-        try rowRead.forEachRow(Self.row(row, selection).parameters(limit: 1)) { row in
-            do throws(SQLiteError) {
-                found = (try reading.row(row), row.int(1))
-            } catch {
-                failure = error
-            }
-            return false
-        }
-        if let failure { throw failure }
-        return found
-    }
-
-    private static func row(_ row: Int64, _ selection: ExportSelection) -> MessageStatement {
-        var statement = selection.statement(scope: .init())
-        statement.restrict("m.id = ?", [.integer(row)])
-        return statement
     }
 
     private static func before(_ row: Int64, _ selection: ExportSelection, _ scope: ExportSelection.Scope) -> MessageStatement {

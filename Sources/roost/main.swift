@@ -1,17 +1,12 @@
 import Foundation
-
-/// Fewer descriptors than this and Roost does not start. Below it the Swift runtime itself cannot run: libdispatch
-/// makes its event loop's descriptors (epoll, eventfds, timerfds) when it first needs them, at moments no code of
-/// ours chooses, and traps when it cannot — a crash, where a process short of descriptors should be told so. 16
-/// leaves what the runtime needs and a few files for the simplest command.
-let fewestDescriptors: rlim_t = 16
+import RoostCore
 
 /// Says why Roost cannot run with this descriptor limit (exit 70: the machine's state, not the config), or nothing.
 func refuseTooFewDescriptors() {
-    var limit = rlimit()
-    guard getrlimit(RLIMIT_NOFILE, &limit) == 0, limit.rlim_cur < fewestDescriptors else { return }
-    let message = "roost: error: this process may have only \(limit.rlim_cur) open files (`ulimit -n`); Roost needs at least "
-        + "\(fewestDescriptors): raise the limit (`ulimit -n 1024`, or LimitNOFILE= in a systemd unit)\n"
+    let limit = DescriptorLimit.current()
+    guard limit >= 0, limit < DescriptorLimit.fewest else { return }
+    let message = "roost: error: this process may have only \(limit) open files (`ulimit -n`); Roost needs at least "
+        + "\(DescriptorLimit.fewest): raise the limit (`ulimit -n 1024`, or LimitNOFILE= in a systemd unit)\n"
     _ = message.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
     exit(70)
 }

@@ -10,6 +10,19 @@ import Glibc
 public enum DescriptorLimit {
     public static let ceiling = 65_536
 
+    /// Fewer descriptors than this and no command starts (it says so, exit 70). Below it the Swift runtime itself
+    /// cannot run: libdispatch makes its event loop's descriptors (epoll, eventfds, timerfds) when it first needs
+    /// them, at moments no code of ours chooses, and traps when it cannot — a crash where a process short of
+    /// descriptors should be told so. 16 leaves what the runtime needs and a few files for the simplest command.
+    public static let fewest = 16
+
+    /// The soft limit in force now (-1 when it cannot be read).
+    public static func current() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return -1 }
+        return Int(clamping: limit.rlim_cur)
+    }
+
     /// Raises the soft limit as far as allowed; returns the limit now in force.
     @discardableResult
     public static func raise() -> Int {

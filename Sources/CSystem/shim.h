@@ -52,10 +52,18 @@ static inline int roost_syncfs(int fd) {
     return (int)syscall(SYS_syncfs, fd);
 }
 
-// An unnamed file in the folder `folder` (open(2) with O_TMPFILE, hidden without _GNU_SOURCE), for writing; linkat(2)
-// of /proc/self/fd/N gives it a name once whole. -1 with EOPNOTSUPP (or EISDIR) where the filesystem has none.
-static inline int roost_open_tmpfile(const char *folder) {
-    return open(folder, __O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+// An unnamed file in the folder open as `folder` (openat(2) with O_TMPFILE, hidden without _GNU_SOURCE), for
+// writing; `roost_link_descriptor` (or linkat(2) of /proc/self/fd/N) gives it a name once whole. -1 with EOPNOTSUPP
+// (or EISDIR) where the filesystem has none.
+static inline int roost_open_tmpfile(int folder) {
+    return openat(folder, ".", __O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+}
+
+// linkat(2) of the file open as `fd` itself (AT_EMPTY_PATH, hidden without _GNU_SOURCE) to `name` in the folder
+// open as `folder`: Linux 6.10+ lets the process that opened the file do it; older ones answer ENOENT without
+// CAP_DAC_READ_SEARCH.
+static inline int roost_link_descriptor(int fd, int folder, const char *name) {
+    return linkat(fd, "", folder, name, 0x1000 /* AT_EMPTY_PATH */);
 }
 
 static inline unsigned roost_major(dev_t device) { return major(device); }

@@ -191,9 +191,10 @@ import Testing
         }
     }
 
-    /// Where the filesystem has no unnamed files (O_TMPFILE), each mail is named in `tmp/` and renamed into `new/`:
-    /// the same mails, and a pass redone over them replaces each once.
-    @Test func mirrorNamesItsFilesWhereUnnamedOnesAreMissing() throws {
+    /// Where the filesystem has no unnamed files (O_TMPFILE), each mail is named in `tmp/` and renamed into `new/`;
+    /// where the kernel does not link an unnamed file by its descriptor (before 6.10), it is linked by its
+    /// `/proc/self/fd` name: the same mails, and a pass redone over them replaces each once.
+    @Test(arguments: ["named", "proc"]) func mirrorNamesItsFilesWhereUnnamedOnesAreMissing(way: String) throws {
         let archive = TemporaryArchive()
         let writer = try archive.writer()
         _ = try writer.commitBlocking((1...3).map { ArchiveEvent.message(Fixture.message("named \($0)", at: Int64($0) * 1_000, messageId: "n\($0)")) })
@@ -202,8 +203,9 @@ import Testing
         for _ in 1...2 {
             try writer.setCursor(MailMirrorWriter.cursorName, to: 0)
             let mirror = try MailMirrorWriter(settings: settings, reader: try archive.reader(), writer: writer)
-            mirror.unnamedFiles = false
+            if way == "named" { mirror.unnamedFiles = false } else { mirror.descriptorLinks = false }
             #expect(try mirror.catchUp() == 3)
+            #expect(way == "named" || mirror.unnamedFiles, "linked by their /proc/self/fd names, not fallen back to named files")
         }
         var options = ExportOptions(format: .maildir, split: .conversation, timeZone: utc, copyAttachments: true)
         options.force = true

@@ -43,7 +43,7 @@ struct ContactDirectory {
     }
 
     func contact(accountID: Int64, jid: String) -> ContactRow? {
-        contacts[SliceKey(accountID: accountID, conversation: jid.lowercased())]
+        contacts[SliceKey(accountID: accountID, jid: jid)]
     }
 
     /// The heading of a conversation: the contact's name, else the room's, else its address.

@@ -62,9 +62,16 @@ enum MIMEText {
     /// A header value: as is when printable ASCII, else RFC 2047 `=?UTF-8?B?…?=` words of at most 75
     /// characters, never splitting a character, folded onto continuation lines.
     static func headerText(_ text: String) -> String {
+        var out: [UInt8] = []
+        appendHeaderText(text, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `headerText(text)` appended to `output` (a mail message is built as bytes): printable ASCII as it is.
+    static func appendHeaderText(_ text: String, to output: inout [UInt8]) {
         let flattened = flattened(text)
-        if isPlainASCII(flattened) { return flattened }
-        return encodedWords(flattened)
+        if isPlainASCII(flattened) { return output.append(contentsOf: flattened.utf8) }
+        output.append(contentsOf: encodedWords(flattened).utf8)
     }
 
     /// CR and LF as spaces: a header value is one line.
@@ -74,7 +81,7 @@ enum MIMEText {
     }
 
     /// Printable ASCII that does not look like an encoded word (`=?`).
-    private static func isPlainASCII(_ text: String) -> Bool {
+    static func isPlainASCII(_ text: String) -> Bool {
         var previous: UInt8 = 0
         for byte in text.utf8 {
             if byte < 32 || byte >= 127 || (previous == UInt8(ascii: "=") && byte == UInt8(ascii: "?")) { return false }
@@ -104,16 +111,29 @@ enum MIMEText {
 
     /// `"Display Name" <address>` with the name quoted (ASCII) or encoded (anything else).
     static func mailbox(name: String?, address: String) -> String {
-        guard let name, !name.isEmpty, name != address else { return "<\(address)>" }
-        let clean = flattened(name)
-        if isPlainASCII(clean) {
-            var quoted: [UInt8] = []
-            for byte in clean.utf8 {
-                if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") { quoted.append(UInt8(ascii: "\\")) }
-                quoted.append(byte)
+        var out: [UInt8] = []
+        appendMailbox(name: name, address: address, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `mailbox(name:address:)` appended to `output`.
+    static func appendMailbox(name: String?, address: String, to output: inout [UInt8]) {
+        if let name, !name.isEmpty, name != address {
+            let clean = flattened(name)
+            if isPlainASCII(clean) {
+                output.append(UInt8(ascii: "\""))
+                for byte in clean.utf8 {
+                    if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") { output.append(UInt8(ascii: "\\")) }
+                    output.append(byte)
+                }
+                output.append(contentsOf: "\" ".utf8)
+            } else {
+                output.append(contentsOf: encodedWords(clean).utf8)
+                output.append(0x20)
             }
-            return "\"\(String(decoding: quoted, as: UTF8.self))\" <\(address)>"
         }
-        return encodedWords(clean) + " <\(address)>"
+        output.append(UInt8(ascii: "<"))
+        output.append(contentsOf: address.utf8)
+        output.append(UInt8(ascii: ">"))
     }
 }

@@ -61,16 +61,8 @@ struct MailMessageBuilder {
             text.withUTF8 { for byte in $0 { add(byte) } }
         }
 
-        /// `String(value)`'s bytes, without making the String.
         mutating func addDecimal(_ value: Int64) {
-            if value < 0 { add(UInt8(ascii: "-")) }
-            let magnitude = value.magnitude
-            var divisor: UInt64 = 1
-            while magnitude / divisor >= 10 { divisor *= 10 }
-            while divisor > 0 {
-                add(UInt8(truncatingIfNeeded: 0x30 + magnitude / divisor % 10))
-                divisor /= 10
-            }
+            MailMessageBuilder.forEachDigit(of: value) { add($0) }
         }
 
         /// `text.lowercased()`'s bytes; ASCII (nearly every JID) is lowered by byte, without making a copy.
@@ -80,9 +72,22 @@ struct MailMessageBuilder {
         }
 
         @inline(__always)
-        private mutating func add(_ byte: UInt8) {
+        mutating func add(_ byte: UInt8) {
             first = (first ^ UInt64(byte)) &* Self.prime
             second = (second ^ UInt64(byte)) &* Self.prime
+        }
+    }
+
+    /// `String(value)`'s bytes, one by one, without making the String.
+    @inline(__always)
+    static func forEachDigit(of value: Int64, _ body: (UInt8) -> Void) {
+        if value < 0 { body(UInt8(ascii: "-")) }
+        let magnitude = value.magnitude
+        var divisor: UInt64 = 1
+        while magnitude / divisor >= 10 { divisor *= 10 }
+        while divisor > 0 {
+            body(UInt8(truncatingIfNeeded: 0x30 + magnitude / divisor % 10))
+            divisor /= 10
         }
     }
 
@@ -105,35 +110,52 @@ struct MailMessageBuilder {
     }
 
     /// The complete message, LF line ends, appended to `out` as bytes (no String for the message, its headers
-    /// or its body's encoding). `first` and `previous` are the conversation's first and previous Message-IDs.
-    /// `fromAddress` is `address(message.from)` (an mbox writes it in its `From ` line too).
+    /// or its body's encoding; header values are appended as they are read, not joined first). `first` and
+    /// `previous` are the conversation's first and previous Message-IDs. `fromAddress` is `address(message.from)`
+    /// (an mbox writes it in its `From ` line too).
     func build(_ message: MessageRow, slice: ConversationSlice, messageID: String, fromAddress: String, first: String?,
                previous: String?, embedded: [MailAttachment?], into out: inout [UInt8]) {
-        func header(_ name: StaticString, _ value: String) {
+        func name(_ name: StaticString) {
             out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
             out.append(contentsOf: ": ".utf8)
+        }
+        func header(_ header: StaticString, _ value: String) {
+            name(header)
             out.append(contentsOf: value.utf8)
             out.append(0x0A)
         }
         let sender = contacts.sender(of: message, accountID: slice.accountID)
-        let fromName: String? = sender == "me" ? nil : sender
         let toIsAccount = message.direction == .incoming
-        let toName: String? = toIsAccount ? nil : contacts.title(of: slice)
-        let subject = message.subject.flatMap { $0.isEmpty ? nil : $0 } ?? defaultSubject(message, slice: slice)
-        header("From", MIMEText.mailbox(name: fromName, address: fromAddress))
-        header("To", MIMEText.mailbox(name: toName, address: Self.address(message.to)))
-        out.append(contentsOf: "Date: ".utf8)
+        name("From")
+        MIMEText.appendMailbox(name: sender == "me" ? nil : sender, address: fromAddress, to: &out)
+        out.append(0x0A)
+        name("To")
+        MIMEText.appendMailbox(name: toIsAccount ? nil : contacts.title(of: slice), address: Self.address(message.to), to: &out)
+        out.append(0x0A)
+        name("Date")
         clock.civil(message.timestamp).appendRFC5322(to: &out)
         out.append(0x0A)
-        header("Subject", MIMEText.headerText(subject))
+        name("Subject")
+        if let subject = message.subject, !subject.isEmpty {
+            MIMEText.appendHeaderText(subject, to: &out)
+        } else {
+            appendDefaultSubject(message, slice: slice, to: &out)
+        }
+        out.append(0x0A)
         header("Message-ID", messageID)
         if let previous {
             header("In-Reply-To", previous)
-            header("References", first.map { $0 == previous ? previous : "\($0)\n \(previous)" } ?? previous)
+            name("References")
+            if let first, first != previous {
+                out.append(contentsOf: first.utf8)
+                out.append(contentsOf: "\n ".utf8)
+            }
+            out.append(contentsOf: previous.utf8)
+            out.append(0x0A)
         }
         let parts = embedded.compactMap { $0 }
-        let boundary = "roost-" + messageID.dropFirst("<roost.".count).prefix(32)
         header("MIME-Version", "1.0")
+        let boundary: String = parts.isEmpty ? "" : "roost-" + messageID.dropFirst("<roost.".count).prefix(32)
         if parts.isEmpty {
             header("Content-Type", "text/plain; charset=utf-8")
             header("Content-Transfer-Encoding", "quoted-printable")
@@ -144,7 +166,11 @@ struct MailMessageBuilder {
         header("X-Roost-Conversation", message.conversation)
         header("X-Roost-Direction", message.direction.rawValue)
         header("X-XMPP-Type", message.kind.rawValue)
-        if let stanzaId = message.stanzaId { header("X-XMPP-Stanza-ID", MIMEText.headerText(stanzaId)) }
+        if let stanzaId = message.stanzaId {
+            name("X-XMPP-Stanza-ID")
+            MIMEText.appendHeaderText(stanzaId, to: &out)
+            out.append(0x0A)
+        }
         out.append(0x0A)
         if parts.isEmpty {
             MIMEText.appendQuotedPrintable(body(message, embedded: embedded), to: &out)
@@ -162,10 +188,26 @@ struct MailMessageBuilder {
         out.append(contentsOf: "--\(boundary)--\n".utf8)
     }
 
-    private func defaultSubject(_ message: MessageRow, slice: ConversationSlice) -> String {
+    /// The subject of a message without one: `Chat with NAME` or `Room NAME` (NAME: the conversation's title, then
+    /// its address in brackets when they differ), appended as `MIMEText.appendHeaderText` would: printable ASCII
+    /// piece by piece (no `=?` can form where the pieces meet: each piece before another ends in a space or is
+    /// followed by one, or by `)`), anything else joined and encoded.
+    private func appendDefaultSubject(_ message: MessageRow, slice: ConversationSlice, to out: inout [UInt8]) {
         let title = contacts.title(of: slice)
-        let name = title == slice.conversation ? slice.conversation : "\(title) (\(slice.conversation))"
-        return message.kind == .groupchat ? "Room \(name)" : "Chat with \(name)"
+        let prefix = message.kind == .groupchat ? "Room " : "Chat with "
+        guard MIMEText.isPlainASCII(title) && MIMEText.isPlainASCII(slice.conversation) else {
+            let name = title == slice.conversation ? slice.conversation : "\(title) (\(slice.conversation))"
+            return MIMEText.appendHeaderText(prefix + name, to: &out)
+        }
+        out.append(contentsOf: prefix.utf8)
+        if title != slice.conversation {
+            out.append(contentsOf: title.utf8)
+            out.append(contentsOf: " (".utf8)
+            out.append(contentsOf: slice.conversation.utf8)
+            out.append(UInt8(ascii: ")"))
+        } else {
+            out.append(contentsOf: slice.conversation.utf8)
+        }
     }
 
     private func body(_ message: MessageRow, embedded: [MailAttachment?]) -> String {

@@ -21,7 +21,7 @@ final class MailWriter: ExportWriter {
     private var names: [String: FileNameAllocator] = [:]
     /// The message being written, built as bytes (the buffer is kept from one message to the next).
     private var text: [UInt8] = []
-    /// An mbox message's `From ` line (kept like `text`).
+    /// An mbox message's `From ` line, or a Maildir message's name (kept like `text`).
     private var fromLine: [UInt8] = []
 
     init(layout: Layout) {
@@ -56,8 +56,8 @@ final class MailWriter: ExportWriter {
         let attachedCount = embedded.compactMap { $0 }.count
         context.summary.attachmentsCopied += attachedCount
         context.summary.attachmentsMissing += embedded.count - attachedCount
-        let (id, stem, fromAddress) = Self.mail(message, slice: slice, first: firstID, previous: previousID, embedded: embedded,
-                                                clock: context.clock, contacts: context.contacts, into: &text)
+        let (id, fromAddress) = Self.mail(message, slice: slice, first: firstID, previous: previousID, embedded: embedded,
+                                          clock: context.clock, contacts: context.contacts, into: &text)
         if firstID == nil { firstID = id }
         previousID = id
         switch layout {
@@ -73,7 +73,10 @@ final class MailWriter: ExportWriter {
             text.withUnsafeBufferPointer { bytes in Self.mboxrdQuote(bytes) { sink.append($0) } }
             sink.append(0x0A)
         case .maildir:
-            let file = try createMaildirFile(base: stem + ".roost", context: context)
+            fromLine.removeAll(keepingCapacity: true)
+            Self.appendStem(message.timestamp, id: id, to: &fromLine)
+            fromLine.append(contentsOf: ".roost".utf8)
+            let file = try createMaildirFile(base: String(decoding: fromLine, as: UTF8.self), context: context)
             file.append(text)
             // The file's time is the message's: Dovecot gives it as the INTERNALDATE, the arrival time by which phone
             // mail apps sort and date their lists (the export's own time would put every chat at "today").
@@ -82,21 +85,29 @@ final class MailWriter: ExportWriter {
         context.messageWritten()
     }
 
-    /// One message as a mail, the bytes in `text` (emptied first): its Message-ID, the stem of its Maildir name
-    /// (`SECONDS.MMILLISECONDSPHASH`) and its sender's address. `first` and `previous` are the Message-IDs of the
-    /// conversation's first and previous mail in the same file or folder. The export and the live mirror
-    /// (`MailMirror`) write every mail through here.
+    /// One message as a mail, the bytes in `text` (emptied first): its Message-ID and its sender's address. `first`
+    /// and `previous` are the Message-IDs of the conversation's first and previous mail in the same file or folder.
+    /// The export and the live mirror (`MailMirror`) write every mail through here.
     static func mail(_ message: MessageRow, slice: ConversationSlice, first: String?, previous: String?, embedded: [MailAttachment?],
-                     clock: ZoneClock, contacts: ContactDirectory, into text: inout [UInt8]) -> (id: String, stem: String, from: String) {
+                     clock: ZoneClock, contacts: ContactDirectory, into text: inout [UInt8]) -> (id: String, from: String) {
         let id = MailMessageBuilder.messageID(message)
-        let builder = MailMessageBuilder(clock: clock, contacts: contacts)
         text.removeAll(keepingCapacity: true)
         let fromAddress = MailMessageBuilder.address(message.from)
-        builder.build(message, slice: slice, messageID: id, fromAddress: fromAddress, first: first, previous: previous,
-                      embedded: embedded, into: &text)
-        let seconds = CivilTime.floorDivide(message.timestamp, 1000)
-        let unique = id.dropFirst("<roost.".count).prefix(16)
-        return (id, "\(seconds.0).M\(seconds.1)P\(unique)", fromAddress)
+        MailMessageBuilder(clock: clock, contacts: contacts)
+            .build(message, slice: slice, messageID: id, fromAddress: fromAddress, first: first, previous: previous,
+                   embedded: embedded, into: &text)
+        return (id, fromAddress)
+    }
+
+    /// The stem of a mail's Maildir name, `SECONDS.MMILLISECONDSPHASH` (the hash: the Message-ID's first 16 hex
+    /// digits), appended to `out` as bytes.
+    static func appendStem(_ timestamp: Int64, id: String, to out: inout [UInt8]) {
+        let (seconds, milliseconds) = CivilTime.floorDivide(timestamp, 1000)
+        MailMessageBuilder.forEachDigit(of: seconds) { out.append($0) }
+        out.append(contentsOf: ".M".utf8)
+        MailMessageBuilder.forEachDigit(of: milliseconds) { out.append($0) }
+        out.append(UInt8(ascii: "P"))
+        out.append(contentsOf: id.utf8.dropFirst("<roost.".count).prefix(16))
     }
 
     /// `BASE:2,S`, or `BASE-2:2,S`… in the (practically impossible) case of two identical Message-IDs.

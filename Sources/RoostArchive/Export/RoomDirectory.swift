@@ -40,6 +40,6 @@ struct RoomDirectory {
     }
 
     func room(accountID: Int64, jid: String) -> Room? {
-        rooms[SliceKey(accountID: accountID, conversation: jid.lowercased())]
+        rooms[SliceKey(accountID: accountID, jid: jid)]
     }
 }

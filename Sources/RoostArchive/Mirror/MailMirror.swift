@@ -82,6 +82,14 @@ public final class MailMirrorWriter {
     /// Files or folders were made, renamed or removed since the mirror's filesystem was last synced.
     private var unsynced = false
     private var text: [UInt8] = []
+    /// The path of the mail being delivered, `FOLDER/new/NAME`, NUL-ended (kept from one mail to the next).
+    private var path: [UInt8] = []
+    /// The Maildirs whose `tmp/` and `new/` the pass holds open, by their folder below the mirror's: a mail's file
+    /// is made and named from these (no path walked from the top folder for each). Closed at the pass's end.
+    private var openFolders: [String: OpenMaildir] = [:]
+    /// Whether a mail's unnamed file is named by its descriptor (`roost_link_descriptor`); false once that failed
+    /// here (a kernel before 6.10): by its `/proc/self/fd` name.
+    var descriptorLinks = true
     /// Mails are made as unnamed files (O_TMPFILE) linked into `new/`; false once that failed here (a filesystem
     /// without it, no `/proc`; or a test): named files in `tmp/`, renamed.
     var unnamedFiles = true
@@ -97,6 +105,10 @@ public final class MailMirrorWriter {
         clock = ZoneClock(timeZone: settings.timeZone)
         try makeFolder(settings.maildir)
         scan()
+    }
+
+    deinit {
+        closeFolders()
     }
 
     /// Writes every change after the cursor, a batch at a time, until none is left; the mails written.
@@ -141,6 +153,7 @@ public final class MailMirrorWriter {
 
     /// One snapshot's work; false when there was nothing after the cursor.
     private func pass() throws(MirrorError) -> Bool {
+        defer { closeFolders() }
         var failure: MirrorError?
         let position: Int64?
         do {
@@ -249,23 +262,36 @@ public final class MailMirrorWriter {
 
     private func update(_ row: Int64, _ rendered: Renderer.Mail?) throws(MirrorError) {
         guard let rendered else { return try remove(row) }
-        let folder = settings.maildir + rendered.folder
-        try makeMaildir(folder)
-        let name = rendered.stem + "R\(row)V\(rendered.version).roost"
+        let maildir = try openMaildir(rendered.folder)
+        // FOLDER/new/STEM R<row> V<version> .roost, as bytes: the file is named from them.
+        path.removeAll(keepingCapacity: true)
+        path.append(contentsOf: maildir.path.utf8)
+        path.append(contentsOf: "/new/".utf8)
+        let nameStart = path.count
+        MailWriter.appendStem(rendered.timestamp, id: rendered.id, to: &path)
+        path.append(UInt8(ascii: "R"))
+        MailMessageBuilder.forEachDigit(of: row) { path.append($0) }
+        path.append(UInt8(ascii: "V"))
+        MailMessageBuilder.forEachDigit(of: rendered.version) { path.append($0) }
+        path.append(contentsOf: ".roost".utf8)
+        let final = String(decoding: path, as: UTF8.self)
         let existing = (files[row] ?? []).compactMap(current)
         // Delivered already (a run interrupted before its cursor moved) and moved to `cur/` by a mail reader, maybe
         // flagged: left there. One still in `new/` is written again: the pass syncs after its renames, so a power cut
         // before the sync can have left the name without the data.
-        if let kept = existing.first(where: { path in
-            let file = (path as NSString).lastPathComponent
-            return (file == name || file.hasPrefix(name + ":")) && path.hasSuffix("/cur/" + file)
-        }) {
-            try drop(existing.filter { $0 != kept })
-            files[row] = [kept]
-            return
+        if !existing.isEmpty {
+            let name = String(decoding: path[nameStart...], as: UTF8.self)
+            if let kept = existing.first(where: { path in
+                let file = (path as NSString).lastPathComponent
+                return (file == name || file.hasPrefix(name + ":")) && path.hasSuffix("/cur/" + file)
+            }) {
+                try drop(existing.filter { $0 != kept })
+                files[row] = [kept]
+                return
+            }
         }
-        let final = folder + "/new/" + name
-        try deliver(folder: folder, name: name, final: final)
+        path.append(0)
+        try deliver(maildir, nameAt: nameStart, final: final)
         unsynced = true
         written += 1
         files[row] = [final]
@@ -299,35 +325,37 @@ public final class MailMirrorWriter {
         return cur.first { $0 == name || $0.hasPrefix(name + ":") }.map { folder + "/cur/" + $0 }
     }
 
-    /// Puts the mail (`text`) into `new/` as `final`, whole or not at all: written into an unnamed file in `tmp/`
-    /// (O_TMPFILE) and linked into `new/` — one name made per mail, cheaper than a name made in `tmp/` and renamed
-    /// (docs/performance.md). A name already in `new/` (a pass redone after a crash) is replaced: the file is linked
-    /// into `tmp/` under `name` and renamed over it. Not synced here: the pass syncs the mirror's filesystem once.
-    private func deliver(folder: String, name: String, final: String) throws(MirrorError) {
+    /// Puts the mail (`text`) into `new/` as `final` (its name in `path` from `nameStart`), whole or not at all:
+    /// written into an unnamed file in `tmp/` (O_TMPFILE) and linked into `new/` — one name made per mail, cheaper
+    /// than a name made in `tmp/` and renamed (docs/performance.md). A name already in `new/` (a pass redone after a
+    /// crash) is replaced: the file is linked into `tmp/` under the name and renamed over it. Not synced here: the
+    /// pass syncs the mirror's filesystem once.
+    private func deliver(_ maildir: OpenMaildir, nameAt nameStart: Int, final: String) throws(MirrorError) {
         if unnamedFiles {
-            let descriptor = roost_open_tmpfile(folder + "/tmp")
+            let descriptor = roost_open_tmpfile(maildir.tmp)
             if descriptor >= 0 {
                 defer { close(descriptor) }
                 try write(descriptor, final)
-                let handle = "/proc/self/fd/\(descriptor)"
-                if linkat(AT_FDCWD, handle, AT_FDCWD, final, AT_SYMLINK_FOLLOW) == 0 { return }
-                if errno == EEXIST {
-                    let staged = folder + "/tmp/" + name
+                let code = link(descriptor, into: maildir.new, nameAt: nameStart)
+                if code == 0 { return }
+                if code == EEXIST {
+                    let staged = maildir.path + "/tmp/" + String(decoding: path[nameStart..<path.count - 1], as: UTF8.self)
                     if unlink(staged) != 0 && errno != ENOENT { throw .io(path: staged, operation: "remove", errno: errno) }
-                    if linkat(AT_FDCWD, handle, AT_FDCWD, staged, AT_SYMLINK_FOLLOW) != 0 { throw .io(path: staged, operation: "create", errno: errno) }
+                    let code = link(descriptor, into: maildir.tmp, nameAt: nameStart)
+                    if code != 0 { throw .io(path: staged, operation: "create", errno: code) }
                     return try move(staged, final)
                 }
                 // ENOENT: no `/proc` to name the file by (or no `new/`: the named way says which).
-                guard errno == ENOENT else { throw .io(path: final, operation: "create", errno: errno) }
+                guard code == ENOENT else { throw .io(path: final, operation: "create", errno: code) }
             } else {
                 // A filesystem without unnamed files.
                 guard errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else {
-                    throw .io(path: folder + "/tmp", operation: "create a file in", errno: errno)
+                    throw .io(path: maildir.path + "/tmp", operation: "create a file in", errno: errno)
                 }
             }
             unnamedFiles = false
         }
-        let staged = folder + "/tmp/" + name
+        let staged = maildir.path + "/tmp/" + String(decoding: path[nameStart..<path.count - 1], as: UTF8.self)
         let descriptor = open(staged, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if descriptor < 0 { throw .io(path: staged, operation: "create", errno: errno) }
         do {
@@ -335,6 +363,48 @@ public final class MailMirrorWriter {
             try write(descriptor, staged)
         }
         try move(staged, final)
+    }
+
+    /// Names the unnamed file open as `descriptor` with the name in `path` from `nameStart`, in the folder open as
+    /// `folder`: by the descriptor itself, else by its `/proc/self/fd` name. 0, or the errno.
+    private func link(_ descriptor: Int32, into folder: Int32, nameAt nameStart: Int) -> Int32 {
+        path.withUnsafeBufferPointer { bytes in
+            let name = UnsafeRawPointer(bytes.baseAddress! + nameStart).assumingMemoryBound(to: CChar.self)
+            if descriptorLinks {
+                if roost_link_descriptor(descriptor, folder, name) == 0 { return 0 }
+                guard errno == ENOENT || errno == EPERM else { return errno }
+                descriptorLinks = false
+            }
+            return linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", folder, name, AT_SYMLINK_FOLLOW) == 0 ? 0 : errno
+        }
+    }
+
+    /// A Maildir below the mirror's folder (`""`, `/conversation`…), made when missing, its `tmp/` and `new/` open.
+    private func openMaildir(_ relative: String) throws(MirrorError) -> OpenMaildir {
+        if let known = openFolders[relative] { return known }
+        let folder = settings.maildir + relative
+        try makeMaildir(folder)
+        // A pass writing to many conversations keeps a few open at a time.
+        if openFolders.count >= 16 { closeFolders() }
+        let tmp = open(folder + "/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if tmp < 0 { throw .io(path: folder + "/tmp", operation: "open", errno: errno) }
+        let new = open(folder + "/new", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if new < 0 {
+            let code = errno
+            close(tmp)
+            throw .io(path: folder + "/new", operation: "open", errno: code)
+        }
+        let maildir = OpenMaildir(path: folder, tmp: tmp, new: new)
+        openFolders[relative] = maildir
+        return maildir
+    }
+
+    private func closeFolders() {
+        for maildir in openFolders.values {
+            close(maildir.tmp)
+            close(maildir.new)
+        }
+        openFolders.removeAll(keepingCapacity: true)
     }
 
     private func move(_ staged: String, _ final: String) throws(MirrorError) {
@@ -390,6 +460,13 @@ public final class MailMirrorWriter {
     }
 }
 
+/// A Maildir's folder, and its `tmp/` and `new/` open (`MailMirrorWriter.openMaildir`).
+private struct OpenMaildir {
+    var path: String
+    var tmp: Int32
+    var new: Int32
+}
+
 /// What the renderer keeps from one pass to the next (the mirror's thread alone uses it).
 final class RendererMemory {
     /// The Message-IDs of rows rendered lately, for the next mails' threading headers (a flood's mails each name
@@ -420,7 +497,9 @@ private final class Renderer {
     struct Mail {
         /// Below the mirror's top folder: `""`, `/conversation`, `/account/conversation` or `/2026-01`.
         var folder: String
-        var stem: String
+        /// The Message-ID and the message's time: the mail's name's stem (`MailWriter.appendStem`).
+        var id: String
+        var timestamp: Int64
         var version: Int64
     }
 
@@ -553,13 +632,13 @@ private final class Renderer {
         }
         threads.last[key] = row
         let embedded = message.attachments.map { attachment in settings.attachmentLimit.flatMap { MailAttachment.load(attachment, limit: $0) } }
-        let (id, stem, _) = MailWriter.mail(message, slice: slice, first: first, previous: previous, embedded: embedded,
-                                            clock: clock, contacts: contacts, into: &text)
+        let (id, _) = MailWriter.mail(message, slice: slice, first: first, previous: previous, embedded: embedded,
+                                      clock: clock, contacts: contacts, into: &text)
         var version = version
         if version == nil { version = try database.cached("SELECT seq FROM message_changes WHERE message_row = ?").scalarInt([.integer(row)]) }
         if memory.ids.count >= 10_000 { memory.ids.removeAll(keepingCapacity: true) }
         memory.ids[row] = id
-        return Mail(folder: folder, stem: stem, version: version ?? 0)
+        return Mail(folder: folder, id: id, timestamp: message.timestamp, version: version ?? 0)
     }
 
     /// The Message-ID of `row`: remembered, or read.

@@ -420,9 +420,13 @@ final class FinchClient: TerminalClient, RealClient, @unchecked Sendable {
         let terminal = try Terminal(socket: socket, command: machine.command("/usr/bin/finch", [],
                                                                             environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]))
         self.terminal = terminal
+        // Online: a connection in state PURPLE_CONNECTED (1; 2 is still connecting — a room joined then is dropped).
         try await waitUntil("finch online", timeout: .seconds(120), detail: { self.describe() }) {
-            (try? self.purple("PurpleAccountsGetAllActive").contains("[")) == true
-                && (try? self.purple("PurpleConnectionsGetAll")).map { !$0.contains("@ai []") } == true
+            guard (try? self.purple("PurpleAccountsGetAllActive").contains("[")) == true,
+                  let connections = try? self.purple("PurpleConnectionsGetAll") else { return false }
+            return Self.numbers(connections).contains { id in
+                (try? self.purple("PurpleConnectionGetState", id)).map { Self.numbers($0) == ["1"] } == true
+            }
         }
     }
 
@@ -461,18 +465,28 @@ final class FinchClient: TerminalClient, RealClient, @unchecked Sendable {
         roomNick = nick
         // Logged as plain text; the format is read when the room's log is opened, at the join.
         try purple("PurplePrefsSetString", "/purple/logging/format", "txt")
-        try tty.press("F10")
-        try await tty.waitForScreen("Join Chat")
-        try tty.press("j")
-        try await tty.waitForScreen("Please enter the name of the chat")
-        try tty.type("\(room)/\(nick)")
-        try tty.press("Tab")
-        try tty.press("Enter")
         let logs = historyPath
-        try await waitUntil("finch's room log", timeout: .seconds(30), detail: {
-            "logs: \((FileManager.default.enumerator(atPath: logs)?.allObjects as? [String]) ?? [])\n" + self.describe()
-        }) {
-            ((FileManager.default.enumerator(atPath: logs)?.allObjects as? [String]) ?? []).contains { $0.contains(".chat/") && $0.hasSuffix(".txt") }
+        // Twice at most: finch was seen back at its buddy list with no room window and no log 30 s after the dialog
+        // was filled in (when "online" meant a connection that was still connecting). The second try says so in the
+        // test's output; a second failure fails the test.
+        for attempt in 1...2 {
+            try tty.press("F10")
+            try await tty.waitForScreen("Join Chat")
+            try tty.press("j")
+            try await tty.waitForScreen("Please enter the name of the chat")
+            try tty.type("\(room)/\(nick)")
+            try tty.press("Tab")
+            try tty.press("Enter")
+            do {
+                try await waitUntil("finch's room log", timeout: .seconds(30), detail: {
+                    "logs: \((FileManager.default.enumerator(atPath: logs)?.allObjects as? [String]) ?? [])\n" + self.describe()
+                }) {
+                    ((FileManager.default.enumerator(atPath: logs)?.allObjects as? [String]) ?? []).contains { $0.contains(".chat/") && $0.hasSuffix(".txt") }
+                }
+                break
+            } catch where attempt == 1 {
+                print("finch: no room log 30 s after the join dialog; joining again. \(describe())")
+            }
         }
         try purple("PurplePrefsSetString", "/purple/logging/format", "html")
     }

@@ -288,39 +288,6 @@ public final class RunningRoost: @unchecked Sendable {
     }
 }
 
-/// Drains a child's stdout and stderr on background threads.
-final class PipeCollector: @unchecked Sendable {
-    private let lock = NSLock()
-    private var out = Data()
-    private var err = Data()
-    private let group = DispatchGroup()
-
-    init(out: Pipe, err: Pipe) {
-        drain(out.fileHandleForReading) { [self] data in lock.withLock { self.out.append(data) } }
-        drain(err.fileHandleForReading) { [self] data in lock.withLock { self.err.append(data) } }
-    }
-
-    private func drain(_ handle: FileHandle, into append: @escaping @Sendable (Data) -> Void) {
-        group.enter()
-        let group = self.group
-        Thread.detachNewThread {
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                append(data)
-            }
-            group.leave()
-        }
-    }
-
-    var stderrSoFar: String { lock.withLock { String(decoding: err, as: UTF8.self) } }
-
-    func finish() -> (String, String) {
-        _ = group.wait(timeout: .now() + 10)
-        return lock.withLock { (String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self)) }
-    }
-}
-
 /// A state of a running agent, as `roost status --json` shows it: what tests wait for instead of a line of its log.
 public struct AgentState: Sendable {
     public let what: String

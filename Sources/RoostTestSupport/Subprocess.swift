@@ -8,8 +8,7 @@ enum Subprocess {
         let pid = try spawn(path, arguments, environment: environment, outputPath: outputPath)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        // WIFEXITED / WEXITSTATUS by hand: the macros are not imported.
-        return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return RoostBinary.exitStatus(waitStatus: status)
     }
 
     /// `inputPath`: stdin (default /dev/null); `errorPath`: stderr (default: with stdout); `directory`: where it runs.

@@ -11,17 +11,7 @@ func refuseTooFewDescriptors() {
     exit(70)
 }
 
-/// libdispatch sets up its event loop (an epoll descriptor and an eventfd) when its first worker thread starts:
-/// done here, before a command opens anything, so that what a command opens later meets any shortage in Roost's
-/// own code, which says so.
-func startDispatchFirst() {
-    let started = DispatchSemaphore(value: 0)
-    DispatchQueue.global().async { started.signal() }
-    started.wait()
-}
-
 refuseTooFewDescriptors()
-startDispatchFirst()
 let cli = RoostCLI(commands: RoostCLI.allCommands)
 let status = await cli.run(arguments: CommandLine.arguments, output: .process, environment: ProcessInfo.processInfo.environment)
 exit(status.rawValue)

@@ -189,4 +189,20 @@ struct MailReadersEndToEndTests {
         let counted = try RoostBinary.runProgram("/usr/bin/notmuch", ["count", "--output=messages", "*"], environment: environment)
         #expect(counted.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == String(fileCount + 1))
     }
+
+    /// The suite's Dovecot reads its users file at most once a second: a user added in the second of another login
+    /// was refused ("auth failed", a flake of the suites that share it). `addUser` returns once Dovecot itself
+    /// authenticates the new user; shown failing (20 of 20 logins refused) without that wait.
+    @Test func aUserAddedInTheSecondOfAnotherLoginLogsInAtOnce() async throws {
+        let dir = try TestDirectory()
+        for sub in ["cur", "new", "tmp"] {
+            try FileManager.default.createDirectory(atPath: dir.path + "/Mail/" + sub, withIntermediateDirectories: true)
+        }
+        let first = try dovecot.addUser(maildir: dir.path + "/Mail")
+        for _ in 0..<5 {
+            #expect(try await offPool { try first.folders() } == ["INBOX"])
+            let added = try dovecot.addUser(maildir: dir.path + "/Mail")
+            #expect(try await offPool { try added.folders() } == ["INBOX"])
+        }
+    }
 }

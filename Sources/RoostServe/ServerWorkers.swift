@@ -38,12 +38,10 @@ final class ServerWorkers {
         let job = Job(workers: self, done: done)
         let thread = self.thread
         let cancellation = self.cancellation
-        let worker = Thread {
+        startThread(named: name) {
             job.output = work(cancellation)
             thread.run { job.finish() }
         }
-        worker.name = name
-        worker.start()
         return true
     }
 

@@ -44,4 +44,14 @@ struct OneShotTests {
         #expect(slow == "late")
         #expect(!(await kept.value).fulfil("work"), "the work's value after the timeout must be dropped")
     }
+
+    /// Roost's threads carry their names to the kernel (`top -H`, `perf`, the ingest benchmark's CPU by thread): a
+    /// Foundation `Thread`'s name alone does not, it kept its starter's (a dispatch worker's `…oot.default-qos`).
+    @Test(.timeLimit(.minutes(1))) func aThreadIsNamedForTheKernel() async throws {
+        let seen = OneShot<String>()
+        startThread(named: "roost.test.named.thread") {
+            seen.fulfil((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "")
+        }
+        #expect(await seen.value == "roost.test.name\n")
+    }
 }

@@ -93,12 +93,10 @@ public final class ControlServer: Sendable {
     public func start(dispatcher: ControlDispatcher) {
         let end = OneShot<Void>()
         acceptorEnd.withLock { $0 = end }
-        let thread = Thread { [self] in
+        startThread(named: "roost.control") { [self] in
             self.acceptLoop(dispatcher: dispatcher)
             end.fulfil(())
         }
-        thread.name = "roost.control"
-        thread.start()
     }
 
     /// Stops accepting, removes the socket (if it is still ours) and lets open connections finish their request.
@@ -148,19 +146,15 @@ public final class ControlServer: Sendable {
             case .refused:
                 LineChannel(socket: connection, maxLineBytes: ControlProtocol.maxRequestBytes).writeLine(ControlJSON.failure(ActionFailure(.connection, "too many control connections; try again"), id: nil))
             case .statusOnly:
-                let thread = Thread { [self] in
+                startThread(named: "roost.control.reserved") { [self] in
                     self.serveStatusOnly(LineChannel(socket: connection, maxLineBytes: ControlProtocol.maxRequestBytes), dispatcher: dispatcher)
                     self.state.withLock { $0.reserved -= 1 }
                 }
-                thread.name = "roost.control.reserved"
-                thread.start()
             case .full:
-                let thread = Thread { [self] in
+                startThread(named: "roost.control.connection") { [self] in
                     self.serve(LineChannel(socket: connection, maxLineBytes: ControlProtocol.maxRequestBytes), dispatcher: dispatcher)
                     self.state.withLock { $0.connections -= 1 }
                 }
-                thread.name = "roost.control.connection"
-                thread.start()
             }
         }
     }

@@ -105,7 +105,7 @@ public final class FileDownloadWorker: Sendable {
         store.removeStaleTemporaryFiles()
         state.withLock { $0.threads = threadCount }
         for index in 0..<threadCount {
-            let thread = Thread { [self] in
+            startThread(named: "roost.files.\(index)") { [self] in
                 self.run()
                 let last = self.state.withLock { s -> Bool in
                     s.threads -= 1
@@ -113,8 +113,6 @@ public final class FileDownloadWorker: Sendable {
                 }
                 if last { self.threadsEnded.fulfil(()) }
             }
-            thread.name = "roost.files.\(index)"
-            thread.start()
         }
     }
 

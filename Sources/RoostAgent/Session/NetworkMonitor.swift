@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 internal import CResolv
 
 /// Watches route netlink for link, address and route changes, so accounts waiting to reconnect try again
@@ -23,9 +24,7 @@ final class NetworkMonitor: @unchecked Sendable {
         }
         self.fd = fd
         self.onChange = onChange
-        let thread = Thread { [self] in self.run() }
-        thread.name = "roost.netlink"
-        thread.start()
+        startThread(named: "roost.netlink") { [self] in self.run() }
     }
 
     private func run() {

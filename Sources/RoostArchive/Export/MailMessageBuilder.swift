@@ -6,6 +6,27 @@ import RoostCore
 struct MailMessageBuilder {
     let clock: ZoneClock
     let contacts: ContactDirectory
+    let addresses: AddressMemo
+
+    /// The addresses (`address`) of the last few JIDs asked: a conversation's mails name the same few senders and
+    /// recipients over and over (and the archive's reader hands the same String for a repeated JID, which compares
+    /// at once). Confined to its writer's thread.
+    final class AddressMemo {
+        private var jids: [String] = []
+        private var found: [String] = []
+
+        func address(_ jid: String) -> String {
+            for index in jids.indices where jids[index] == jid { return found[index] }
+            let address = MailMessageBuilder.address(jid)
+            if jids.count == 4 {
+                jids.removeFirst()
+                found.removeFirst()
+            }
+            jids.append(jid)
+            found.append(address)
+            return address
+        }
+    }
 
     /// A Message-ID that is the same on every export of the same message, from fields that survive an import:
     /// two 64-bit FNV-1a hashes of the fields joined by NUL bytes, computed in one pass without joining them.
@@ -78,16 +99,21 @@ struct MailMessageBuilder {
         }
     }
 
-    /// `String(value)`'s bytes, one by one, without making the String.
+    /// `String(value)`'s bytes, one by one, without making the String: the digits taken off the end into a buffer
+    /// on the stack (divisions by the constant 10, which compile to multiplications; a row number has 19 digits).
     @inline(__always)
     static func forEachDigit(of value: Int64, _ body: (UInt8) -> Void) {
         if value < 0 { body(UInt8(ascii: "-")) }
-        let magnitude = value.magnitude
-        var divisor: UInt64 = 1
-        while magnitude / divisor >= 10 { divisor *= 10 }
-        while divisor > 0 {
-            body(UInt8(truncatingIfNeeded: 0x30 + magnitude / divisor % 10))
-            divisor /= 10
+        var magnitude = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = 20
+            repeat {
+                let (quotient, remainder) = magnitude.quotientAndRemainder(dividingBy: 10)
+                start -= 1
+                digits[start] = UInt8(truncatingIfNeeded: 0x30 + remainder)
+                magnitude = quotient
+            } while magnitude > 0
+            for index in start..<20 { body(digits[index]) }
         }
     }
 
@@ -130,7 +156,7 @@ struct MailMessageBuilder {
         MIMEText.appendMailbox(name: sender == "me" ? nil : sender, address: fromAddress, to: &out)
         out.append(0x0A)
         name("To")
-        MIMEText.appendMailbox(name: toIsAccount ? nil : contacts.title(of: slice), address: Self.address(message.to), to: &out)
+        MIMEText.appendMailbox(name: toIsAccount ? nil : contacts.title(of: slice), address: addresses.address(message.to), to: &out)
         out.append(0x0A)
         name("Date")
         clock.civil(message.timestamp).appendRFC5322(to: &out)

@@ -23,6 +23,7 @@ final class MailWriter: ExportWriter {
     private var text: [UInt8] = []
     /// An mbox message's `From ` line, or a Maildir message's name (kept like `text`).
     private var fromLine: [UInt8] = []
+    private let addresses = MailMessageBuilder.AddressMemo()
 
     init(layout: Layout) {
         self.layout = layout
@@ -57,7 +58,7 @@ final class MailWriter: ExportWriter {
         context.summary.attachmentsCopied += attachedCount
         context.summary.attachmentsMissing += embedded.count - attachedCount
         let (id, fromAddress) = Self.mail(message, slice: slice, first: firstID, previous: previousID, embedded: embedded,
-                                          clock: context.clock, contacts: context.contacts, into: &text)
+                                          clock: context.clock, contacts: context.contacts, addresses: addresses, into: &text)
         if firstID == nil { firstID = id }
         previousID = id
         switch layout {
@@ -89,11 +90,12 @@ final class MailWriter: ExportWriter {
     /// and `previous` are the Message-IDs of the conversation's first and previous mail in the same file or folder.
     /// The export and the live mirror (`MailMirror`) write every mail through here.
     static func mail(_ message: MessageRow, slice: ConversationSlice, first: String?, previous: String?, embedded: [MailAttachment?],
-                     clock: ZoneClock, contacts: ContactDirectory, into text: inout [UInt8]) -> (id: String, from: String) {
+                     clock: ZoneClock, contacts: ContactDirectory, addresses: MailMessageBuilder.AddressMemo,
+                     into text: inout [UInt8]) -> (id: String, from: String) {
         let id = MailMessageBuilder.messageID(message)
         text.removeAll(keepingCapacity: true)
-        let fromAddress = MailMessageBuilder.address(message.from)
-        MailMessageBuilder(clock: clock, contacts: contacts)
+        let fromAddress = addresses.address(message.from)
+        MailMessageBuilder(clock: clock, contacts: contacts, addresses: addresses)
             .build(message, slice: slice, messageID: id, fromAddress: fromAddress, first: first, previous: previous,
                    embedded: embedded, into: &text)
         return (id, fromAddress)

@@ -115,7 +115,7 @@ public final class ArchiveWriter: Sendable {
                         stopGrace: stopGrace, healthChanged: healthChanged)
         self.core = core
         let opened = OneShot<Result<Void, ArchiveError>>()
-        let thread = Thread {
+        startThread(named: "roost.archive") {
             core.threadID.withLock { $0 = pthread_self() }
             defer { core.ended.fulfil(()) }
             let ingestor: Ingestor
@@ -128,8 +128,6 @@ public final class ArchiveWriter: Sendable {
             opened.fulfil(.success(()))
             core.run(ingestor)
         }
-        thread.name = "roost.archive"
-        thread.start()
         if case .failure(let error)? = opened.wait() { throw error }
     }
 

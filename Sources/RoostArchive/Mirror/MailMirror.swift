@@ -87,6 +87,7 @@ public final class MailMirrorWriter {
     /// The Maildirs whose `tmp/` and `new/` the pass holds open, by their folder below the mirror's: a mail's file
     /// is made and named from these (no path walked from the top folder for each). Closed at the pass's end.
     private var openFolders: [String: OpenMaildir] = [:]
+    private var lastOpened: (relative: String, maildir: OpenMaildir)?
     /// Whether a mail's unnamed file is named by its descriptor (`roost_link_descriptor`); false once that failed
     /// here (a kernel before 6.10): by its `/proc/self/fd` name.
     var descriptorLinks = true
@@ -245,16 +246,17 @@ public final class MailMirrorWriter {
     /// or no longer selected. `versions`: each row's latest change when the caller read it from the feed (else
     /// looked up).
     private func update(_ rows: [Int64], versions: [Int64: Int64]?, threads: inout Renderer.Threads, renderer: Renderer) throws(MirrorError) {
-        var messages = try Self.sqlite { () throws(SQLiteError) in try renderer.messages(rows) }
+        let messages = try Self.sqlite { () throws(SQLiteError) in try renderer.messages(rows) }
+        // Both ascending: a row the query does not select (or gone) is missing from `messages`.
+        var next = 0
         for row in rows {
             memory.ids[row] = nil
-            let rendered: Renderer.Mail?
-            if let message = messages.removeValue(forKey: row) {
+            var rendered: Renderer.Mail?
+            if next < messages.count, messages[next].message.id == row {
                 rendered = try Self.sqlite { () throws(SQLiteError) in
-                    try renderer.mail(message, version: versions?[row], threads: &threads, into: &text)
+                    try renderer.mail(messages[next], version: versions?[row], threads: &threads, into: &text)
                 }
-            } else {
-                rendered = nil
+                next += 1
             }
             try update(row, rendered)
         }
@@ -381,7 +383,12 @@ public final class MailMirrorWriter {
 
     /// A Maildir below the mirror's folder (`""`, `/conversation`…), made when missing, its `tmp/` and `new/` open.
     private func openMaildir(_ relative: String) throws(MirrorError) -> OpenMaildir {
-        if let known = openFolders[relative] { return known }
+        // A flood's mails go to one folder after another: the same String (`RendererMemory.folders`), equal at once.
+        if let last = lastOpened, last.relative == relative { return last.maildir }
+        if let known = openFolders[relative] {
+            lastOpened = (relative, known)
+            return known
+        }
         let folder = settings.maildir + relative
         try makeMaildir(folder)
         // A pass writing to many conversations keeps a few open at a time.
@@ -396,6 +403,7 @@ public final class MailMirrorWriter {
         }
         let maildir = OpenMaildir(path: folder, tmp: tmp, new: new)
         openFolders[relative] = maildir
+        lastOpened = (relative, maildir)
         return maildir
     }
 
@@ -405,6 +413,7 @@ public final class MailMirrorWriter {
             close(maildir.new)
         }
         openFolders.removeAll(keepingCapacity: true)
+        lastOpened = nil
     }
 
     private func move(_ staged: String, _ final: String) throws(MirrorError) {
@@ -475,6 +484,7 @@ final class RendererMemory {
     /// With `split = conversation`: a conversation's folder below the mirror's (`/JID` or `/account/JID`), its
     /// safe names worked out once.
     var folders: [SliceKey: String] = [:]
+    let addresses = MailMessageBuilder.AddressMemo()
 }
 
 /// One snapshot's way from message rows to their mails: the rows through the mirror's query, read a batch at a
@@ -569,9 +579,16 @@ private final class Renderer {
         firstRead = try database.cached(selection.statement(scope: shape).select("m.id", order: .oldestFirst, limit: 1).0)
     }
 
-    /// The messages of `rows` the query selects, with their accounts' ids, in one statement.
-    func messages(_ rows: [Int64]) throws(SQLiteError) -> [Int64: (MessageRow, Int64)] {
-        var found: [Int64: (MessageRow, Int64)] = [:]
+    /// A message read, and its account's id.
+    struct Loaded {
+        var message: MessageRow
+        var accountID: Int64
+    }
+
+    /// The messages of `rows` (ascending) the query selects, in that order, with their accounts' ids, in one
+    /// statement (`json_each` drives it: the ids' order).
+    func messages(_ rows: [Int64]) throws(SQLiteError) -> [Loaded] {
+        var found: [Loaded] = []
         found.reserveCapacity(rows.count)
         var ids: [UInt8] = [UInt8(ascii: "[")]
         for row in rows {
@@ -581,15 +598,15 @@ private final class Renderer {
         ids.append(UInt8(ascii: "]"))
         let parameters = selection.statement(scope: .init()).select("", among: .text(String(decoding: ids, as: UTF8.self))).1
         try rowsRead.forEachRow(parameters) { row throws(SQLiteError) in
-            found[row.int(0)] = (try reading.row(row), row.int(1))
+            found.append(Loaded(message: try reading.row(row), accountID: row.int(1)))
             return true
         }
         return found
     }
 
     /// `version`: the row's latest change, when the caller knows it.
-    func mail(_ loaded: (MessageRow, Int64), version: Int64?, threads: inout Threads, into text: inout [UInt8]) throws(SQLiteError) -> Mail? {
-        let (message, accountID) = loaded
+    func mail(_ loaded: Loaded, version: Int64?, threads: inout Threads, into text: inout [UInt8]) throws(SQLiteError) -> Mail? {
+        let (message, accountID) = (loaded.message, loaded.accountID)
         let row = message.id
         let slice = ConversationSlice(accountID: accountID, account: message.account, conversation: message.conversation, messageCount: 0)
         let sliceKey = SliceKey(accountID: accountID, conversation: message.conversation)
@@ -633,7 +650,7 @@ private final class Renderer {
         threads.last[key] = row
         let embedded = message.attachments.map { attachment in settings.attachmentLimit.flatMap { MailAttachment.load(attachment, limit: $0) } }
         let (id, _) = MailWriter.mail(message, slice: slice, first: first, previous: previous, embedded: embedded,
-                                      clock: clock, contacts: contacts, into: &text)
+                                      clock: clock, contacts: contacts, addresses: memory.addresses, into: &text)
         var version = version
         if version == nil { version = try database.cached("SELECT seq FROM message_changes WHERE message_row = ?").scalarInt([.integer(row)]) }
         if memory.ids.count >= 10_000 { memory.ids.removeAll(keepingCapacity: true) }
@@ -644,7 +661,7 @@ private final class Renderer {
     /// The Message-ID of `row`: remembered, or read.
     private func messageID(_ row: Int64) throws(SQLiteError) -> String? {
         if let known = memory.ids[row] { return known }
-        guard let (message, _) = try messages([row])[row] else { return nil }
+        guard let message = try messages([row]).first?.message else { return nil }
         let id = MailMessageBuilder.messageID(message)
         memory.ids[row] = id
         return id
@@ -700,12 +717,10 @@ public final class MailMirror: Sendable {
             let first = state.withLock { state in defer { state.pending = true }; return !state.pending }
             if first { wakeUp.wake() }
         }
-        let thread = Thread {
+        startThread(named: "roost.mirror") {
             Self.run(settings: settings, reader: reader, writer: writer, state: state, wake: wakeUp, log: log, seen: seen)
             end.fulfil(())
         }
-        thread.name = "roost.mirror"
-        thread.start()
     }
 
     /// Ends the thread and waits for it. Idempotent.
@@ -777,7 +792,7 @@ public final class MailMirror: Sendable {
     }
 
     /// How long a wake-up waits for more commits before writing (microseconds).
-    static let gathering: useconds_t = 250_000
+    static let gathering: useconds_t = 500_000
 }
 
 /// inotify on the mirror's `cur/` folders: the rows of mails moved there (or renamed there) with the `S` flag.

@@ -122,6 +122,16 @@ package final class Statement {
             textBytes(column).map { String(decoding: $0, as: UTF8.self) }
         }
 
+        /// The column's text: `previous` itself when it holds the same bytes, else a new String kept in `previous`. A
+        /// column whose value repeats from row to row (a conversation's JID, its senders') then costs a comparison,
+        /// not a String.
+        package func text(_ column: Int32, reusing previous: inout String) -> String {
+            guard let bytes = textBytes(column) else { return "" }
+            let same = previous.utf8.count == bytes.count && previous.utf8.withContiguousStorageIfAvailable { $0.elementsEqual(bytes) } == true
+            if !same { previous = String(decoding: bytes, as: UTF8.self) }
+            return previous
+        }
+
         /// The column's text as SQLite holds it (nil for NULL), without making a String: valid until the
         /// statement steps or is reset.
         package func textBytes(_ column: Int32) -> UnsafeBufferPointer<UInt8>? {

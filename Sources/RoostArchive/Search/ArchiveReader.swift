@@ -217,7 +217,6 @@ public final class ArchiveReader: Sendable {
 
     /// These messages, of `account` only when given, in time order.
     public func messages(ids: Set<Int64>, account: String?) throws(ArchiveError) -> [MessageRow] {
-        let noHighlight = Highlighter(terms: [])
         var rows: [MessageRow] = []
         try withDatabase { database throws(SQLiteError) in
             let reading = try MessageRowReading(database)
@@ -227,7 +226,7 @@ public final class ArchiveReader: Sendable {
                 """)
             for id in ids.sorted() {
                 try statement.forEachRow([.integer(id), SQLValue(account)]) { row throws(SQLiteError) in
-                    rows.append(try reading.row(row, highlighter: noHighlight))
+                    rows.append(try reading.row(row))
                     return false
                 }
             }

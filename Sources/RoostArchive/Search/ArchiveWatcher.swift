@@ -64,13 +64,11 @@ public final class ArchiveWatcher: Sendable {
             let first = flags.state.withLock { s in defer { s.committed = true }; return !s.committed && !s.stopping }
             if first { wakeUp.wake() }
         }
-        let thread = Thread {
+        startThread(named: "roost.archive.watch") {
             Self.run(reader: reader, inotify: inotify, wake: wakeUp, flags: flags, names: names, version: version, looks: looks,
                      changed: changed)
             end.fulfil(())
         }
-        thread.name = "roost.archive.watch"
-        thread.start()
     }
 
     /// Ends the thread and waits for it: no `changed` call follows. Idempotent.

@@ -5,6 +5,9 @@ import Foundation
 public struct Highlighter: Sendable, Equatable {
     public let terms: [String]
 
+    /// Highlights nothing (transcripts, exports, the mirror): made once, not for every row read.
+    public static let none = Highlighter(terms: [])
+
     public init(terms: [String]) {
         var pieces: [String] = []
         for term in terms {

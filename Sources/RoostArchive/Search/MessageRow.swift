@@ -84,7 +84,7 @@ extension MessageRow {
         self.init(id: id, account: account, conversation: conversation, direction: direction, kind: kind, from: from, to: to,
                   senderName: senderName, timestamp: timestamp, receivedAt: receivedAt, body: body, subject: subject, thread: thread,
                   stanzaId: stanzaId, originId: originId, messageId: messageId, revisions: versions.isEmpty ? 0 : max(1, versions.count - 1),
-                  isCarbon: isCarbon, source: source, attachments: attachments, highlighter: Highlighter(terms: []),
+                  isCarbon: isCarbon, source: source, attachments: attachments, highlighter: .none,
                   stanzaIdBy: stanzaIdBy, stanzaIdTrusted: stanzaIdTrusted, replaces: replaces, retracted: retracted,
                   rawStanza: rawStanza, versions: versions)
     }

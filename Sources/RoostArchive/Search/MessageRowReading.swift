@@ -14,6 +14,15 @@ package struct MessageRowReading {
     /// Whether a message's stored versions and reaction history are read (`versions`, `reactionHistory`): what
     /// JSON, exports and the web view show; a text line shows neither (it counts the corrections: `revisions`).
     let history: Bool
+    /// The last row's conversation and addresses: the next row's, when the same, are not made again (an export
+    /// or a transcript reads one conversation at a time; a flood comes from a few senders).
+    private let recent = RecentTexts()
+
+    private final class RecentTexts {
+        var conversation = ""
+        var from = ""
+        var to = ""
+    }
 
     /// Reads the accounts (unless given) and the read marks (small tables): call inside the read transaction of the
     /// query. `rows`: how many messages will be read; when the attachment and reaction tables hold no more, they are
@@ -77,13 +86,13 @@ package struct MessageRowReading {
     }
 
     /// The message of a row of `columns`. `includeRevisionRaw`: the stored versions carry their stanzas (jsonl).
-    func row(_ row: Statement.Row, highlighter: Highlighter = Highlighter(terms: []),
+    func row(_ row: Statement.Row, highlighter: Highlighter = .none,
              includeRevisionRaw: Bool = false) throws(SQLiteError) -> MessageRow {
         let id = row.int(0)
         var message = MessageRow(
-            id: id, account: accounts[row.int(1)] ?? "", conversation: row.text(2),
+            id: id, account: accounts[row.int(1)] ?? "", conversation: row.text(2, reusing: &recent.conversation),
             direction: MessageDirection(rawValue: row.text(3)) ?? .incoming, kind: MessageKind(rawValue: row.text(4)) ?? .normal,
-            from: row.text(5), to: row.text(6), senderName: row.optionalText(7), body: row.optionalText(8),
+            from: row.text(5, reusing: &recent.from), to: row.text(6, reusing: &recent.to), senderName: row.optionalText(7), body: row.optionalText(8),
             subject: row.optionalText(9), thread: row.optionalText(10), timestamp: row.int(11), receivedAt: row.int(12),
             stanzaId: row.optionalText(13), stanzaIdBy: row.optionalText(14), stanzaIdTrusted: row.bool(15),
             originId: row.optionalText(16), messageId: row.optionalText(17), replaces: row.optionalText(18),
@@ -94,7 +103,7 @@ package struct MessageRowReading {
         message.occupantId = row.optionalText(31)
         message.realJid = row.optionalText(32)
         message.claimedAt = row.optionalInt(33)
-        message.semantics = try semantics(row)
+        message.semantics = try semantics(row, conversation: message.conversation)
         message.replyTo = row.optionalText(35)
         message.replyToJid = row.optionalText(36)
         let edited = Int(row.int(23))
@@ -111,7 +120,7 @@ package struct MessageRowReading {
     }
 
     /// The message's `MessageSemantics` (replies, reactions, retraction, receipts, unread).
-    func semantics(_ row: Statement.Row) throws(SQLiteError) -> MessageSemantics {
+    func semantics(_ row: Statement.Row, conversation: String? = nil) throws(SQLiteError) -> MessageSemantics {
         let id = row.int(0)
         var reactions: String?
         if let decorated, decorated.reactions.contains(id) {
@@ -122,7 +131,7 @@ package struct MessageRowReading {
                     return false
                 }
         }
-        return MessageSemanticsReading.semantics(row, at: 34, marks: marks.of(account: row.int(1), conversation: row.text(2)), id: id,
+        return MessageSemanticsReading.semantics(row, at: 34, marks: marks.of(account: row.int(1), conversation: conversation ?? row.text(2)), id: id,
                                                  incoming: row.text(3) == MessageDirection.incoming.rawValue, reactions: reactions)
     }
 

@@ -71,14 +71,13 @@ extension ArchiveReader {
             return []
         }
         guard !ids.isEmpty else { return [] }
-        let noHighlight = Highlighter(terms: [])
         var rows: [MessageRow] = []
         try withDatabase { database throws(SQLiteError) in
             let reading = try MessageRowReading(database)
             let statement = try database.prepare("SELECT \(MessageRowReading.columns) FROM messages m WHERE m.id = ?")
             for id in ids {
                 try statement.forEachRow([.integer(id)]) { row throws(SQLiteError) in
-                    rows.append(try reading.row(row, highlighter: noHighlight))
+                    rows.append(try reading.row(row))
                     return false
                 }
             }
@@ -89,7 +88,6 @@ extension ArchiveReader {
     /// Up to `before` messages of the same account and conversation before `row` and `after` after it, oldest
     /// first, with `row` among them.
     public func context(of row: MessageRow, before: Int, after: Int) throws(ArchiveError) -> [MessageRow] {
-        let noHighlight = Highlighter(terms: [])
         var earlier: [MessageRow] = []
         var later: [MessageRow] = []
         try withDatabase { database throws(SQLiteError) in
@@ -97,12 +95,12 @@ extension ArchiveReader {
             let scope = "m.conversation = ?1 AND m.account_id = (SELECT id FROM accounts WHERE jid = ?2)"
             try database.prepare("SELECT \(MessageRowReading.columns) FROM messages m WHERE \(scope) AND m.id < ?3 ORDER BY m.id DESC LIMIT ?4")
                 .forEachRow([.text(row.conversation), .text(row.account), .integer(row.id), .integer(Int64(before))]) { found throws(SQLiteError) in
-                    earlier.append(try reading.row(found, highlighter: noHighlight))
+                    earlier.append(try reading.row(found))
                     return true
                 }
             try database.prepare("SELECT \(MessageRowReading.columns) FROM messages m WHERE \(scope) AND m.id > ?3 ORDER BY m.id ASC LIMIT ?4")
                 .forEachRow([.text(row.conversation), .text(row.account), .integer(row.id), .integer(Int64(after))]) { found throws(SQLiteError) in
-                    later.append(try reading.row(found, highlighter: noHighlight))
+                    later.append(try reading.row(found))
                     return true
                 }
         }

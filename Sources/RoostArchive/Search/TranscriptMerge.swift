@@ -38,7 +38,6 @@ struct TranscriptMerge {
         let byID: [SQLValue] = [.text(conversation), SQLValue(account), .integer(max(MessageID.base(forTimestamp: lower), fromMessage ?? 0)),
                                 .integer(MessageID.base(forTimestamp: upper))]
         var cursors: [Cursor] = []
-        let noHighlight = Highlighter(terms: [])
         let reading = try MessageRowReading(database, history: !(lines || forLines))
         let messageColumns = lines ? MessageLine.columns : forLines ? MessageRowReading.lineColumns : MessageRowReading.columns
         let messages = try database.prepare("""
@@ -61,13 +60,13 @@ struct TranscriptMerge {
                 if line.isPlain(decorated: decorated, marks: marksOf?.marks) { return .line(line) }
                 var event: TranscriptItem?
                 try whole.forEachRow([.integer(line.id)]) { row throws(SQLiteError) in
-                    event = .event(.message(try reading.row(row, highlighter: noHighlight)))
+                    event = .event(.message(try reading.row(row)))
                     return false
                 }
                 return event
             })
         } else {
-            cursors.append(try Cursor(statement: messages, parameters: byID) { row throws(SQLiteError) in .event(.message(try reading.row(row, highlighter: noHighlight))) })
+            cursors.append(try Cursor(statement: messages, parameters: byID) { row throws(SQLiteError) in .event(.message(try reading.row(row))) })
         }
         if includeStates {
             cursors.append(try Cursor(

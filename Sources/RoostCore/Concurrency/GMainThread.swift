@@ -31,15 +31,13 @@ package final class GMainThread: @unchecked Sendable {
         loop = g_main_loop_new(context, 0)
         // The thread holds its own references, so the loop outlives this object until it has quit.
         let handles = Handles(context: g_main_context_ref(context), loop: g_main_loop_ref(loop))
-        let thread = Thread {
+        startThread(named: name) {
             g_main_context_push_thread_default(handles.context)
             g_main_loop_run(handles.loop)
             g_main_context_pop_thread_default(handles.context)
             g_main_loop_unref(handles.loop)
             g_main_context_unref(handles.context)
         }
-        thread.name = name
-        thread.start()
     }
 
     deinit {

@@ -75,9 +75,7 @@ package enum Deadline {
     /// Runs blocking work on a thread of its own.
     package static func blocking<Value: Sendable>(seconds: Int, timedOut: Value, _ work: @escaping @Sendable () -> Value) async -> Value {
         await race(seconds: seconds, timedOut: timedOut) { outcome in
-            let thread = Thread { outcome.fulfil(work()) }
-            thread.name = "roost-notify-call"
-            thread.start()
+            startThread(named: "roost-notify-call") { outcome.fulfil(work()) }
         }
     }
 }
@@ -87,8 +85,6 @@ package enum Deadline {
 /// task of the process, and one answering on that pool (the control server) misses its deadlines.
 public func offPool<T: Sendable>(name: String? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
     let outcome = OneShot<Result<T, any Error>>()
-    let thread = Thread { outcome.fulfil(Result { try body() }) }
-    if let name { thread.name = name }
-    thread.start()
+    startThread(named: name ?? "roost.offpool") { outcome.fulfil(Result { try body() }) }
     return try await outcome.value.get()
 }

@@ -62,12 +62,10 @@ package enum ProcessRunner {
                             output: Output, timeout: Duration) async -> Outcome {
         _ = ignoreSIGPIPE
         return await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-            let thread = Thread {
+            startThread(named: "roost.process") {
                 continuation.resume(returning: runBlocking(argv: argv, extraEnvironment: extraEnvironment, input: input,
                                                            output: output, timeout: timeout))
             }
-            thread.name = "roost.process"
-            thread.start()
         }
     }
 

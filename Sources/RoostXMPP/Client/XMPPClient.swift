@@ -115,12 +115,9 @@ public final class XMPPClient: Sendable {
 
     private func negotiate(purpose: StreamNegotiator.Purpose) async throws(ClientError) -> SessionInfo {
         let result: Result<SessionInfo, ClientError> = await withCheckedContinuation { (done: CheckedContinuation<Result<SessionInfo, ClientError>, Never>) in
-            let thread = Thread { [self] in
+            startThread(named: "roost.xmpp.read.\(configuration.jid)", stackSize: 1 << 20) { [self] in
                 self.runConnection(purpose: purpose, done: done)
             }
-            thread.name = "roost.xmpp.read.\(configuration.jid)"
-            thread.stackSize = 1 << 20
-            thread.start()
         }
         return try result.get()
     }

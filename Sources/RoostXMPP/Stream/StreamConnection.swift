@@ -131,7 +131,7 @@ final class StreamConnection: ClientChannel, @unchecked Sendable {
     /// Starts the writer thread; `failed` hears of a write that failed or stalled.
     func startWriter(name: String, failed: @escaping @Sendable (ClientError) -> Void) {
         writerRunning.store(true, ordering: .releasing)
-        let thread = Thread { [self] in
+        startThread(named: name, stackSize: 1 << 19) { [self] in
             self.outbox.drain(failed: failed) { chunks, finish throws(ClientError) in
                 // With nothing of our own to send, this writes what TLS has to say (e.g. a key update answer).
                 try self.write(plain: chunks)
@@ -144,9 +144,6 @@ final class StreamConnection: ClientChannel, @unchecked Sendable {
                 }
             }
         }
-        thread.name = name
-        thread.stackSize = 1 << 19
-        thread.start()
     }
 
     // MARK: - Reading

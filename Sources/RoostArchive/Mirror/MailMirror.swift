@@ -254,7 +254,8 @@ public final class MailMirrorWriter {
             var rendered: Renderer.Mail?
             if next < messages.count, messages[next].message.id == row {
                 rendered = try Self.sqlite { () throws(SQLiteError) in
-                    try renderer.mail(messages[next], version: versions?[row], threads: &threads, into: &text)
+                    try renderer.mail(messages[next].message, accountID: messages[next].accountID, version: versions?[row],
+                                     threads: &threads, into: &text)
                 }
                 next += 1
             }
@@ -605,8 +606,10 @@ private final class Renderer {
     }
 
     /// `version`: the row's latest change, when the caller knows it.
-    func mail(_ loaded: Loaded, version: Int64?, threads: inout Threads, into text: inout [UInt8]) throws(SQLiteError) -> Mail? {
-        let (message, accountID) = (loaded.message, loaded.accountID)
+    /// `message` is borrowed from the batch's array (a copy of a `MessageRow` retains and releases each of its
+    /// two dozen references).
+    func mail(_ message: borrowing MessageRow, accountID: Int64, version: Int64?, threads: inout Threads,
+              into text: inout [UInt8]) throws(SQLiteError) -> Mail? {
         let row = message.id
         let slice = ConversationSlice(accountID: accountID, account: message.account, conversation: message.conversation, messageCount: 0)
         let sliceKey = SliceKey(accountID: accountID, conversation: message.conversation)

@@ -679,7 +679,7 @@ private final class Renderer {
 
 /// The mirror's owner in `roost run`: a thread (`roost.mirror`) that sleeps in `poll(2)` until the archive writer
 /// commits (`ArchiveWriter.onCommit` writes one byte to its pipe; a wake-up already pending is not repeated, so
-/// the writer never waits for the mirror), gathers the commits of the next 250 ms, then writes what changed. A
+/// the writer never waits for the mirror), gathers the commits of the next half second, then writes what changed. A
 /// failing pass (a full disk) is logged once and tried again at the next wake-up; ingest goes on meanwhile.
 public final class MailMirror: Sendable {
     private let wakeUp: WakePipe

@@ -73,6 +73,12 @@ static inline int roost_name_thread(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }
 
+// The calling thread's id in the kernel (gettid(2); glibc hides its wrapper without _GNU_SOURCE): its
+// `/proc/self/task/ID`.
+static inline int roost_thread_id(void) {
+    return (int)syscall(SYS_gettid);
+}
+
 static inline unsigned roost_major(dev_t device) { return major(device); }
 static inline unsigned roost_minor(dev_t device) { return minor(device); }
 

@@ -33,6 +33,9 @@ struct ArchiveWatcherTests {
         let watcher = try #require(sameProcessWriter
             ? ArchiveWatcher(reader: reader, writer: writer, looks: []) { calls.count.withLock { $0 += 1 } }
             : ArchiveWatcher(reader: reader) { calls.count.withLock { $0 += 1 } })
+        // Its own thread, named for the kernel (other tests' watchers may run beside it in this process).
+        let thread = try #require(watcher.kernelThread.wait(until: Date().addingTimeInterval(20)))
+        #expect((try? String(contentsOfFile: "/proc/self/task/\(thread)/comm", encoding: .utf8)) == "roost.archive.w\n")
         for n in Int64(1)...3 {
             let seen = calls.value
             _ = try writer.commitBlocking([message("commit \(n)", n)])
@@ -43,10 +46,11 @@ struct ArchiveWatcherTests {
         watcher.stop()
         let stopped = calls.value
         _ = try writer.commitBlocking([message("after the stop", 4)])
-        // The watcher's thread has ended (`stop` waited for it): nothing can call it any more, whatever the files do.
+        // The watcher's thread has ended (`stop` waited for its last act): nothing can call it any more, whatever the
+        // files do, and the kernel lets the thread go (the moment after its last act).
         #expect(calls.value == stopped)
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
-        #expect(!names.contains { $0.hasPrefix("roost.archive.w") }, "the watcher's thread ended: \(names)")
+        try await waitUntil("the watcher's thread \(thread) is gone", timeout: .seconds(20), every: .milliseconds(10)) {
+            !FileManager.default.fileExists(atPath: "/proc/self/task/\(thread)")
+        }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import RoostCore
 import Synchronization
+internal import CSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,6 +31,8 @@ public final class ArchiveWatcher: Sendable {
     private let flags = Flags()
     /// The thread's end (`stop` waits for it).
     private let end = OneShot<Void>()
+    /// The thread's id in the kernel (`/proc/self/task/ID`), once it runs: what a test watches go away after `stop`.
+    let kernelThread = OneShot<Int32>()
 
     /// What the pipe's byte means: `stop`, or (from `writer`'s commits) a commit to look at; one byte is pending at most.
     private final class Flags: Sendable {
@@ -58,13 +61,14 @@ public final class ArchiveWatcher: Sendable {
         self.wakeUp = wakeUp
         // Read before the thread starts: a commit from now on is a change.
         let version = (try? reader.dataVersion()) ?? 0
-        let (end, flags) = (end, flags)
+        let (end, flags, kernelThread) = (end, flags, kernelThread)
         writer?.onCommit {
             // Called on the writer's thread after each commit: a byte only when none is pending (the writer never waits).
             let first = flags.state.withLock { s in defer { s.committed = true }; return !s.committed && !s.stopping }
             if first { wakeUp.wake() }
         }
         startThread(named: "roost.archive.watch") {
+            kernelThread.fulfil(roost_thread_id())
             Self.run(reader: reader, inotify: inotify, wake: wakeUp, flags: flags, names: names, version: version, looks: looks,
                      changed: changed)
             end.fulfil(())

@@ -109,9 +109,3 @@ func peakMemory(of pid: pid_t) -> Int? {
     return kilobytes * 1024
 }
 
-/// Threads of this process whose name starts with `prefix` (Linux truncates names to 15 bytes).
-func threads(named prefix: String) -> [String] {
-    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-    return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
-        .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { $0.hasPrefix(prefix) }
-}

@@ -253,7 +253,11 @@ struct HostileWebTests {
         gate.release()
         _ = try? await preview
         #expect(gate.events.value == ["worker cancelled", "worker returned", "stop returned"], "\(gate.events.value)")
-        #expect(threads(named: "roost-serve-pre").isEmpty)
+        // The worker's own thread (named for the kernel; other tests' workers may run beside it) is let go.
+        let worker = try #require(gate.workerThread.value)
+        try await waitUntil("the preview worker's thread \(worker) is gone", timeout: .seconds(20), every: .milliseconds(10)) {
+            !FileManager.default.fileExists(atPath: worker)
+        }
     }
 }
 
@@ -301,6 +305,8 @@ final class GatedThumbnails: ThumbnailMaker, @unchecked Sendable {
     let events = Shared<[String]>([])
 
     var entered: Bool { condition.withLock { isEntered } }
+    /// The worker's thread in /proc (`/proc/PID/task/TID`), set when it enters.
+    let workerThread = Shared<String?>(nil)
 
     func release() {
         condition.withLock {
@@ -313,6 +319,7 @@ final class GatedThumbnails: ThumbnailMaker, @unchecked Sendable {
 
     func thumbnail(of source: String, to destination: String, maxSide: Int,
                    isCancelled: @escaping @Sendable () -> Bool) -> (path: String, width: Int, height: Int)? {
+        workerThread.value = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")).map { "/proc/" + $0 }
         condition.withLock {
             isEntered = true
             while !released && !isCancelled() { _ = condition.wait(until: Date().addingTimeInterval(0.05)) }

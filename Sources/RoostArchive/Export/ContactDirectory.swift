@@ -7,6 +7,14 @@ struct ContactDirectory {
     private(set) var rooms = RoomDirectory()
     /// Account id → bare JID.
     private var accounts: [Int64: String] = [:]
+    /// The last title and sender's name looked up: a conversation's mails and lines ask for the same ones over and
+    /// over (and the archive's reader hands the same String for a repeated JID, which compares at once).
+    private let recent = Recent()
+
+    private final class Recent {
+        var title: (accountID: Int64, jid: String, title: String)?
+        var sender: (accountID: Int64, from: String, name: String)?
+    }
 
     static let columns = """
         c.account_id, c.jid, c.in_roster, c.name, c.groups, c.subscription, c.ask, c.roster_updated_at, c.nickname,
@@ -52,7 +60,10 @@ struct ContactDirectory {
     }
 
     func title(accountID: Int64, jid: String) -> String {
-        contact(accountID: accountID, jid: jid)?.displayName ?? rooms.room(accountID: accountID, jid: jid)?.name ?? jid
+        if let last = recent.title, last.accountID == accountID, last.jid == jid { return last.title }
+        let title = contact(accountID: accountID, jid: jid)?.displayName ?? rooms.room(accountID: accountID, jid: jid)?.name ?? jid
+        recent.title = (accountID, jid, title)
+        return title
     }
 
     /// The user wrote this message: the archive stored it as sent by the account (from Roost or, in a room, any of
@@ -86,8 +97,11 @@ struct ContactDirectory {
         }
         // A private message in a room comes from an occupant, named by the nick (its bare JID is the room's).
         if message.conversation.utf8.contains(UInt8(ascii: "/")), let nick = JIDText.resource(message.from), !nick.isEmpty { return nick }
+        if let last = recent.sender, last.accountID == accountID, last.from == message.from { return last.name }
         let bare = JIDText.bare(message.from)
-        return contact(accountID: accountID, jid: bare)?.displayName ?? bare
+        let name = contact(accountID: accountID, jid: bare)?.displayName ?? bare
+        recent.sender = (accountID, message.from, name)
+        return name
     }
 }
 

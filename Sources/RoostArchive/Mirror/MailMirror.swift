@@ -199,7 +199,9 @@ public final class MailMirrorWriter {
         let (selection, renderer) = try Self.sqlite { () throws(SQLiteError) in
             let selection = try ExportSelection(compiled: compiled, account: nil, everything: false, database: database)
             let renderer = try Renderer(database: database, selection: selection, clock: clock, settings: settings,
-                                        reading: try MessageRowReading(database, accounts: selection.accounts),
+                                        // A batch's worth of rows: the rows with files or reactions are read
+                                        // once (when the archive has few) instead of probed for every row.
+                                        reading: try MessageRowReading(database, accounts: selection.accounts, rows: Self.batchSize),
                                         contacts: try ContactDirectory(database: database, selection: selection), memory: memory)
             return (selection, renderer)
         }

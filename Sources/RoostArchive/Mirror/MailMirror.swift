@@ -681,8 +681,8 @@ private final class Renderer {
 
 /// The mirror's owner in `roost run`: a thread (`roost.mirror`) that sleeps in `poll(2)` until the archive writer
 /// commits (`ArchiveWriter.onCommit` writes one byte to its pipe; a wake-up already pending is not repeated, so
-/// the writer never waits for the mirror), gathers the commits of the next half second, then writes what changed. A
-/// failing pass (a full disk) is logged once and tried again at the next wake-up; ingest goes on meanwhile.
+/// the writer never waits for the mirror), then writes what changed: at once after a quiet spell, else (a flood) once
+/// the commits of the next half second are in (`gathering`). A failing pass (a full disk) is logged once and tried again at the next wake-up; ingest goes on meanwhile.
 public final class MailMirror: Sendable {
     private let wakeUp: WakePipe
     private let state = StateBox()
@@ -751,6 +751,7 @@ public final class MailMirror: Sendable {
                             log: @Sendable (Bool, String) -> Void, seen: @Sendable (String, String, Int64) -> Void) {
         var made: MailMirrorWriter?
         let watcher = settings.readFromMirror ? SeenWatcher() : nil
+        var lastPass: ContinuousClock.Instant?
         while true {
             state.withLock { $0.pending = false }
             wake.drain()
@@ -777,6 +778,7 @@ public final class MailMirror: Sendable {
                 }
                 if first { log(true, "mirror: stalled (\(error)); archiving goes on, the mirror tries again at the next commit") }
             }
+            lastPass = .now
             var descriptors = [pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
             if let watcher { descriptors.append(pollfd(fd: watcher.descriptor, events: Int16(POLLIN), revents: 0)) }
             while !state.withLock({ $0.pending || $0.stopping }) {
@@ -789,14 +791,18 @@ public final class MailMirror: Sendable {
                     }
                 }
             }
-            // The commits that follow within `gathering` go into the same pass: a flood's mails are written in
-            // batches, each with one cursor commit and one sync of the filesystem, well within the second (a pass's
-            // own costs, spread over its mails: docs/performance.md).
-            if !state.withLock({ $0.stopping }) { usleep(Self.gathering) }
+            // A commit after a quiet spell is written at once (a chat's message is in the Maildir in milliseconds).
+            // One within `gathering` of the last pass — a flood, or that pass's own cursor commit — waits for the
+            // commits of the next `gathering`, which go into the same pass: a flood's mails are written in batches,
+            // each with one cursor commit and one sync of the filesystem, and still appear within a second (a pass of
+            // a few hundred mails takes milliseconds; a pass's own costs, spread over its mails: docs/performance.md).
+            if !state.withLock({ $0.stopping }), let lastPass, ContinuousClock.now - lastPass < .microseconds(Self.gathering) {
+                usleep(Self.gathering)
+            }
         }
     }
 
-    /// How long a wake-up waits for more commits before writing (microseconds).
+    /// How long a wake-up soon after a pass waits for more commits before writing (microseconds).
     static let gathering: useconds_t = 500_000
 }
 

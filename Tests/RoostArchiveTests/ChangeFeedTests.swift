@@ -215,4 +215,36 @@ import Testing
         #expect(try mails(in: archive.folder + "/Export").mapValues(\.text) == mirrored.mapValues(\.text))
         #expect(try FileManager.default.contentsOfDirectory(atPath: archive.folder + "/Mail/peer@example.com/tmp").isEmpty)
     }
+
+    /// The mirror keeps where each mail is as numbers and makes its path again: every name it writes, in `new/` or
+    /// moved to `cur/` with a reader's flags, comes back the same; names it does not write, and a row's second
+    /// file, are kept as they are.
+    @Test func mirrorKeepsItsMailsPathsAsNumbersAndMakesThemAgain() {
+        var files = MailFiles()
+        let folder = "/home/u/Mail/peer@example.com"
+        let id = "<roost.0123456789abcdef0123@example>"
+        for (row, timestamp) in [(Int64(7), Int64(1_700_000_000_123)), (8, -1), (9, 0)] {
+            let numbered = files.set(row, folder: folder, timestamp: timestamp, id: id, version: 2)
+            #expect(numbered)
+            var stem: [UInt8] = []
+            MailWriter.appendStem(timestamp, id: id, to: &stem)
+            let name = String(decoding: stem, as: UTF8.self) + "R\(row)V2.roost"
+            #expect(files.paths(of: row) == ["\(folder)/new/\(name)"])
+            for suffix in ["", ":2,", ":2,FS"] {
+                files.set(row, path: "\(folder)/cur/\(name)\(suffix)")
+                #expect(files.paths(of: row) == ["\(folder)/cur/\(name)\(suffix)"])
+            }
+        }
+        let upperCase = files.set(10, folder: folder, timestamp: 0, id: "<roost.ABCDEF0123456789@x>", version: 1)
+        #expect(!upperCase, "a hash that is not 16 lower-case hex digits is kept as a path")
+        let odd = ["\(folder)/new/1.M5P0123R11V1.roost", "\(folder)/cur/01.M5P0123456789abcdefR11V1.roost:2,S",
+                   "/m/new/1.M5P0123456789abcdefR12V1.roost"]
+        for path in odd.prefix(2) { files.add(11, path: path) }
+        #expect(files.paths(of: 11) == Array(odd.prefix(2)), "names this mirror does not write are kept as they are")
+        files.add(12, path: odd[2])
+        files.add(12, path: "/m/cur/1.M5P0123456789abcdefR12V2.roost:2,S")
+        #expect(files.paths(of: 12) == [odd[2], "/m/cur/1.M5P0123456789abcdefR12V2.roost:2,S"])
+        files.remove(7)
+        #expect(files.paths(of: 7).isEmpty && Set(files.rows) == [8, 9, 11, 12])
+    }
 }

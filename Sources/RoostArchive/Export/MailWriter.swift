@@ -104,12 +104,17 @@ final class MailWriter: ExportWriter {
     /// The stem of a mail's Maildir name, `SECONDS.MMILLISECONDSPHASH` (the hash: the Message-ID's first 16 hex
     /// digits), appended to `out` as bytes.
     static func appendStem(_ timestamp: Int64, id: String, to out: inout [UInt8]) {
+        appendStem(timestamp, hashDigits: id.utf8.dropFirst("<roost.".count).prefix(16), to: &out)
+    }
+
+    /// The same stem from the hash's 16 hex digits (the mirror keeps them as a number: `MailFiles`).
+    static func appendStem(_ timestamp: Int64, hashDigits: some Sequence<UInt8>, to out: inout [UInt8]) {
         let (seconds, milliseconds) = CivilTime.floorDivide(timestamp, 1000)
         MailMessageBuilder.forEachDigit(of: seconds) { out.append($0) }
         out.append(contentsOf: ".M".utf8)
         MailMessageBuilder.forEachDigit(of: milliseconds) { out.append($0) }
         out.append(UInt8(ascii: "P"))
-        out.append(contentsOf: id.utf8.dropFirst("<roost.".count).prefix(16))
+        out.append(contentsOf: hashDigits)
     }
 
     /// `BASE:2,S`, or `BASE-2:2,S`… in the (practically impossible) case of two identical Message-IDs.

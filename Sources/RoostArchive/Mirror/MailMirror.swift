@@ -75,8 +75,8 @@ public final class MailMirrorWriter {
     let reader: ArchiveReader
     let writer: ArchiveWriter
     private let clock: ZoneClock
-    /// message row → its files (full paths) in `new/` and `cur/`, read from the folders once, kept since.
-    private var files: [Int64: [String]] = [:]
+    /// message row → its files in `new/` and `cur/`, read from the folders once, kept since.
+    private var files = MailFiles()
     /// The Maildirs (folders holding `tmp`, `new`, `cur`) made or found.
     private(set) var madeFolders: Set<String> = []
     /// Files or folders were made, renamed or removed since the mirror's filesystem was last synced.
@@ -123,7 +123,7 @@ public final class MailMirrorWriter {
     /// Removes every mail of the mirror and writes the archive's again (`roost mirror rebuild`).
     @discardableResult
     public func rebuild() throws(MirrorError) -> Int {
-        for row in Array(files.keys) { try remove(row) }
+        for row in files.rows { try remove(row) }
         try syncFilesystem()
         do {
             try writer.setCursor(Self.cursorName, to: -1)
@@ -280,7 +280,7 @@ public final class MailMirrorWriter {
         MailMessageBuilder.forEachDigit(of: rendered.version) { path.append($0) }
         path.append(contentsOf: ".roost".utf8)
         let final = String(decoding: path, as: UTF8.self)
-        let existing = (files[row] ?? []).compactMap(current)
+        let existing = files.paths(of: row).compactMap(current)
         // Delivered already (a run interrupted before its cursor moved) and moved to `cur/` by a mail reader, maybe
         // flagged: left there. One still in `new/` is written again: the pass syncs after its renames, so a power cut
         // before the sync can have left the name without the data.
@@ -291,7 +291,7 @@ public final class MailMirrorWriter {
                 return (file == name || file.hasPrefix(name + ":")) && path.hasSuffix("/cur/" + file)
             }) {
                 try drop(existing.filter { $0 != kept })
-                files[row] = [kept]
+                files.set(row, path: kept)
                 return
             }
         }
@@ -299,14 +299,17 @@ public final class MailMirrorWriter {
         try deliver(maildir, nameAt: nameStart, final: final)
         unsynced = true
         written += 1
-        files[row] = [final]
+        if !files.set(row, folder: maildir.path, timestamp: rendered.timestamp, id: rendered.id, version: rendered.version) {
+            files.set(row, path: final)
+        }
         try drop(existing.filter { $0 != final })
     }
 
     private func remove(_ row: Int64) throws(MirrorError) {
-        guard let existing = files[row] else { return }
+        let existing = files.paths(of: row)
+        guard !existing.isEmpty else { return }
         try drop(existing.compactMap(current))
-        files[row] = nil
+        files.remove(row)
     }
 
     private func drop(_ paths: [String]) throws(MirrorError) {
@@ -466,8 +469,148 @@ public final class MailMirrorWriter {
             let parts = relative.split(separator: "/")
             guard parts.count >= 2, parts[parts.count - 2] == "new" || parts[parts.count - 2] == "cur",
                   let mail = Self.row(ofMail: String(parts[parts.count - 1])) else { continue }
-            files[mail.row, default: []].append(settings.maildir + "/" + relative)
+            files.add(mail.row, path: settings.maildir + "/" + relative)
             madeFolders.insert(settings.maildir + "/" + parts.dropLast(2).joined(separator: "/"))
+        }
+    }
+}
+
+/// Where the mirror's mails are: a message row's file in `new/` or `cur/`, held as a few numbers — its Maildir and
+/// what a mail reader appended to its name in `cur/` (indexes of strings held once), its name's time, hash and
+/// version — from which its path is made again when the row changes: 40 bytes a mail in the table where a path held
+/// as a string took ~200 (`roost run` holds a whole mirror's, a million mails for a large archive). A name that does
+/// not come out the same from those numbers (not one this mirror writes), and a row's second file (an older version a
+/// crash left), are kept as paths.
+struct MailFiles {
+    private struct Mail {
+        var folder: Int32
+        /// -1: in `new/`; else in `cur/`, with `suffixes[suffix]` after the name (`:2,S`, or "").
+        var suffix: Int32
+        var timestamp: Int64
+        var hash: UInt64
+        var version: Int64
+    }
+
+    /// Strings many mails share (Maildirs, a reader's flags), each held once.
+    private struct Shared {
+        private(set) var strings: [String] = []
+        private var indexes: [String: Int32] = [:]
+
+        mutating func index(of string: String) -> Int32 {
+            if let known = indexes[string] { return known }
+            let index = Int32(strings.count)
+            strings.append(string)
+            indexes[string] = index
+            return index
+        }
+    }
+
+    private var mails: [Int64: Mail] = [:]
+    private var others: [Int64: [String]] = [:]
+    private var folders = Shared()
+    private var suffixes = Shared()
+
+    var rows: [Int64] { Array(Set(mails.keys).union(others.keys)) }
+
+    /// The row's files' paths (none when it has no mail).
+    func paths(of row: Int64) -> [String] {
+        var paths = others[row] ?? []
+        if let mail = mails[row] { paths.insert(path(of: row, mail), at: 0) }
+        return paths
+    }
+
+    /// The row's one file is now the mail just delivered into `new/` of `folder`, named from these (`MailWriter`'s
+    /// stem, `R<row>V<version>.roost`); false when `id` has no 16 hex digits to keep as a number (then keep the path).
+    mutating func set(_ row: Int64, folder: String, timestamp: Int64, id: String, version: Int64) -> Bool {
+        guard let hash = Self.hash(id.utf8.dropFirst("<roost.".count).prefix(16)) else { return false }
+        others[row] = nil
+        mails[row] = Mail(folder: folders.index(of: folder), suffix: -1, timestamp: timestamp, hash: hash, version: version)
+        return true
+    }
+
+    /// The row's one file is now `path`.
+    mutating func set(_ row: Int64, path: String) {
+        mails[row] = nil
+        others[row] = nil
+        add(row, path: path)
+    }
+
+    /// One more file of the row (read from the folders).
+    mutating func add(_ row: Int64, path: String) {
+        if mails[row] == nil, let mail = parse(row, path) {
+            mails[row] = mail
+        } else {
+            others[row, default: []].append(path)
+        }
+    }
+
+    mutating func remove(_ row: Int64) {
+        mails[row] = nil
+        others[row] = nil
+    }
+
+    private func path(of row: Int64, _ mail: Mail) -> String {
+        var bytes = Array(folders.strings[Int(mail.folder)].utf8)
+        bytes.append(contentsOf: (mail.suffix < 0 ? "/new/" : "/cur/").utf8)
+        MailWriter.appendStem(mail.timestamp, hashDigits: Self.hexDigits(mail.hash), to: &bytes)
+        bytes.append(UInt8(ascii: "R"))
+        MailMessageBuilder.forEachDigit(of: row) { bytes.append($0) }
+        bytes.append(UInt8(ascii: "V"))
+        MailMessageBuilder.forEachDigit(of: mail.version) { bytes.append($0) }
+        bytes.append(contentsOf: ".roost".utf8)
+        if mail.suffix >= 0 { bytes.append(contentsOf: suffixes.strings[Int(mail.suffix)].utf8) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `FOLDER/new/NAME` or `FOLDER/cur/NAME[SUFFIX]` of `row` as numbers, when the path made from them is `path`.
+    private mutating func parse(_ row: Int64, _ fullPath: String) -> Mail? {
+        let utf8 = Array(fullPath.utf8)
+        guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")), slash >= 4 else { return nil }
+        let sub = String(decoding: utf8[(slash - 4)..<slash], as: UTF8.self)
+        guard sub == "/new" || sub == "/cur" else { return nil }
+        let name = utf8[(slash + 1)...]
+        let base = name.prefix { $0 != UInt8(ascii: ":") }
+        // SECONDS.MMILLISECONDSPHASH R<row> V<version> .roost: read as bytes (a start reads a whole mirror's names).
+        guard base.count > 6, base.suffix(6).elementsEqual(".roost".utf8),
+              let dotM = base.firstRange(of: ".M".utf8), let p = base[dotM.upperBound...].firstIndex(of: UInt8(ascii: "P")),
+              p + 18 < base.endIndex, base[p + 17] == UInt8(ascii: "R"), let hash = Self.hash(base[(p + 1)..<(p + 17)]),
+              let v = base[(p + 18)...].lastIndex(of: UInt8(ascii: "V")),
+              Self.number(base[(p + 18)..<v]) == row, let version = Self.number(base[(v + 1)..<(base.endIndex - 6)]),
+              let seconds = Self.number(base[..<dotM.lowerBound]), let milliseconds = Self.number(base[dotM.upperBound..<p])
+        else { return nil }
+        let (timestamp, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return nil }
+        let folder = String(decoding: utf8[..<(slash - 4)], as: UTF8.self)
+        let suffix = sub == "/cur" ? suffixes.index(of: String(decoding: name[base.endIndex...], as: UTF8.self)) : -1
+        let found = Mail(folder: folders.index(of: folder), suffix: suffix, timestamp: timestamp &+ milliseconds, hash: hash,
+                         version: version)
+        return path(of: row, found) == fullPath ? found : nil
+    }
+
+    /// Decimal digits, maybe after a `-`, as a number (nil for anything else or out of range; a form `path(of:_:)`
+    /// would not write again, such as a leading zero, is caught by the round trip).
+    private static func number(_ digits: ArraySlice<UInt8>) -> Int64? {
+        Int64(String(decoding: digits, as: UTF8.self))
+    }
+
+    /// 16 lower-case hex digits as a number (what `MailMessageBuilder.messageID` writes), nil for anything else.
+    private static func hash(_ digits: some Collection<UInt8>) -> UInt64? {
+        guard digits.count == 16 else { return nil }
+        var value: UInt64 = 0
+        for digit in digits {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = value << 4 | UInt64(digit - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = value << 4 | UInt64(digit - UInt8(ascii: "a") + 10)
+            default: return nil
+            }
+        }
+        return value
+    }
+
+    private static func hexDigits(_ value: UInt64) -> [UInt8] {
+        stride(from: 60, through: 0, by: -4).map { shift in
+            let digit = UInt8(truncatingIfNeeded: value >> UInt64(shift)) & 0x0F
+            return digit < 10 ? 0x30 + digit : 0x57 + digit
         }
     }
 }

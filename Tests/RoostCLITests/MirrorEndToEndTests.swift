@@ -2,6 +2,7 @@ import Foundation
 import RoostCore
 import Testing
 import RoostTestSupport
+import Synchronization
 
 /// `[mirror]` (issue 33): the Maildir `roost run` keeps while it archives, against a private Prosody, slixmpp
 /// peers and the real readers (Python's `mailbox`, notmuch).
@@ -101,6 +102,109 @@ import RoostTestSupport
         let again = try Self.mails(in: maildir)
         #expect(again.mapValues(\.path) == mirrored.mapValues(\.path))
         #expect(again.keys.allSatisfy { again[$0]?.text == mirrored[$0]?.text })
+    }
+
+    /// The mirror's line of `roost status --json`.
+    static func mirrorStatus(_ rig: ZeroLossRig) throws -> [String: Any] {
+        let result = try RoostBinary.run(["status", "--config", rig.config, "--json"], timeout: 30)
+        return result.jsonLines.first { $0["kind"] as? String == "mirror" } ?? [:]
+    }
+
+    /// A full disk under the mirror (a tmpfs the test fills; CI runs as root) stalls the mirror, not archiving: a
+    /// flood is stored while no mail can be written, `roost status` says `stalled`, why, and the backlog, the log
+    /// says it once; once there is room, the next commit writes every mail, each once, and `tmp/` is left empty.
+    @Test func aFullDiskStallsTheMirrorNotArchiving() async throws {
+        let mount = try TmpfsMount(sizeMegabytes: 4)
+        defer { mount.unmount() }
+        let maildir = mount.path + "/data/Mail"
+        let rig = try await rig(maildir: maildir)
+        let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
+        defer { roost.stop(signal: SIGKILL) }
+        try await roost.ready()
+        let prefix = "full-\(UUID().uuidString.prefix(6))"
+        try await Self.send(rig, "before the disk fills", id: prefix + "-first")
+        try await waitUntil("the first mail in the mirror", timeout: .seconds(60)) { Self.count(in: maildir) == 1 }
+
+        let filler = mount.path + "/filler"
+        try mount.fill(filler, leavingKilobytes: 0)
+        let messages = 60
+        let flood = try PeerFlood(rig, to: rig.alice, count: messages, prefix: prefix)
+        try await flood.finish()
+        try await waitUntil("the flood archived while the mirror's disk is full", timeout: .seconds(120)) {
+            try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") >= messages + 1
+        }
+        var last: [String: Any] = [:]
+        try await waitUntil("the mirror to say it is stalled", timeout: .seconds(60), detail: { "\(last)" }) {
+            last = try Self.mirrorStatus(rig)
+            return last["state"] as? String == "stalled" && (last["backlog"] as? Int ?? 0) > 0
+        }
+        #expect((last["stalled"] as? String ?? "").contains("No space left on device"), "\(last)")
+        #expect(Self.count(in: maildir) < messages + 1, "the disk was full: not every mail can have been written")
+        let stalls = roost.stderrSoFar.components(separatedBy: "mirror: stalled").count - 1
+        #expect(stalls == 1, "the stall is logged once, not at every commit:\n\(roost.stderrSoFar.suffix(3000))")
+
+        try FileManager.default.removeItem(atPath: filler)
+        // Tried again at the next commit.
+        try await Self.send(rig, "after room is made", id: prefix + "-last")
+        try await waitUntil("the mirror to catch up", timeout: .seconds(60), detail: { "\(last)" }) {
+            last = try Self.mirrorStatus(rig)
+            return last["state"] as? String == "ok" && last["backlog"] as? Int == 0 && last["position"] as? Int == last["latest"] as? Int
+        }
+        #expect(roost.stderrSoFar.contains("mirror: writing again to \(maildir)"))
+        #expect(roost.isRunning)
+        let stored = try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'")
+        let mirrored = try Self.mails(in: maildir)
+        #expect(stored == messages + 2 && mirrored.count == stored, "\(mirrored.count) mails for \(stored) messages")
+        let temporary = try FileManager.default.contentsOfDirectory(atPath: "\(maildir)/\(rig.bob)/tmp")
+        #expect(temporary.isEmpty, "left in tmp/: \(temporary)")
+    }
+
+    /// The slowest disk: the mirror's filesystem frozen (`fsfreeze`, a small ext4 on a loop device the test makes; CI
+    /// runs as root) — every write to it waits until it is thawed. A flood is stored and acknowledged meanwhile, and
+    /// `roost status` answers with the backlog; once thawed, the mirror writes every mail, each once.
+    @Test func aFrozenDiskHoldsUpTheMirrorNotArchiving() async throws {
+        let disk = try FrozenDisk()
+        defer { disk.remove() }
+        let maildir = disk.path + "/Mail"
+        let rig = try await rig(maildir: maildir)
+        let roost = try RoostBinary.start(["run", "--config", rig.config, "-v"])
+        // Thawed before the kill: a thread waiting on a frozen filesystem dies only once it is thawed.
+        defer { disk.thaw(); roost.stop(signal: SIGKILL) }
+        try await roost.ready()
+        let prefix = "frozen-\(UUID().uuidString.prefix(6))"
+        try await Self.send(rig, "before the freeze", id: prefix + "-first")
+        try await waitUntil("the first mail in the mirror, its position moved", timeout: .seconds(60)) {
+            let status = try Self.mirrorStatus(rig)
+            return Self.count(in: maildir) == 1 && status["backlog"] as? Int == 0 && status["position"] as? Int == status["latest"] as? Int
+        }
+
+        try disk.freeze()
+        let messages = 200
+        let flood = try PeerFlood(rig, to: rig.alice, count: messages, prefix: prefix)
+        try await flood.finish()
+        try await waitUntil("the flood archived while the mirror's disk is frozen", timeout: .seconds(120)) {
+            try ZeroLossSQL.count(rig.archive, "messages WHERE message_id LIKE '\(prefix)-%'") >= messages + 1
+        }
+        let held = try Self.mirrorStatus(rig)
+        #expect(held["backlog"] as? Int == messages, "the mirror is held up with the whole flood to write: \(held)")
+        #expect(held["writing_since"] as? String != nil, "a pass is under way, waiting on the disk: \(held)")
+        // Said in words once the pass has waited ten seconds.
+        var said = ""
+        try await waitUntil("`roost status` to say the mirror waits on its disk", timeout: .seconds(60), detail: { said }) {
+            said = try RoostBinary.run(["status", "--config", rig.config], timeout: 30).stdout
+            return said.contains("waiting on its disk")
+        }
+        #expect(roost.isRunning)
+
+        disk.thaw()
+        var last: [String: Any] = [:]
+        try await waitUntil("the mirror to catch up after the thaw", timeout: .seconds(60), detail: { "\(last)" }) {
+            last = try Self.mirrorStatus(rig)
+            return last["backlog"] as? Int == 0 && last["position"] as? Int == last["latest"] as? Int
+        }
+        let mirrored = try Self.mails(in: maildir)
+        #expect(mirrored.count == messages + 1, "\(mirrored.count) mails for \(messages + 1) messages")
+        #expect(last["state"] as? String == "ok" && last["writing_since"] is NSNull, "\(last)")
     }
 
     @Test func aCorrectionReplacesTheMailAndNotmuchFindsNewMail() async throws {
@@ -213,5 +317,51 @@ struct MirrorIMAPEndToEndTests {
         let all = try await offPool { try imap.fetch(["BODY", marker]) }
         #expect(all.count == 1, "\(all.map { $0.body ?? "" })")
         #expect(all.first?.body?.contains("\(marker) fixed") == true)
+    }
+}
+
+/// A small ext4 on a loop device, mounted for one test and frozen on demand (`fsfreeze`): the slowest disk there is.
+final class FrozenDisk: @unchecked Sendable {
+    let path: String
+    private let image: String
+    private let frozen = Mutex(false)
+
+    struct Failed: Error, CustomStringConvertible {
+        let step: String, output: String
+        var description: String { "\(step) failed (the test makes and freezes an ext4 of its own: root, e2fsprogs and util-linux, as CI has): \(output)" }
+    }
+
+    init() throws {
+        let base = NSTemporaryDirectory() + "roost-frozen-\(UUID().uuidString.prefix(8))"
+        image = base + ".img"
+        path = base
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: image, contents: nil)
+        try Self.run("truncate", "/usr/bin/truncate", ["-s", "64M", image])
+        try Self.run("mkfs.ext4", "/usr/sbin/mkfs.ext4", ["-q", "-F", image])
+        try Self.run("mount", "/usr/bin/mount", ["-o", "loop", image, path])
+    }
+
+    func freeze() throws {
+        try Self.run("fsfreeze -f", "/usr/sbin/fsfreeze", ["-f", path])
+        frozen.withLock { $0 = true }
+    }
+
+    /// Idempotent.
+    func thaw() {
+        let was = frozen.withLock { state in defer { state = false }; return state }
+        if was { _ = try? RoostBinary.runProgram("/usr/sbin/fsfreeze", ["-u", path], timeout: 60) }
+    }
+
+    func remove() {
+        thaw()
+        _ = try? RoostBinary.runProgram("/usr/bin/umount", [path], timeout: 60)
+        try? FileManager.default.removeItem(atPath: path)
+        try? FileManager.default.removeItem(atPath: image)
+    }
+
+    private static func run(_ step: String, _ program: String, _ arguments: [String]) throws {
+        let result = try RoostBinary.runProgram(program, arguments, timeout: 120)
+        guard result.status == 0 else { throw Failed(step: step, output: result.stdout + result.stderr) }
     }
 }

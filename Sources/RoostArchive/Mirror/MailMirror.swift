@@ -44,6 +44,8 @@ public struct MirrorStatus: Codable, Sendable, Equatable {
     public var removed: Int
     /// Why the mirror is stalled (a full disk), until a pass succeeds.
     public var stalled: String?
+    /// When the pass under way began (milliseconds since 1970); nil between passes. Long ago: the disk is that slow.
+    public var writingSince: Int64?
 }
 
 public enum MirrorError: Error, Sendable, CustomStringConvertible {
@@ -830,7 +832,9 @@ public final class MailMirror: Sendable {
     private let wakeUp: WakePipe
     private let state = StateBox()
     private let end = OneShot<Void>()
-    private let reader: ArchiveReader
+    /// `status()`'s own connection: the thread holds `reader`'s for a whole pass, and a pass on a slow disk (a frozen
+    /// filesystem) can last as long as the disk; `roost status` must still answer with the backlog then.
+    private let statusReader: ArchiveReader
     /// The mirror's folder.
     public let maildir: String
 
@@ -848,6 +852,7 @@ public final class MailMirror: Sendable {
         var written = 0
         var removed = 0
         var stalled: String?
+        var writingSince: Int64?
     }
 
     /// `log(warning, text)`: what the mirror reports (a stall, warning; its end, not). `seen(account, conversation, row)`:
@@ -858,7 +863,7 @@ public final class MailMirror: Sendable {
                 seen: @escaping @Sendable (_ account: String, _ conversation: String, _ row: Int64) -> Void = { _, _, _ in }) throws(MirrorError) {
         guard let wakeUp = WakePipe() else { throw .io(path: "pipe", operation: "create", errno: errno) }
         self.wakeUp = wakeUp
-        self.reader = reader
+        do throws(ArchiveError) { statusReader = try ArchiveReader(path: reader.path) } catch { throw .archive(error) }
         maildir = settings.maildir
         let (state, end) = (state, end)
         writer.onCommit {
@@ -883,10 +888,11 @@ public final class MailMirror: Sendable {
     }
 
     public func status() -> MirrorStatus {
-        let position = try? reader.feedPosition(cursor: MailMirrorWriter.cursorName)
+        let position = try? statusReader.feedPosition(cursor: MailMirrorWriter.cursorName)
         return state.withLock { state in
             MirrorStatus(maildir: maildir, position: position?.cursor.flatMap { $0 >= 0 ? $0 : nil }, latest: position?.latest ?? 0,
-                         backlog: position?.backlog ?? 0, written: state.written, removed: state.removed, stalled: state.stalled)
+                         backlog: position?.backlog ?? 0, written: state.written, removed: state.removed, stalled: state.stalled,
+                         writingSince: state.writingSince)
         }
     }
 
@@ -899,6 +905,7 @@ public final class MailMirror: Sendable {
             state.withLock { $0.pending = false }
             wake.drain()
             if state.withLock({ $0.stopping }) { return }
+            state.withLock { $0.writingSince = Timestamp.now() }
             do throws(MirrorError) {
                 let mirror: MailMirrorWriter
                 if let made {
@@ -921,6 +928,7 @@ public final class MailMirror: Sendable {
                 }
                 if first { log(true, "mirror: stalled (\(error)); archiving goes on, the mirror tries again at the next commit") }
             }
+            state.withLock { $0.writingSince = nil }
             lastPass = .now
             var descriptors = [pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
             if let watcher { descriptors.append(pollfd(fd: watcher.descriptor, events: Int16(POLLIN), revents: 0)) }

@@ -1,6 +1,7 @@
 import Foundation
 import RoostAgent
 import RoostArchive
+import RoostCore
 
 /// `roost status`: what the running agent is doing, per account, and the archive.
 struct StatusCommand: Command {
@@ -66,7 +67,8 @@ struct StatusCommand: Command {
                                      "position": mirror.position.map { JSONValue.int($0) } ?? .null, "latest": .int(mirror.latest),
                                      "backlog": .int(mirror.backlog), "written": .int(mirror.written), "removed": .int(mirror.removed),
                                      "state": .string(mirror.stalled == nil ? "ok" : "stalled"),
-                                     "stalled": mirror.stalled.map { .string($0) } ?? .null])
+                                     "stalled": mirror.stalled.map { .string($0) } ?? .null,
+                                     "writing_since": mirror.writingSince.map { .string(TimeText.utc($0)) } ?? .null])
                 }
             } else {
                 output.line("agent: running (pid \(report.pid)), control socket \(socket)")
@@ -75,8 +77,11 @@ struct StatusCommand: Command {
                         + "nothing is acknowledged to the servers meanwhile, so nothing is lost; \(report.archiveBacklog ?? 0) events wait")
                 }
                 if let mirror = report.mirror {
+                    // A pass of a few hundred mails takes milliseconds: one under way for seconds waits on its disk.
+                    let slow = mirror.writingSince.flatMap { Timestamp.now() - $0 >= 10_000 ? $0 : nil }
                     output.line("  mirror: \(mirror.maildir), \(mirror.backlog) changed message(s) to write"
-                        + (mirror.stalled.map { "; stalled: \($0)" } ?? ""))
+                        + (mirror.stalled.map { "; stalled: \($0)" } ?? "")
+                        + (slow.map { "; writing since \(TimeText.local($0, seconds: true)), waiting on its disk" } ?? ""))
                 }
             }
             for account in accounts {

@@ -216,6 +216,28 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: archive.folder + "/Mail/peer@example.com/tmp").isEmpty)
     }
 
+    /// A first start over a large archive, and a flood, are many batches of `batchSize` rows; the live mirror is told
+    /// as each begins (`roost status`'s `writing_since`, so a long first start is not taken for a slow disk).
+    @Test func mirrorSaysWhenEachBatchBegins() throws {
+        let archive = TemporaryArchive()
+        let writer = try archive.writer()
+        func commit(_ range: ClosedRange<Int>) throws {
+            _ = try writer.commitBlocking(range.map { ArchiveEvent.message(Fixture.message("batch \($0)", at: Int64($0) * 1_000, messageId: "b\($0)")) })
+        }
+        let size = MailMirrorWriter.batchSize
+        try commit(1...(size * 2 + 200))
+        var settings = MirrorSettings(maildir: archive.folder + "/Mail")
+        settings.timeZone = utc
+        let mirror = try MailMirrorWriter(settings: settings, reader: try archive.reader(), writer: writer)
+        var begun = 0
+        mirror.batchBegins = { begun += 1 }
+        #expect(try mirror.catchUp() == size * 2 + 200)
+        #expect(begun == 3, "the first pass: three batches")
+        try commit((size * 2 + 201)...(size * 3 + 400))
+        #expect(try mirror.catchUp() == size + 200)
+        #expect(begun == 5, "then the changes: two more")
+    }
+
     /// The mirror keeps where each mail is as numbers and makes its path again: every name it writes, in `new/` or
     /// moved to `cur/` with a reader's flags, comes back the same; names it does not write, and a row's second
     /// file, are kept as they are.

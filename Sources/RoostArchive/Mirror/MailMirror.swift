@@ -44,7 +44,8 @@ public struct MirrorStatus: Codable, Sendable, Equatable {
     public var removed: Int
     /// Why the mirror is stalled (a full disk), until a pass succeeds.
     public var stalled: String?
-    /// When the pass under way began (milliseconds since 1970); nil between passes. Long ago: the disk is that slow.
+    /// When the batch under way (up to `MailMirrorWriter.batchSize` changes) began, in milliseconds since 1970; nil
+    /// between passes. A batch takes milliseconds: one begun long ago waits on a disk that slow.
     public var writingSince: Int64?
 }
 
@@ -93,6 +94,9 @@ public final class MailMirrorWriter {
     /// Whether a mail's unnamed file is named by its descriptor (`roost_link_descriptor`); false once that failed
     /// here (a kernel before 6.10): by its `/proc/self/fd` name.
     var descriptorLinks = true
+    /// Called on this writer's thread as each batch of up to `batchSize` rows begins (the live mirror's status: a
+    /// batch takes milliseconds, so one begun long ago waits on its disk; a first pass over a large archive is many).
+    var batchBegins: () -> Void = {}
     /// Mails are made as unnamed files (O_TMPFILE) linked into `new/`; false once that failed here (a filesystem
     /// without it, no `/proc`; or a test): named files in `tmp/`, renamed.
     var unnamedFiles = true
@@ -250,6 +254,7 @@ public final class MailMirrorWriter {
     /// or no longer selected. `versions`: each row's latest change when the caller read it from the feed (else
     /// looked up).
     private func update(_ rows: [Int64], versions: [Int64: Int64]?, threads: inout Renderer.Threads, renderer: Renderer) throws(MirrorError) {
+        batchBegins()
         let messages = try Self.sqlite { () throws(SQLiteError) in try renderer.messages(rows) }
         // Both ascending: a row the query does not select (or gone) is missing from `messages`.
         var next = 0
@@ -912,6 +917,7 @@ public final class MailMirror: Sendable {
                     mirror = made
                 } else {
                     mirror = try MailMirrorWriter(settings: settings, reader: reader, writer: writer)
+                    mirror.batchBegins = { state.withLock { $0.writingSince = Timestamp.now() } }
                     made = mirror
                 }
                 try mirror.catchUp()

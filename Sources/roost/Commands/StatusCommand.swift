@@ -77,7 +77,7 @@ struct StatusCommand: Command {
                         + "nothing is acknowledged to the servers meanwhile, so nothing is lost; \(report.archiveBacklog ?? 0) events wait")
                 }
                 if let mirror = report.mirror {
-                    // A pass of a few hundred mails takes milliseconds: one under way for seconds waits on its disk.
+                    // A batch (up to 500 mails) takes milliseconds: one under way for ten seconds waits on its disk.
                     let slow = mirror.writingSince.flatMap { Timestamp.now() - $0 >= 10_000 ? $0 : nil }
                     output.line("  mirror: \(mirror.maildir), \(mirror.backlog) changed message(s) to write"
                         + (mirror.stalled.map { "; stalled: \($0)" } ?? "")

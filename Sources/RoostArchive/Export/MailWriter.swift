@@ -104,7 +104,12 @@ final class MailWriter: ExportWriter {
     /// The stem of a mail's Maildir name, `SECONDS.MMILLISECONDSPHASH` (the hash: the Message-ID's first 16 hex
     /// digits), appended to `out` as bytes.
     static func appendStem(_ timestamp: Int64, id: String, to out: inout [UInt8]) {
-        appendStem(timestamp, hashDigits: id.utf8.dropFirst("<roost.".count).prefix(16), to: &out)
+        appendStem(timestamp, hashDigits: hashDigits(of: id), to: &out)
+    }
+
+    /// The Message-ID's hash as the stem has it: the 16 hex digits after `<roost.`.
+    static func hashDigits(of id: String) -> Substring.UTF8View {
+        id.utf8.dropFirst("<roost.".count).prefix(16)
     }
 
     /// The same stem from the hash's 16 hex digits (the mirror keeps them as a number: `MailFiles`).

@@ -280,12 +280,8 @@ public final class MailMirrorWriter {
         path.append(contentsOf: maildir.path.utf8)
         path.append(contentsOf: "/new/".utf8)
         let nameStart = path.count
-        MailWriter.appendStem(rendered.timestamp, id: rendered.id, to: &path)
-        path.append(UInt8(ascii: "R"))
-        MailMessageBuilder.forEachDigit(of: row) { path.append($0) }
-        path.append(UInt8(ascii: "V"))
-        MailMessageBuilder.forEachDigit(of: rendered.version) { path.append($0) }
-        path.append(contentsOf: ".roost".utf8)
+        MailFiles.appendName(rendered.timestamp, hashDigits: MailWriter.hashDigits(of: rendered.id), row: row,
+                             version: rendered.version, to: &path)
         let final = String(decoding: path, as: UTF8.self)
         let existing = files.paths(of: row).compactMap(current)
         // Delivered already (a run interrupted before its cursor moved) and moved to `cur/` by a mail reader, maybe
@@ -529,7 +525,7 @@ struct MailFiles {
     /// The row's one file is now the mail just delivered into `new/` of `folder`, named from these (`MailWriter`'s
     /// stem, `R<row>V<version>.roost`); false when `id` has no 16 hex digits to keep as a number (then keep the path).
     mutating func set(_ row: Int64, folder: String, timestamp: Int64, id: String, version: Int64) -> Bool {
-        guard let hash = Self.hash(id.utf8.dropFirst("<roost.".count).prefix(16)) else { return false }
+        guard let hash = Self.hash(MailWriter.hashDigits(of: id)) else { return false }
         others[row] = nil
         mails[row] = Mail(folder: folders.index(of: folder), suffix: -1, timestamp: timestamp, hash: hash, version: version)
         return true
@@ -559,14 +555,20 @@ struct MailFiles {
     private func path(of row: Int64, _ mail: Mail) -> String {
         var bytes = Array(folders.strings[Int(mail.folder)].utf8)
         bytes.append(contentsOf: (mail.suffix < 0 ? "/new/" : "/cur/").utf8)
-        MailWriter.appendStem(mail.timestamp, hashDigits: Self.hexDigits(mail.hash), to: &bytes)
-        bytes.append(UInt8(ascii: "R"))
-        MailMessageBuilder.forEachDigit(of: row) { bytes.append($0) }
-        bytes.append(UInt8(ascii: "V"))
-        MailMessageBuilder.forEachDigit(of: mail.version) { bytes.append($0) }
-        bytes.append(contentsOf: ".roost".utf8)
+        Self.appendName(mail.timestamp, hashDigits: Self.hexDigits(mail.hash), row: row, version: mail.version, to: &bytes)
         if mail.suffix >= 0 { bytes.append(contentsOf: suffixes.strings[Int(mail.suffix)].utf8) }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A mirror mail's name, `STEM` `R<row>V<version>.roost` (`MailWriter`'s stem: the mail's time and the
+    /// Message-ID's first 16 hex digits), the same on every run (`MailMirrorWriter.row(ofMail:)` reads it back).
+    static func appendName(_ timestamp: Int64, hashDigits: some Sequence<UInt8>, row: Int64, version: Int64, to out: inout [UInt8]) {
+        MailWriter.appendStem(timestamp, hashDigits: hashDigits, to: &out)
+        out.append(UInt8(ascii: "R"))
+        MailMessageBuilder.forEachDigit(of: row) { out.append($0) }
+        out.append(UInt8(ascii: "V"))
+        MailMessageBuilder.forEachDigit(of: version) { out.append($0) }
+        out.append(contentsOf: ".roost".utf8)
     }
 
     /// `FOLDER/new/NAME` or `FOLDER/cur/NAME[SUFFIX]` of `row` as numbers, when the path made from them is `path`.
